@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// Generates the TypeScript types from the JSON Schemas (the schemas are the source of truth).
+// `--check` exits 1 when the committed types differ from what the schemas give (drift gate).
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { compile } from "json-schema-to-typescript";
+import { SCHEMAS } from "./schemas.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+export async function generateTypes(name, file) {
+  const schema = JSON.parse(readFileSync(join(root, file), "utf8"));
+  const ts = await compile(schema, `${name[0].toUpperCase()}${name.slice(1)}Document`, {
+    bannerComment: `/* Generated from ${file} by scripts/generate-types.mjs. Do not edit; edit the schema. */`,
+    additionalProperties: false,
+    unreachableDefinitions: true,
+    style: { semi: true, singleQuote: false, printWidth: 110 },
+    format: true,
+    declareExternallyReferenced: true,
+  });
+  return ts;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const check = process.argv.includes("--check");
+  let drift = 0;
+  for (const { name, file, types } of SCHEMAS) {
+    const ts = await generateTypes(name, file);
+    const path = join(root, types);
+    if (check) {
+      let current = "";
+      try {
+        current = readFileSync(path, "utf8");
+      } catch {}
+      if (current !== ts) {
+        console.error(`${types} is out of date with ${file}: run npm run generate:types`);
+        drift++;
+      }
+    } else {
+      writeFileSync(path, ts);
+    }
+  }
+  process.exit(drift ? 1 : 0);
+}

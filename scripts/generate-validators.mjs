@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+// Precompiles the JSON Schemas into standalone ajv validators (src/generated/), so that no
+// schema is compiled at run time: `gpuplan compile` starts faster and ships no codegen step.
+// Run by `npm run build` (and so by `npm install` via prepare) and by the test setup.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Ajv2020 from "ajv/dist/2020.js";
+import standaloneCode from "ajv/dist/standalone/index.js";
+import { SCHEMAS } from "./schemas.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const outDir = join(root, "src/generated");
+mkdirSync(outDir, { recursive: true });
+
+for (const { name, file } of SCHEMAS) {
+  const schema = JSON.parse(readFileSync(join(root, file), "utf8"));
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, code: { source: true, esm: true }, verbose: false });
+  const validate = ajv.compile(schema);
+  // ajv's ESM output still require()s its small runtime helpers; turn those into imports.
+  const imports = [];
+  const code = standaloneCode(ajv, validate).replace(/require\("([^"]+)"\)\.default/g, (_, mod) => {
+    const id = `runtime${imports.length}`;
+    imports.push(`import ${id} from "${mod}.js";`);
+    return id;
+  });
+  writeFileSync(join(outDir, `${name}-validator.js`), `// Generated from ${file} by scripts/generate-validators.mjs. Do not edit.\n${imports.join("\n")}\n${code}`);
+  writeFileSync(
+    join(outDir, `${name}-validator.d.ts`),
+    `import type { SchemaValidator } from "../problems/schema-errors.js";\ndeclare const validate: SchemaValidator;\nexport default validate;\n`,
+  );
+}

@@ -1,0 +1,58 @@
+/**
+ * The commander program. Each command's module is imported inside its action so that
+ * `gpuplan --help` and `gpuplan compile` never load koffi, ink or react (STYLE.md §2).
+ */
+import { Command, CommanderError, Option } from "commander";
+import { VERSION } from "../version.js";
+import { runCommand } from "./run-command.js";
+
+const program = new Command("gpuplan")
+  .description("Plan GPU work before it runs, then run it safely.")
+  .version(VERSION, "-V, --version")
+  .showHelpAfterError()
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
+
+program
+  .command("compile")
+  .description("check a pipeline file and write a deterministic GPU plan")
+  .argument("<file>", "pipeline YAML file")
+  .option("-o, --output <plan>", "write the plan here (atomically) instead of stdout")
+  .option("--inventory <file>", "compile against an inventory file (detect --json output or short form)")
+  .option("--target <name>", "compile against a built-in target profile (see `gpuplan targets`)")
+  .option("--check <plan>", "exit 1 when PLAN is not what compile would write now (CI staleness gate)")
+  .addOption(new Option("--format <format>", "how to report problems").choices(["human", "json", "github"]).default("human"))
+  .option("--strict", "treat warnings as errors")
+  .action((file, options) => runCommand(() => import("./commands/compile.js"), file, options));
+
+program
+  .command("detect")
+  .description("find NVIDIA and AMD GPUs and the CPU")
+  .option("--json", "print the inventory as JSON (schema gpuplan/inventory@1)")
+  .option("--save <file>", "also write the inventory JSON to FILE, for compile --inventory")
+  .option("--all", "ignore CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and friends")
+  .option("--timeout <duration>", "hard limit for the vendor probes", "10s")
+  .action((options) => runCommand(() => import("./commands/detect.js"), options));
+
+program
+  .command("targets")
+  .description("list the built-in inventory profiles for --target")
+  .option("--json", "print as JSON")
+  .action((options) => runCommand(() => import("./commands/targets.js"), options));
+
+program
+  .command("presets")
+  .description("list the built-in device-map presets")
+  .option("--json", "print as JSON")
+  .action((options) => runCommand(() => import("./commands/presets.js"), options));
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) {
+    // --help and --version end here with code 0; bad flags with commander's 1, which we map to 2.
+    process.exitCode = e.exitCode === 0 ? 0 : 2;
+  } else {
+    throw e;
+  }
+}

@@ -1,0 +1,25 @@
+/** Inventory types follow schemas/inventory.schema.json (generated into src/schema-types). */
+export type {
+  CpuInfo,
+  GpuInfo,
+  Inventory,
+  ProbeReport,
+  ShortInventory,
+  Visibility,
+} from "../schema-types/inventory.js";
+
+import type { Inventory } from "../schema-types/inventory.js";
+
+export const INVENTORY_SCHEMA = "gpuplan/inventory@1" as const;
+
+export interface DetectOptions {
+  /** Ignore CUDA_VISIBLE_DEVICES and friends: report every GPU on the host. */
+  all?: boolean;
+  /** Hard limit for the vendor probe child process, in milliseconds. */
+  timeoutMs?: number;
+  /** The environment whose visibility variables apply (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Hardware behind an interface (STYLE.md §9): compile and run only see this. */
+export type DetectInventory = (options?: DetectOptions) => Promise<Inventory>;

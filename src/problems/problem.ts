@@ -1,0 +1,64 @@
+/**
+ * The one Problem model: everything gpuplan reports about the user's input is a Problem.
+ * A problem is located by a JSON pointer into a source file (resolved to line:column only
+ * when printed) or, for syntax errors, by a character offset.
+ */
+export type Severity = "error" | "warning";
+
+export interface Problem {
+  /** Stable, kebab-case code, e.g. `unknown-memory-type`. Tools match on this, never on text. */
+  code: string;
+  severity: Severity;
+  message: string;
+  hint?: string;
+  /** Path of the file the problem comes from, as the user named it. */
+  file?: string;
+  /** RFC 6901 pointer into the parsed document. */
+  pointer?: string;
+  /** Point at the key (unknown/missing properties) rather than the value. */
+  at?: "key" | "value";
+  /** Character offset, for problems found before there is a document (syntax errors). */
+  offset?: number;
+  /** Filled by `locateProblems` when the source is known. 1-based. */
+  line?: number;
+  column?: number;
+}
+
+export type ProblemInit = Omit<Problem, "severity" | "line" | "column">;
+
+export const error = (init: ProblemInit): Problem => ({ severity: "error", ...init });
+export const warning = (init: ProblemInit): Problem => ({ severity: "warning", ...init });
+
+export const hasErrors = (problems: readonly Problem[]): boolean => problems.some((p) => p.severity === "error");
+
+/** A result of a step that collects problems instead of stopping at the first. */
+export interface Checked<T> {
+  value: T | undefined;
+  problems: Problem[];
+}
+
+/** Build a JSON pointer from path segments, escaping `~` and `/` as RFC 6901 says. */
+export function toPointer(segments: readonly (string | number)[]): string {
+  return segments.map((s) => `/${String(s).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+}
+
+export function fromPointer(pointer: string): string[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
+}
+
+/** Stable order for reporting: by file, then position, then code. */
+export function sortProblems(problems: readonly Problem[]): Problem[] {
+  return [...problems].sort(
+    (a, b) =>
+      (a.file ?? "").localeCompare(b.file ?? "") ||
+      (a.line ?? 0) - (b.line ?? 0) ||
+      (a.column ?? 0) - (b.column ?? 0) ||
+      (a.pointer ?? "").localeCompare(b.pointer ?? "") ||
+      a.code.localeCompare(b.code) ||
+      a.message.localeCompare(b.message),
+  );
+}

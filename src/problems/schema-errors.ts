@@ -1,0 +1,142 @@
+/**
+ * Turns ajv's errors from a precompiled validator into located Problems. Unknown and missing
+ * properties point at the key (Redocly's habit); everything else at the value.
+ */
+import { didYouMean } from "./did-you-mean.js";
+import { error, type Problem, toPointer } from "./problem.js";
+
+export interface AjvError {
+  instancePath: string;
+  schemaPath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+export interface SchemaValidator {
+  (data: unknown): boolean;
+  errors?: AjvError[] | null;
+}
+
+/** Keywords that only say "one of the branches failed"; their branch errors say more. */
+const NOISE = new Set(["if", "anyOf", "oneOf", "then", "else"]);
+
+export function schemaProblems(
+  errors: readonly AjvError[],
+  file: string | undefined,
+  knownProperties: (pointer: string) => readonly string[] = () => [],
+): Problem[] {
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  // anyOf branches each complain about the same value (e.g. "must be integer" and "must match
+  // pattern" for a size); keep one message per location so the user sees one clear problem.
+  const byPointer = new Map<string, AjvError[]>();
+  for (const e of errors) {
+    if (NOISE.has(e.keyword)) continue;
+    const list = byPointer.get(e.instancePath) ?? [];
+    list.push(e);
+    byPointer.set(e.instancePath, list);
+  }
+  for (const [pointer, list] of byPointer) {
+    const typeLike = list.filter((e) => e.keyword === "type" || e.keyword === "pattern");
+    const collapse = typeLike.length > 1 && list.some((e) => e.schemaPath.includes("anyOf"));
+    for (const e of list) {
+      if (collapse && (e.keyword === "type" || e.keyword === "pattern")) {
+        const key = `${pointer}|anyOf`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        problems.push(
+          error({
+            code: "schema-invalid-value",
+            message: `${describe(pointer)} has an invalid value`,
+            hint: hintForSchemaPath(e.schemaPath),
+            file,
+            pointer,
+          }),
+        );
+        continue;
+      }
+      const p = toProblem(e, file, knownProperties);
+      const key = `${p.pointer}|${p.code}|${p.message}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      problems.push(p);
+    }
+  }
+  return problems;
+}
+
+function hintForSchemaPath(schemaPath: string): string | undefined {
+  if (/Size/.test(schemaPath)) return "sizes are bytes or a number with a unit: 12GiB, 800MiB, 16GB";
+  if (/Duration/.test(schemaPath)) return "durations are milliseconds or a number with a unit: 30s, 15m, 2h";
+  return undefined;
+}
+
+function describe(pointer: string): string {
+  return pointer === "" ? "the document" : `\`${pointer.slice(1).replaceAll("/", ".")}\``;
+}
+
+function toProblem(e: AjvError, file: string | undefined, known: (pointer: string) => readonly string[]): Problem {
+  const at = describe(e.instancePath);
+  switch (e.keyword) {
+    case "additionalProperties": {
+      const prop = String(e.params.additionalProperty);
+      const suggestion = didYouMean(prop, known(e.instancePath));
+      return error({
+        code: "schema-unknown-property",
+        message: `unknown property \`${prop}\` in ${at}`,
+        hint: suggestion ? `did you mean \`${suggestion}\`?` : undefined,
+        file,
+        pointer: e.instancePath + toPointer([prop]),
+        at: "key",
+      });
+    }
+    case "required":
+      return error({
+        code: "schema-missing-property",
+        message: `${at} is missing the required property \`${String(e.params.missingProperty)}\``,
+        file,
+        pointer: e.instancePath,
+        at: "key",
+      });
+    case "enum": {
+      const allowed = (e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v));
+      return error({
+        code: "schema-invalid-value",
+        message: `${at} must be one of ${allowed.join(", ")}`,
+        file,
+        pointer: e.instancePath,
+      });
+    }
+    case "const":
+      return error({
+        code: "schema-invalid-value",
+        message: `${at} must be ${JSON.stringify(e.params.allowedValue)}`,
+        file,
+        pointer: e.instancePath,
+      });
+    case "type":
+      return error({
+        code: "schema-wrong-type",
+        message: `${at} must be ${String(e.params.type).replace(",", " or ")}`,
+        hint: hintForSchemaPath(e.schemaPath),
+        file,
+        pointer: e.instancePath,
+      });
+    case "pattern":
+      return error({
+        code: "schema-invalid-value",
+        message: `${at} has an invalid format`,
+        hint: hintForSchemaPath(e.schemaPath) ?? `expected to match ${String(e.params.pattern)}`,
+        file,
+        pointer: e.instancePath,
+      });
+    default:
+      return error({
+        code: "schema-invalid-value",
+        message: `${at} ${e.message ?? "is invalid"}`,
+        file,
+        pointer: e.instancePath,
+      });
+  }
+}

@@ -1,0 +1,169 @@
+/* Generated from schemas/inventory.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
+
+/**
+ * Bytes, or a size like 80GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
+ *
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "Size".
+ */
+export type Size = number | string;
+
+/**
+ * The GPUs and CPU a plan is compiled against: either what `gpuplan detect --json` prints (schema gpuplan/inventory@1) or a hand-written short form.
+ */
+export interface GpuplanInventory {
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "Inventory".
+ */
+export interface Inventory {
+  schema: "gpuplan/inventory@1";
+  gpuplanVersion?: string;
+  source?: "detect" | "file" | "target";
+  host?: {
+    hostname: string;
+    platform: string;
+    arch: string;
+    kernel?: string;
+  };
+  cpu: CpuInfo;
+  gpus: GpuInfo[];
+  visibility?: Visibility;
+  probes: ProbeReport[];
+}
+/**
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "Cpu".
+ */
+export interface CpuInfo {
+  model: string;
+  logicalCores: number;
+  /**
+   * Cores this process may use: CPU affinity and the cgroup CPU quota applied.
+   */
+  usableCores: number;
+  /**
+   * Memory this process may use: the smaller of physical memory and the cgroup limit.
+   */
+  memoryBytes: number;
+  availableMemoryBytes?: number | null;
+  numaNodes?: {
+    id: number;
+    cpus: number[];
+    memoryBytes?: number | null;
+  }[];
+  cgroup?: {
+    version?: 1 | 2;
+    cpuQuota?: number | null;
+    memoryLimitBytes?: number | null;
+  } | null;
+}
+/**
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "Gpu".
+ */
+export interface GpuInfo {
+  /**
+   * cuda:N / rocm:N in PCI bus order; a MIG instance is cuda:N/migK.
+   */
+  id: string;
+  /**
+   * Index in PCI bus order among this backend's GPUs.
+   */
+  index?: number;
+  backend: "cuda" | "rocm";
+  name: string;
+  /**
+   * GPU-… (NVIDIA), MIG-… (MIG instance), or the AMD unique id.
+   */
+  uuid: string;
+  /**
+   * Normalized domain:bus:device.function, lower case: 0000:3b:00.0
+   */
+  pciBusId: string | null;
+  memoryBytes: number;
+  freeMemoryBytes?: number | null;
+  usedMemoryBytes?: number | null;
+  /**
+   * CUDA compute capability like "9.0"; for AMD the gfx target like "gfx942".
+   */
+  computeCapability: string | null;
+  architecture?: string | null;
+  brand?: string | null;
+  serial?: string | null;
+  driverVersion?: string | null;
+  numaNode?: number | null;
+  cpuAffinity?: number[] | null;
+  powerWatts?: number | null;
+  temperatureC?: number | null;
+  utilizationPercent?: number | null;
+  /**
+   * Ordinal in the CUDA driver's own enumeration order (fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID).
+   */
+  cudaIndex?: number | null;
+  hipIndex?: number | null;
+  /**
+   * null when the GPU has no MIG support or it is unknown.
+   */
+  mig: {
+    enabled: boolean;
+    /**
+     * Set on MIG instance devices: the physical GPU.
+     */
+    parentUuid?: string;
+    gpuInstanceId?: number;
+    computeInstanceId?: number;
+  } | null;
+  sources?: string[];
+}
+/**
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "Visibility".
+ */
+export interface Visibility {
+  /**
+   * false with --all
+   */
+  applied: boolean;
+  narrowedBy: string[];
+  variables?: {
+    [k: string]: string;
+  };
+  hiddenGpus?: number;
+}
+/**
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "Probe".
+ */
+export interface ProbeReport {
+  name: "nvml" | "cuda" | "rocm-smi" | "amd-smi" | "hip" | "sysfs" | "cpu";
+  status: "ok" | "not-found" | "no-devices" | "error" | "timeout" | "skipped";
+  message: string;
+  hint?: string;
+  library?: string | null;
+  version?: string | null;
+  durationMs: number;
+}
+/**
+ * Hand-written inventory: GPU kinds with counts, and the CPU.
+ *
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "ShortInventory".
+ */
+export interface ShortInventory {
+  gpus?: {
+    name: string;
+    memory: Size;
+    count?: number;
+    backend?: "cuda" | "rocm";
+    compute_capability?: string;
+    uuids?: string[];
+  }[];
+  cpu: {
+    threads: number;
+    memory?: Size;
+    model?: string;
+  };
+}

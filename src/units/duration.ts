@@ -1,0 +1,21 @@
+/** Durations: `30s`, `15m`, `2h`, `1.5h`, `250ms`, or a number of milliseconds. */
+const FACTORS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+export const DURATION_PATTERN = "^[0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h|d)$";
+const DURATION_RE = /^([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)$/;
+
+export function parseDuration(value: string | number): number | undefined {
+  if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
+  const text = value.trim();
+  if (/^[0-9]+$/.test(text)) return Number(text);
+  const m = DURATION_RE.exec(text);
+  if (!m) return undefined;
+  return Math.round(Number(m[1]) * FACTORS[m[2]!]!);
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)}s`;
+  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)}m`;
+  return `${+(ms / 3_600_000).toFixed(2)}h`;
+}

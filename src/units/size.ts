@@ -1,0 +1,42 @@
+/**
+ * Sizes: `12GiB`, `800MiB`, `16GB`, `1.5TiB`, `512` (bytes). GiB = 1024³, GB = 1000³, as the
+ * SI/IEC prefixes say — users mix both, and a 16 GB card is not 16 GiB.
+ */
+const UNITS: Record<string, number> = {
+  B: 1,
+  KB: 1e3,
+  MB: 1e6,
+  GB: 1e9,
+  TB: 1e12,
+  KIB: 1024,
+  MIB: 1024 ** 2,
+  GIB: 1024 ** 3,
+  TIB: 1024 ** 4,
+};
+
+export const SIZE_PATTERN = "^[0-9]+(\\.[0-9]+)?\\s*([KMGT]i?B|[kK]B|B)$";
+const SIZE_RE = /^([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|[kK]B|B)$/;
+
+/** Parse a size to bytes; undefined when the text is not a size. */
+export function parseSize(value: string | number): number | undefined {
+  if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  const m = SIZE_RE.exec(value.trim());
+  if (!m) return /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : undefined;
+  const factor = UNITS[m[2]!.toUpperCase()];
+  if (factor === undefined) return undefined;
+  const bytes = Math.round(Number(m[1]) * factor);
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/** Human form with binary units, e.g. 14 GiB, 800 MiB. */
+export function formatSize(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = bytes;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  const text = i === 0 || Number.isInteger(v) ? String(v) : v.toFixed(v >= 100 ? 0 : 1);
+  return `${text} ${units[i]}`;
+}
