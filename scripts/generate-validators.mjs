@@ -15,7 +15,7 @@ mkdirSync(outDir, { recursive: true });
 
 for (const { name, file } of SCHEMAS) {
   const schema = JSON.parse(readFileSync(join(root, file), "utf8"));
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, code: { source: true, esm: true }, verbose: false });
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, code: { source: true, esm: true }, verbose: false });
   const validate = ajv.compile(schema);
   // ajv's ESM output still require()s its small runtime helpers; turn those into imports.
   const imports = [];

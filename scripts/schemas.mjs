@@ -1,6 +1,6 @@
 // The schemas gpuplan ships, and where their generated validator and types go.
 export const SCHEMAS = [
-  // { name: "pipeline", file: "schemas/pipeline.schema.json", types: "src/schema-types/pipeline.ts" },
+  { name: "pipeline", file: "schemas/pipeline.schema.json", types: "src/schema-types/pipeline.ts" },
   { name: "inventory", file: "schemas/inventory.schema.json", types: "src/schema-types/inventory.ts" },
   // { name: "plan", file: "schemas/plan.schema.json", types: "src/schema-types/plan.ts" },
 ];

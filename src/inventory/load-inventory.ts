@@ -1,0 +1,57 @@
+/**
+ * Where compile gets its inventory: a file (detect JSON or the short form), a built-in target,
+ * or live detection.
+ */
+import validateInventory from "../generated/inventory-validator.js";
+import { didYouMean } from "../problems/did-you-mean.js";
+import { UsageError } from "../problems/errors.js";
+import { hasErrors, type Problem } from "../problems/problem.js";
+import { schemaProblems } from "../problems/schema-errors.js";
+import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
+import { expandShortInventory } from "./short-form.js";
+import { TARGETS } from "./targets.js";
+import type { Inventory, ShortInventory } from "./types.js";
+
+export interface InventoryChoice {
+  inventory: Inventory | undefined;
+  /** How the plan names where its inventory came from: `target:dgx-h100`, `file:inv.json`, `detect`. */
+  label: string;
+  source?: SourceFile;
+  problems: Problem[];
+}
+
+export async function loadInventoryFile(file: string): Promise<InventoryChoice> {
+  const text = await readSourceText(file, "inventory file");
+  const parsed = parseSource(file, text);
+  const label = `file:${file}`;
+  if (hasErrors(parsed.problems)) return { inventory: undefined, label, source: parsed.source, problems: parsed.problems };
+  if (!validateInventory(parsed.data)) {
+    return {
+      inventory: undefined,
+      label,
+      source: parsed.source,
+      problems: schemaProblems(validateInventory.errors ?? [], file),
+    };
+  }
+  const data = parsed.data as Inventory | ShortInventory;
+  const inventory = "schema" in data ? data : expandShortInventory(data, "file", file);
+  return { inventory, label, source: parsed.source, problems: [] };
+}
+
+export function targetInventory(name: string): InventoryChoice {
+  const target = TARGETS.find((t) => t.name === name.toLowerCase());
+  if (!target) {
+    const names = TARGETS.map((t) => t.name);
+    const suggestion = didYouMean(name, names);
+    throw new UsageError(
+      `unknown target \`${name}\``,
+      "unknown-target",
+      `${suggestion ? `did you mean \`${suggestion}\`? ` : ""}known targets: ${names.join(", ")} (gpuplan targets)`,
+    );
+  }
+  return {
+    inventory: expandShortInventory(target.inventory, "target", `target:${target.name}`),
+    label: `target:${target.name}`,
+    problems: [],
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * The hand-written inventory short form (`{ gpus: [{ name, memory, count }], cpu: { threads } }`)
+ * expanded into a full inventory. GPUs without declared UUIDs get stable synthetic ones, so the
+ * same file always gives the same plan.
+ */
+import { createHash } from "node:crypto";
+import { parseSize } from "../units/size.js";
+import { VERSION } from "../version.js";
+import { type GpuInfo, INVENTORY_SCHEMA, type Inventory, type ShortInventory } from "./types.js";
+
+export function syntheticUuid(seed: string): string {
+  const h = createHash("sha256").update(seed).digest("hex");
+  return `GPU-${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+export function expandShortInventory(short: ShortInventory, source: "file" | "target", seed: string): Inventory {
+  const gpus: GpuInfo[] = [];
+  const perBackend = { cuda: 0, rocm: 0 };
+  for (const kind of short.gpus ?? []) {
+    const backend = kind.backend ?? "cuda";
+    for (let i = 0; i < (kind.count ?? 1); i++) {
+      const index = perBackend[backend]++;
+      gpus.push({
+        id: `${backend}:${index}`,
+        index,
+        backend,
+        name: kind.name,
+        uuid: kind.uuids?.[i] ?? syntheticUuid(`${seed}|${backend}:${index}|${kind.name}`),
+        pciBusId: null,
+        memoryBytes: parseSize(kind.memory) ?? 0,
+        freeMemoryBytes: null,
+        computeCapability: kind.compute_capability ?? null,
+        mig: null,
+      });
+    }
+  }
+  return {
+    schema: INVENTORY_SCHEMA,
+    gpuplanVersion: VERSION,
+    source,
+    cpu: {
+      model: short.cpu.model ?? "unknown",
+      logicalCores: short.cpu.threads,
+      usableCores: short.cpu.threads,
+      memoryBytes: short.cpu.memory !== undefined ? (parseSize(short.cpu.memory) ?? 0) : 0,
+    },
+    gpus,
+    probes: [],
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * Matrix expansion: one pipeline per combination of the matrix values, in the order the values
+ * are written (the first variable varies slowest, like GitHub Actions).
+ */
+export type MatrixValues = Record<string, string>;
+
+export function expandMatrix(matrix: Record<string, readonly (string | number | boolean)[]> | undefined): MatrixValues[] {
+  if (!matrix) return [{}];
+  let combos: MatrixValues[] = [{}];
+  for (const [name, values] of Object.entries(matrix)) {
+    const next: MatrixValues[] = [];
+    for (const combo of combos) for (const v of values) next.push({ ...combo, [name]: String(v) });
+    combos = next;
+  }
+  return combos;
+}
+
+/** `{var}` placeholders; `{{` and `}}` are literal braces. */
+const PLACEHOLDER = /\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Substitute matrix values; unknown names are collected, not thrown. */
+export function substitute(text: string, values: MatrixValues, unknown: Set<string>): string {
+  return text.replace(PLACEHOLDER, (match, name: string | undefined) => {
+    if (match === "{{") return "{";
+    if (match === "}}") return "}";
+    const value = values[name!];
+    if (value === undefined) {
+      unknown.add(name!);
+      return match;
+    }
+    return value;
+  });
+}
+
+/** Names used as placeholders in a text. */
+export function placeholders(text: string): string[] {
+  const names: string[] = [];
+  for (const m of text.matchAll(PLACEHOLDER)) if (m[1]) names.push(m[1]);
+  return names;
+}

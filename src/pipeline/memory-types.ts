@@ -1,0 +1,31 @@
+/**
+ * Memory types (OpenHCS vocabulary): numpy lives in host memory, the rest on a GPU. Names are
+ * case-sensitive, as the frameworks' own module names are.
+ */
+export const CPU_MEMORY_TYPES = ["numpy"] as const;
+export const GPU_MEMORY_TYPES = ["cupy", "torch", "tensorflow", "jax", "pyclesperanto"] as const;
+export const MEMORY_TYPES = [...CPU_MEMORY_TYPES, ...GPU_MEMORY_TYPES] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+
+/** Frameworks that exchange GPU arrays zero-copy through DLPack on the same device. */
+const DLPACK_TYPES: ReadonlySet<string> = new Set(["cupy", "torch", "tensorflow", "jax"]);
+
+export const isMemoryType = (name: string): name is MemoryType => (MEMORY_TYPES as readonly string[]).includes(name);
+export const isGpuType = (name: string): boolean => (GPU_MEMORY_TYPES as readonly string[]).includes(name);
+
+export type ConversionKind = "none" | "dlpack" | "host-to-device" | "device-to-host" | "host-roundtrip";
+
+/**
+ * How data moves from one step's output type to the next step's input type. A GPU→GPU move
+ * between frameworks that cannot share through DLPack (anything with pyclesperanto) must be
+ * copied to host memory and back.
+ */
+export function classifyConversion(from: MemoryType, to: MemoryType): ConversionKind {
+  const fromGpu = isGpuType(from);
+  const toGpu = isGpuType(to);
+  if (from === to) return "none";
+  if (!fromGpu && !toGpu) return "none";
+  if (!fromGpu) return "host-to-device";
+  if (!toGpu) return "device-to-host";
+  return DLPACK_TYPES.has(from) && DLPACK_TYPES.has(to) ? "dlpack" : "host-roundtrip";
+}

@@ -1,0 +1,81 @@
+/**
+ * The resolved pipeline model: what normalize produces from a schema-valid file. Sizes are
+ * bytes, durations milliseconds, defaults applied, matrix expanded. Every object keeps the JSON
+ * pointer of the source node it came from, so later rules can still point at the file.
+ */
+import type { MemoryType } from "./memory-types.js";
+import type { DeviceMapSpec } from "../schema-types/pipeline.js";
+
+export type MemoryStrategy = "conservative" | "balanced" | "aggressive" | "custom";
+export type Platform = "cuda" | "rocm" | "cpu";
+
+export const STRATEGY_FRACTIONS: Record<Exclude<MemoryStrategy, "custom">, number> = {
+  conservative: 0.6,
+  balanced: 0.75,
+  aggressive: 0.9,
+};
+
+export const DEFAULT_ESTIMATE_MS = 60_000;
+export const DEFAULT_CONTEXT_RESERVE_BYTES = 1024 ** 3;
+
+export interface RegistryConfig {
+  memoryStrategy: MemoryStrategy;
+  memoryFraction: number;
+  maxPipelinesPerGpu: number | null;
+  platformPriority: Platform[];
+  workers: number | null;
+  contextReserveBytes: number;
+}
+
+export interface StepMemory {
+  input: MemoryType;
+  output: MemoryType;
+  uses: MemoryType[];
+}
+
+export interface ResolvedStep {
+  id: string;
+  pointer: string;
+  argv: string[];
+  shell: boolean;
+  env: Record<string, string>;
+  cwd: string | null;
+  memory: StepMemory;
+  /** A GPU step when any declared type (input, output, uses) is a GPU type. */
+  isGpu: boolean;
+  vramBytes: number | null;
+  dataBytes: number | null;
+  /** Explicit `needs`, or the step before it when none are given. */
+  needs: string[];
+  deviceMap: DeviceMapSpec | null;
+  exclusive: boolean;
+  timeoutMs: number | null;
+  estimateMs: number;
+  onOom: { retries: number; fallback: "cpu" | null };
+  keepWarm: { ttlMs: number } | false;
+}
+
+export interface Requirements {
+  backend: "cuda" | "rocm" | null;
+  minMemoryBytes: number | null;
+  computeCapability: string | null;
+  namePattern: string | null;
+}
+
+export interface ResolvedPipeline {
+  name: string;
+  /** The pipeline entry in the file this one was expanded from. */
+  template: string;
+  pointer: string;
+  matrix: Record<string, string>;
+  requires: Requirements;
+  gpus: number;
+  allowHostRoundtrip: boolean;
+  steps: ResolvedStep[];
+}
+
+export interface ResolvedFile {
+  name: string;
+  registry: RegistryConfig;
+  pipelines: ResolvedPipeline[];
+}

@@ -1,0 +1,194 @@
+/**
+ * Schema-valid file → resolved templates: defaults applied, sizes in bytes, durations in ms,
+ * memory types checked. Matrix expansion happens later (expand.ts) so that a mistake in a
+ * template is reported once, not once per plate.
+ */
+import { didYouMean } from "../problems/did-you-mean.js";
+import { error, type Problem, toPointer } from "../problems/problem.js";
+import type { GpuplanPipelineFile, Memory, PipelineSpec, StepDefaults, StepSpec } from "../schema-types/pipeline.js";
+import { parseDuration } from "../units/duration.js";
+import { parseSize } from "../units/size.js";
+import { isGpuType, isMemoryType, MEMORY_TYPES, type MemoryType } from "./memory-types.js";
+import {
+  DEFAULT_CONTEXT_RESERVE_BYTES,
+  DEFAULT_ESTIMATE_MS,
+  type Platform,
+  type RegistryConfig,
+  type ResolvedPipeline,
+  type ResolvedStep,
+  STRATEGY_FRACTIONS,
+} from "./model.js";
+
+export interface Templates {
+  name: string;
+  registry: RegistryConfig;
+  /** One per `pipelines[]` entry, unexpanded: names and argv may still hold {var}. */
+  templates: { spec: PipelineSpec; resolved: ResolvedPipeline }[];
+}
+
+export function normalizeFile(data: GpuplanPipelineFile, file: string): { value: Templates; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const registry = normalizeRegistry(data, file, problems);
+  const defaults = data.defaults ?? {};
+  const templates = data.pipelines.map((spec, i) => ({
+    spec,
+    resolved: normalizePipeline(spec, i, defaults, file, problems),
+  }));
+  return { value: { name: data.name ?? "pipeline", registry, templates }, problems };
+}
+
+function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Problem[]): RegistryConfig {
+  const r = data.registry ?? {};
+  const strategy = r.memory_strategy ?? "balanced";
+  let fraction: number;
+  if (strategy === "custom") {
+    if (r.memory_fraction === undefined) {
+      problems.push(
+        error({
+          code: "missing-memory-fraction",
+          message: "memory_strategy `custom` needs `memory_fraction`",
+          hint: "add `memory_fraction: 0.8` (a share of each GPU's memory, 0.1 to 1.0)",
+          file,
+          pointer: "/registry/memory_strategy",
+        }),
+      );
+    }
+    fraction = r.memory_fraction ?? STRATEGY_FRACTIONS.balanced;
+  } else {
+    if (r.memory_fraction !== undefined) {
+      problems.push(
+        error({
+          code: "memory-fraction-without-custom",
+          message: `memory_fraction is only used with memory_strategy \`custom\`, but the strategy is \`${strategy}\` (${STRATEGY_FRACTIONS[strategy]})`,
+          hint: "set `memory_strategy: custom`, or remove `memory_fraction`",
+          file,
+          pointer: "/registry/memory_fraction",
+        }),
+      );
+    }
+    fraction = STRATEGY_FRACTIONS[strategy];
+  }
+  return {
+    memoryStrategy: strategy,
+    memoryFraction: fraction,
+    maxPipelinesPerGpu: r.max_pipelines_per_gpu ?? null,
+    platformPriority: (r.platform_priority ?? ["cuda", "rocm", "cpu"]) as Platform[],
+    workers: r.workers ?? null,
+    contextReserveBytes:
+      r.context_reserve !== undefined ? (parseSize(r.context_reserve) ?? 0) : DEFAULT_CONTEXT_RESERVE_BYTES,
+  };
+}
+
+function normalizePipeline(
+  spec: PipelineSpec,
+  index: number,
+  defaults: StepDefaults,
+  file: string,
+  problems: Problem[],
+): ResolvedPipeline {
+  const pointer = toPointer(["pipelines", index]);
+  const steps = spec.steps.map((step, j) =>
+    normalizeStep(step, j, spec.steps[j - 1]?.id, `${pointer}${toPointer(["steps", j])}`, defaults, spec, file, problems),
+  );
+  const req = spec.requires ?? {};
+  return {
+    name: spec.name,
+    template: spec.name,
+    pointer,
+    matrix: {},
+    requires: {
+      backend: req.backend ?? null,
+      minMemoryBytes: req.min_memory !== undefined ? (parseSize(req.min_memory) ?? null) : null,
+      computeCapability: req.compute_capability ?? null,
+      namePattern: req.name ?? null,
+    },
+    gpus: spec.gpus ?? 1,
+    allowHostRoundtrip: spec.allow_host_roundtrip ?? false,
+    steps,
+  };
+}
+
+function normalizeStep(
+  step: StepSpec,
+  j: number,
+  previousId: string | undefined,
+  pointer: string,
+  defaults: StepDefaults,
+  pipeline: PipelineSpec,
+  file: string,
+  problems: Problem[],
+): ResolvedStep {
+  const memorySpec = step.memory ?? defaults.memory;
+  const memoryPointer = step.memory !== undefined ? `${pointer}/memory` : "/defaults/memory";
+  const memory = normalizeMemory(memorySpec, step.uses ?? [], memoryPointer, `${pointer}/uses`, file, problems);
+  const shell = step.shell ?? defaults.shell ?? false;
+  const argv = typeof step.run === "string" ? [step.run] : step.run.map(String);
+  const onOom = step.on_oom ?? defaults.on_oom ?? {};
+  const keepWarm = step.keep_warm ?? defaults.keep_warm ?? false;
+  const isGpu = [memory.input, memory.output, ...memory.uses].some(isGpuType);
+  const size = (v: number | string | undefined) => (v === undefined ? null : (parseSize(v) ?? null));
+  const duration = (v: number | string | undefined) => (v === undefined ? null : (parseDuration(v) ?? null));
+  return {
+    id: step.id,
+    pointer,
+    argv,
+    shell,
+    env: stringifyEnv({ ...defaults.env, ...pipeline.env, ...step.env }),
+    cwd: step.cwd ?? defaults.cwd ?? null,
+    memory,
+    isGpu,
+    vramBytes: size(step.vram ?? (isGpu ? defaults.vram : undefined)),
+    dataBytes: size(step.data),
+    needs: step.needs ?? (j > 0 && previousId !== undefined ? [previousId] : []),
+    deviceMap: step.device_map ?? null,
+    exclusive: step.exclusive ?? false,
+    timeoutMs: duration(step.timeout ?? defaults.timeout),
+    estimateMs: duration(step.estimate ?? defaults.estimate) ?? DEFAULT_ESTIMATE_MS,
+    onOom: { retries: onOom.retries ?? 0, fallback: onOom.fallback ?? null },
+    keepWarm:
+      keepWarm === false
+        ? false
+        : keepWarm === true
+          ? { ttlMs: 15 * 60_000 }
+          : (duration(keepWarm.ttl) ?? 0) === 0
+            ? false
+            : { ttlMs: duration(keepWarm.ttl)! },
+  };
+}
+
+function stringifyEnv(env: Record<string, string | number | boolean | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = String(v);
+  return out;
+}
+
+function normalizeMemory(
+  spec: Memory | undefined,
+  uses: string[],
+  pointer: string,
+  usesPointer: string,
+  file: string,
+  problems: Problem[],
+): { input: MemoryType; output: MemoryType; uses: MemoryType[] } {
+  // No memory declared: the step is a plain host process (numpy in, numpy out).
+  const raw = spec === undefined ? { input: "numpy", output: "numpy" } : typeof spec === "string" ? { input: spec, output: spec } : spec;
+  const check = (name: string, at: string): MemoryType => {
+    if (isMemoryType(name)) return name;
+    const suggestion = didYouMean(name, MEMORY_TYPES);
+    problems.push(
+      error({
+        code: "unknown-memory-type",
+        message: `unknown memory type \`${name}\``,
+        hint: `${suggestion ? `did you mean \`${suggestion}\`? ` : ""}known types: ${MEMORY_TYPES.join(", ")} (case-sensitive)`,
+        file,
+        pointer: at,
+      }),
+    );
+    return "numpy";
+  };
+  const shorthand = typeof spec === "string";
+  const input = check(raw.input, shorthand || spec === undefined ? pointer : `${pointer}/input`);
+  // A shorthand type was already reported once as the input.
+  const output = shorthand ? input : check(raw.output, `${pointer}/output`);
+  return { input, output, uses: uses.map((u, i) => check(u, `${usesPointer}/${i}`)) };
+}

@@ -1,0 +1,61 @@
+import { error, warning } from "../../problems/problem.js";
+import type { Rule } from "./rule.js";
+
+/** GPU-only settings on a step whose memory types are all host types. */
+export const gpuOptionsOnCpuSteps: Rule = ({ pipeline, spec, file, report }) => {
+  spec.steps.forEach((s, j) => {
+    const step = pipeline.steps[j]!;
+    if (step.isGpu) {
+      if (s.vram === undefined && step.vramBytes === null) {
+        report(
+          warning({
+            code: "missing-vram",
+            message: `GPU step \`${step.id}\` has no \`vram\` estimate`,
+            hint: "add `vram: 8GiB` (its peak GPU memory) so compile can budget the card; until then it is assumed to fit one slot",
+            file,
+            pointer: step.pointer,
+            at: "key",
+          }),
+        );
+      }
+      return;
+    }
+    const cpuHint = "its memory types are all host types (numpy); declare a GPU type in `memory` or `uses`";
+    if (s.device_map !== undefined) {
+      report(
+        error({
+          code: "device-map-on-cpu-step",
+          message: `step \`${step.id}\` has a \`device_map\` but is not a GPU step`,
+          hint: cpuHint,
+          file,
+          pointer: `${step.pointer}/device_map`,
+          at: "key",
+        }),
+      );
+    }
+    for (const key of ["vram", "exclusive"] as const) {
+      if (s[key] !== undefined && s[key] !== false) {
+        report(
+          warning({
+            code: `${key}-on-cpu-step`,
+            message: `\`${key}\` has no effect on step \`${step.id}\`, which is not a GPU step`,
+            hint: cpuHint,
+            file,
+            pointer: `${step.pointer}/${key}`,
+            at: "key",
+          }),
+        );
+      }
+    }
+  });
+  if (pipeline.gpus > 1 && !pipeline.steps.some((s) => s.isGpu)) {
+    report(
+      warning({
+        code: "gpus-without-gpu-steps",
+        message: `pipeline \`${pipeline.name}\` asks for ${pipeline.gpus} GPUs but has no GPU step`,
+        file,
+        pointer: `${pipeline.pointer}/gpus`,
+      }),
+    );
+  }
+};

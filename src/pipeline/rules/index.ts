@@ -1,0 +1,17 @@
+import { gpuOptionsOnCpuSteps } from "./gpu-options.js";
+import { matrixPlaceholders } from "./matrix-placeholders.js";
+import { memoryConversions } from "./memory-conversions.js";
+import { needsGraph } from "./needs-graph.js";
+import type { Rule } from "./rule.js";
+import { runCommand } from "./run-command.js";
+import { uniqueStepIds } from "./step-ids.js";
+
+/** The template rules, in the order their problems read best. */
+export const RULES: readonly Rule[] = [
+  uniqueStepIds,
+  needsGraph,
+  runCommand,
+  matrixPlaceholders,
+  gpuOptionsOnCpuSteps,
+  memoryConversions,
+];

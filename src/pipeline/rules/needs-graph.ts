@@ -1,0 +1,71 @@
+import { didYouMean } from "../../problems/did-you-mean.js";
+import { error } from "../../problems/problem.js";
+import type { ResolvedStep } from "../model.js";
+import type { Rule } from "./rule.js";
+
+/** `needs` must name steps of the same pipeline and form a DAG. */
+export const needsGraph: Rule = ({ pipeline, spec, file, report }) => {
+  const ids = pipeline.steps.map((s) => s.id);
+  let broken = false;
+  pipeline.steps.forEach((step, j) => {
+    const explicit = spec.steps[j]?.needs ?? [];
+    explicit.forEach((need, k) => {
+      const at = `${step.pointer}/needs/${k}`;
+      if (need === step.id) {
+        broken = true;
+        report(error({ code: "needs-self", message: `step \`${step.id}\` needs itself`, file, pointer: at }));
+      } else if (!ids.includes(need)) {
+        broken = true;
+        const suggestion = didYouMean(need, ids);
+        report(
+          error({
+            code: "unknown-need",
+            message: `step \`${step.id}\` needs \`${need}\`, which is not a step of pipeline \`${pipeline.name}\``,
+            hint: suggestion ? `did you mean \`${suggestion}\`?` : `steps: ${ids.join(", ")}`,
+            file,
+            pointer: at,
+          }),
+        );
+      }
+    });
+  });
+  if (broken) return;
+  const cycle = findCycle(pipeline.steps);
+  if (cycle) {
+    const first = pipeline.steps.find((s) => s.id === cycle[0])!;
+    report(
+      error({
+        code: "needs-cycle",
+        message: `steps of pipeline \`${pipeline.name}\` need each other in a cycle: ${cycle.join(" → ")}`,
+        hint: "remove one of these `needs` so the steps can run in some order",
+        file,
+        pointer: `${first.pointer}/needs`,
+      }),
+    );
+  }
+};
+
+/** Ids along a cycle (first id repeated at the end), or undefined for a DAG. */
+export function findCycle(steps: readonly ResolvedStep[]): string[] | undefined {
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  const state = new Map<string, "visiting" | "done">();
+  const stack: string[] = [];
+  const visit = (id: string): string[] | undefined => {
+    if (state.get(id) === "done") return undefined;
+    if (state.get(id) === "visiting") return [...stack.slice(stack.indexOf(id)), id];
+    state.set(id, "visiting");
+    stack.push(id);
+    for (const need of byId.get(id)?.needs ?? []) {
+      const found = visit(need);
+      if (found) return found;
+    }
+    stack.pop();
+    state.set(id, "done");
+    return undefined;
+  };
+  for (const s of steps) {
+    const found = visit(s.id);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,268 @@
+/* Generated from schemas/pipeline.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
+
+/**
+ * Memory type of the step's data: one type (input = output) or {input, output}. Known: numpy (CPU); cupy, torch, tensorflow, jax, pyclesperanto (GPU).
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Memory".
+ */
+export type Memory =
+  | string
+  | {
+      input: string;
+      output: string;
+    };
+/**
+ * Bytes, or a size like 12GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Size".
+ */
+export type Size = number | string;
+/**
+ * Milliseconds, or a duration like 30s, 15m, 2h.
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Duration".
+ */
+export type Duration = number | string;
+/**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "KeepWarm".
+ */
+export type KeepWarm =
+  | boolean
+  | {
+      ttl: Duration;
+    };
+/**
+ * cuda:N (the pipeline's N-th GPU), cpu or disk.
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "DeviceTarget".
+ */
+export type DeviceTarget = string;
+
+/**
+ * Pipelines of steps, each a command with memory types, a VRAM estimate and a device map. gpuplan compile turns it into a plan.
+ */
+export interface GpuplanPipelineFile {
+  $schema?: string;
+  /**
+   * File format version. Only 1 exists.
+   */
+  version: 1;
+  name?: string;
+  description?: string;
+  registry?: RegistrySettings;
+  defaults?: StepDefaults;
+  /**
+   * @minItems 1
+   */
+  pipelines: [PipelineSpec, ...PipelineSpec[]];
+}
+/**
+ * How many pipelines each GPU takes, and how much of its memory they may use.
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Registry".
+ */
+export interface RegistrySettings {
+  /**
+   * Share of each GPU's memory the plan may use: conservative 0.60, balanced 0.75, aggressive 0.90, custom = memory_fraction.
+   */
+  memory_strategy?: "conservative" | "balanced" | "aggressive" | "custom";
+  /**
+   * With memory_strategy: custom, the share in [0.1, 1.0].
+   */
+  memory_fraction?: number;
+  /**
+   * Slots per GPU. Default: max(1, ceil(cpu_threads / gpus)), never more than fit the memory budget.
+   */
+  max_pipelines_per_gpu?: number;
+  /**
+   * Backends in order of preference; a backend not listed is never used.
+   *
+   * @minItems 1
+   */
+  platform_priority?: ["cuda" | "rocm" | "cpu", ...("cuda" | "rocm" | "cpu")[]];
+  /**
+   * Pipelines running at once on the host. Default: the usable CPU cores.
+   */
+  workers?: number;
+  /**
+   * GPU memory kept free for the CUDA/HIP context when filling automatic device maps. Default 1GiB.
+   */
+  context_reserve?: number | string;
+}
+/**
+ * Values every step gets unless it sets its own (env is merged, the step's keys win).
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "StepDefaults".
+ */
+export interface StepDefaults {
+  env?: Env;
+  cwd?: string;
+  shell?: boolean;
+  memory?: Memory;
+  vram?: Size;
+  timeout?: Duration;
+  estimate?: Duration;
+  on_oom?: OnOom;
+  keep_warm?: KeepWarm;
+}
+/**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Env".
+ */
+export interface Env {
+  [k: string]: string | number | boolean;
+}
+/**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "OnOom".
+ */
+export interface OnOom {
+  retries?: number;
+  /**
+   * After the retries, run on the CPU. Also lets compile place the step on the CPU when no GPU fits.
+   */
+  fallback?: "cpu";
+}
+/**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Pipeline".
+ */
+export interface PipelineSpec {
+  /**
+   * Unique name; with a matrix, use {var} placeholders so every expansion is unique.
+   */
+  name: string;
+  description?: string;
+  /**
+   * Cartesian expansion: one pipeline per combination; {var} is substituted in name, run, env and cwd.
+   */
+  matrix?: {
+    /**
+     * @minItems 1
+     */
+    [k: string]: [string | number | boolean, ...(string | number | boolean)[]];
+  };
+  requires?: Requirements;
+  /**
+   * GPUs this pipeline needs at once (multi-GPU device maps, data parallel).
+   */
+  gpus?: number;
+  /**
+   * Allow GPU-to-GPU conversions that must go through host memory (e.g. pyclesperanto <-> torch).
+   */
+  allow_host_roundtrip?: boolean;
+  env?: Env;
+  /**
+   * @minItems 1
+   */
+  steps: [StepSpec, ...StepSpec[]];
+}
+/**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Requirements".
+ */
+export interface Requirements {
+  backend?: "cuda" | "rocm";
+  /**
+   * Bytes, or a size like 12GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
+   */
+  min_memory?: number | string;
+  /**
+   * CUDA compute capability constraint(s), e.g. ">=8.0" or ">=8.0, <10".
+   */
+  compute_capability?: string;
+  /**
+   * GPU name glob, case-insensitive, e.g. "*A100*".
+   */
+  name?: string;
+}
+/**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Step".
+ */
+export interface StepSpec {
+  id: string;
+  description?: string;
+  /**
+   * The command: an argv array (no shell). A single string only with shell: true.
+   */
+  run: [string | number, ...(string | number)[]] | string;
+  /**
+   * Run `run` through /bin/sh -c.
+   */
+  shell?: boolean;
+  env?: Env;
+  /**
+   * Working directory, relative to the pipeline file.
+   */
+  cwd?: string;
+  memory?: Memory;
+  /**
+   * Other memory types (frameworks) used inside the step; any GPU type makes it a GPU step.
+   */
+  uses?: string[];
+  /**
+   * Bytes, or a size like 12GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
+   */
+  vram?: number | string;
+  /**
+   * Bytes, or a size like 12GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
+   */
+  data?: number | string;
+  /**
+   * Step ids that must finish first. Without needs a step follows the one before it.
+   */
+  needs?: string[];
+  device_map?: DeviceMapSpec;
+  /**
+   * Own the whole GPU (every slot) while this step runs.
+   */
+  exclusive?: boolean;
+  timeout?: Duration;
+  /**
+   * Milliseconds, or a duration like 30s, 15m, 2h.
+   */
+  estimate?: number | string;
+  on_oom?: OnOom;
+  keep_warm?: KeepWarm;
+}
+/**
+ * Where each model component lives: a named preset with overrides, or components with sizes filled automatically (accelerate's vocabulary).
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "DeviceMap".
+ */
+export interface DeviceMapSpec {
+  /**
+   * Preset name, case-insensitive (see `gpuplan presets`).
+   */
+  preset?: string;
+  /**
+   * component -> device; wins over the preset and may add components.
+   */
+  overrides?: {
+    [k: string]: DeviceTarget;
+  };
+  /**
+   * component -> size, placed automatically in declaration order.
+   */
+  components?: {
+    [k: string]: Size;
+  };
+  strategy?: "sequential" | "balanced";
+  /**
+   * Bytes, or a size like 12GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
+   */
+  reserve?: number | string;
+  /**
+   * Spill to disk when CPU memory is full too.
+   */
+  allow_disk?: boolean;
+}
