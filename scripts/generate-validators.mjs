@@ -15,16 +15,27 @@ mkdirSync(outDir, { recursive: true });
 
 for (const { name, file } of SCHEMAS) {
   const schema = JSON.parse(readFileSync(join(root, file), "utf8"));
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, code: { source: true, esm: true }, verbose: false });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+    code: { source: true, esm: true },
+    verbose: false,
+  });
   const validate = ajv.compile(schema);
   // ajv's ESM output still require()s its small runtime helpers; turn those into imports.
   const imports = [];
   const code = standaloneCode(ajv, validate).replace(/require\("([^"]+)"\)\.default/g, (_, mod) => {
     const id = `runtime${imports.length}`;
     imports.push(`import ${id} from "${mod}.js";`);
-    return id;
+    // CommonJS modules imported from ESM arrive as module.exports; the function is on .default.
+    return `${id}.default`;
   });
-  writeFileSync(join(outDir, `${name}-validator.js`), `// Generated from ${file} by scripts/generate-validators.mjs. Do not edit.\n${imports.join("\n")}\n${code}`);
+  writeFileSync(
+    join(outDir, `${name}-validator.js`),
+    `// Generated from ${file} by scripts/generate-validators.mjs. Do not edit.\n${imports.join("\n")}\n${code}`,
+  );
   writeFileSync(
     join(outDir, `${name}-validator.d.ts`),
     `import type { SchemaValidator } from "../problems/schema-errors.js";\ndeclare const validate: SchemaValidator;\nexport default validate;\n`,

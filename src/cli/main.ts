@@ -21,7 +21,11 @@ program
   .option("--inventory <file>", "compile against an inventory file (detect --json output or short form)")
   .option("--target <name>", "compile against a built-in target profile (see `gpuplan targets`)")
   .option("--check <plan>", "exit 1 when PLAN is not what compile would write now (CI staleness gate)")
-  .addOption(new Option("--format <format>", "how to report problems").choices(["human", "json", "github"]).default("human"))
+  .addOption(
+    new Option("--format <format>", "how to report problems")
+      .choices(["human", "json", "github"])
+      .default("human"),
+  )
   .option("--strict", "treat warnings as errors")
   .action((file, options) => runCommand(() => import("./commands/compile.js"), file, options));
 

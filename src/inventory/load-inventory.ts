@@ -24,7 +24,8 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
   const text = await readSourceText(file, "inventory file");
   const parsed = parseSource(file, text);
   const label = `file:${file}`;
-  if (hasErrors(parsed.problems)) return { inventory: undefined, label, source: parsed.source, problems: parsed.problems };
+  if (hasErrors(parsed.problems))
+    return { inventory: undefined, label, source: parsed.source, problems: parsed.problems };
   if (!validateInventory(parsed.data)) {
     return {
       inventory: undefined,

@@ -13,7 +13,11 @@ export function syntheticUuid(seed: string): string {
   return `GPU-${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
-export function expandShortInventory(short: ShortInventory, source: "file" | "target", seed: string): Inventory {
+export function expandShortInventory(
+  short: ShortInventory,
+  source: "file" | "target",
+  seed: string,
+): Inventory {
   const gpus: GpuInfo[] = [];
   const perBackend = { cuda: 0, rocm: 0 };
   for (const kind of short.gpus ?? []) {

@@ -37,6 +37,7 @@ export function incomingConversions(pipeline: ResolvedPipeline, stepIndex: numbe
 /** Estimated transfer time of a conversion, in ms (a round trip crosses the link twice). */
 export function transferMs(c: Conversion): number | null {
   if (c.bytes === null) return null;
-  const crossings = c.kind === "host-roundtrip" ? 2 : c.kind === "host-to-device" || c.kind === "device-to-host" ? 1 : 0;
+  const crossings =
+    c.kind === "host-roundtrip" ? 2 : c.kind === "host-to-device" || c.kind === "device-to-host" ? 1 : 0;
   return Math.round(((c.bytes * crossings) / HOST_LINK_BYTES_PER_SECOND) * 1000);
 }

@@ -4,7 +4,9 @@
  */
 export type MatrixValues = Record<string, string>;
 
-export function expandMatrix(matrix: Record<string, readonly (string | number | boolean)[]> | undefined): MatrixValues[] {
+export function expandMatrix(
+  matrix: Record<string, readonly (string | number | boolean)[]> | undefined,
+): MatrixValues[] {
   if (!matrix) return [{}];
   let combos: MatrixValues[] = [{}];
   for (const [name, values] of Object.entries(matrix)) {

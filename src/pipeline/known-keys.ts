@@ -5,14 +5,21 @@
 import { readFileSync } from "node:fs";
 import { fromPointer } from "../problems/problem.js";
 
-type SchemaNode = { properties?: Record<string, SchemaNode>; items?: SchemaNode; $ref?: string; anyOf?: SchemaNode[] };
+type SchemaNode = {
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  $ref?: string;
+  anyOf?: SchemaNode[];
+};
 type RootNode = SchemaNode & { $defs: Record<string, SchemaNode> };
 
 // Read lazily: only a file with an unknown key pays for it. (JSON module imports still warn
 // "experimental" on Node 20, which would clutter stderr.)
 let schema: RootNode | undefined;
 const loadSchema = (): RootNode =>
-  (schema ??= JSON.parse(readFileSync(new URL("../../schemas/pipeline.schema.json", import.meta.url), "utf8")));
+  (schema ??= JSON.parse(
+    readFileSync(new URL("../../schemas/pipeline.schema.json", import.meta.url), "utf8"),
+  ));
 
 function deref(node: SchemaNode | undefined): SchemaNode | undefined {
   if (node?.$ref) return deref(loadSchema().$defs[node.$ref.replace("#/$defs/", "")]);

@@ -9,10 +9,10 @@ import { schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPipelineFile } from "../schema-types/pipeline.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
 import { expandPipelines } from "./expand.js";
+import { knownPipelineKeys } from "./known-keys.js";
 import type { ResolvedFile } from "./model.js";
 import { normalizeFile } from "./normalize.js";
 import { RULES } from "./rules/index.js";
-import { knownPipelineKeys } from "./known-keys.js";
 
 export interface LoadedPipelineFile {
   source: SourceFile;
@@ -38,7 +38,8 @@ export function checkPipelineText(file: string, text: string): LoadedPipelineFil
   const normalized = normalizeFile(data, file);
   problems.push(...normalized.problems);
   for (const t of normalized.value.templates) {
-    for (const rule of RULES) rule({ file, spec: t.spec, pipeline: t.resolved, report: (p) => problems.push(p) });
+    for (const rule of RULES)
+      rule({ file, spec: t.spec, pipeline: t.resolved, report: (p) => problems.push(p) });
   }
   const expanded = expandPipelines(normalized.value.templates, file);
   problems.push(...expanded.problems);

@@ -10,7 +10,8 @@ export type MemoryType = (typeof MEMORY_TYPES)[number];
 /** Frameworks that exchange GPU arrays zero-copy through DLPack on the same device. */
 const DLPACK_TYPES: ReadonlySet<string> = new Set(["cupy", "torch", "tensorflow", "jax"]);
 
-export const isMemoryType = (name: string): name is MemoryType => (MEMORY_TYPES as readonly string[]).includes(name);
+export const isMemoryType = (name: string): name is MemoryType =>
+  (MEMORY_TYPES as readonly string[]).includes(name);
 export const isGpuType = (name: string): boolean => (GPU_MEMORY_TYPES as readonly string[]).includes(name);
 
 export type ConversionKind = "none" | "dlpack" | "host-to-device" | "device-to-host" | "host-roundtrip";

@@ -3,8 +3,9 @@
  * bytes, durations milliseconds, defaults applied, matrix expanded. Every object keeps the JSON
  * pointer of the source node it came from, so later rules can still point at the file.
  */
-import type { MemoryType } from "./memory-types.js";
+
 import type { DeviceMapSpec } from "../schema-types/pipeline.js";
+import type { MemoryType } from "./memory-types.js";
 
 export type MemoryStrategy = "conservative" | "balanced" | "aggressive" | "custom";
 export type Platform = "cuda" | "rocm" | "cpu";

@@ -5,7 +5,13 @@
  */
 import { didYouMean } from "../problems/did-you-mean.js";
 import { error, type Problem, toPointer } from "../problems/problem.js";
-import type { GpuplanPipelineFile, Memory, PipelineSpec, StepDefaults, StepSpec } from "../schema-types/pipeline.js";
+import type {
+  GpuplanPipelineFile,
+  Memory,
+  PipelineSpec,
+  StepDefaults,
+  StepSpec,
+} from "../schema-types/pipeline.js";
 import { parseDuration } from "../units/duration.js";
 import { parseSize } from "../units/size.js";
 import { isGpuType, isMemoryType, MEMORY_TYPES, type MemoryType } from "./memory-types.js";
@@ -26,7 +32,10 @@ export interface Templates {
   templates: { spec: PipelineSpec; resolved: ResolvedPipeline }[];
 }
 
-export function normalizeFile(data: GpuplanPipelineFile, file: string): { value: Templates; problems: Problem[] } {
+export function normalizeFile(
+  data: GpuplanPipelineFile,
+  file: string,
+): { value: Templates; problems: Problem[] } {
   const problems: Problem[] = [];
   const registry = normalizeRegistry(data, file, problems);
   const defaults = data.defaults ?? {};
@@ -88,7 +97,16 @@ function normalizePipeline(
 ): ResolvedPipeline {
   const pointer = toPointer(["pipelines", index]);
   const steps = spec.steps.map((step, j) =>
-    normalizeStep(step, j, spec.steps[j - 1]?.id, `${pointer}${toPointer(["steps", j])}`, defaults, spec, file, problems),
+    normalizeStep(
+      step,
+      j,
+      spec.steps[j - 1]?.id,
+      `${pointer}${toPointer(["steps", j])}`,
+      defaults,
+      spec,
+      file,
+      problems,
+    ),
   );
   const req = spec.requires ?? {};
   return {
@@ -120,7 +138,14 @@ function normalizeStep(
 ): ResolvedStep {
   const memorySpec = step.memory ?? defaults.memory;
   const memoryPointer = step.memory !== undefined ? `${pointer}/memory` : "/defaults/memory";
-  const memory = normalizeMemory(memorySpec, step.uses ?? [], memoryPointer, `${pointer}/uses`, file, problems);
+  const memory = normalizeMemory(
+    memorySpec,
+    step.uses ?? [],
+    memoryPointer,
+    `${pointer}/uses`,
+    file,
+    problems,
+  );
   const shell = step.shell ?? defaults.shell ?? false;
   const argv = typeof step.run === "string" ? [step.run] : step.run.map(String);
   const onOom = step.on_oom ?? defaults.on_oom ?? {};
@@ -171,7 +196,12 @@ function normalizeMemory(
   problems: Problem[],
 ): { input: MemoryType; output: MemoryType; uses: MemoryType[] } {
   // No memory declared: the step is a plain host process (numpy in, numpy out).
-  const raw = spec === undefined ? { input: "numpy", output: "numpy" } : typeof spec === "string" ? { input: spec, output: spec } : spec;
+  const raw =
+    spec === undefined
+      ? { input: "numpy", output: "numpy" }
+      : typeof spec === "string"
+        ? { input: spec, output: spec }
+        : spec;
   const check = (name: string, at: string): MemoryType => {
     if (isMemoryType(name)) return name;
     const suggestion = didYouMean(name, MEMORY_TYPES);

@@ -18,7 +18,10 @@ export function didYouMean(input: string, known: readonly string[]): string | un
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(input.length / 3)) + 1;
   for (const name of known) {
-    const d = Math.min(editDistance(input, name), editDistance(input.toLowerCase(), name.toLowerCase()) + 0.5);
+    const d = Math.min(
+      editDistance(input, name),
+      editDistance(input.toLowerCase(), name.toLowerCase()) + 0.5,
+    );
     if (d < bestDistance) {
       bestDistance = d;
       best = name;

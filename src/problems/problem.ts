@@ -29,7 +29,8 @@ export type ProblemInit = Omit<Problem, "severity" | "line" | "column">;
 export const error = (init: ProblemInit): Problem => ({ severity: "error", ...init });
 export const warning = (init: ProblemInit): Problem => ({ severity: "warning", ...init });
 
-export const hasErrors = (problems: readonly Problem[]): boolean => problems.some((p) => p.severity === "error");
+export const hasErrors = (problems: readonly Problem[]): boolean =>
+  problems.some((p) => p.severity === "error");
 
 /** A result of a step that collects problems instead of stopping at the first. */
 export interface Checked<T> {

@@ -76,7 +76,11 @@ function describe(pointer: string): string {
   return pointer === "" ? "the document" : `\`${pointer.slice(1).replaceAll("/", ".")}\``;
 }
 
-function toProblem(e: AjvError, file: string | undefined, known: (pointer: string) => readonly string[]): Problem {
+function toProblem(
+  e: AjvError,
+  file: string | undefined,
+  known: (pointer: string) => readonly string[],
+): Problem {
   const at = describe(e.instancePath);
   switch (e.keyword) {
     case "additionalProperties": {

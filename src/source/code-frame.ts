@@ -6,7 +6,13 @@ export interface FrameStyle {
 
 const plain: FrameStyle = { dim: (s) => s, mark: (s) => s };
 
-export function codeFrame(text: string, line: number, column: number, style: FrameStyle = plain, context = 2): string {
+export function codeFrame(
+  text: string,
+  line: number,
+  column: number,
+  style: FrameStyle = plain,
+  context = 2,
+): string {
   const lines = text.split(/\r?\n/);
   const first = Math.max(1, line - context);
   const last = Math.min(lines.length, line + context);
@@ -15,7 +21,11 @@ export function codeFrame(text: string, line: number, column: number, style: Fra
   for (let n = first; n <= last; n++) {
     const gutter = `${n === line ? ">" : " "} ${String(n).padStart(width)} |`;
     const content = (lines[n - 1] ?? "").replaceAll("\t", "  ");
-    out.push(n === line ? `${style.mark(gutter.slice(0, 1))}${style.dim(gutter.slice(1))} ${content}` : style.dim(`${gutter} ${content}`));
+    out.push(
+      n === line
+        ? `${style.mark(gutter.slice(0, 1))}${style.dim(gutter.slice(1))} ${content}`
+        : style.dim(`${gutter} ${content}`),
+    );
     if (n === line) {
       const pad = " ".repeat(Math.max(0, column - 1));
       out.push(`${style.dim(`  ${" ".repeat(width)} |`)} ${pad}${style.mark("^")}`);

@@ -28,7 +28,13 @@ export async function readSourceText(file: string, what: string): Promise<string
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const reason =
-      code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : String(code ?? e);
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "it is a directory"
+          : code === "EACCES"
+            ? "permission denied"
+            : String(code ?? e);
     throw new UsageError(`cannot read ${what} ${file}: ${reason}`, "unreadable-file");
   }
 }

@@ -29,7 +29,10 @@ export const matrixPlaceholders: Rule = ({ pipeline, spec, file, report }) => {
   spec.steps.forEach((s, j) => {
     const at = pipeline.steps[j]!.pointer;
     if (typeof s.run === "string") check(s.run, `${at}/run`);
-    else s.run.forEach((arg, k) => check(String(arg), `${at}/run/${k}`));
+    else
+      s.run.forEach((arg, k) => {
+        check(String(arg), `${at}/run/${k}`);
+      });
     for (const [k, v] of Object.entries(s.env ?? {})) check(String(v), `${at}/env/${k}`);
     if (s.cwd !== undefined) check(s.cwd, `${at}/cwd`);
   });

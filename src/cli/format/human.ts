@@ -1,0 +1,54 @@
+/** Problems for a person: `file:line:col  severity  message [code]`, a code frame, a hint. */
+import type { Problem } from "../../problems/problem.js";
+import { codeFrame } from "../../source/code-frame.js";
+import type { SourceFile } from "../../source/source-file.js";
+
+export interface Paint {
+  red: (s: string) => string;
+  yellow: (s: string) => string;
+  dim: (s: string) => string;
+  bold: (s: string) => string;
+  cyan: (s: string) => string;
+}
+
+export const noPaint: Paint = {
+  red: (s) => s,
+  yellow: (s) => s,
+  dim: (s) => s,
+  bold: (s) => s,
+  cyan: (s) => s,
+};
+
+export function formatHuman(
+  problems: readonly Problem[],
+  sources: readonly SourceFile[],
+  paint: Paint = noPaint,
+): string {
+  const out: string[] = [];
+  for (const p of problems) {
+    const where = p.file ? `${p.file}${p.line !== undefined ? `:${p.line}:${p.column}` : ""}` : "";
+    const sev = p.severity === "error" ? paint.red(paint.bold("error")) : paint.yellow(paint.bold("warning"));
+    out.push(`${where ? `${paint.bold(where)}  ` : ""}${sev}  ${p.message}  ${paint.dim(`[${p.code}]`)}`);
+    const source = sources.find((s) => s.file === p.file);
+    if (source && p.line !== undefined && p.column !== undefined) {
+      const mark = p.severity === "error" ? paint.red : paint.yellow;
+      out.push(indent(codeFrame(source.text, p.line, p.column, { dim: paint.dim, mark })));
+    }
+    if (p.hint) out.push(`  ${paint.cyan("hint:")} ${p.hint}`);
+    out.push("");
+  }
+  return out.join("\n");
+}
+
+const indent = (text: string): string =>
+  text
+    .split("\n")
+    .map((l) => `  ${l}`)
+    .join("\n");
+
+export function countLine(problems: readonly Problem[]): string {
+  const errors = problems.filter((p) => p.severity === "error").length;
+  const warnings = problems.length - errors;
+  const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;
+  return `${plural(errors, "error")}, ${plural(warnings, "warning")}`;
+}

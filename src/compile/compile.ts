@@ -1,0 +1,71 @@
+/**
+ * compile = loaded pipeline file + inventory → registry → assignment → device maps → plan.
+ * Returns the plan (only when there are no errors) and every problem, located and sorted.
+ */
+
+import { inventoryFingerprint } from "../inventory/fingerprint.js";
+import type { InventoryChoice } from "../inventory/load-inventory.js";
+import type { LoadedPipelineFile } from "../pipeline/load-pipeline.js";
+import { dedupeProblems } from "../problems/dedupe.js";
+import { hasErrors, type Problem, sortProblems } from "../problems/problem.js";
+import type { GpuplanPlan } from "../schema-types/plan.js";
+import { locateProblems, offsetOf } from "../source/locate.js";
+import type { SourceFile } from "../source/source-file.js";
+import { assignGpus } from "./assign.js";
+import { buildPlan } from "./build-plan.js";
+import { buildRegistry } from "./registry.js";
+
+export interface CompileResult {
+  plan: GpuplanPlan | undefined;
+  /** The exact bytes compile writes for the plan. */
+  planText: string | undefined;
+  problems: Problem[];
+  sources: SourceFile[];
+}
+
+export function compilePlan(loaded: LoadedPipelineFile, choice: InventoryChoice): CompileResult {
+  const file = loaded.source.file;
+  const sources = [loaded.source, ...(choice.source ? [choice.source] : [])];
+  const problems: Problem[] = [...loaded.problems, ...choice.problems];
+  const finish = (plan?: GpuplanPlan): CompileResult => {
+    const located = sortProblems(locateProblems(dedupeProblems(problems), sources));
+    if (!plan || hasErrors(located))
+      return { plan: undefined, planText: undefined, problems: located, sources };
+    plan.diagnostics = located.map((p) => ({
+      code: p.code,
+      severity: p.severity,
+      message: p.message,
+      ...(p.hint !== undefined && { hint: p.hint }),
+      ...(p.file !== undefined && { file: p.file }),
+      ...(p.line !== undefined && { line: p.line, column: p.column }),
+      ...(p.pointer !== undefined && { pointer: p.pointer }),
+    }));
+    return { plan, planText: `${JSON.stringify(plan, null, 2)}\n`, problems: located, sources };
+  };
+  const { resolved } = loaded;
+  const inventory = choice.inventory;
+  if (!resolved || !inventory) return finish();
+
+  const registry = buildRegistry(inventory, resolved.registry, resolved.pipelines);
+  problems.push(...registry.problems);
+  const schedule = assignGpus(resolved.pipelines, registry.value, resolved.registry, file);
+  problems.push(...schedule.problems);
+  const plan = buildPlan({
+    file,
+    sha256: loaded.sha256,
+    resolved,
+    inventoryLabel: choice.label,
+    fingerprint: inventoryFingerprint(inventory),
+    inventoryGpus: inventory.gpus.length,
+    cpuMemoryBytes: inventory.cpu.memoryBytes,
+    usableCores: inventory.cpu.usableCores,
+    registry: registry.value,
+    schedule: schedule.value,
+    locate: (pointer) => {
+      const { line, col } = loaded.source.lineCounter.linePos(offsetOf(loaded.source, pointer));
+      return `${file}:${line}:${col}`;
+    },
+  });
+  problems.push(...plan.problems);
+  return finish(plan.value);
+}

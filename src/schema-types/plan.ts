@@ -1,0 +1,222 @@
+/* Generated from schemas/plan.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
+
+/**
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "MemoryType".
+ */
+export type MemoryType = "numpy" | "cupy" | "torch" | "tensorflow" | "jax" | "pyclesperanto";
+
+/**
+ * What `gpuplan compile` decided: every pipeline's GPU, every step's device, argv, environment and budget. Self-contained: another engine can execute it without the pipeline file. Deterministic: the same pipeline, inventory and gpuplan version give the same bytes.
+ */
+export interface GpuplanPlan {
+  schema: "gpuplan/plan@1";
+  gpuplanVersion: string;
+  name: string;
+  source: {
+    /**
+     * The pipeline file, as given to compile.
+     */
+    file: string;
+    sha256: string;
+  };
+  inventory: {
+    /**
+     * target:NAME, file:PATH or detect
+     */
+    label: string;
+    fingerprint: string;
+    gpus: number;
+  };
+  settings: {
+    memoryStrategy: "conservative" | "balanced" | "aggressive" | "custom";
+    memoryFraction: number;
+    platformPriority: ("cuda" | "rocm" | "cpu")[];
+    /**
+     * Pipelines running at once on the host.
+     */
+    workers: number;
+    contextReserveBytes: number;
+  };
+  registry: PlanRegistryEntry[];
+  pipelines: PlannedPipeline[];
+  summary: PlanSummary;
+  diagnostics: Diagnostic[];
+}
+/**
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "RegistryEntry".
+ */
+export interface PlanRegistryEntry {
+  /**
+   * Device id: cuda:N, rocm:N, cuda:N/migK.
+   */
+  gpu: string;
+  uuid: string;
+  name: string;
+  backend: "cuda" | "rocm";
+  pciBusId: string | null;
+  memoryBytes: number;
+  memoryBudgetBytes: number;
+  /**
+   * Slots: pipelines that may hold this GPU at once.
+   */
+  maxPipelines: number;
+  limitedBy: "cpu-threads" | "configured" | "memory";
+}
+/**
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "PlannedPipeline".
+ */
+export interface PlannedPipeline {
+  name: string;
+  /**
+   * The pipeline entry (before matrix expansion) it comes from.
+   */
+  template: string;
+  matrix: {
+    [k: string]: string;
+  };
+  /**
+   * The pipeline's (first) GPU, or null for a CPU pipeline.
+   */
+  gpu: string | null;
+  /**
+   * All its GPUs (gpus: N).
+   */
+  gpus: string[];
+  backend: "cuda" | "rocm" | "cpu";
+  fellBackToCpu: boolean;
+  estimateMs: number;
+  estimatedStartMs: number;
+  /**
+   * Most VRAM it holds while sharing the GPU.
+   */
+  peakVramBytes: number;
+  /**
+   * @minItems 1
+   */
+  steps: [PlannedStep, ...PlannedStep[]];
+}
+/**
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "PlannedStep".
+ */
+export interface PlannedStep {
+  id: string;
+  /**
+   * cuda:N, rocm:N, cuda:N/migK or cpu.
+   */
+  device: string;
+  /**
+   * UUID of the step's GPU; null on the CPU.
+   */
+  uuid: string | null;
+  /**
+   * @minItems 1
+   */
+  argv: [string, ...string[]];
+  shell: boolean;
+  /**
+   * Relative to the pipeline file's directory; null = that directory.
+   */
+  cwd: string | null;
+  env: {
+    [k: string]: string;
+  };
+  memory: {
+    input: MemoryType;
+    output: MemoryType;
+    uses: MemoryType[];
+  };
+  /**
+   * A GPU step (any GPU memory type).
+   */
+  gpu: boolean;
+  vramBytes: number | null;
+  /**
+   * GPU memory the step may use: its slot's share of the budget, or the whole budget when exclusive.
+   */
+  memoryBudgetBytes: number | null;
+  dataBytes: number | null;
+  needs: string[];
+  conversions: PlannedConversion[];
+  deviceMap: {
+    preset: string | null;
+    map: {
+      [k: string]: string;
+    };
+    bytesByDevice: {
+      [k: string]: number;
+    };
+  } | null;
+  exclusive: boolean;
+  timeoutMs: number | null;
+  estimateMs: number;
+  onOom: {
+    retries: number;
+    fallback: "cpu" | null;
+  };
+  keepWarm:
+    | false
+    | {
+        ttlMs: number;
+      };
+  /**
+   * file:line:column of the step in the pipeline file.
+   */
+  source: string;
+}
+/**
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "Conversion".
+ */
+export interface PlannedConversion {
+  fromStep: string;
+  from: MemoryType;
+  to: MemoryType;
+  kind: "none" | "dlpack" | "host-to-device" | "device-to-host" | "host-roundtrip";
+  bytes: number | null;
+  transferMs: number | null;
+}
+/**
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "Summary".
+ */
+export interface PlanSummary {
+  pipelines: number;
+  gpuPipelines: number;
+  cpuPipelines: number;
+  steps: number;
+  /**
+   * Estimated end of the last GPU pipeline, from step estimates.
+   */
+  makespanMs: number;
+  /**
+   * max(total work / total slots, longest pipeline).
+   */
+  lowerBoundMs: number;
+  gpus: {
+    gpu: string;
+    pipelines: number;
+    workMs: number;
+    finishMs: number;
+    committedVramBytes: number;
+  }[];
+}
+/**
+ * A problem found by compile, located in its file.
+ *
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "Diagnostic".
+ */
+export interface Diagnostic {
+  code: string;
+  severity: "error" | "warning";
+  message: string;
+  hint?: string;
+  file?: string;
+  line?: number;
+  column?: number;
+  pointer?: string;
+}
