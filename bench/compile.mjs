@@ -30,7 +30,9 @@ function pipelineFile(count) {
         `      - id: s${s}`,
         `        run: [python3, step${s}.py, --pipeline, "${p}"]`,
         `        memory: { input: ${input}, output: ${output} }`,
-        `        vram: ${1 + Math.floor(rand() * 8)}GiB`,
+        ...(input === "numpy" && output === "numpy"
+          ? []
+          : [`        vram: ${1 + Math.floor(rand() * 8)}GiB`]),
         `        estimate: ${5 + Math.floor(rand() * 120)}s`,
       );
     }

@@ -13,6 +13,15 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = join(root, "src/generated");
 mkdirSync(outDir, { recursive: true });
 
+// The version as a build-time constant: the bundled CLI lives in dist/bundle/, where a
+// package.json lookup relative to the module would miss.
+const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+writeFileSync(
+  join(outDir, "version.js"),
+  `// Generated from package.json. Do not edit.\nexport const VERSION = ${JSON.stringify(version)};\n`,
+);
+writeFileSync(join(outDir, "version.d.ts"), "export declare const VERSION: string;\n");
+
 for (const { name, file } of SCHEMAS) {
   const schema = JSON.parse(readFileSync(join(root, file), "utf8"));
   const ajv = new Ajv2020({

@@ -24,8 +24,6 @@ export interface PlanInputs {
   usableCores: number;
   registry: RegistryEntry[];
   schedule: Schedule;
-  /** file:line:column of a pointer in the pipeline file. */
-  locate: (pointer: string) => string;
 }
 
 export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: Problem[] } {
@@ -144,6 +142,6 @@ function planStep(
     estimateMs: s.estimateMs,
     onOom: s.onOom,
     keepWarm: s.keepWarm,
-    source: inputs.locate(s.pointer),
+    source: `${inputs.file}#${s.pointer}`,
   };
 }

@@ -9,7 +9,7 @@ import type { LoadedPipelineFile } from "../pipeline/load-pipeline.js";
 import { dedupeProblems } from "../problems/dedupe.js";
 import { hasErrors, type Problem, sortProblems } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
-import { locateProblems, offsetOf } from "../source/locate.js";
+import { locateProblems } from "../source/locate.js";
 import type { SourceFile } from "../source/source-file.js";
 import { assignGpus } from "./assign.js";
 import { buildPlan } from "./build-plan.js";
@@ -61,10 +61,6 @@ export function compilePlan(loaded: LoadedPipelineFile, choice: InventoryChoice)
     usableCores: inventory.cpu.usableCores,
     registry: registry.value,
     schedule: schedule.value,
-    locate: (pointer) => {
-      const { line, col } = loaded.source.lineCounter.linePos(offsetOf(loaded.source, pointer));
-      return `${file}:${line}:${col}`;
-    },
   });
   problems.push(...plan.problems);
   return finish(plan.value);

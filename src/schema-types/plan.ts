@@ -163,7 +163,7 @@ export interface PlannedStep {
         ttlMs: number;
       };
   /**
-   * file:line:column of the step in the pipeline file.
+   * Where the step is written: the pipeline file and a JSON pointer, e.g. pipeline.yaml#/pipelines/0/steps/2.
    */
   source: string;
 }

@@ -6,14 +6,14 @@ export interface FrameStyle {
 
 const plain: FrameStyle = { dim: (s) => s, mark: (s) => s };
 
+/** `lines` is the source split once by the caller (splitting per problem is quadratic). */
 export function codeFrame(
-  text: string,
+  lines: readonly string[],
   line: number,
   column: number,
   style: FrameStyle = plain,
   context = 2,
 ): string {
-  const lines = text.split(/\r?\n/);
   const first = Math.max(1, line - context);
   const last = Math.min(lines.length, line + context);
   const width = String(last).length;

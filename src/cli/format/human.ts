@@ -25,6 +25,7 @@ export function formatHuman(
   paint: Paint = noPaint,
 ): string {
   const out: string[] = [];
+  const linesOf = new Map<SourceFile, string[]>();
   for (const p of problems) {
     const where = p.file ? `${p.file}${p.line !== undefined ? `:${p.line}:${p.column}` : ""}` : "";
     const sev = p.severity === "error" ? paint.red(paint.bold("error")) : paint.yellow(paint.bold("warning"));
@@ -32,7 +33,9 @@ export function formatHuman(
     const source = sources.find((s) => s.file === p.file);
     if (source && p.line !== undefined && p.column !== undefined) {
       const mark = p.severity === "error" ? paint.red : paint.yellow;
-      out.push(indent(codeFrame(source.text, p.line, p.column, { dim: paint.dim, mark })));
+      let lines = linesOf.get(source);
+      if (!lines) linesOf.set(source, (lines = source.text.split(/\r?\n/)));
+      out.push(indent(codeFrame(lines, p.line, p.column, { dim: paint.dim, mark })));
     }
     if (p.hint) out.push(`  ${paint.cyan("hint:")} ${p.hint}`);
     out.push("");
