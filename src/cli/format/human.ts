@@ -34,7 +34,10 @@ export function formatHuman(
     if (source && p.line !== undefined && p.column !== undefined) {
       const mark = p.severity === "error" ? paint.red : paint.yellow;
       let lines = linesOf.get(source);
-      if (!lines) linesOf.set(source, (lines = source.text.split(/\r?\n/)));
+      if (!lines) {
+        lines = source.text.split(/\r?\n/);
+        linesOf.set(source, lines);
+      }
       out.push(indent(codeFrame(lines, p.line, p.column, { dim: paint.dim, mark })));
     }
     if (p.hint) out.push(`  ${paint.cyan("hint:")} ${p.hint}`);
