@@ -3,9 +3,11 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/setup/generate.ts"],
+    globalSetup: ["test/setup/generate.ts", "test/setup/build-fake-libs.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // The JSON report is what .ci/run counts from.
+    reporters: ["default", ["json", { outputFile: "test-results.json" }]],
   },
 });

@@ -1,26 +1,117 @@
 /**
- * Live detection entry point. Until the vendor probes land this reports the CPU only, behind
- * the same interface compile and run use.
+ * Live detection: the CPU from /proc and cgroups, GPUs from the vendor libraries (in a child
+ * process with a hard deadline), AMD sysfs as the fallback, merged, then narrowed to what the
+ * visibility variables let a process see. This module is cheap to import: koffi is loaded only
+ * in the probe child, and the child is not started when no vendor library exists.
  */
-import { availableParallelism, cpus, hostname, totalmem } from "node:os";
-import type { DetectOptions, Inventory } from "../inventory/types.js";
+import { hostname, release } from "node:os";
+import type { DetectOptions, GpuInfo, Inventory, ProbeReport } from "../inventory/types.js";
 import { INVENTORY_SCHEMA } from "../inventory/types.js";
 import { VERSION } from "../version.js";
+import { probeCpu } from "./cpu.js";
+import { findLibraries } from "./libraries.js";
+import { mergeAmd, mergeNvidia } from "./merge.js";
+import type { ProbeResult, RawGpu, VendorProbeName } from "./probe-types.js";
+import { rootsFrom } from "./roots.js";
+import { type ProbeTask, runVendorProbes } from "./run-child.js";
+import { isAmdDriverLoaded, probeAmdSysfs, readPciNumaNode } from "./sysfs-amd.js";
+import { applyVisibility } from "./visibility.js";
 
-export async function detectInventory(_options: DetectOptions = {}): Promise<Inventory> {
-  const logical = cpus().length || 1;
-  return {
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** nvmlInit slower than this earns the persistence-mode hint. */
+export const SLOW_INIT_MS = 1_000;
+
+const VENDOR_PROBES: VendorProbeName[] = ["nvml", "cuda", "rocm-smi", "amd-smi", "hip"];
+
+/** Detection plus what the human output needs beyond the inventory. */
+export interface Detection {
+  inventory: Inventory;
+  /** Which variables narrowed the view, one line each. */
+  visibilityNotes: string[];
+}
+
+/** Detect the machine's GPUs and CPU (the interface compile and run use, STYLE.md §9). */
+export async function detectInventory(options: DetectOptions = {}): Promise<Inventory> {
+  return (await detect(options)).inventory;
+}
+
+/** Detection with the notes for the human output. */
+export async function detect(options: DetectOptions = {}): Promise<Detection> {
+  const env = options.env ?? process.env;
+  const roots = rootsFrom(env);
+  const libraries = findLibraries(env);
+  const tasks: ProbeTask[] = [];
+  for (const name of VENDOR_PROBES) {
+    const lookup = libraries[name];
+    if (lookup.found) tasks.push({ name, library: lookup.path });
+  }
+  // Start the child first: its start-up overlaps with the CPU and sysfs reads below.
+  const vendor = tasks.length
+    ? runVendorProbes(tasks, {
+        timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        env,
+        slowInitMs: SLOW_INIT_MS,
+        amdDriverLoaded: isAmdDriverLoaded(roots),
+      })
+    : Promise.resolve([] as ProbeResult[]);
+  const cpu = probeCpu(roots);
+  const results = new Map((await vendor).map((r) => [r.name, r]));
+
+  const probes: ProbeReport[] = [cpu.probe];
+  for (const name of VENDOR_PROBES) {
+    const r = results.get(name);
+    const lookup = libraries[name];
+    if (r) probes.push(toReport(r));
+    else if (!lookup.found)
+      probes.push({ name, status: "not-found", message: lookup.reason, library: null, durationMs: 0 });
+  }
+  const amdAnswered = ["rocm-smi", "amd-smi"].some((n) => results.get(n as VendorProbeName)?.status === "ok");
+  let sysfsGpus: RawGpu[] = [];
+  if (amdAnswered) {
+    probes.push({ name: "sysfs", status: "skipped", message: "an AMD library answered", durationMs: 0 });
+  } else {
+    const sysfs = probeAmdSysfs(roots);
+    probes.push(sysfs.probe);
+    sysfsGpus = sysfs.gpus;
+  }
+
+  const all: GpuInfo[] = [
+    ...mergeNvidia(results.get("nvml"), results.get("cuda"), env.CUDA_DEVICE_ORDER === "PCI_BUS_ID"),
+    ...mergeAmd(results.get("rocm-smi"), results.get("amd-smi"), results.get("hip"), sysfsGpus),
+  ];
+  for (const gpu of all) {
+    // The CPU-side NUMA node is the PCI device's (nvmlDeviceGetNumaNodeId is the GPU's own
+    // node on Grace-like systems, ABI.md §1), so sysfs wins where it knows.
+    if (gpu.pciBusId && !gpu.mig?.parentUuid)
+      gpu.numaNode = readPciNumaNode(roots, gpu.pciBusId) ?? gpu.numaNode ?? null;
+  }
+  for (const gpu of all) {
+    if (gpu.mig?.parentUuid)
+      gpu.numaNode = all.find((p) => p.uuid === gpu.mig?.parentUuid)?.numaNode ?? gpu.numaNode ?? null;
+  }
+  const seen = applyVisibility(all, env, options.all ?? false);
+
+  const inventory: Inventory = {
     schema: INVENTORY_SCHEMA,
     gpuplanVersion: VERSION,
     source: "detect",
-    host: { hostname: hostname(), platform: process.platform, arch: process.arch },
-    cpu: {
-      model: cpus()[0]?.model ?? "unknown",
-      logicalCores: logical,
-      usableCores: availableParallelism(),
-      memoryBytes: totalmem(),
-    },
-    gpus: [],
-    probes: [],
+    host: { hostname: hostname(), platform: process.platform, arch: process.arch, kernel: release() },
+    cpu: cpu.cpu,
+    gpus: seen.gpus,
+    visibility: seen.visibility,
+    probes,
+  };
+  return { inventory, visibilityNotes: seen.notes };
+}
+
+function toReport(r: ProbeResult): ProbeReport {
+  return {
+    name: r.name,
+    status: r.status,
+    message: r.message,
+    ...(r.hint ? { hint: r.hint } : {}),
+    library: r.library ?? null,
+    version: r.version ?? null,
+    durationMs: r.durationMs,
   };
 }

@@ -1,0 +1,170 @@
+/**
+ * AMD probe through AMD SMI (libamd_smi.so). Its structs changed size and layout between
+ * releases (ABI.md §4: amdsmi_asic_info_t is 256/448/456/896 bytes for 24.5/24.6/24.7/26.x),
+ * so: every struct is handed an over-sized zeroed buffer (a newer, bigger struct can never
+ * overflow it), only fields at offsets that never moved are read unconditionally (market_name
+ * and driver_version at 0), and version-dependent fields only for a library version whose
+ * layout ABI.md measured. Memory, BDF and NUMA come from scalar calls, which are stable.
+ */
+import { gfxTargetFromVersion } from "../gfx.js";
+import { formatBdfId } from "../pci.js";
+import type { RawGpu } from "../probe-types.js";
+import { countGpus, type ProbeContext, startResult } from "./context.js";
+import { cString, decodeCString, pointerAt, VendorLibrary } from "./ffi.js";
+
+const AMDSMI_STATUS_SUCCESS = 0;
+const AMDSMI_INIT_AMD_GPUS = 2n;
+const AMDSMI_PROCESSOR_TYPE_AMD_GPU = 1;
+const AMDSMI_MEM_TYPE_VRAM = 0;
+/** Larger than any measured struct (the biggest, board info in 26.x, is 1792 bytes). */
+const STRUCT_BUFFER = 4096;
+
+/** Where target_graphics_version sits in amdsmi_asic_info_t, per library line (ABI.md §4). */
+export function asicGfxOffset(major: number, minor: number): number | null {
+  if (major === 24 && minor >= 7) return 384;
+  if (major === 25) return 384;
+  if (major === 26) return 800;
+  return null;
+}
+
+/**
+ * amdsmi_version_t put `year` first in 24.x and `major` first in 26.x; both name the same
+ * first number (24 vs 26), so the first three words read the same way: 24.7.0 or 26.1.0.
+ */
+export function readLibVersion(buf: Buffer): { major: number; minor: number; text: string } {
+  const major = buf.readUInt32LE(0);
+  const minor = buf.readUInt32LE(4);
+  return { major, minor, text: `${major}.${minor}.${buf.readUInt32LE(8)}` };
+}
+
+/** Run the AMD SMI probe. */
+export function probeAmdSmi(ctx: ProbeContext) {
+  const { result, finish } = startResult("amd-smi", ctx.library);
+  const lib = new VendorLibrary(ctx.library, ctx.track);
+  const statusString = lib.optional(
+    "uint32_t amdsmi_status_code_to_string(uint32_t status, void *statusString)",
+  );
+  const describe = (rc: number): string => {
+    const out = Buffer.alloc(8);
+    if (statusString?.(rc, out) === AMDSMI_STATUS_SUCCESS)
+      return decodeCString(pointerAt(out)) ?? `status ${rc}`;
+    return `status ${rc}`;
+  };
+
+  const rc = lib.require("uint32_t amdsmi_init(uint64_t flags)")(AMDSMI_INIT_AMD_GPUS) as number;
+  if (rc !== AMDSMI_STATUS_SUCCESS) {
+    if (!ctx.amdDriverLoaded) {
+      return finish(
+        "no-devices",
+        `amdsmi_init: ${describe(rc)} (${rc}); the amdgpu kernel driver is not loaded`,
+      );
+    }
+    return finish(
+      "error",
+      `amdsmi_init: ${describe(rc)} (${rc})`,
+      "check that /dev/dri and /dev/kfd are accessible",
+    );
+  }
+  try {
+    const versionBuf = Buffer.alloc(64);
+    let gfxOffset: number | null = null;
+    if (
+      lib.optional("uint32_t amdsmi_get_lib_version(void *version)")?.(versionBuf) === AMDSMI_STATUS_SUCCESS
+    ) {
+      const v = readLibVersion(versionBuf);
+      result.version = v.text;
+      gfxOffset = asicGfxOffset(v.major, v.minor);
+    }
+    const handles = listGpuHandles(lib);
+    if (handles === null) return finish("error", "amdsmi_get_socket_handles failed");
+    if (handles.length === 0) return finish("no-devices", "AMD SMI found no AMD GPU");
+
+    const asicInfo = lib.optional("uint32_t amdsmi_get_gpu_asic_info(void *handle, void *info)");
+    const driverInfo = lib.optional("uint32_t amdsmi_get_gpu_driver_info(void *handle, void *info)");
+    const memTotal = lib.optional(
+      "uint32_t amdsmi_get_gpu_memory_total(void *handle, uint32_t type, void *total)",
+    );
+    const memUsage = lib.optional(
+      "uint32_t amdsmi_get_gpu_memory_usage(void *handle, uint32_t type, void *used)",
+    );
+    const bdfId = lib.optional("uint32_t amdsmi_get_gpu_bdf_id(void *handle, void *bdfid)");
+    const uuidFn = lib.optional(
+      "uint32_t amdsmi_get_gpu_device_uuid(void *handle, _Inout_ uint32_t *len, _Out_ char *uuid)",
+    );
+    const numa = lib.optional(
+      "uint32_t amdsmi_topo_get_numa_node_number(void *handle, _Out_ uint32_t *numaNode)",
+    );
+    const u64Out = (fn: typeof memTotal, ...args: unknown[]): bigint | null => {
+      if (!fn) return null;
+      const buf = Buffer.alloc(8);
+      return fn(...args, buf) === AMDSMI_STATUS_SUCCESS ? buf.readBigUInt64LE(0) : null;
+    };
+
+    handles.forEach((handle, i) => {
+      const asic = Buffer.alloc(STRUCT_BUFFER);
+      const hasAsic = asicInfo?.(handle, asic) === AMDSMI_STATUS_SUCCESS;
+      if (i === 0) {
+        const drv = Buffer.alloc(STRUCT_BUFFER);
+        if (driverInfo?.(handle, drv) === AMDSMI_STATUS_SUCCESS)
+          result.driverVersion = cString(drv, 0, 64) || null;
+      }
+      const total = u64Out(memTotal, handle, AMDSMI_MEM_TYPE_VRAM);
+      const used = u64Out(memUsage, handle, AMDSMI_MEM_TYPE_VRAM);
+      const bdf = u64Out(bdfId, handle);
+      const len = [64];
+      const uuidBuf = Buffer.alloc(64);
+      const numaOut = [0];
+      const gpu: RawGpu = {
+        index: i,
+        name: (hasAsic && cString(asic, 0, 64)) || "AMD GPU",
+        uuid: uuidFn?.(handle, len, uuidBuf) === AMDSMI_STATUS_SUCCESS ? cString(uuidBuf) || null : null,
+        pciBusId: bdf === null ? null : formatBdfId(bdf),
+        memoryBytes: total === null ? null : Number(total),
+        usedMemoryBytes: used === null ? null : Number(used),
+        freeMemoryBytes: total !== null && used !== null ? Number(total - used) : null,
+        computeCapability:
+          hasAsic && gfxOffset !== null ? gfxTargetFromVersion(asic.readBigUInt64LE(gfxOffset)) : null,
+        numaNode: numa?.(handle, numaOut) === AMDSMI_STATUS_SUCCESS ? numaOut[0]! : null,
+      };
+      result.gpus.push(gpu);
+    });
+    return finish("ok", `${countGpus(result.gpus.length)}, AMD SMI ${result.version ?? "unknown version"}`);
+  } finally {
+    lib.optional("uint32_t amdsmi_shut_down(void)")?.();
+  }
+}
+
+/** Sockets, then each socket's processors (count-then-fill), keeping the AMD GPUs. */
+function listGpuHandles(lib: VendorLibrary): bigint[] | null {
+  const getSockets = lib.require(
+    "uint32_t amdsmi_get_socket_handles(_Inout_ uint32_t *count, void *handles)",
+  );
+  const getProcessors = lib.require(
+    "uint32_t amdsmi_get_processor_handles(void *socket, _Inout_ uint32_t *count, void *handles)",
+  );
+  const getType = lib.optional("uint32_t amdsmi_get_processor_type(void *handle, _Out_ uint32_t *type)");
+  const socketCount = [0];
+  if (getSockets(socketCount, null) !== AMDSMI_STATUS_SUCCESS) return null;
+  const sockets = Buffer.alloc(8 * Math.max(1, socketCount[0]!));
+  if (getSockets(socketCount, sockets) !== AMDSMI_STATUS_SUCCESS) return null;
+  const gpus: bigint[] = [];
+  for (let s = 0; s < socketCount[0]!; s++) {
+    const socket = pointerAt(sockets, s * 8);
+    const n = [0];
+    if (getProcessors(socket, n, null) !== AMDSMI_STATUS_SUCCESS || n[0] === 0) continue;
+    const list = Buffer.alloc(8 * n[0]!);
+    if (getProcessors(socket, n, list) !== AMDSMI_STATUS_SUCCESS) continue;
+    for (let p = 0; p < n[0]!; p++) {
+      const handle = pointerAt(list, p * 8);
+      const type = [AMDSMI_PROCESSOR_TYPE_AMD_GPU];
+      if (
+        getType &&
+        getType(handle, type) === AMDSMI_STATUS_SUCCESS &&
+        type[0] !== AMDSMI_PROCESSOR_TYPE_AMD_GPU
+      )
+        continue;
+      gpus.push(handle);
+    }
+  }
+  return gpus;
+}

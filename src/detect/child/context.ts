@@ -1,0 +1,40 @@
+/** What every vendor probe in the child gets, and small helpers to shape its result. */
+import type { ProbeResult, ProbeStatus, VendorProbeName } from "../probe-types.js";
+
+export interface ProbeContext {
+  /** Absolute path of the library to load. */
+  library: string;
+  /** Called before each vendor call, so a crash can be pinned on it. */
+  track: (call: string) => void;
+  /** An init call slower than this earns a hint. */
+  slowInitMs: number;
+  /** Whether the amdgpu kernel driver is loaded: without it an init failure means "no AMD GPU". */
+  amdDriverLoaded: boolean;
+}
+
+/** Start a result for `name`; `finish` stamps the duration. */
+export function startResult(name: VendorProbeName, library: string) {
+  const started = performance.now();
+  const result: ProbeResult = {
+    name,
+    status: "ok",
+    message: "",
+    library,
+    version: null,
+    durationMs: 0,
+    gpus: [],
+  };
+  return {
+    result,
+    finish(status: ProbeStatus, message: string, hint?: string): ProbeResult {
+      result.status = status;
+      result.message = message;
+      if (hint) result.hint = hint;
+      result.durationMs = Math.round((performance.now() - started) * 10) / 10;
+      return result;
+    },
+  };
+}
+
+/** "1 GPU" / "3 GPUs". */
+export const countGpus = (n: number): string => `${n} GPU${n === 1 ? "" : "s"}`;

@@ -1,0 +1,96 @@
+/**
+ * Thin helpers over koffi for the probes. Everything is passed as raw buffers and decoded by
+ * the offsets measured in ABI.md, so that one declaration never silently disagrees with a
+ * library release; handles travel as BigInt pointers (koffi 3).
+ */
+import koffi, { type LibraryHandle } from "koffi";
+
+export type NativeFn = (...args: unknown[]) => unknown;
+
+/** A loaded vendor library whose calls report themselves before they run (for crash reports). */
+export class VendorLibrary {
+  private readonly lib: LibraryHandle;
+
+  constructor(
+    readonly path: string,
+    private readonly onCall: (name: string) => void,
+  ) {
+    this.lib = koffi.load(path);
+  }
+
+  /** Bind a function every supported release exports; throws when it is missing. */
+  require(declaration: string): NativeFn {
+    const fn = this.optional(declaration);
+    if (!fn) throw new MissingSymbolError(symbolName(declaration), this.path);
+    return fn;
+  }
+
+  /** Bind a function older drivers may lack; null when the library does not export it. */
+  optional(declaration: string): NativeFn | null {
+    let native: NativeFn;
+    try {
+      native = this.lib.func(declaration) as NativeFn;
+    } catch {
+      return null;
+    }
+    const name = symbolName(declaration);
+    return (...args: unknown[]) => {
+      this.onCall(name);
+      return native(...args);
+    };
+  }
+
+  /** The first of several names the library exports (versioned symbol first). */
+  firstOf(...declarations: string[]): NativeFn | null {
+    for (const d of declarations) {
+      const fn = this.optional(d);
+      if (fn) return fn;
+    }
+    return null;
+  }
+}
+
+export class MissingSymbolError extends Error {
+  constructor(
+    readonly symbol: string,
+    library: string,
+  ) {
+    super(`${library} does not export ${symbol}`);
+  }
+}
+
+function symbolName(declaration: string): string {
+  const m = /([A-Za-z_][A-Za-z0-9_]*)\s*\(/.exec(declaration);
+  return m ? m[1]! : declaration;
+}
+
+/** A NUL-terminated string from a buffer (at an offset, within a maximum length). */
+export function cString(buf: Buffer, offset = 0, max = buf.length - offset): string {
+  const end = buf.indexOf(0, offset);
+  const stop = end === -1 || end > offset + max ? offset + max : end;
+  return buf.toString("utf8", offset, stop).trim();
+}
+
+/** Decode a `const char *` returned through an out-pointer or as a result. */
+export function decodeCString(ptr: unknown): string | null {
+  if (ptr === null || ptr === undefined || ptr === 0n) return null;
+  return koffi.decode(ptr, "char", -1) as string;
+}
+
+/** An unsigned 64-bit value as a JS number (exact up to 2^53, which bytes of memory are). */
+export function u64(buf: Buffer, offset = 0): number {
+  return Number(buf.readBigUInt64LE(offset));
+}
+
+export const pointerAt = (buf: Buffer, offset = 0): bigint => buf.readBigUInt64LE(offset);
+
+/** Expand a CPU bit mask made of `unsigned long` words (64 CPUs each) into CPU numbers. */
+export function cpuMaskToList(buf: Buffer, words: number): number[] {
+  const cpus: number[] = [];
+  for (let w = 0; w < words; w++) {
+    const word = buf.readBigUInt64LE(w * 8);
+    if (word === 0n) continue;
+    for (let bit = 0; bit < 64; bit++) if ((word >> BigInt(bit)) & 1n) cpus.push(w * 64 + bit);
+  }
+  return cpus;
+}

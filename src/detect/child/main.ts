@@ -1,0 +1,67 @@
+/**
+ * Entry of the vendor probe child process (spawned by ../run-child.ts, never imported).
+ * Vendor libraries may hang, crash or print; running them here keeps that away from gpuplan.
+ * Results go to fd 3 as JSON lines, because the libraries themselves write to stdout/stderr.
+ */
+import { writeSync } from "node:fs";
+import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "../probe-types.js";
+import type { ProbeContext } from "./context.js";
+
+const RESULT_FD = 3;
+
+function send(message: ChildMessage): void {
+  writeSync(RESULT_FD, `${JSON.stringify(message)}\n`);
+}
+
+type Probe = (ctx: ProbeContext) => ProbeResult;
+
+/** Each probe module is imported only when asked for, so an NVIDIA-only run loads no AMD code. */
+async function loadProbe(name: VendorProbeName): Promise<Probe> {
+  switch (name) {
+    case "nvml":
+      return (await import("./nvml.js")).probeNvml;
+    case "cuda":
+      return (await import("./cuda.js")).probeCuda;
+    case "rocm-smi":
+      return (await import("./rocm-smi.js")).probeRocmSmi;
+    case "amd-smi":
+      return (await import("./amd-smi.js")).probeAmdSmi;
+    case "hip":
+      return (await import("./hip.js")).probeHip;
+  }
+}
+
+async function main(): Promise<void> {
+  const request = JSON.parse(process.argv[2] ?? "{}") as ChildRequest;
+  for (const { name, library } of request.probes) {
+    send({ type: "start", probe: name });
+    const started = performance.now();
+    let result: ProbeResult;
+    try {
+      const probe = await loadProbe(name);
+      result = probe({
+        library,
+        slowInitMs: request.slowInitMs,
+        amdDriverLoaded: request.amdDriverLoaded,
+        track: (call) => send({ type: "call", probe: name, call }),
+      });
+    } catch (e) {
+      // A library that will not load, a missing required symbol: this probe failed, the next may not.
+      result = {
+        name,
+        status: "error",
+        message: e instanceof Error ? e.message : String(e),
+        library,
+        version: null,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        gpus: [],
+      };
+    }
+    send({ type: "result", result });
+  }
+  send({ type: "done" });
+}
+
+await main();
+// Some vendor libraries leave threads behind that would keep the process alive.
+process.exit(0);

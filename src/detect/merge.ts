@@ -1,0 +1,208 @@
+/**
+ * Turns the probes' raw answers into inventory GPUs: one entry per physical GPU even when two
+ * probes saw it (matched by UUID, then PCI bus id), ordered by PCI bus id, with ids cuda:N /
+ * rocm:N in that order and MIG instances as cuda:N/migK right after their parent.
+ */
+import type { GpuInfo } from "../inventory/types.js";
+import { comparePciBusId } from "./pci.js";
+import type { ProbeResult, RawGpu } from "./probe-types.js";
+
+const answered = (r: ProbeResult | undefined): RawGpu[] => (r?.status === "ok" ? r.gpus : []);
+
+/** UUIDs compare without their GPU-/MIG- prefix: CUDA hands back raw bytes either way. */
+const uuidKey = (uuid: string | null | undefined): string | null =>
+  uuid ? uuid.replace(/^(GPU|MIG)-/i, "").toLowerCase() : null;
+
+interface Row {
+  raw: RawGpu;
+  sources: string[];
+  cudaIndex: number | null;
+  hipIndex: number | null;
+  migCudaIndex: Map<number, number>;
+}
+
+/** Find the row a GPU seen by another probe belongs to: UUID first, then PCI bus id. */
+function findRow(rows: Row[], gpu: RawGpu): Row | undefined {
+  const key = uuidKey(gpu.uuid);
+  return (
+    (key ? rows.find((r) => uuidKey(r.raw.uuid) === key) : undefined) ??
+    (gpu.pciBusId ? rows.find((r) => r.raw.pciBusId === gpu.pciBusId) : undefined)
+  );
+}
+
+/** Copy the fields `primary` lacks from `other`. */
+function fill(primary: RawGpu, other: RawGpu): void {
+  const target = primary as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(other)) {
+    if (k === "index" || k === "migDevices") continue;
+    if ((target[k] === null || target[k] === undefined) && v !== null && v !== undefined) target[k] = v;
+  }
+}
+
+/** Merge NVML and CUDA. `pciOrder`: CUDA_DEVICE_ORDER=PCI_BUS_ID, so CUDA ordinals follow PCI order. */
+export function mergeNvidia(
+  nvml: ProbeResult | undefined,
+  cuda: ProbeResult | undefined,
+  pciOrder: boolean,
+): GpuInfo[] {
+  const fromNvml = answered(nvml);
+  const base = fromNvml.length ? fromNvml : answered(cuda);
+  const baseSource = fromNvml.length ? "nvml" : "cuda";
+  const rows: Row[] = base.map((raw) => ({
+    raw: { ...raw },
+    sources: [baseSource],
+    cudaIndex: baseSource === "cuda" ? raw.index : null,
+    hipIndex: null,
+    migCudaIndex: new Map(),
+  }));
+  if (baseSource === "nvml") {
+    for (const c of answered(cuda)) {
+      // In MIG mode CUDA enumerates MIG devices and returns their MIG UUID (ABI.md §2).
+      const key = uuidKey(c.uuid);
+      const parent = rows.find((r) => r.raw.migDevices?.some((m) => uuidKey(m.uuid) === key));
+      if (parent && key) {
+        const mig = parent.raw.migDevices!.find((m) => uuidKey(m.uuid) === key)!;
+        parent.migCudaIndex.set(mig.index, c.index);
+        continue;
+      }
+      const row = findRow(rows, c);
+      if (row) {
+        row.cudaIndex = c.index;
+        row.sources.push("cuda");
+        fill(row.raw, c);
+      } else {
+        rows.push({
+          raw: { ...c },
+          sources: ["cuda"],
+          cudaIndex: c.index,
+          hipIndex: null,
+          migCudaIndex: new Map(),
+        });
+      }
+    }
+  }
+  sortRows(rows);
+  if (pciOrder) {
+    for (const [i, r] of rows.entries()) r.cudaIndex = i;
+  }
+  const driverVersion = nvml?.status === "ok" ? (nvml.driverVersion ?? null) : null;
+  const gpus: GpuInfo[] = [];
+  rows.forEach((row, i) => {
+    const parent = toGpu(row, `cuda:${i}`, i, "cuda", driverVersion);
+    gpus.push(parent);
+    if (!row.raw.migEnabled) return;
+    for (const m of row.raw.migDevices ?? []) {
+      gpus.push({
+        ...parent,
+        id: `cuda:${i}/mig${m.index}`,
+        name: m.name,
+        uuid: m.uuid,
+        memoryBytes: m.memoryBytes ?? 0,
+        freeMemoryBytes: m.freeMemoryBytes ?? null,
+        usedMemoryBytes: m.usedMemoryBytes ?? null,
+        serial: null,
+        powerWatts: null,
+        temperatureC: null,
+        utilizationPercent: null,
+        cudaIndex: row.migCudaIndex.get(m.index) ?? null,
+        mig: {
+          enabled: true,
+          parentUuid: parent.uuid,
+          ...(m.gpuInstanceId !== null ? { gpuInstanceId: m.gpuInstanceId } : {}),
+          ...(m.computeInstanceId !== null ? { computeInstanceId: m.computeInstanceId } : {}),
+        },
+        sources: ["nvml"],
+      });
+    }
+  });
+  return gpus;
+}
+
+/** Merge ROCm SMI, AMD SMI, HIP and sysfs: the first that answered lists the GPUs, the others fill gaps. */
+export function mergeAmd(
+  rocmSmi: ProbeResult | undefined,
+  amdSmi: ProbeResult | undefined,
+  hip: ProbeResult | undefined,
+  sysfs: RawGpu[],
+): GpuInfo[] {
+  const sources: [string, RawGpu[]][] = [
+    ["rocm-smi", answered(rocmSmi)],
+    ["amd-smi", answered(amdSmi)],
+    ["sysfs", sysfs],
+    ["hip", answered(hip)],
+  ];
+  const primary = sources.find(([, list]) => list.length);
+  if (!primary) return [];
+  const rows: Row[] = primary[1].map((raw) => ({
+    raw: { ...raw },
+    sources: [primary[0]],
+    cudaIndex: null,
+    hipIndex: primary[0] === "hip" ? raw.index : null,
+    migCudaIndex: new Map(),
+  }));
+  for (const [name, list] of sources) {
+    if (name === primary[0]) continue;
+    for (const gpu of list) {
+      // HIP reports no AMD unique id, so its devices match by PCI bus id only.
+      const row =
+        name === "hip"
+          ? rows.find((r) => gpu.pciBusId && r.raw.pciBusId === gpu.pciBusId)
+          : findRow(rows, gpu);
+      if (!row) continue;
+      if (name === "hip") row.hipIndex = gpu.index;
+      row.sources.push(name);
+      fill(row.raw, gpu);
+    }
+  }
+  sortRows(rows);
+  const driverVersion =
+    (rocmSmi?.status === "ok" ? rocmSmi.driverVersion : null) ??
+    (amdSmi?.status === "ok" ? amdSmi.driverVersion : null) ??
+    null;
+  return rows.map((row, i) => toGpu(row, `rocm:${i}`, i, "rocm", driverVersion));
+}
+
+function sortRows(rows: Row[]): void {
+  rows.sort(
+    (a, b) =>
+      comparePciBusId(a.raw.pciBusId, b.raw.pciBusId) || (a.raw.uuid ?? "").localeCompare(b.raw.uuid ?? ""),
+  );
+}
+
+function toGpu(
+  row: Row,
+  id: string,
+  index: number,
+  backend: "cuda" | "rocm",
+  driverVersion: string | null,
+): GpuInfo {
+  const r = row.raw;
+  return {
+    id,
+    index,
+    backend,
+    name: r.name,
+    uuid: r.uuid ?? `unknown-${r.pciBusId ?? index}`,
+    pciBusId: r.pciBusId,
+    memoryBytes: r.memoryBytes ?? 0,
+    freeMemoryBytes: r.freeMemoryBytes ?? null,
+    usedMemoryBytes: r.usedMemoryBytes ?? null,
+    computeCapability: r.computeCapability ?? null,
+    architecture: r.architecture ?? null,
+    brand: r.brand ?? null,
+    serial: r.serial ?? null,
+    driverVersion,
+    numaNode: r.numaNode ?? null,
+    cpuAffinity: r.cpuAffinity ?? null,
+    powerWatts: r.powerWatts ?? null,
+    temperatureC: r.temperatureC ?? null,
+    utilizationPercent: r.utilizationPercent ?? null,
+    cudaIndex: backend === "cuda" ? row.cudaIndex : null,
+    hipIndex: backend === "rocm" ? row.hipIndex : null,
+    mig:
+      backend === "cuda" && r.migEnabled !== undefined && r.migEnabled !== null
+        ? { enabled: r.migEnabled }
+        : null,
+    sources: row.sources,
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * What the vendor probe child reports to the parent, one JSON object per line on fd 3.
+ * Shared by both sides; the child imports these as types only, so nothing here loads.
+ */
+import type { ProbeReport } from "../inventory/types.js";
+
+export type ProbeName = ProbeReport["name"];
+export type ProbeStatus = ProbeReport["status"];
+/** The probes that call a vendor library, and so run in the child process. */
+export type VendorProbeName = "nvml" | "cuda" | "rocm-smi" | "amd-smi" | "hip";
+
+/** A GPU (or MIG instance) as one vendor library describes it, before merging. */
+export interface RawGpu {
+  /** The library's own enumeration index. */
+  index: number;
+  name: string;
+  uuid: string | null;
+  pciBusId: string | null;
+  memoryBytes: number | null;
+  freeMemoryBytes?: number | null;
+  usedMemoryBytes?: number | null;
+  computeCapability?: string | null;
+  architecture?: string | null;
+  brand?: string | null;
+  serial?: string | null;
+  numaNode?: number | null;
+  cpuAffinity?: number[] | null;
+  powerWatts?: number | null;
+  temperatureC?: number | null;
+  utilizationPercent?: number | null;
+  /** NVML: null when MIG is unsupported or unknown. */
+  migEnabled?: boolean | null;
+  /** NVML: the MIG instances of a MIG-enabled GPU, in NVML's MIG index order. */
+  migDevices?: RawMigDevice[];
+}
+
+export interface RawMigDevice {
+  /** Index passed to nvmlDeviceGetMigDeviceHandleByIndex. */
+  index: number;
+  name: string;
+  uuid: string;
+  memoryBytes: number | null;
+  freeMemoryBytes?: number | null;
+  usedMemoryBytes?: number | null;
+  gpuInstanceId: number | null;
+  computeInstanceId: number | null;
+}
+
+/** One probe's answer. */
+export interface ProbeResult {
+  name: ProbeName;
+  status: ProbeStatus;
+  message: string;
+  hint?: string;
+  library?: string | null;
+  version?: string | null;
+  durationMs: number;
+  /** Driver version as the library reports it (NVML, ROCm SMI kernel driver). */
+  driverVersion?: string | null;
+  gpus: RawGpu[];
+}
+
+/** What the parent asks the child to do (argv[2], JSON). */
+export interface ChildRequest {
+  probes: { name: VendorProbeName; library: string }[];
+  /** An init call slower than this gets a hint (persistence mode for NVML). */
+  slowInitMs: number;
+  /** Whether the amdgpu kernel driver is loaded (read from sysfs by the parent). */
+  amdDriverLoaded: boolean;
+}
+
+/** Lines the child writes to fd 3. `call` marks the vendor call in flight, for crash reports. */
+export type ChildMessage =
+  | { type: "start"; probe: VendorProbeName }
+  | { type: "call"; probe: VendorProbeName; call: string }
+  | { type: "result"; result: ProbeResult }
+  | { type: "done" };

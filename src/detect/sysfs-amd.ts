@@ -1,0 +1,79 @@
+/**
+ * AMD GPUs from sysfs, for machines without ROCm libraries: every /sys/class/drm/cardN whose
+ * device has PCI vendor 0x1002 and the amdgpu `mem_info_vram_total` file. Also where the
+ * CPU-side NUMA node of any PCI device is read.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ProbeReport } from "../inventory/types.js";
+import { normalizePciBusId } from "./pci.js";
+import type { RawGpu } from "./probe-types.js";
+import type { Roots } from "./roots.js";
+
+const AMD_VENDOR = "0x1002";
+
+const read = (file: string): string | null => {
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return null;
+  }
+};
+
+/** Whether the amdgpu kernel module is loaded (without it no AMD library can see a GPU). */
+export function isAmdDriverLoaded(roots: Roots): boolean {
+  return existsSync(join(roots.sys, "module/amdgpu"));
+}
+
+/** Scan /sys/class/drm for AMD GPUs. */
+export function probeAmdSysfs(roots: Roots): { probe: ProbeReport; gpus: RawGpu[] } {
+  const started = performance.now();
+  const drm = join(roots.sys, "class/drm");
+  const done = (status: ProbeReport["status"], message: string, gpus: RawGpu[] = []) => ({
+    probe: {
+      name: "sysfs" as const,
+      status,
+      message,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+    },
+    gpus,
+  });
+  let cards: string[];
+  try {
+    cards = readdirSync(drm).filter((n) => /^card\d+$/.test(n));
+  } catch {
+    return done("no-devices", `${drm} does not exist`);
+  }
+  const gpus: RawGpu[] = [];
+  for (const card of cards.sort((a, b) => Number(a.slice(4)) - Number(b.slice(4)))) {
+    const dev = join(drm, card, "device");
+    if (read(join(dev, "vendor"))?.toLowerCase() !== AMD_VENDOR) continue;
+    const total = read(join(dev, "mem_info_vram_total"));
+    if (total === null) continue;
+    const used = read(join(dev, "mem_info_vram_used"));
+    const slot = /PCI_SLOT_NAME=(\S+)/.exec(read(join(dev, "uevent")) ?? "");
+    const deviceId = read(join(dev, "device"));
+    const uniqueId = read(join(dev, "unique_id"));
+    const numa = Number(read(join(dev, "numa_node")) ?? "-1");
+    gpus.push({
+      index: gpus.length,
+      name: read(join(dev, "product_name")) || `AMD GPU ${deviceId ?? ""}`.trim(),
+      uuid: uniqueId ? `GPU-${uniqueId.toLowerCase().padStart(16, "0")}` : null,
+      pciBusId: normalizePciBusId(slot?.[1]),
+      memoryBytes: Number(total),
+      usedMemoryBytes: used === null ? null : Number(used),
+      freeMemoryBytes: used === null ? null : Number(total) - Number(used),
+      numaNode: Number.isInteger(numa) && numa >= 0 ? numa : null,
+    });
+  }
+  return gpus.length
+    ? done("ok", `${gpus.length} AMD GPU${gpus.length === 1 ? "" : "s"} in ${drm}`, gpus)
+    : done("no-devices", `no AMD GPU in ${drm}`);
+}
+
+/** The CPU-side NUMA node of a PCI device (-1 in sysfs means none): null when unknown. */
+export function readPciNumaNode(roots: Roots, pciBusId: string): number | null {
+  const text = read(join(roots.sys, "bus/pci/devices", pciBusId, "numa_node"));
+  const n = Number(text ?? "-1");
+  return Number.isInteger(n) && n >= 0 ? n : null;
+}

@@ -1,0 +1,239 @@
+// Detection through the real FFI path (koffi in the probe child) against fake NVML and CUDA
+// libraries built from fixtures/fake-libs/*.c, one scenario per case.
+import { describe, expect, it } from "vitest";
+import { detect, detectInventory } from "../../src/detect/index.js";
+import validate from "../../src/generated/inventory-validator.js";
+import type { Inventory, ProbeReport } from "../../src/inventory/types.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt } from "./fake-libs.js";
+
+const probe = (inv: Inventory, name: ProbeReport["name"]) => inv.probes.find((p) => p.name === name)!;
+const nvmlOnly = () => ({ nvml: fakeLib("nvml") });
+const nvmlAndCuda = () => ({ nvml: fakeLib("nvml"), cuda: fakeLib("cuda") });
+
+describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
+  it("eight H100s, two in MIG mode: every GPU once, MIG instances as their own devices", async () => {
+    const inv = await detectInventory({ env: fakeEnv("h100x8-mig.scenario", nvmlOnly()) });
+    expect(validate(inv)).toBe(true);
+    const physical = inv.gpus.filter((g) => !g.mig?.parentUuid);
+    expect(physical.map((g) => g.id)).toEqual([
+      "cuda:0",
+      "cuda:1",
+      "cuda:2",
+      "cuda:3",
+      "cuda:4",
+      "cuda:5",
+      "cuda:6",
+      "cuda:7",
+    ]);
+    expect(physical.map((g) => g.pciBusId)).toEqual([
+      "0000:18:00.0",
+      "0000:2a:00.0",
+      "0000:3a:00.0",
+      "0000:5d:00.0",
+      "0000:9a:00.0",
+      "0000:ab:00.0",
+      "0000:ba:00.0",
+      "0000:db:00.0",
+    ]);
+    expect(inv.gpus.filter((g) => g.mig?.parentUuid).map((g) => g.id)).toEqual([
+      "cuda:2/mig0",
+      "cuda:2/mig1",
+      "cuda:2/mig2",
+      "cuda:5/mig0",
+      "cuda:5/mig1",
+    ]);
+    const first = inv.gpus[0]!;
+    expect(first).toMatchObject({
+      backend: "cuda",
+      name: "NVIDIA H100 80GB HBM3",
+      uuid: "GPU-6513270e-269e-0d37-f2a7-4de452e6b438",
+      serial: "1652023000000",
+      memoryBytes: 85520809984,
+      usedMemoryBytes: 529334272,
+      freeMemoryBytes: 85520809984 - 529334272,
+      computeCapability: "9.0",
+      architecture: "Hopper",
+      brand: "Tesla",
+      driverVersion: "550.54.15",
+      powerWatts: 69,
+      temperatureC: 30,
+      utilizationPercent: 0,
+      mig: { enabled: false },
+      sources: ["nvml"],
+    });
+    expect(first.cpuAffinity).toHaveLength(112);
+    expect(first.cpuAffinity!.slice(54, 58)).toEqual([54, 55, 112, 113]);
+    const parent = inv.gpus.find((g) => g.id === "cuda:2")!;
+    expect(parent.mig).toEqual({ enabled: true });
+    expect(inv.gpus.find((g) => g.id === "cuda:2/mig1")).toMatchObject({
+      name: "NVIDIA H100 80GB HBM3 MIG 2g.20gb",
+      uuid: expect.stringMatching(/^MIG-/),
+      memoryBytes: 21139292160,
+      pciBusId: "0000:3a:00.0",
+      mig: { enabled: true, parentUuid: parent.uuid, gpuInstanceId: 4, computeInstanceId: 0 },
+    });
+    expect(probe(inv, "nvml")).toMatchObject({
+      status: "ok",
+      version: "NVML 12.550.54.15, CUDA 12.4",
+      library: fakeLib("nvml"),
+    });
+    expect(probe(inv, "nvml").message).toBe("8 GPUs, driver 550.54.15");
+    expect(probe(inv, "cuda")).toMatchObject({ status: "not-found", library: null });
+    expect(inv.visibility).toMatchObject({ applied: true, narrowedBy: [], hiddenGpus: 0 });
+  });
+
+  it("mixed cards: ids follow PCI order, cudaIndex records CUDA's fastest-first order", async () => {
+    const inv = await detectInventory({ env: fakeEnv("mixed-order.scenario", nvmlAndCuda()) });
+    expect(inv.gpus.map((g) => [g.id, g.name, g.cudaIndex])).toEqual([
+      ["cuda:0", "NVIDIA GeForce RTX 3060", 2],
+      ["cuda:1", "NVIDIA GeForce RTX 4090", 0],
+      ["cuda:2", "NVIDIA A100-SXM4-40GB", 1],
+    ]);
+    // Seen by NVML and CUDA, listed once.
+    expect(inv.gpus.map((g) => g.sources)).toEqual([
+      ["nvml", "cuda"],
+      ["nvml", "cuda"],
+      ["nvml", "cuda"],
+    ]);
+    // NVML answered NOT_SUPPORTED for power: skipped, not fatal.
+    expect(inv.gpus.map((g) => g.powerWatts)).toEqual([null, null, null]);
+    expect(probe(inv, "cuda")).toMatchObject({ status: "ok", version: "CUDA 12.2" });
+  });
+
+  it("CUDA_VISIBLE_DEVICES indices are CUDA's order, or PCI order under CUDA_DEVICE_ORDER=PCI_BUS_ID", async () => {
+    const fastest = await detect({
+      env: fakeEnv("mixed-order.scenario", nvmlAndCuda(), { CUDA_VISIBLE_DEVICES: "0" }),
+    });
+    expect(fastest.inventory.gpus.map((g) => g.name)).toEqual(["NVIDIA GeForce RTX 4090"]);
+    expect(fastest.inventory.visibility).toMatchObject({
+      narrowedBy: ["CUDA_VISIBLE_DEVICES"],
+      hiddenGpus: 2,
+    });
+    expect(fastest.visibilityNotes).toEqual(["CUDA_VISIBLE_DEVICES=0 hides 2 of the cuda devices"]);
+
+    const pci = await detectInventory({
+      env: fakeEnv("mixed-order.scenario", nvmlAndCuda(), {
+        CUDA_VISIBLE_DEVICES: "0",
+        CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+      }),
+    });
+    expect(pci.gpus.map((g) => [g.name, g.cudaIndex])).toEqual([["NVIDIA GeForce RTX 3060", 0]]);
+
+    const all = await detectInventory({
+      all: true,
+      env: fakeEnv("mixed-order.scenario", nvmlAndCuda(), { CUDA_VISIBLE_DEVICES: "" }),
+    });
+    expect(all.gpus).toHaveLength(3);
+    expect(all.visibility).toMatchObject({ applied: false, variables: { CUDA_VISIBLE_DEVICES: "" } });
+  });
+
+  it("NVML missing (containers): the CUDA driver API lists the GPUs", async () => {
+    const inv = await detectInventory({ env: fakeEnv("mixed-order.scenario", { cuda: fakeLib("cuda") }) });
+    expect(inv.gpus.map((g) => [g.id, g.name, g.cudaIndex, g.pciBusId])).toEqual([
+      ["cuda:0", "NVIDIA GeForce RTX 3060", 2, "0000:01:00.0"],
+      ["cuda:1", "NVIDIA GeForce RTX 4090", 0, "0000:21:00.0"],
+      ["cuda:2", "NVIDIA A100-SXM4-40GB", 1, "0000:41:00.0"],
+    ]);
+    expect(inv.gpus[1]).toMatchObject({
+      memoryBytes: 25757220864,
+      computeCapability: "8.9",
+      mig: null,
+      sources: ["cuda"],
+    });
+    expect(inv.gpus[1]!.uuid).toMatch(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-/);
+    expect(probe(inv, "nvml").status).toBe("not-found");
+    expect(validate(inv)).toBe(true);
+  });
+
+  it("driver/library version mismatch: an error with NVML's own words and a hint", async () => {
+    const inv = await detectInventory({ env: fakeEnv("version-mismatch.scenario", nvmlOnly()) });
+    expect(inv.gpus).toEqual([]);
+    expect(probe(inv, "nvml")).toMatchObject({
+      status: "error",
+      message: "nvmlInit_v2: Driver/library version mismatch (18)",
+      hint: expect.stringContaining("reboot"),
+    });
+  });
+
+  it("a hang in nvmlInit_v2: killed at the deadline, reported as timeout; CUDA in the same child is skipped", async () => {
+    const started = performance.now();
+    const inv = await detectInventory({ timeoutMs: 1000, env: fakeEnv("hang.scenario", nvmlAndCuda()) });
+    expect(performance.now() - started).toBeLessThan(4000);
+    expect(probe(inv, "nvml")).toMatchObject({
+      status: "timeout",
+      message: "nvmlInit_v2 did not return within 1 s; the probe process was killed",
+      hint: expect.stringContaining("persistence mode"),
+    });
+    expect(probe(inv, "cuda")).toMatchObject({ status: "skipped" });
+    expect(inv.gpus).toEqual([]);
+  });
+
+  it("a segfault in libnvidia-ml: reported, and the CUDA probe still runs in a fresh child", async () => {
+    const inv = await detectInventory({ env: fakeEnv("crash.scenario", nvmlAndCuda()) });
+    expect(probe(inv, "nvml")).toMatchObject({
+      status: "error",
+      message: "the probe process crashed (SIGSEGV) in nvmlInit_v2",
+    });
+    expect(probe(inv, "cuda").status).toBe("ok");
+    expect(inv.gpus).toMatchObject([
+      { id: "cuda:0", name: "NVIDIA L4", uuid: "GPU-0f7a3c2e-9b1d-4e8f-a6c5-3d2b1a0f9e8d", cudaIndex: 0 },
+    ]);
+  });
+
+  it("an old driver without nvmlDeviceGetMemoryInfo_v2 / nvmlDeviceGetNumaNodeId: v1 memory, no NUMA, no error", async () => {
+    const old = await detectInventory({ env: fakeEnv("old-driver.scenario", { nvml: fakeLib("nvmlOld") }) });
+    const current = await detectInventory({ env: fakeEnv("old-driver.scenario", nvmlOnly()) });
+    expect(probe(old, "nvml")).toMatchObject({ status: "ok", version: "NVML 11.470.256.02, CUDA 11.4" });
+    // v1 counts the 512 MiB the driver reserves as used; v2 (current driver) does not.
+    expect(old.gpus[0]).toMatchObject({
+      name: "Tesla V100-SXM2-16GB",
+      usedMemoryBytes: 1073741824,
+      numaNode: null,
+    });
+    expect(current.gpus[0]).toMatchObject({ usedMemoryBytes: 536870912, numaNode: 1 });
+  });
+
+  it("NVML_ERROR_INSUFFICIENT_SIZE: string getters retry with a bigger buffer", async () => {
+    const inv = await detectInventory({ env: fakeEnv("insufficient-size.scenario", nvmlOnly()) });
+    expect(inv.gpus[0]).toMatchObject({
+      name: "NVIDIA L40S",
+      uuid: "GPU-4c2a9e1f-7d3b-4a6e-9f8c-1b2d3e4f5a6b",
+      driverVersion: "550.54.15",
+    });
+  });
+
+  it("a slow nvmlInit earns the persistence-mode hint", async () => {
+    const inv = await detectInventory({ env: fakeEnv("slow-init.scenario", nvmlOnly()) });
+    expect(probe(inv, "nvml")).toMatchObject({
+      status: "ok",
+      hint: expect.stringMatching(/^nvmlInit took 1\.\d s: enable persistence mode/),
+    });
+  });
+
+  it("a lost GPU is skipped with NVML's reason; NOT_SUPPORTED fields are null", async () => {
+    const inv = await detectInventory({ env: fakeEnv("lost-gpu.scenario", nvmlOnly()) });
+    expect(inv.gpus).toHaveLength(1);
+    expect(inv.gpus[0]).toMatchObject({ name: "NVIDIA T4", powerWatts: null, temperatureC: null, mig: null });
+    expect(probe(inv, "nvml")).toMatchObject({
+      status: "ok",
+      message: "1 GPU, driver 550.54.15; skipped GPU 1: nvmlDeviceGetHandleByIndex_v2: GPU is lost",
+    });
+  });
+
+  it("no vendor library at all: no child process, the CPU only, still a valid inventory", async () => {
+    const started = performance.now();
+    const inv = await detectInventory({ env: fakeEnv("h100x8-mig.scenario", {}) });
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(inv.gpus).toEqual([]);
+    expect(inv.probes.map((p) => [p.name, p.status])).toEqual([
+      ["cpu", "ok"],
+      ["nvml", "not-found"],
+      ["cuda", "not-found"],
+      ["rocm-smi", "not-found"],
+      ["amd-smi", "not-found"],
+      ["hip", "not-found"],
+      ["sysfs", "no-devices"],
+    ]);
+    expect(validate(inv)).toBe(true);
+  });
+});

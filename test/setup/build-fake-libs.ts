@@ -1,0 +1,54 @@
+// Compiles the fake vendor libraries (fixtures/fake-libs/*.c) into fixtures/lib/build/ with the
+// system C compiler, and makes sure the probe child (dist/detect/child/main.js) is built,
+// since the child runs as plain node even when the tests run TypeScript.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { FAKE_LIB_DIR, FAKE_LIBS, FAKE_SRC_DIR } from "../detect/fake-libs.js";
+
+function newest(dir: string): number {
+  let t = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    t = Math.max(t, entry.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+export default function setup(): void {
+  const compiler = ["cc", "gcc", "clang"].find(
+    (c) => spawnSync(c, ["--version"], { stdio: "ignore" }).status === 0,
+  );
+  if (!compiler) {
+    console.warn(
+      "gpuplan tests: no C compiler (cc/gcc/clang) found; the fake vendor library tests are skipped.",
+    );
+  } else {
+    for (const lib of Object.values(FAKE_LIBS)) {
+      const out = join(FAKE_LIB_DIR, lib.dir, lib.file);
+      const sources = [join(FAKE_SRC_DIR, lib.source), join(FAKE_SRC_DIR, "scenario.c")];
+      const stale =
+        !existsSync(out) ||
+        Math.max(
+          ...sources.map((s) => statSync(s).mtimeMs),
+          statSync(join(FAKE_SRC_DIR, "scenario.h")).mtimeMs,
+        ) > statSync(out).mtimeMs;
+      if (!stale) continue;
+      mkdirSync(join(FAKE_LIB_DIR, lib.dir), { recursive: true });
+      execFileSync(
+        compiler,
+        ["-shared", "-fPIC", "-O1", "-Wall", "-Werror", ...lib.flags, "-o", out, ...sources],
+        {
+          stdio: "inherit",
+        },
+      );
+    }
+  }
+  const child = "dist/detect/child/main.js";
+  if (!existsSync(child) || newest("src/detect") > statSync(child).mtimeMs) {
+    // tsc exits non-zero on type errors elsewhere in the tree but still emits; the child is what we need.
+    spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], {
+      stdio: "ignore",
+    });
+  }
+}
