@@ -38,8 +38,9 @@ for (const { name, file } of SCHEMAS) {
   const code = standaloneCode(ajv, validate).replace(/require\("([^"]+)"\)\.default/g, (_, mod) => {
     const id = `runtime${imports.length}`;
     imports.push(`import ${id} from "${mod}.js";`);
-    // CommonJS modules imported from ESM arrive as module.exports; the function is on .default.
-    return `${id}.default`;
+    // Node hands ESM a CommonJS module as module.exports (function on .default); vite's interop
+    // hands over the function itself. Accept both.
+    return `(${id}.default ?? ${id})`;
   });
   writeFileSync(
     join(outDir, `${name}-validator.js`),

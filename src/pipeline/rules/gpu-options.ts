@@ -33,11 +33,12 @@ export const gpuOptionsOnCpuSteps: Rule = ({ pipeline, spec, file, report }) => 
         }),
       );
     }
+    const codes = { vram: "vram-on-cpu-step", exclusive: "exclusive-on-cpu-step" } as const;
     for (const key of ["vram", "exclusive"] as const) {
       if (s[key] !== undefined && s[key] !== false) {
         report(
           warning({
-            code: `${key}-on-cpu-step`,
+            code: codes[key],
             message: `\`${key}\` has no effect on step \`${step.id}\`, which is not a GPU step`,
             hint: cpuHint,
             file,

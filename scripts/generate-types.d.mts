@@ -1,0 +1,1 @@
+export function generateTypes(name: string, file: string): Promise<string>;

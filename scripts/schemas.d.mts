@@ -1,0 +1,1 @@
+export const SCHEMAS: { name: string; file: string; types: string }[];

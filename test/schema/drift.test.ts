@@ -1,0 +1,61 @@
+// The schemas are the source of truth: the committed types, the examples and the README's
+// problem-code table must follow them and the code.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { generateTypes } from "../../scripts/generate-types.mjs";
+import { SCHEMAS } from "../../scripts/schemas.mjs";
+import { compilePlan } from "../../src/compile/compile.js";
+import validatePlan from "../../src/generated/plan-validator.js";
+import { targetInventory } from "../../src/inventory/load-inventory.js";
+import { checkPipelineText } from "../../src/pipeline/load-pipeline.js";
+
+const root = join(import.meta.dirname, "../..");
+const read = (p: string) => readFileSync(join(root, p), "utf8");
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith(".ts"))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+describe("schema drift", () => {
+  it.each(SCHEMAS)("src types match $file", async ({ name, file, types }) => {
+    expect(read(types), `run npm run generate:types`).toBe(await generateTypes(name, file));
+  });
+
+  it.each(["examples/cell-painting.yaml", "examples/diffusion-inference.yaml", "examples/jax-training.yaml"])(
+    "%s compiles without problems against dgx-a100-80gb and dgx-h100, and the plan matches its schema",
+    (example) => {
+      for (const target of ["dgx-a100-80gb", "dgx-h100"]) {
+        const result = compilePlan(checkPipelineText(example, read(example)), targetInventory(target));
+        expect(result.problems, `${example} on ${target}`).toEqual([]);
+        expect(validatePlan(result.plan), JSON.stringify(validatePlan.errors)).toBe(true);
+      }
+    },
+  );
+
+  it("the README lists every problem code the code can report, and no others", () => {
+    const used = new Set<string>();
+    for (const file of sourceFiles("src")) {
+      // Lines that set a code (`code: "…"`, `code: a ? "…" : "…"`, a `codes` table).
+      for (const line of readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => /\bcodes?\b/.test(l))) {
+        for (const m of line.matchAll(/"([a-z0-9]+(?:-[a-z0-9]+)+)"/g)) used.add(m[1]!);
+      }
+    }
+    const documented = new Set(
+      [...read("README.md").matchAll(/^\| `([a-z0-9-]+)` \| (error|warning)/gm)].map((m) => m[1]!),
+    );
+    expect(used.size).toBeGreaterThan(30);
+    expect([...used].filter((c) => !documented.has(c)).sort(), "codes missing from README").toEqual([]);
+    expect([...documented].filter((c) => !used.has(c)).sort(), "README codes nothing reports").toEqual([]);
+  });
+
+  it("CI runs the test command the README gives a new user", () => {
+    expect(read("README.md")).toMatch(/^npm test$/m);
+    expect(read(".ci/run")).toMatch(/^npm ci\b/m);
+    expect(read(".ci/run")).toMatch(/^npm test$/m);
+  });
+});
