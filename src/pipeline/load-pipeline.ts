@@ -4,8 +4,8 @@
  */
 import { createHash } from "node:crypto";
 import validatePipeline from "../generated/pipeline-validator.js";
-import { hasErrors, type Problem } from "../problems/problem.js";
-import { schemaProblems } from "../problems/schema-errors.js";
+import { fromPointer, hasErrors, type Problem } from "../problems/problem.js";
+import { type AjvError, schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPipelineFile } from "../schema-types/pipeline.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
 import { expandPipelines } from "./expand.js";
@@ -25,17 +25,94 @@ export async function loadPipelineFile(file: string): Promise<LoadedPipelineFile
   return checkPipelineText(file, await readSourceText(file, "pipeline file"));
 }
 
+/**
+ * After schema errors, keep checking what is still sound, so that one pass reports everything:
+ * an invalid optional key is dropped (its error is already reported), a step or pipeline whose
+ * id, run, name or shape is wrong is left out (other indices kept, so pointers stay right). A
+ * file whose shape is wrong at the top (not a mapping, no pipeline list, wrong version) stops.
+ */
+function salvage(
+  data: unknown,
+  errors: readonly AjvError[],
+): { data: GpuplanPipelineFile; skip: Set<number> } | undefined {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return undefined;
+  const original = data as Record<string, unknown>;
+  if (!Array.isArray(original.pipelines) || original.version !== 1) return undefined;
+  const clone = structuredClone(original) as Record<string, unknown> & { pipelines: unknown[] };
+  const skip = new Set<number>();
+  for (const e of errors) {
+    const path = fromPointer(e.instancePath);
+    if (e.keyword === "additionalProperties") path.push(String(e.params.additionalProperty));
+    const [first, index, ...rest] = path;
+    if (first === "pipelines" && index !== undefined) {
+      const i = Number(index);
+      const target = pruneTarget(clone.pipelines[i], rest);
+      if (target === undefined) skip.add(i);
+      else target.drop();
+    } else if (first === "registry" || first === "defaults" || first === "name" || first === "description") {
+      dropPath(clone, path);
+    } else if (first !== undefined && first !== "pipelines" && first !== "version") {
+      dropPath(clone, [first]);
+    } else {
+      return undefined;
+    }
+  }
+  if (!validatePipeline({ ...clone, pipelines: clone.pipelines.filter((_, i) => !skip.has(i)) })) {
+    // Dropping keys was not enough (e.g. a drop made something required go missing): fall back
+    // to leaving out every pipeline that still has an error, and the registry and defaults.
+    for (const e of validatePipeline.errors ?? []) {
+      const [first, index] = fromPointer(e.instancePath);
+      if (first === "pipelines" && index !== undefined) skip.add(Number(index));
+    }
+    delete clone.registry;
+    delete clone.defaults;
+    if (!validatePipeline({ ...clone, pipelines: clone.pipelines.filter((_, i) => !skip.has(i)) }))
+      return undefined;
+  }
+  return { data: clone as unknown as GpuplanPipelineFile, skip };
+}
+
+/** Inside one pipeline: what to drop for an error at `rest`, or undefined to leave the pipeline out. */
+function pruneTarget(pipeline: unknown, rest: string[]): { drop: () => void } | undefined {
+  if (typeof pipeline !== "object" || pipeline === null) return undefined;
+  const [key, stepIndex, stepKey] = rest;
+  if (key === undefined || key === "name") return undefined;
+  if (key === "steps") {
+    // An error in a step's id or run, or in the step as a whole, leaves the pipeline out.
+    if (stepIndex === undefined || stepKey === undefined || stepKey === "id" || stepKey === "run")
+      return undefined;
+    return { drop: () => dropPath(pipeline as Record<string, unknown>, ["steps", stepIndex, stepKey]) };
+  }
+  return { drop: () => dropPath(pipeline as Record<string, unknown>, [key]) };
+}
+
+function dropPath(root: Record<string, unknown>, path: readonly string[]): void {
+  let node: unknown = root;
+  for (const seg of path.slice(0, -1)) {
+    if (typeof node !== "object" || node === null) return;
+    node = (node as Record<string, unknown>)[seg];
+  }
+  if (typeof node === "object" && node !== null && !Array.isArray(node)) {
+    delete (node as Record<string, unknown>)[path[path.length - 1]!];
+  }
+}
+
 export function checkPipelineText(file: string, text: string): LoadedPipelineFile {
   const sha256 = createHash("sha256").update(text).digest("hex");
   const parsed = parseSource(file, text);
   const result = { source: parsed.source, sha256, resolved: undefined, problems: parsed.problems };
   if (hasErrors(parsed.problems)) return result;
-  if (!validatePipeline(parsed.data)) {
-    return { ...result, problems: schemaProblems(validatePipeline.errors ?? [], file, knownPipelineKeys) };
-  }
-  const data = parsed.data as GpuplanPipelineFile;
   const problems: Problem[] = [];
-  const normalized = normalizeFile(data, file);
+  let data = parsed.data as GpuplanPipelineFile;
+  let skip = new Set<number>();
+  if (!validatePipeline(parsed.data)) {
+    const errors = validatePipeline.errors ?? [];
+    problems.push(...schemaProblems(errors, file, knownPipelineKeys));
+    const salvaged = salvage(parsed.data, errors);
+    if (!salvaged) return { ...result, problems };
+    ({ data, skip } = salvaged);
+  }
+  const normalized = normalizeFile(data, file, skip);
   problems.push(...normalized.problems);
   for (const t of normalized.value.templates) {
     for (const rule of RULES)

@@ -44,6 +44,8 @@ export interface ResolvedStep {
   memory: StepMemory;
   /** A GPU step when any declared type (input, output, uses) is a GPU type. */
   isGpu: boolean;
+  /** A declared type was unknown (reported); rules about data hand-offs skip this step. */
+  unknownMemoryType: boolean;
   vramBytes: number | null;
   dataBytes: number | null;
   /** Explicit `needs`, or the step before it when none are given. */

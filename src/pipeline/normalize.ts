@@ -32,17 +32,18 @@ export interface Templates {
   templates: { spec: PipelineSpec; resolved: ResolvedPipeline }[];
 }
 
+/** `skip`: indices of pipelines that failed the schema check (left out, other indices kept). */
 export function normalizeFile(
   data: GpuplanPipelineFile,
   file: string,
+  skip: ReadonlySet<number> = new Set(),
 ): { value: Templates; problems: Problem[] } {
   const problems: Problem[] = [];
   const registry = normalizeRegistry(data, file, problems);
   const defaults = data.defaults ?? {};
-  const templates = data.pipelines.map((spec, i) => ({
-    spec,
-    resolved: normalizePipeline(spec, i, defaults, file, problems),
-  }));
+  const templates = data.pipelines.flatMap((spec, i) =>
+    skip.has(i) ? [] : [{ spec, resolved: normalizePipeline(spec, i, defaults, file, problems) }],
+  );
   return { value: { name: data.name ?? "pipeline", registry, templates }, problems };
 }
 
@@ -138,6 +139,7 @@ function normalizeStep(
 ): ResolvedStep {
   const memorySpec = step.memory ?? defaults.memory;
   const memoryPointer = step.memory !== undefined ? `${pointer}/memory` : "/defaults/memory";
+  const before = problems.length;
   const memory = normalizeMemory(
     memorySpec,
     step.uses ?? [],
@@ -146,6 +148,7 @@ function normalizeStep(
     file,
     problems,
   );
+  const unknownMemoryType = problems.length > before;
   const shell = step.shell ?? defaults.shell ?? false;
   const argv = typeof step.run === "string" ? [step.run] : step.run.map(String);
   const onOom = step.on_oom ?? defaults.on_oom ?? {};
@@ -162,6 +165,7 @@ function normalizeStep(
     cwd: step.cwd ?? defaults.cwd ?? null,
     memory,
     isGpu,
+    unknownMemoryType,
     vramBytes: size(step.vram ?? (isGpu ? defaults.vram : undefined)),
     dataBytes: size(step.data),
     needs: step.needs ?? (j > 0 && previousId !== undefined ? [previousId] : []),

@@ -46,7 +46,7 @@ describe("schema drift", () => {
       }
     }
     const documented = new Set(
-      [...read("README.md").matchAll(/^\| `([a-z0-9-]+)` \| (error|warning)/gm)].map((m) => m[1]!),
+      [...read("README.md").matchAll(/^\|\s*`([a-z0-9-]+)`\s*\|\s*(error|warning)/gm)].map((m) => m[1]!),
     );
     expect(used.size).toBeGreaterThan(30);
     expect([...used].filter((c) => !documented.has(c)).sort(), "codes missing from README").toEqual([]);

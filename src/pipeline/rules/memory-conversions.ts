@@ -10,8 +10,11 @@ import type { Rule } from "./rule.js";
  * between two GPU steps bounces the data through the host: worth a warning.
  */
 export const memoryConversions: Rule = ({ pipeline, file, report }) => {
+  const unknown = new Set(pipeline.steps.filter((s) => s.unknownMemoryType).map((s) => s.id));
   pipeline.steps.forEach((step, j) => {
-    for (const c of incomingConversions(pipeline, j)) {
+    // A step with an unknown type was reported already; guessing its hand-offs would only mislead.
+    if (unknown.has(step.id)) return;
+    for (const c of incomingConversions(pipeline, j).filter((c) => !unknown.has(c.fromStep))) {
       if (c.kind !== "host-roundtrip") continue;
       const moved = c.bytes !== null ? ` (${formatSize(c.bytes)} each way, ~${transferMs(c)} ms)` : "";
       const what = `\`${c.from}\` output of step \`${c.fromStep}\` → \`${c.to}\` input of step \`${step.id}\``;
@@ -41,8 +44,12 @@ export const memoryConversions: Rule = ({ pipeline, file, report }) => {
       }
     }
     if (step.isGpu) return;
-    const fromGpu = incomingConversions(pipeline, j).filter((c) => isGpuType(c.from));
-    const toGpu = pipeline.steps.filter((s) => s.needs.includes(step.id) && isGpuType(s.memory.input));
+    const fromGpu = incomingConversions(pipeline, j).filter(
+      (c) => isGpuType(c.from) && !unknown.has(c.fromStep),
+    );
+    const toGpu = pipeline.steps.filter(
+      (s) => s.needs.includes(step.id) && isGpuType(s.memory.input) && !unknown.has(s.id),
+    );
     if (fromGpu.length > 0 && toGpu.length > 0) {
       report(
         warning({
