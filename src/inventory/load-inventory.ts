@@ -2,7 +2,6 @@
  * Where compile gets its inventory: a file (detect JSON or the short form), a built-in target,
  * or live detection.
  */
-import validateInventory from "../generated/inventory-validator.js";
 import { didYouMean } from "../problems/did-you-mean.js";
 import { UsageError } from "../problems/errors.js";
 import { hasErrors, type Problem } from "../problems/problem.js";
@@ -26,6 +25,8 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
   const label = `file:${file}`;
   if (hasErrors(parsed.problems))
     return { inventory: undefined, label, source: parsed.source, problems: parsed.problems };
+  // Loaded here, not at the top: --target and live detection never need it.
+  const { default: validateInventory } = await import("../generated/inventory-validator.js");
   if (!validateInventory(parsed.data)) {
     return {
       inventory: undefined,
