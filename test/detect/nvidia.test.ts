@@ -1,5 +1,6 @@
 // Detection through the real FFI path (koffi in the probe child) against fake NVML and CUDA
 // libraries built from fixtures/fake-libs/*.c, one scenario per case.
+import "../helpers/ajv-interop.js";
 import { describe, expect, it } from "vitest";
 import { detect, detectInventory } from "../../src/detect/index.js";
 import validate from "../../src/generated/inventory-validator.js";

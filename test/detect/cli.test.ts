@@ -1,0 +1,127 @@
+// `gpuplan detect` end to end: the built CLI (node bin/gpuplan.js) against the fake libraries.
+import "../helpers/ajv-interop.js";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import validate from "../../src/generated/inventory-validator.js";
+import { gpuplan } from "../helpers/cli.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt } from "./fake-libs.js";
+
+describe("gpuplan detect flags", () => {
+  it("--timeout banana is a usage error (exit 2) with a hint, before any probing", () => {
+    const r = gpuplan(["detect", "--timeout", "banana"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("--timeout banana: not a duration");
+    expect(r.stderr).toContain("hint:");
+  });
+
+  it("an unwritable --save target is a usage error", () => {
+    const r = gpuplan(["detect", "--save", "/nonexistent-dir/inv.json"], {
+      env: fakeEnv("h100x8-mig.scenario", {}),
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("cannot write /nonexistent-dir/inv.json (ENOENT)");
+  });
+
+  it("zero GPUs is still success: exit 0, the CPU and one line per probe on stdout", () => {
+    const r = gpuplan(["detect"], { env: fakeEnv("h100x8-mig.scenario", {}) });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^No GPU found\.\n\nCPU {2}/);
+    for (const name of ["cpu", "nvml", "cuda", "rocm-smi", "amd-smi", "hip", "sysfs"]) {
+      expect(r.stdout).toMatch(new RegExp(`^  ${name} +(ok|not-found|no-devices) `, "m"));
+    }
+    expect(r.stderr).toBe("");
+  });
+});
+
+describe.skipIf(!fakeLibsBuilt)("gpuplan detect with the 8-GPU fake NVML", () => {
+  const env = () => fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") });
+
+  it("--json prints the inventory, valid against schemas/inventory.schema.json", () => {
+    const r = gpuplan(["detect", "--json"], { env: env() });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe("");
+    const inv = JSON.parse(r.stdout);
+    expect(validate(inv)).toBe(true);
+    expect(inv.schema).toBe("gpuplan/inventory@1");
+    expect(inv.gpus).toHaveLength(13);
+    expect(inv.cpu.usableCores).toBeGreaterThanOrEqual(1);
+  });
+
+  it("--save writes the same JSON atomically (no temporary file left) and the table still prints", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-detect-"));
+    const file = join(dir, "inv.json");
+    const saved = gpuplan(["detect", "--save", file], { env: env() });
+    expect(saved.exitCode).toBe(0);
+    expect(saved.stdout).toContain("8 GPUs and 5 MIG instances");
+    expect(readdirSync(dir)).toEqual(["inv.json"]);
+    const inv = JSON.parse(readFileSync(file, "utf8"));
+    expect(validate(inv)).toBe(true);
+    const json = JSON.parse(gpuplan(["detect", "--json"], { env: env() }).stdout);
+    expect(inv.gpus).toEqual(json.gpus);
+  });
+
+  it("the human table lists id, name, memory, free, CC, short UUID, PCI bus id, NUMA; no colour off a TTY", () => {
+    const r = gpuplan(["detect"], { env: env() });
+    const lines = r.stdout.split("\n");
+    expect(lines[1]).toMatch(/^ID +NAME +MEMORY +FREE +CC +UUID +PCI +NUMA$/);
+    expect(lines[2]).toMatch(
+      /^cuda:0 +NVIDIA H100 80GB HBM3 +79\.6 GiB +79\.2 GiB +9\.0 +GPU-6513270e +0000:18:00\.0 +-$/,
+    );
+    expect(r.stdout).toMatch(/^cuda:2 .* MIG on$/m);
+    expect(r.stdout).toMatch(/^cuda:2\/mig0 +NVIDIA H100 80GB HBM3 MIG 2g\.20gb +19\.7 GiB/m);
+    expect(r.stdout).toMatch(
+      /^ {2}nvml +ok +8 GPUs, driver 550\.54\.15 \[NVML 12\.550\.54\.15, CUDA 12\.4\]/m,
+    );
+    expect(r.stdout).not.toContain("\x1b[");
+  });
+
+  it("says which variable narrowed the view; --all ignores it", () => {
+    const narrowed = gpuplan(["detect"], { env: { ...env(), CUDA_VISIBLE_DEVICES: "1,GPU-92276658" } });
+    expect(narrowed.stdout).toContain("2 GPUs visible (11 hidden; narrowed by CUDA_VISIBLE_DEVICES)");
+    expect(narrowed.stdout).toContain(
+      "visibility: CUDA_VISIBLE_DEVICES=1,GPU-92276658 hides 11 of the cuda devices",
+    );
+    expect(narrowed.stdout).toMatch(/^cuda:7 /m);
+    const all = gpuplan(["detect", "--all"], { env: { ...env(), CUDA_VISIBLE_DEVICES: "1" } });
+    expect(all.stdout).toContain("8 GPUs and 5 MIG instances");
+    expect(all.stdout).toContain("visibility: --all ignores the visibility variables");
+  });
+});
+
+describe.skipIf(!fakeLibsBuilt)("vendor noise and failures stay out of gpuplan's output", () => {
+  it("a library that prints to stdout and stderr and then fails: clean output, exit 0", () => {
+    const r = gpuplan(["detect"], { env: fakeEnv("version-mismatch.scenario", { nvml: fakeLib("nvml") }) });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout + r.stderr).not.toContain("NVRM: API mismatch");
+    expect(r.stdout).toMatch(/^ {2}nvml +error +nvmlInit_v2: Driver\/library version mismatch \(18\)/m);
+    expect(r.stdout).toMatch(/^ +hint: the NVIDIA kernel module and libnvidia-ml differ in version/m);
+  });
+
+  it("a segfaulting library: exit 0, the crash reported, nothing printed by the library", () => {
+    const r = gpuplan(["detect", "--json"], {
+      env: fakeEnv("crash.scenario", { nvml: fakeLib("nvml"), cuda: fakeLib("cuda") }),
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe("");
+    const inv = JSON.parse(r.stdout);
+    expect(inv.probes.find((p: { name: string }) => p.name === "nvml").message).toContain("SIGSEGV");
+    expect(inv.gpus.map((g: { name: string }) => g.name)).toEqual(["NVIDIA L4"]);
+  });
+
+  it("a hang: --timeout bounds the whole command", () => {
+    const started = Date.now();
+    const r = gpuplan(["detect", "--json", "--timeout", "800ms"], {
+      env: fakeEnv("hang.scenario", { nvml: fakeLib("nvml") }),
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(r.exitCode).toBe(0);
+    const nvml = JSON.parse(r.stdout).probes.find((p: { name: string }) => p.name === "nvml");
+    expect(nvml).toMatchObject({
+      status: "timeout",
+      message: "nvmlInit_v2 did not return within 0.8 s; the probe process was killed",
+    });
+  });
+});
