@@ -34,7 +34,7 @@ export function expandPipelines(
 }
 
 function applyMatrix(t: ResolvedPipeline, values: MatrixValues): ResolvedPipeline {
-  if (Object.keys(values).length === 0) return { ...t, name: substitute(t.name, values, new Set()) };
+  // Always substitute, matrix or not: `{{` and `}}` are literal braces in every pipeline.
   // Unknown placeholders were reported once per template by the matrix rule.
   const sub = (s: string) => substitute(s, values, new Set());
   return {

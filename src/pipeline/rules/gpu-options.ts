@@ -20,6 +20,9 @@ export const gpuOptionsOnCpuSteps: Rule = ({ pipeline, spec, file, report }) => 
       }
       return;
     }
+    // An unknown memory type was reported already and reads as numpy here; whether the step is
+    // meant for the GPU is unknown, so "has no effect on a CPU step" would only add noise.
+    if (step.unknownMemoryType) return;
     const cpuHint = "its memory types are all host types (numpy); declare a GPU type in `memory` or `uses`";
     if (s.device_map !== undefined) {
       report(

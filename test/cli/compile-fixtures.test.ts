@@ -1,0 +1,93 @@
+/**
+ * CLI end-to-end over fixture folders (STYLE.md §11): each `fixtures/compile/<case>/` holds a
+ * `pipeline.yaml` (or `pipeline.txt` for text that is deliberately not YAML, which the linter
+ * would otherwise reject), optionally an `inventory.yaml`/`inventory.json` and an `args.json` of extra
+ * flags, and the expected outcome beside them: `expected.json` (exit code and located problems)
+ * and, for cases that compile, `expected-plan.json` (the exact plan bytes).
+ * `UPDATE_FIXTURES=1 npx vitest run test/cli/compile-fixtures.test.ts` rewrites the expectations;
+ * review the diff before committing it.
+ */
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { gpuplan, hasCrashed, ROOT } from "../helpers/cli.js";
+
+const DIR = "fixtures/compile";
+const UPDATE = process.env.UPDATE_FIXTURES === "1";
+
+interface ExpectedProblem {
+  code: string;
+  severity: string;
+  file?: string;
+  line?: number;
+  column?: number;
+}
+interface Expected {
+  exitCode: number;
+  problems: ExpectedProblem[];
+}
+interface Report {
+  ok: boolean;
+  problems: (ExpectedProblem & { message: string })[];
+  plan: unknown;
+}
+
+const cases = readdirSync(join(ROOT, DIR), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+
+describe("gpuplan compile fixtures", () => {
+  it("has enough cases", () => {
+    expect(cases.length).toBeGreaterThanOrEqual(12);
+  });
+
+  for (const name of cases) {
+    it(name, () => {
+      const dir = `${DIR}/${name}`;
+      const at = (f: string) => join(ROOT, dir, f);
+      const pipeline = `${dir}/${existsSync(at("pipeline.txt")) ? "pipeline.txt" : "pipeline.yaml"}`;
+      const args = existsSync(at("args.json"))
+        ? (JSON.parse(readFileSync(at("args.json"), "utf8")) as string[])
+        : [];
+      const inventory = ["inventory.yaml", "inventory.json"].find((f) => existsSync(at(f)));
+      if (inventory) args.unshift("--inventory", `${dir}/${inventory}`);
+      // Live detection would make the outcome depend on the machine running the tests.
+      expect(args.some((a) => a === "--inventory" || a === "--target")).toBe(true);
+
+      const r = gpuplan(["compile", pipeline, ...args, "--format", "json"]);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      const report = JSON.parse(r.stdout) as Report;
+      const actual: Expected = {
+        exitCode: r.exitCode,
+        problems: report.problems.map((p) => ({
+          code: p.code,
+          severity: p.severity,
+          ...(p.file !== pipeline && { file: p.file }),
+          ...(p.line !== undefined && { line: p.line, column: p.column }),
+        })),
+      };
+      const planText = report.plan ? `${JSON.stringify(report.plan, null, 2)}\n` : undefined;
+
+      if (UPDATE) {
+        writeFileSync(at("expected.json"), `${JSON.stringify(actual, null, 2)}\n`);
+        if (planText) writeFileSync(at("expected-plan.json"), planText);
+        else rmSync(at("expected-plan.json"), { force: true });
+      }
+      const expected = JSON.parse(readFileSync(at("expected.json"), "utf8")) as Expected;
+      expect(actual).toEqual(expected);
+      expect(report.ok).toBe(expected.exitCode === 0);
+      // Every problem from a file says where; every problem says what.
+      for (const p of report.problems) {
+        expect(p.message.length).toBeGreaterThan(0);
+        if (p.file !== undefined && p.file !== "") expect(p.line, `${p.code} has no line`).toBeGreaterThan(0);
+      }
+      if (expected.exitCode === 0) {
+        expect(planText).toBe(readFileSync(at("expected-plan.json"), "utf8"));
+      } else {
+        expect(report.plan).toBeNull();
+        expect(existsSync(at("expected-plan.json"))).toBe(false);
+      }
+    });
+  }
+});

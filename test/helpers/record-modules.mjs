@@ -1,0 +1,28 @@
+// Preload (`node --import`) that records every module whose specifier or URL matches
+// GPUPLAN_TEST_MODULE_PATTERN into the file GPUPLAN_TEST_MODULE_LOG, one per line. It watches
+// both ways a module can arrive: ESM resolution (a `node:module` resolve hook) and CommonJS
+// `require` (including createRequire), so a lazily required native module cannot slip past.
+import { appendFileSync } from "node:fs";
+import Module, { register } from "node:module";
+
+const log = process.env.GPUPLAN_TEST_MODULE_LOG;
+const pattern = process.env.GPUPLAN_TEST_MODULE_PATTERN;
+if (log && pattern) {
+  const re = new RegExp(pattern);
+  const hook = `
+    import { appendFileSync } from "node:fs";
+    let re, log;
+    export function initialize(data) { re = new RegExp(data.pattern); log = data.log; }
+    export async function resolve(specifier, context, next) {
+      const result = await next(specifier, context);
+      if (re.test(specifier) || re.test(result.url)) appendFileSync(log, "esm " + result.url + "\\n");
+      return result;
+    }
+  `;
+  register(`data:text/javascript,${encodeURIComponent(hook)}`, { data: { pattern, log } });
+  const load = Module._load;
+  Module._load = function (request, ...rest) {
+    if (re.test(request)) appendFileSync(log, `cjs ${request}\n`);
+    return load.call(this, request, ...rest);
+  };
+}

@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest";
+import { check, one, yaml } from "../helpers/pipeline.js";
+
+describe("schema problems", () => {
+  it("points an unknown key at the key, with a did-you-mean from the schema", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p
+          steps:
+            - id: s
+              run: [x]
+              vrma: 2GiB
+    `);
+    const p = one(loaded.problems, "schema-unknown-property");
+    expect(p.severity).toBe("error");
+    expect(p.message).toContain("`vrma`");
+    expect(p.hint).toBe("did you mean `vram`?");
+    expect(p.pointer).toBe("/pipelines/0/steps/0/vrma");
+    expect([p.line, p.column]).toEqual([7, 9]);
+  });
+
+  it("suggests top-level and registry keys too", () => {
+    const top = one(check("version: 1\npipeline: []\n").problems, "schema-unknown-property");
+    expect(top.hint).toBe("did you mean `pipelines`?");
+    const reg = one(
+      check(
+        "version: 1\nregistry: { memory_stratgy: balanced }\npipelines: [{ name: p, steps: [{ id: s, run: [x] }] }]\n",
+      ).problems,
+      "schema-unknown-property",
+    );
+    expect(reg.hint).toBe("did you mean `memory_strategy`?");
+    expect([reg.line, reg.column]).toEqual([2, 13]);
+  });
+
+  it("points a missing required property at its parent", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p
+          steps:
+            - id: s
+              memory: torch
+    `);
+    const p = one(loaded.problems, "schema-missing-property");
+    expect(p.message).toContain("`run`");
+    expect(p.pointer).toBe("/pipelines/0/steps/0");
+    expect([p.line, p.column]).toEqual([5, 9]);
+  });
+
+  it("reports a bad size string once, at the value, with a size hint", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p
+          steps:
+            - id: s
+              run: [x]
+              memory: torch
+              vram: 12 gigs
+    `);
+    const p = one(loaded.problems, "schema-invalid-value");
+    expect(p.message).toContain("`pipelines.0.steps.0.vram`");
+    expect(p.hint).toContain("12GiB");
+    expect([p.line, p.column]).toEqual([8, 15]);
+  });
+
+  it("reports a bad duration with a duration hint", () => {
+    const p = one(
+      check("version: 1\npipelines: [{ name: p, steps: [{ id: s, run: [x], timeout: 5 minutes }] }]\n")
+        .problems,
+      "schema-invalid-value",
+    );
+    expect(p.hint).toContain("15m");
+  });
+
+  it("collects every schema problem in one pass", () => {
+    const loaded = check(yaml`
+      version: 2
+      registry: { memory_strategy: greedy }
+      pipelines:
+        - name: p
+          gpus: 0
+          steps:
+            - { id: "bad id", run: [x] }
+    `);
+    expect(loaded.problems.map((p) => p.pointer).sort()).toEqual([
+      "/pipelines/0/gpus",
+      "/pipelines/0/steps/0/id",
+      "/registry/memory_strategy",
+      "/version",
+    ]);
+    expect(loaded.problems.every((p) => p.line !== undefined && p.column !== undefined)).toBe(true);
+  });
+
+  it("wrong type", () => {
+    const p = one(check("version: 1\npipelines: { name: p }\n").problems, "schema-wrong-type");
+    expect(p.message).toBe("`pipelines` must be array");
+    expect([p.line, p.column]).toEqual([2, 12]);
+  });
+});
+
+describe("syntax problems", () => {
+  it("reports a YAML syntax error at its offset", () => {
+    const loaded = check("version: 1\npipelines:\n  - name: [unclosed\n");
+    expect(loaded.problems.length).toBeGreaterThan(0);
+    expect(loaded.problems[0]!.code).toBe("syntax-error");
+    expect(loaded.problems[0]!.line).toBeGreaterThanOrEqual(3);
+    expect(loaded.resolved).toBeUndefined();
+  });
+
+  it("reports a duplicate key at the second key", () => {
+    const p = one(check("version: 1\nversion: 1\npipelines: []\n").problems, "duplicate-key");
+    expect(p.severity).toBe("error");
+    expect(p.line).toBe(2);
+  });
+
+  it("reports an empty file and a second document", () => {
+    expect(one(check("").problems, "empty-file").line).toBe(1);
+    // A comment-only file holds no document: reported at line 1 either way.
+    const comment = check("# only a comment\n").problems;
+    expect(comment).toHaveLength(1);
+    expect(["empty-file", "schema-wrong-type"]).toContain(comment[0]!.code);
+    expect(comment[0]!.line).toBe(1);
+    const p = one(check("version: 1\n---\nversion: 1\n").problems, "multiple-documents");
+    expect(p.line).toBeGreaterThanOrEqual(1);
+  });
+
+  it("reports a scalar document as the wrong type", () => {
+    expect(check("just text\n").problems.map((p) => p.code)).toEqual(["schema-wrong-type"]);
+  });
+});
+
+describe("one pass after schema errors", () => {
+  it("keeps checking the sound parts of a file with schema errors", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p
+          steps:
+            - { id: a, run: [x], memory: Torch, vrma: 1GiB }
+            - { id: b, run: [x], needs: [zz] }
+        - name: q
+          steps:
+            - { id: c }
+    `);
+    const codes = loaded.problems.map((p) => p.code).sort();
+    expect(codes).toEqual(
+      expect.arrayContaining([
+        "schema-missing-property",
+        "schema-unknown-property",
+        "unknown-memory-type",
+        "unknown-need",
+      ]),
+    );
+    for (const p of loaded.problems) expect(p.line, p.code).toBeGreaterThan(0);
+  });
+});
