@@ -6,6 +6,7 @@
  * stderr (vendor noise) never reach the user; results travel on fd 3.
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "./probe-types.js";
 
@@ -33,10 +34,14 @@ const NARROWING_VARIABLES = [
 const NVIDIA: ReadonlySet<VendorProbeName> = new Set(["nvml", "cuda"]);
 
 /**
- * The child entry is plain JS in dist/: both src/detect and dist/detect sit two levels below
- * the package root, so the same relative URL works from the sources (tests) and the build.
+ * The child entry is plain JS in dist/detect/child/: next to this module once built, and two
+ * levels up from the sources (tests) or from a bundle chunk in dist/bundle/.
  */
-export const CHILD_ENTRY = fileURLToPath(new URL("../../dist/detect/child/main.js", import.meta.url));
+export function childEntry(): string {
+  const candidates = ["./child/main.js", "../../dist/detect/child/main.js", "../detect/child/main.js"];
+  const paths = candidates.map((c) => fileURLToPath(new URL(c, import.meta.url)));
+  return paths.find((p) => existsSync(p)) ?? paths[1]!;
+}
 
 const HINTS: Record<VendorProbeName, { timeout: string; crash: string }> = {
   nvml: {
@@ -94,9 +99,9 @@ async function runGroup(
       break;
     }
     if (!current) {
-      // The child died before starting any probe: node or koffi itself failed.
-      const why = run.end.kind === "timeout" ? "did not start in time" : `failed to start: ${run.end.detail}`;
-      for (const t of remaining)
+      // The child died outside any probe: node or koffi itself failed, or it ran out of time.
+      const why = run.end.kind === "timeout" ? "ran out of time" : `failed: ${run.end.detail}`;
+      for (const t of remaining.filter((r) => !answered.has(r.name)))
         results.push(
           failed(t, run.end.kind === "timeout" ? "timeout" : "error", `the probe process ${why}`, 0),
         );
@@ -170,6 +175,8 @@ interface ChildRun {
 function runChild(tasks: ProbeTask[], deadline: number, options: RunProbesOptions): Promise<ChildRun> {
   const env = { ...options.env };
   for (const name of NARROWING_VARIABLES) delete env[name];
+  // Flags meant for gpuplan itself (--inspect, --require hooks) have no business in the child.
+  delete env.NODE_OPTIONS;
   const request: ChildRequest = {
     probes: tasks,
     slowInitMs: options.slowInitMs,
@@ -177,7 +184,7 @@ function runChild(tasks: ProbeTask[], deadline: number, options: RunProbesOption
   };
   const run: ChildRun = { results: [], current: null, end: { kind: "done" } };
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CHILD_ENTRY, JSON.stringify(request)], {
+    const child = spawn(process.execPath, [childEntry(), JSON.stringify(request)], {
       env,
       stdio: ["ignore", "ignore", "pipe", "pipe"],
       windowsHide: true,

@@ -1,11 +1,14 @@
 // Detection through the real FFI path (koffi in the probe child) against fake NVML and CUDA
 // libraries built from fixtures/fake-libs/*.c, one scenario per case.
 import "../helpers/ajv-interop.js";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { detect, detectInventory } from "../../src/detect/index.js";
 import validate from "../../src/generated/inventory-validator.js";
 import type { Inventory, ProbeReport } from "../../src/inventory/types.js";
-import { fakeEnv, fakeLib, fakeLibsBuilt } from "./fake-libs.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "./fake-libs.js";
 
 const probe = (inv: Inventory, name: ProbeReport["name"]) => inv.probes.find((p) => p.name === name)!;
 const nvmlOnly = () => ({ nvml: fakeLib("nvml") });
@@ -179,6 +182,33 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
     expect(inv.gpus).toMatchObject([
       { id: "cuda:0", name: "NVIDIA L4", uuid: "GPU-0f7a3c2e-9b1d-4e8f-a6c5-3d2b1a0f9e8d", cudaIndex: 0 },
     ]);
+  });
+
+  it("a crash in a per-device call names that call", async () => {
+    const scenario = join(mkdtempSync(join(tmpdir(), "gpuplan-scenario-")), "crash.scenario");
+    writeFileSync(
+      scenario,
+      `${readFileSync(join(SCENARIOS, "h100x8-mig.scenario"), "utf8")}\nnvml.crash_on = nvmlDeviceGetPciInfo_v3\n`,
+    );
+    const inv = await detectInventory({
+      env: fakeEnv("h100x8-mig.scenario", nvmlOnly(), { GPUPLAN_FAKE_SCENARIO: scenario }),
+    });
+    expect(probe(inv, "nvml")).toMatchObject({
+      status: "error",
+      message: "the probe process crashed (SIGSEGV) in nvmlDeviceGetPciInfo_v3",
+    });
+  });
+
+  it("a file that is not a shared library: an error with the loader's reason, other probes unaffected", async () => {
+    const notALibrary = join(mkdtempSync(join(tmpdir(), "gpuplan-lib-")), "libnvidia-ml.so.1");
+    writeFileSync(notALibrary, "this is not an ELF file\n");
+    const inv = await detectInventory({
+      env: fakeEnv("mixed-order.scenario", { nvml: notALibrary, cuda: fakeLib("cuda") }),
+    });
+    expect(probe(inv, "nvml")).toMatchObject({ status: "error", library: notALibrary });
+    expect(probe(inv, "nvml").message).toMatch(/Failed to load shared library/);
+    expect(probe(inv, "cuda").status).toBe("ok");
+    expect(inv.gpus).toHaveLength(3);
   });
 
   it("an old driver without nvmlDeviceGetMemoryInfo_v2 / nvmlDeviceGetNumaNodeId: v1 memory, no NUMA, no error", async () => {
