@@ -123,12 +123,14 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
     });
     expect(pci.gpus.map((g) => [g.name, g.cudaIndex])).toEqual([["NVIDIA GeForce RTX 3060", 0]]);
 
+    // The fake libcuda honours CUDA_VISIBLE_DEVICES like the real one: the probe child must not
+    // see it, or CUDA would enumerate one device and the others would lose their cudaIndex.
     const all = await detectInventory({
       all: true,
-      env: fakeEnv("mixed-order.scenario", nvmlAndCuda(), { CUDA_VISIBLE_DEVICES: "" }),
+      env: fakeEnv("mixed-order.scenario", nvmlAndCuda(), { CUDA_VISIBLE_DEVICES: "1" }),
     });
-    expect(all.gpus).toHaveLength(3);
-    expect(all.visibility).toMatchObject({ applied: false, variables: { CUDA_VISIBLE_DEVICES: "" } });
+    expect(all.gpus.map((g) => g.cudaIndex)).toEqual([2, 0, 1]);
+    expect(all.visibility).toMatchObject({ applied: false, variables: { CUDA_VISIBLE_DEVICES: "1" } });
   });
 
   it("NVML missing (containers): the CUDA driver API lists the GPUs", async () => {
