@@ -3,11 +3,13 @@
  * (affinity mask, then the cgroup CPU quota), memory under the cgroup limit, and NUMA nodes.
  * Plain file reads: no child process, no library.
  */
+
 import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { CpuInfo, ProbeReport } from "../inventory/types.js";
 import { type CgroupLimits, readCgroupLimits } from "./cgroup.js";
+import { nowMs } from "./clock.js";
 import { parseCpuList } from "./cpu-list.js";
 import type { Roots } from "./roots.js";
 
@@ -55,7 +57,7 @@ export function usableCores(affinity: number, cpuQuota: number | null): number {
 
 /** Probe the CPU and memory. */
 export function probeCpu(roots: Roots): { cpu: CpuInfo; probe: ProbeReport } {
-  const started = performance.now();
+  const started = nowMs();
   const info = parseCpuinfo(read(join(roots.proc, "cpuinfo")) ?? "");
   const logical = info.logical || cpus().length || 1;
   const allowed = /Cpus_allowed_list:\s*(\S+)/.exec(read(join(roots.proc, "self/status")) ?? "");
@@ -95,7 +97,7 @@ export function probeCpu(roots: Roots): { cpu: CpuInfo; probe: ProbeReport } {
       name: "cpu",
       status: "ok",
       message: limits.join(", "),
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      durationMs: Math.round((nowMs() - started) * 10) / 10,
     },
   };
 }

@@ -5,9 +5,11 @@
  * killed with SIGKILL and the probe it was in is reported as `timeout`. The child's stdout and
  * stderr (vendor noise) never reach the user; results travel on fd 3.
  */
+
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { nowMs } from "./clock.js";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "./probe-types.js";
 
 export interface ProbeTask {
@@ -71,7 +73,7 @@ const HINTS: Record<VendorProbeName, { timeout: string; crash: string }> = {
 
 /** Run every task; always resolves with one result per task, in task order. */
 export async function runVendorProbes(tasks: ProbeTask[], options: RunProbesOptions): Promise<ProbeResult[]> {
-  const deadline = performance.now() + options.timeoutMs;
+  const deadline = nowMs() + options.timeoutMs;
   const groups = [tasks.filter((t) => NVIDIA.has(t.name)), tasks.filter((t) => !NVIDIA.has(t.name))];
   const results = (
     await Promise.all(groups.filter((g) => g.length).map((g) => runGroup(g, deadline, options)))
@@ -108,7 +110,7 @@ async function runGroup(
       break;
     }
     const task = remaining.find((t) => t.name === current.probe)!;
-    const elapsed = Math.round(performance.now() - current.startedAt);
+    const elapsed = Math.round(nowMs() - current.startedAt);
     const hints = HINTS[current.probe];
     const rest = remaining.filter((t) => !answered.has(t.name) && t.name !== current.probe);
     if (run.end.kind === "timeout") {
@@ -138,7 +140,7 @@ async function runGroup(
       ),
     );
     remaining = rest;
-    if (performance.now() >= deadline) {
+    if (nowMs() >= deadline) {
       for (const t of rest) results.push(failed(t, "skipped", "not run: no time left after a crash", 0));
       break;
     }
@@ -194,8 +196,7 @@ function runChild(tasks: ProbeTask[], deadline: number, options: RunProbesOption
     let timedOut = false;
     let settled = false;
     const onMessage = (message: ChildMessage) => {
-      if (message.type === "start")
-        run.current = { probe: message.probe, call: null, startedAt: performance.now() };
+      if (message.type === "start") run.current = { probe: message.probe, call: null, startedAt: nowMs() };
       else if (message.type === "call" && run.current) run.current.call = message.call;
       else if (message.type === "result") {
         run.results.push(message.result);
@@ -224,7 +225,7 @@ function runChild(tasks: ProbeTask[], deadline: number, options: RunProbesOption
         timedOut = true;
         child.kill("SIGKILL");
       },
-      Math.max(0, deadline - performance.now()),
+      Math.max(0, deadline - nowMs()),
     );
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
       if (settled) return;

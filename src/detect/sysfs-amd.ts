@@ -3,9 +3,11 @@
  * device has PCI vendor 0x1002 and the amdgpu `mem_info_vram_total` file. Also where the
  * CPU-side NUMA node of any PCI device is read.
  */
+
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ProbeReport } from "../inventory/types.js";
+import { nowMs } from "./clock.js";
 import { normalizePciBusId } from "./pci.js";
 import type { RawGpu } from "./probe-types.js";
 import type { Roots } from "./roots.js";
@@ -27,14 +29,14 @@ export function isAmdDriverLoaded(roots: Roots): boolean {
 
 /** Scan /sys/class/drm for AMD GPUs. */
 export function probeAmdSysfs(roots: Roots): { probe: ProbeReport; gpus: RawGpu[] } {
-  const started = performance.now();
+  const started = nowMs();
   const drm = join(roots.sys, "class/drm");
   const done = (status: ProbeReport["status"], message: string, gpus: RawGpu[] = []) => ({
     probe: {
       name: "sysfs" as const,
       status,
       message,
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      durationMs: Math.round((nowMs() - started) * 10) / 10,
     },
     gpus,
   });

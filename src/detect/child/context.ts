@@ -1,4 +1,5 @@
 /** What every vendor probe in the child gets, and small helpers to shape its result. */
+import { nowMs } from "../clock.js";
 import type { ProbeResult, ProbeStatus, VendorProbeName } from "../probe-types.js";
 
 export interface ProbeContext {
@@ -14,7 +15,7 @@ export interface ProbeContext {
 
 /** Start a result for `name`; `finish` stamps the duration. */
 export function startResult(name: VendorProbeName, library: string) {
-  const started = performance.now();
+  const started = nowMs();
   const result: ProbeResult = {
     name,
     status: "ok",
@@ -30,7 +31,7 @@ export function startResult(name: VendorProbeName, library: string) {
       result.status = status;
       result.message = message;
       if (hint) result.hint = hint;
-      result.durationMs = Math.round((performance.now() - started) * 10) / 10;
+      result.durationMs = Math.round((nowMs() - started) * 10) / 10;
       return result;
     },
   };

@@ -3,7 +3,9 @@
  * Vendor libraries may hang, crash or print; running them here keeps that away from gpuplan.
  * Results go to fd 3 as JSON lines, because the libraries themselves write to stdout/stderr.
  */
+
 import { writeSync } from "node:fs";
+import { nowMs } from "../clock.js";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "../probe-types.js";
 import type { ProbeContext } from "./context.js";
 
@@ -35,7 +37,7 @@ async function main(): Promise<void> {
   const request = JSON.parse(process.argv[2] ?? "{}") as ChildRequest;
   for (const { name, library } of request.probes) {
     send({ type: "start", probe: name });
-    const started = performance.now();
+    const started = nowMs();
     let result: ProbeResult;
     try {
       const probe = await loadProbe(name);
@@ -53,7 +55,7 @@ async function main(): Promise<void> {
         message: e instanceof Error ? e.message : String(e),
         library,
         version: null,
-        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        durationMs: Math.round((nowMs() - started) * 10) / 10,
         gpus: [],
       };
     }

@@ -5,6 +5,7 @@
  * NVML_ERROR_NOT_SUPPORTED for others (power on GeForce, NUMA off Grace), which we skip.
  */
 
+import { nowMs } from "../clock.js";
 import { normalizePciBusId } from "../pci.js";
 import type { RawGpu, RawMigDevice } from "../probe-types.js";
 import { countGpus, type ProbeContext, startResult } from "./context.js";
@@ -75,9 +76,9 @@ export function probeNvml(ctx: ProbeContext) {
       "the library exports neither nvmlInit_v2 nor nvmlInit",
       "is this really libnvidia-ml?",
     );
-  const initStart = performance.now();
+  const initStart = nowMs();
   const rc = init() as number;
-  const initMs = performance.now() - initStart;
+  const initMs = nowMs() - initStart;
   if (rc !== NVML_SUCCESS) {
     return finish("error", `nvmlInit_v2: ${describe(rc)} (${rc})`, INIT_HINTS[rc]);
   }
