@@ -67,6 +67,8 @@ export interface ChildRequest {
   slowInitMs: number;
   /** Whether the amdgpu kernel driver is loaded (read from sysfs by the parent). */
   amdDriverLoaded: boolean;
+  /** The parent's pid: a child whose parent already died stops at once. */
+  parentPid: number;
 }
 
 /** Lines the child writes to fd 3. `call` marks the vendor call in flight, for crash reports. */

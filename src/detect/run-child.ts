@@ -183,6 +183,7 @@ function runChild(tasks: ProbeTask[], deadline: number, options: RunProbesOption
     probes: tasks,
     slowInitMs: options.slowInitMs,
     amdDriverLoaded: options.amdDriverLoaded,
+    parentPid: process.pid,
   };
   const run: ChildRun = { results: [], current: null, end: { kind: "done" } };
   return new Promise((resolve) => {

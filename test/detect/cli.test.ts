@@ -1,12 +1,12 @@
 // `gpuplan detect` end to end: the built CLI (node bin/gpuplan.js) against the fake libraries.
 import "../helpers/ajv-interop.js";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import validate from "../../src/generated/inventory-validator.js";
 import { gpuplan } from "../helpers/cli.js";
-import { fakeEnv, fakeLib, fakeLibsBuilt } from "./fake-libs.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT } from "./fake-libs.js";
 
 describe("gpuplan detect flags", () => {
   it("--timeout banana is a usage error (exit 2) with a hint, before any probing", () => {
@@ -125,3 +125,46 @@ describe.skipIf(!fakeLibsBuilt)("vendor noise and failures stay out of gpuplan's
     });
   });
 });
+
+describe.skipIf(!fakeLibsBuilt || process.platform !== "linux")(
+  "the probe child never outlives gpuplan",
+  () => {
+    it("killing gpuplan with SIGKILL while NVML hangs takes the probe child with it", async () => {
+      const { spawn } = await import("node:child_process");
+      const parent = spawn(process.execPath, [join(ROOT, "bin/gpuplan.js"), "detect", "--timeout", "60s"], {
+        env: { ...process.env, ...fakeEnv("hang.scenario", { nvml: fakeLib("nvml") }) },
+        stdio: "ignore",
+      });
+      const childOf = (ppid: number): number | null => {
+        for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+          try {
+            const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+            const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+            if (
+              Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === ppid &&
+              cmd.includes("child/main.js")
+            ) {
+              return Number(pid);
+            }
+          } catch {}
+        }
+        return null;
+      };
+      let child: number | null = null;
+      for (let i = 0; i < 100 && child === null; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        child = childOf(parent.pid!);
+      }
+      expect(child).not.toBeNull();
+      // Let the child reach nvmlInit_v2 (and its prctl) before the parent dies.
+      await new Promise((r) => setTimeout(r, 500));
+      parent.kill("SIGKILL");
+      let alive = true;
+      for (let i = 0; i < 40 && alive; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        alive = existsSync(`/proc/${child}`) && !readFileSync(`/proc/${child}/stat`, "utf8").includes(") Z ");
+      }
+      expect(alive).toBe(false);
+    });
+  },
+);

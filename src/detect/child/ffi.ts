@@ -94,3 +94,21 @@ export function cpuMaskToList(buf: Buffer, words: number): number[] {
   }
   return cpus;
 }
+
+const PR_SET_PDEATHSIG = 1;
+const SIGKILL = 9;
+
+/**
+ * Linux: have the kernel SIGKILL this process when its parent dies (prctl PR_SET_PDEATHSIG),
+ * so a probe hung in a driver call cannot be orphaned. Elsewhere, or without libc, a no-op.
+ */
+export function dieWithParent(): void {
+  if (process.platform !== "linux") return;
+  try {
+    // prctl is variadic: koffi needs the type of each extra argument.
+    const prctl = koffi.load("libc.so.6").func("int prctl(int option, ...)");
+    prctl(PR_SET_PDEATHSIG, "unsigned long", SIGKILL);
+  } catch {
+    // musl or an unusual libc: the parent's own deadline still bounds a normal run.
+  }
+}

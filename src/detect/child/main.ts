@@ -35,6 +35,10 @@ async function loadProbe(name: VendorProbeName): Promise<Probe> {
 
 async function main(): Promise<void> {
   const request = JSON.parse(process.argv[2] ?? "{}") as ChildRequest;
+  // A child stuck in a vendor call must not outlive gpuplan (killed by a signal it cannot
+  // forward, say): ask the kernel to kill it with its parent, and stop if that already happened.
+  (await import("./ffi.js")).dieWithParent();
+  if (process.ppid !== request.parentPid) return;
   for (const { name, library } of request.probes) {
     send({ type: "start", probe: name });
     const started = nowMs();
