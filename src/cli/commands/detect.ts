@@ -7,7 +7,7 @@ import { renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { parseDuration } from "../../units/duration.js";
-import { useColor, writeOut } from "../output.js";
+import { useColor, writeErr, writeOut } from "../output.js";
 
 export interface DetectCommandOptions {
   json?: boolean;
@@ -31,6 +31,14 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
   if (options.save) saveAtomically(options.save, json);
   if (options.json) {
     writeOut(json);
+    // stdout is the machine's; a person still needs to hear that a probe failed.
+    for (const p of inventory.probes) {
+      if (p.status === "error" || p.status === "timeout") {
+        writeErr(
+          `gpuplan: warning: ${p.name} ${p.status}: ${p.message}${p.hint ? `\n  hint: ${p.hint}` : ""}\n`,
+        );
+      }
+    }
   } else {
     const { formatInventory } = await import("../../detect/format-human.js");
     writeOut(formatInventory(inventory, visibilityNotes, useColor(process.stdout)));
