@@ -14,7 +14,7 @@ import { mergeAmd, mergeNvidia } from "./merge.js";
 import type { ProbeResult, RawGpu, VendorProbeName } from "./probe-types.js";
 import { rootsFrom } from "./roots.js";
 import { type ProbeTask, runVendorProbes } from "./run-child.js";
-import { isAmdDriverLoaded, probeAmdSysfs, readPciNumaNode } from "./sysfs-amd.js";
+import { fillNumaNodes, isAmdDriverLoaded, probeAmdSysfs } from "./sysfs.js";
 import { applyVisibility } from "./visibility.js";
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -57,15 +57,9 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
   const cpu = probeCpu(roots);
   const results = new Map((await vendor).map((r) => [r.name, r]));
 
-  const probes: ProbeReport[] = [cpu.probe];
-  for (const name of VENDOR_PROBES) {
-    const r = results.get(name);
-    const lookup = libraries[name];
-    if (r) probes.push(toReport(r));
-    else if (!lookup.found)
-      probes.push({ name, status: "not-found", message: lookup.reason, library: null, durationMs: 0 });
-  }
-  const amdAnswered = ["rocm-smi", "amd-smi"].some((n) => results.get(n as VendorProbeName)?.status === "ok");
+  const probes: ProbeReport[] = [cpu.probe, ...vendorReports(results, libraries)];
+  // sysfs is the fallback for machines whose ROCm libraries are missing or failed.
+  const amdAnswered = results.get("rocm-smi")?.status === "ok" || results.get("amd-smi")?.status === "ok";
   let sysfsGpus: RawGpu[] = [];
   if (amdAnswered) {
     probes.push({ name: "sysfs", status: "skipped", message: "an AMD library answered", durationMs: 0 });
@@ -79,16 +73,7 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
     ...mergeNvidia(results.get("nvml"), results.get("cuda"), env.CUDA_DEVICE_ORDER === "PCI_BUS_ID"),
     ...mergeAmd(results.get("rocm-smi"), results.get("amd-smi"), results.get("hip"), sysfsGpus),
   ];
-  for (const gpu of all) {
-    // The CPU-side NUMA node is the PCI device's (nvmlDeviceGetNumaNodeId is the GPU's own
-    // node on Grace-like systems, ABI.md §1), so sysfs wins where it knows.
-    if (gpu.pciBusId && !gpu.mig?.parentUuid)
-      gpu.numaNode = readPciNumaNode(roots, gpu.pciBusId) ?? gpu.numaNode ?? null;
-  }
-  for (const gpu of all) {
-    if (gpu.mig?.parentUuid)
-      gpu.numaNode = all.find((p) => p.uuid === gpu.mig?.parentUuid)?.numaNode ?? gpu.numaNode ?? null;
-  }
+  fillNumaNodes(all, roots);
   const seen = applyVisibility(all, env, options.all ?? false);
 
   const inventory: Inventory = {
@@ -102,6 +87,22 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
     probes,
   };
   return { inventory, visibilityNotes: seen.notes };
+}
+
+/** One report per vendor probe, in a fixed order: its result, or why its library was not found. */
+function vendorReports(
+  results: Map<string, ProbeResult>,
+  libraries: ReturnType<typeof findLibraries>,
+): ProbeReport[] {
+  const reports: ProbeReport[] = [];
+  for (const name of VENDOR_PROBES) {
+    const r = results.get(name);
+    const lookup = libraries[name];
+    if (r) reports.push(toReport(r));
+    else if (!lookup.found)
+      reports.push({ name, status: "not-found", message: lookup.reason, library: null, durationMs: 0 });
+  }
+  return reports;
 }
 
 function toReport(r: ProbeResult): ProbeReport {

@@ -1,12 +1,12 @@
 /**
- * AMD GPUs from sysfs, for machines without ROCm libraries: every /sys/class/drm/cardN whose
- * device has PCI vendor 0x1002 and the amdgpu `mem_info_vram_total` file. Also where the
- * CPU-side NUMA node of any PCI device is read.
+ * What detection reads from sysfs: AMD GPUs for machines without ROCm libraries (every
+ * /sys/class/drm/cardN whose device has PCI vendor 0x1002 and the amdgpu `mem_info_vram_total`
+ * file), whether the amdgpu driver is loaded, and the CPU-side NUMA node of each GPU.
  */
 
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ProbeReport } from "../inventory/types.js";
+import type { GpuInfo, ProbeReport } from "../inventory/types.js";
 import { nowMs } from "./clock.js";
 import { normalizePciBusId } from "./pci.js";
 import type { RawGpu } from "./probe-types.js";
@@ -78,4 +78,20 @@ export function readPciNumaNode(roots: Roots, pciBusId: string): number | null {
   const text = read(join(roots.sys, "bus/pci/devices", pciBusId, "numa_node"));
   const n = Number(text ?? "-1");
   return Number.isInteger(n) && n >= 0 ? n : null;
+}
+
+/**
+ * Set each GPU's NUMA node from its PCI device, the CPU side that matters for placement
+ * (nvmlDeviceGetNumaNodeId is the GPU's own node on Grace-like systems, ABI.md §1); a MIG
+ * instance takes its parent's. The probe's value stays where sysfs does not know.
+ */
+export function fillNumaNodes(gpus: GpuInfo[], roots: Roots): void {
+  for (const gpu of gpus) {
+    if (gpu.pciBusId && !gpu.mig?.parentUuid)
+      gpu.numaNode = readPciNumaNode(roots, gpu.pciBusId) ?? gpu.numaNode ?? null;
+  }
+  for (const gpu of gpus) {
+    const parent = gpu.mig?.parentUuid;
+    if (parent) gpu.numaNode = gpus.find((p) => p.uuid === parent)?.numaNode ?? gpu.numaNode ?? null;
+  }
 }
