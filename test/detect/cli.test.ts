@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import validate from "../../src/generated/inventory-validator.js";
-import { gpuplan } from "../helpers/cli.js";
+import { gpuplan, loadedModules } from "../helpers/cli.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT } from "./fake-libs.js";
 
 describe("gpuplan detect flags", () => {
@@ -172,3 +172,19 @@ describe.skipIf(!fakeLibsBuilt || process.platform !== "linux")(
     });
   },
 );
+
+describe.skipIf(!fakeLibsBuilt)("gpuplan's own process stays light", () => {
+  it("detect loads koffi only in the probe child, never in gpuplan itself", () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") }));
+    try {
+      const { result, modules } = loadedModules(["detect", "--json"], "koffi|ink|react");
+      expect(result.exitCode).toBe(0);
+      expect(JSON.parse(result.stdout).gpus).toHaveLength(13);
+      expect(modules).toEqual([]);
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  });
+});
