@@ -4,7 +4,7 @@
  */
 import { didYouMean } from "../problems/did-you-mean.js";
 import { UsageError } from "../problems/errors.js";
-import { hasErrors, type Problem } from "../problems/problem.js";
+import { error, hasErrors, type Problem } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
 import { expandShortInventory } from "./short-form.js";
@@ -37,7 +37,36 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
   }
   const data = parsed.data as Inventory | ShortInventory;
   const inventory = "schema" in data ? data : expandShortInventory(data, "file", file);
-  return { inventory, label, source: parsed.source, problems: [] };
+  const problems = "schema" in data ? duplicateGpus(data, file) : [];
+  return { inventory: problems.length ? undefined : inventory, label, source: parsed.source, problems };
+}
+
+/** Two entries with one id or UUID would make two registry entries for one card. */
+function duplicateGpus(inventory: Inventory, file: string): Problem[] {
+  const problems: Problem[] = [];
+  const seen = new Map<string, number>();
+  inventory.gpus.forEach((g, i) => {
+    for (const [key, value] of [
+      ["id", g.id],
+      ["uuid", g.uuid],
+    ] as const) {
+      const first = seen.get(`${key}:${value}`);
+      if (first !== undefined) {
+        problems.push(
+          error({
+            code: "duplicate-gpu",
+            message: `GPU ${key} \`${value}\` appears twice in the inventory (gpus[${first}] and gpus[${i}])`,
+            hint: "each GPU must be listed once; regenerate the file with gpuplan detect --json",
+            file,
+            pointer: `/gpus/${i}/${key}`,
+          }),
+        );
+      } else {
+        seen.set(`${key}:${value}`, i);
+      }
+    }
+  });
+  return problems;
 }
 
 export function targetInventory(name: string): InventoryChoice {

@@ -154,7 +154,23 @@ function normalizeStep(
   const onOom = step.on_oom ?? defaults.on_oom ?? {};
   const keepWarm = step.keep_warm ?? defaults.keep_warm ?? false;
   const isGpu = [memory.input, memory.output, ...memory.uses].some(isGpuType);
-  const size = (v: number | string | undefined) => (v === undefined ? null : (parseSize(v) ?? null));
+  // The schema checked the form; a size can still be too large to count in bytes exactly.
+  const size = (v: number | string | undefined, key: string) => {
+    if (v === undefined) return null;
+    const bytes = parseSize(v);
+    if (bytes === undefined) {
+      problems.push(
+        error({
+          code: "size-out-of-range",
+          message: `\`${key}\` of step \`${step.id}\` is too large: ${String(v)}`,
+          hint: "sizes must stay below 8 PiB",
+          file,
+          pointer: `${pointer}/${key}`,
+        }),
+      );
+    }
+    return bytes ?? null;
+  };
   const duration = (v: number | string | undefined) => (v === undefined ? null : (parseDuration(v) ?? null));
   return {
     id: step.id,
@@ -166,8 +182,8 @@ function normalizeStep(
     memory,
     isGpu,
     unknownMemoryType,
-    vramBytes: size(step.vram ?? (isGpu ? defaults.vram : undefined)),
-    dataBytes: size(step.data),
+    vramBytes: size(step.vram ?? (isGpu ? defaults.vram : undefined), "vram"),
+    dataBytes: size(step.data, "data"),
     needs: step.needs ?? (j > 0 && previousId !== undefined ? [previousId] : []),
     deviceMap: step.device_map ?? null,
     exclusive: step.exclusive ?? false,

@@ -15,7 +15,9 @@ export function codeFrame(
   context = 2,
 ): string {
   const first = Math.max(1, line - context);
-  const last = Math.min(lines.length, line + context);
+  // A file ending in a newline has an empty last "line" that is not worth showing.
+  const count = lines.length > 1 && lines[lines.length - 1] === "" ? lines.length - 1 : lines.length;
+  const last = Math.max(line, Math.min(count, line + context));
   const width = String(last).length;
   const out: string[] = [];
   for (let n = first; n <= last; n++) {

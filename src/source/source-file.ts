@@ -54,11 +54,24 @@ export function parseSource(file: string, text: string): ParsedSource {
     return { source, data, problems: [] };
   } catch (e) {
     if (!(e instanceof YAMLException)) throw e;
-    return { source, data: undefined, problems: [syntaxProblem(e, file)] };
+    return { source, data: undefined, problems: [syntaxProblem(e, file, text)] };
   }
 }
 
-function syntaxProblem(e: YAMLException, file: string): Problem {
+/** js-yaml gives no position for a second document: point at its `---` (or the first one after content). */
+function secondDocumentOffset(text: string): number {
+  const markers = [...text.matchAll(/^---(?=\s|$)/gm)].map((m) => m.index ?? 0);
+  const afterContent = markers.find(
+    (at) =>
+      text
+        .slice(0, at)
+        .replace(/^\s*(#.*)?$/gm, "")
+        .trim() !== "",
+  );
+  return afterContent ?? 0;
+}
+
+function syntaxProblem(e: YAMLException, file: string, text: string): Problem {
   const reason = e.reason ?? "invalid YAML";
   // js-yaml says what went wrong in `reason`; these are its fixed phrases for the two cases a
   // user most often needs told apart.
@@ -77,7 +90,7 @@ function syntaxProblem(e: YAMLException, file: string): Problem {
       message: "the file holds more than one YAML document",
       hint: "remove the `---` separator; one file is one pipeline file",
       file,
-      offset: e.mark?.position ?? 0,
+      offset: e.mark?.position ?? secondDocumentOffset(text),
     });
   }
   return error({
