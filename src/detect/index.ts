@@ -12,9 +12,9 @@ import { probeCpu } from "./cpu.js";
 import { findLibraries } from "./libraries.js";
 import { mergeAmd, mergeNvidia } from "./merge.js";
 import type { ProbeResult, RawGpu, VendorProbeName } from "./probe-types.js";
-import { rootsFrom } from "./roots.js";
+import { type Roots, rootsFrom } from "./roots.js";
 import { type ProbeTask, runVendorProbes } from "./run-child.js";
-import { fillNumaNodes, isAmdDriverLoaded, probeAmdSysfs } from "./sysfs.js";
+import { fillNumaNodes, hasNvidiaPciDevice, isAmdDriverLoaded, probeAmdSysfs } from "./sysfs.js";
 import { applyVisibility } from "./visibility.js";
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -56,6 +56,7 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
     : Promise.resolve([] as ProbeResult[]);
   const cpu = probeCpu(roots);
   const results = new Map((await vendor).map((r) => [r.name, r]));
+  explainMissingNvidiaDriver(results.get("nvml"), roots);
 
   const probes: ProbeReport[] = [cpu.probe, ...vendorReports(results, libraries)];
   // sysfs is the fallback for machines whose ROCm libraries are missing or failed.
@@ -87,6 +88,20 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
     probes,
   };
   return { inventory, visibilityNotes: seen.notes };
+}
+
+const NVML_ERROR_DRIVER_NOT_LOADED = 9;
+
+/**
+ * NVML installed but no NVIDIA kernel driver: on a machine with no NVIDIA GPU on the PCI bus
+ * (a cloud image with the driver packages, a CPU CI runner) that is "no devices", not an error.
+ */
+function explainMissingNvidiaDriver(nvml: ProbeResult | undefined, roots: Roots): void {
+  if (nvml?.status !== "error" || nvml.initCode !== NVML_ERROR_DRIVER_NOT_LOADED || hasNvidiaPciDevice(roots))
+    return;
+  nvml.status = "no-devices";
+  nvml.message = `${nvml.message}; there is no NVIDIA GPU on the PCI bus`;
+  delete nvml.hint;
 }
 
 /** One report per vendor probe, in a fixed order: its result, or why its library was not found. */

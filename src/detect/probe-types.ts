@@ -57,6 +57,8 @@ export interface ProbeResult {
   durationMs: number;
   /** Driver version as the library reports it (NVML, ROCm SMI kernel driver). */
   driverVersion?: string | null;
+  /** The vendor's return code of the failed init call, for the parent's second look. */
+  initCode?: number;
   gpus: RawGpu[];
 }
 

@@ -95,3 +95,24 @@ export function fillNumaNodes(gpus: GpuInfo[], roots: Roots): void {
     if (parent) gpu.numaNode = gpus.find((p) => p.uuid === parent)?.numaNode ?? gpu.numaNode ?? null;
   }
 }
+
+const NVIDIA_VENDOR = "0x10de";
+
+/**
+ * Whether the PCI bus has an NVIDIA display or 3D controller (class 0x03xxxx). Tells "no
+ * NVIDIA driver because there is no NVIDIA GPU" from "the GPU's driver is not loaded".
+ */
+export function hasNvidiaPciDevice(roots: Roots): boolean {
+  const base = join(roots.sys, "bus/pci/devices");
+  let devices: string[];
+  try {
+    devices = readdirSync(base);
+  } catch {
+    return false;
+  }
+  return devices.some(
+    (d) =>
+      read(join(base, d, "vendor"))?.toLowerCase() === NVIDIA_VENDOR &&
+      (read(join(base, d, "class")) ?? "").startsWith("0x03"),
+  );
+}

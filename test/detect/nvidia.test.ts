@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { detect, detectInventory } from "../../src/detect/index.js";
 import validate from "../../src/generated/inventory-validator.js";
 import type { Inventory, ProbeReport } from "../../src/inventory/types.js";
-import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "./fake-libs.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT, SCENARIOS } from "./fake-libs.js";
 
 const probe = (inv: Inventory, name: ProbeReport["name"]) => inv.probes.find((p) => p.name === name)!;
 const nvmlOnly = () => ({ nvml: fakeLib("nvml") });
@@ -133,6 +133,19 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
     expect(all.visibility).toMatchObject({ applied: false, variables: { CUDA_VISIBLE_DEVICES: "1" } });
   });
 
+  it("the NUMA node comes from the GPU's PCI device in sysfs", async () => {
+    const inv = await detectInventory({
+      env: fakeEnv("mixed-order.scenario", nvmlAndCuda(), {
+        GPUPLAN_SYSFS_ROOT: join(ROOT, "fixtures/detect/sysfs-nvidia"),
+      }),
+    });
+    expect(inv.gpus.map((g) => [g.pciBusId, g.numaNode])).toEqual([
+      ["0000:01:00.0", null],
+      ["0000:21:00.0", null],
+      ["0000:41:00.0", 1],
+    ]);
+  });
+
   it("NVML missing (containers): the CUDA driver API lists the GPUs", async () => {
     const inv = await detectInventory({ env: fakeEnv("mixed-order.scenario", { cuda: fakeLib("cuda") }) });
     expect(inv.gpus.map((g) => [g.id, g.name, g.cudaIndex, g.pciBusId])).toEqual([
@@ -159,6 +172,29 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
       message: "nvmlInit_v2: Driver/library version mismatch (18)",
       hint: expect.stringContaining("reboot"),
     });
+  });
+
+  it.each([
+    ["no NVIDIA GPU on the PCI bus: no-devices", "sysfs-no-nvidia", "no-devices", undefined],
+    [
+      "an NVIDIA GPU whose driver is not loaded: an error with a hint",
+      "sysfs-nvidia",
+      "error",
+      expect.stringContaining("lsmod"),
+    ],
+  ])("NVML_ERROR_DRIVER_NOT_LOADED, %s", async (_, sysfs, status, hint) => {
+    const scenario = join(mkdtempSync(join(tmpdir(), "gpuplan-scenario-")), "no-driver.scenario");
+    writeFileSync(scenario, "nvml.init_error = 9\n");
+    const inv = await detectInventory({
+      env: fakeEnv("h100x8-mig.scenario", nvmlOnly(), {
+        GPUPLAN_FAKE_SCENARIO: scenario,
+        GPUPLAN_SYSFS_ROOT: join(ROOT, "fixtures/detect", sysfs),
+      }),
+    });
+    const nvml = probe(inv, "nvml");
+    expect(nvml.status).toBe(status);
+    expect(nvml.message).toMatch(/^nvmlInit_v2: Driver Not Loaded \(9\)/);
+    expect(nvml.hint).toEqual(hint);
   });
 
   it("a hang in nvmlInit_v2: killed at the deadline, reported as timeout; CUDA in the same child is skipped", async () => {

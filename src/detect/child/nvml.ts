@@ -80,6 +80,7 @@ export function probeNvml(ctx: ProbeContext) {
   const rc = init() as number;
   const initMs = nowMs() - initStart;
   if (rc !== NVML_SUCCESS) {
+    result.initCode = rc;
     return finish("error", `nvmlInit_v2: ${describe(rc)} (${rc})`, INIT_HINTS[rc]);
   }
   const slowHint =
