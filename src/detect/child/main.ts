@@ -12,7 +12,18 @@ import type { ProbeContext } from "./context.js";
 const RESULT_FD = 3;
 
 function send(message: ChildMessage): void {
-  writeSync(RESULT_FD, `${JSON.stringify(message)}\n`);
+  const bytes = Buffer.from(`${JSON.stringify(message)}\n`);
+  let written = 0;
+  while (written < bytes.length) {
+    try {
+      written += writeSync(RESULT_FD, bytes, written);
+    } catch (e) {
+      // The pipe may be non-blocking: wait for the parent to read. Anything else (EPIPE: the
+      // parent is gone) ends the child.
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
 }
 
 type Probe = (ctx: ProbeContext) => ProbeResult;
