@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { baseline, fmt, ratio, timeCommand } from "./measure.mjs";
+import { fmt, ratio, timeCommand } from "./measure.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = join(root, "bin/gpuplan.js");
@@ -48,17 +48,32 @@ const cases = [
   },
 ];
 
-const runs = Number(process.env.BENCH_RUNS ?? 15);
-const base = baseline(runs);
-console.log(`node -e 0: median ${fmt(base.median)} (min ${fmt(base.min)}, ${runs} runs)`);
+const runs = Number(process.env.BENCH_RUNS ?? 21);
+// Interleave the commands round by round, so that load from other work on this shared machine
+// falls on every command alike instead of on whichever batch ran at the wrong moment.
+const commands = [
+  { name: "node -e 0", args: ["-e", "0"], env: {} },
+  ...cases.map((c) => ({ ...c, args: [bin, "detect", "--json"] })),
+];
+const samples = commands.map(() => []);
+for (let round = 0; round < runs; round++) {
+  commands.forEach((c, i) => {
+    samples[i].push(timeCommand(c.args, { runs: 1, env: { ...process.env, ...c.env } }).median);
+  });
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const base = median(samples[0]);
+console.log(
+  `node -e 0: median ${fmt(base)} (min ${fmt(Math.min(...samples[0]))}, ${runs} interleaved rounds)`,
+);
 let failed = false;
-for (const c of cases) {
-  const t = timeCommand([bin, "detect", "--json"], { runs, env: { ...process.env, ...c.env } });
-  const r = t.median / base.median;
+cases.forEach((c, i) => {
+  const t = median(samples[i + 1]);
+  const r = t / base;
   const verdict = c.target === null ? "" : r <= c.target ? ` ≤ ${c.target}× ok` : ` > ${c.target}× MISSED`;
   if (c.target !== null && r > c.target) failed = true;
   console.log(
-    `gpuplan detect --json, ${c.name}: median ${fmt(t.median)} (min ${fmt(t.min)}) = ${ratio(t.median, base.median)}${verdict}`,
+    `gpuplan detect --json, ${c.name}: median ${fmt(t)} (min ${fmt(Math.min(...samples[i + 1]))}) = ${ratio(t, base)}${verdict}`,
   );
-}
+});
 process.exitCode = failed ? 1 : 0;

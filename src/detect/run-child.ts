@@ -202,6 +202,13 @@ function runChild(tasks: ProbeTask[], deadline: number, options: RunProbesOption
       else if (message.type === "result") {
         run.results.push(message.result);
         run.current = null;
+      } else if (message.type === "done") {
+        // Every answer is in: do not wait for the child's exit (node's teardown, threads a
+        // library left behind). It ends on its own, or with us (PR_SET_PDEATHSIG).
+        finish(0, null);
+        child.unref();
+        for (const stream of [child.stdio[2], child.stdio[3]])
+          (stream as { unref?: () => void } | null)?.unref?.();
       }
     };
     child.stdio[3]!.on("data", (chunk: Buffer) => {
