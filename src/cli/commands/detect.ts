@@ -5,6 +5,8 @@
  */
 import { renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { formatInventory } from "../../detect/format-human.js";
+import { detect } from "../../detect/index.js";
 import { UsageError } from "../../problems/errors.js";
 import { parseDuration } from "../../units/duration.js";
 import { useColor, writeErr, writeOut } from "../output.js";
@@ -25,7 +27,6 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
       "use e.g. 10s, 30s, 2m or milliseconds",
     );
   }
-  const { detect } = await import("../../detect/index.js");
   const { inventory, visibilityNotes } = await detect({ all: options.all ?? false, timeoutMs });
   const json = `${JSON.stringify(inventory, null, 2)}\n`;
   if (options.save) saveAtomically(options.save, json);
@@ -40,7 +41,6 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
       }
     }
   } else {
-    const { formatInventory } = await import("../../detect/format-human.js");
     writeOut(formatInventory(inventory, visibilityNotes, useColor(process.stdout)));
   }
   return 0;

@@ -8,6 +8,7 @@ import { writeSync } from "node:fs";
 import { nowMs } from "../clock.js";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "../probe-types.js";
 import type { ProbeContext } from "./context.js";
+import { dieWithParent } from "./ffi.js";
 
 const RESULT_FD = 3;
 
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   const request = JSON.parse(process.argv[2] ?? "{}") as ChildRequest;
   // A child stuck in a vendor call must not outlive gpuplan (killed by a signal it cannot
   // forward, say): ask the kernel to kill it with its parent, and stop if that already happened.
-  (await import("./ffi.js")).dieWithParent();
+  dieWithParent();
   if (process.ppid !== request.parentPid) return;
   for (const { name, library } of request.probes) {
     send({ type: "start", probe: name });
