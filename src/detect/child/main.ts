@@ -1,5 +1,5 @@
 /**
- * Entry of the vendor probe child process (spawned by ../run-child.ts, never imported).
+ * Entry of the vendor probe child process (spawned by ../spawn-child.ts, never imported).
  * Vendor libraries may hang, crash or print; running them here keeps that away from gpuplan.
  * Results go to fd 3 as JSON lines, because the libraries themselves write to stdout/stderr.
  */
