@@ -35,13 +35,9 @@ export default function setup(): void {
         ) > statSync(out).mtimeMs;
       if (!stale) continue;
       mkdirSync(join(FAKE_LIB_DIR, lib.dir), { recursive: true });
-      execFileSync(
-        compiler,
-        ["-shared", "-fPIC", "-O1", "-Wall", ...lib.flags, "-o", out, ...sources],
-        {
-          stdio: "inherit",
-        },
-      );
+      execFileSync(compiler, ["-shared", "-fPIC", "-O1", "-Wall", ...lib.flags, "-o", out, ...sources], {
+        stdio: "inherit",
+      });
     }
   }
   const child = "dist/detect/child/main.js";
