@@ -1,12 +1,12 @@
 // `gpuplan detect` end to end: the built CLI (node bin/gpuplan.js) against the fake libraries.
 import "../helpers/ajv-interop.js";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import validate from "../../src/generated/inventory-validator.js";
 import { gpuplan, loadedModules } from "../helpers/cli.js";
-import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT } from "./fake-libs.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT, SCENARIOS } from "./fake-libs.js";
 
 describe("gpuplan detect flags", () => {
   it("--timeout banana is a usage error (exit 2) with a hint, before any probing", () => {
@@ -113,6 +113,35 @@ describe.skipIf(!fakeLibsBuilt)("vendor noise and failures stay out of gpuplan's
     const inv = JSON.parse(r.stdout);
     expect(inv.probes.find((p: { name: string }) => p.name === "nvml").message).toContain("SIGSEGV");
     expect(inv.gpus.map((g: { name: string }) => g.name)).toEqual(["NVIDIA L4"]);
+  });
+
+  it("a hang in nvmlShutdown, after the answers: the GPUs are reported, nothing waits, no child is left", async () => {
+    const scenario = join(mkdtempSync(join(tmpdir(), "gpuplan-scenario-")), "shutdown-hang.scenario");
+    writeFileSync(
+      scenario,
+      `${readFileSync(join(SCENARIOS, "h100x8-mig.scenario"), "utf8")}\nnvml.hang_on = nvmlShutdown\n`,
+    );
+    const started = Date.now();
+    const r = gpuplan(["detect", "--json", "--timeout", "20s"], {
+      env: fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") }, { GPUPLAN_FAKE_SCENARIO: scenario }),
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(r.exitCode).toBe(0);
+    const inv = JSON.parse(r.stdout);
+    expect(inv.gpus).toHaveLength(13);
+    expect(inv.probes.find((p: { name: string }) => p.name === "nvml").status).toBe("ok");
+    // The child hung in nvmlShutdown died with gpuplan (PR_SET_PDEATHSIG).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const left = readdirSync("/proc")
+      .filter((d) => /^\d+$/.test(d))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/environ`, "utf8").includes(scenario);
+        } catch {
+          return false;
+        }
+      });
+    expect(left).toEqual([]);
   });
 
   it("a hang: --timeout bounds the whole command", () => {

@@ -130,7 +130,9 @@ export function probeAmdSmi(ctx: ProbeContext) {
     });
     return finish("ok", `${countGpus(result.gpus.length)}, AMD SMI ${result.version ?? "unknown version"}`);
   } finally {
-    lib.optional("uint32_t amdsmi_shut_down(void)")?.();
+    // Shut down after the answer is out: a hang there must not cost the result.
+    const shutDown = lib.optional("uint32_t amdsmi_shut_down(void)");
+    if (shutDown) ctx.defer(() => shutDown());
   }
 }
 

@@ -11,6 +11,8 @@ export interface ProbeContext {
   slowInitMs: number;
   /** Whether the amdgpu kernel driver is loaded: without it an init failure means "no AMD GPU". */
   amdDriverLoaded: boolean;
+  /** Run `fn` once every answer has been sent (library shutdown calls). */
+  defer: (fn: () => void) => void;
 }
 
 /** Start a result for `name`; `finish` stamps the duration. */

@@ -51,6 +51,8 @@ async function main(): Promise<void> {
   // forward, say): ask the kernel to kill it with its parent, and stop if that already happened.
   dieWithParent();
   if (process.ppid !== request.parentPid) return;
+  const deferred: (() => void)[] = [];
+  let answered = false;
   for (const { name, library } of request.probes) {
     send({ type: "start", probe: name });
     const started = nowMs();
@@ -61,7 +63,8 @@ async function main(): Promise<void> {
         library,
         slowInitMs: request.slowInitMs,
         amdDriverLoaded: request.amdDriverLoaded,
-        track: (call) => send({ type: "call", probe: name, call }),
+        track: (call) => answered || send({ type: "call", probe: name, call }),
+        defer: (fn) => deferred.push(fn),
       });
     } catch (e) {
       // A library that will not load, a missing required symbol: this probe failed, the next may not.
@@ -78,6 +81,13 @@ async function main(): Promise<void> {
     send({ type: "result", result });
   }
   send({ type: "done" });
+  // The parent has every answer and stops listening; shutdown calls may now take their time.
+  answered = true;
+  for (const fn of deferred) {
+    try {
+      fn();
+    } catch {}
+  }
 }
 
 await main();

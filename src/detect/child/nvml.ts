@@ -81,7 +81,9 @@ export function probeNvml(ctx: ProbeContext) {
     const message = skipped.length ? `${found}; skipped ${skipped.join("; ")}` : found;
     return finish(result.gpus.length ? "ok" : "error", message, slowHint);
   } finally {
-    lib.optional("int nvmlShutdown(void)")?.();
+    // Shut down after the answer is out: a hang there must not cost the result.
+    const shutDown = lib.optional("int nvmlShutdown(void)");
+    if (shutDown) ctx.defer(() => shutDown());
   }
 }
 

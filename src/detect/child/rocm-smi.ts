@@ -129,6 +129,8 @@ export function probeRocmSmi(ctx: ProbeContext) {
       `${countGpus(result.gpus.length)}${result.driverVersion ? `, driver ${result.driverVersion}` : ""}`,
     );
   } finally {
-    lib.optional("uint32_t rsmi_shut_down(void)")?.();
+    // Shut down after the answer is out: a hang there must not cost the result.
+    const shutDown = lib.optional("uint32_t rsmi_shut_down(void)");
+    if (shutDown) ctx.defer(() => shutDown());
   }
 }
