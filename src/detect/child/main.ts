@@ -13,7 +13,10 @@ import { dieWithParent } from "./ffi.js";
 const RESULT_FD = 3;
 
 function send(message: ChildMessage): void {
-  const bytes = Buffer.from(`${JSON.stringify(message)}\n`);
+  writeAll(Buffer.from(`${JSON.stringify(message)}\n`));
+}
+
+function writeAll(bytes: Buffer): void {
   let written = 0;
   while (written < bytes.length) {
     try {
@@ -25,6 +28,19 @@ function send(message: ChildMessage): void {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
     }
   }
+}
+
+/** "call" lines are written before every vendor call (hundreds per run): encode each once. */
+const callLines = new Map<string, Buffer>();
+
+function sendCall(probe: VendorProbeName, call: string): void {
+  const key = `${probe}\0${call}`;
+  let line = callLines.get(key);
+  if (!line) {
+    line = Buffer.from(`${JSON.stringify({ type: "call", probe, call } satisfies ChildMessage)}\n`);
+    callLines.set(key, line);
+  }
+  writeAll(line);
 }
 
 type Probe = (ctx: ProbeContext) => ProbeResult;
@@ -63,7 +79,7 @@ async function main(): Promise<void> {
         library,
         slowInitMs: request.slowInitMs,
         amdDriverLoaded: request.amdDriverLoaded,
-        track: (call) => answered || send({ type: "call", probe: name, call }),
+        track: (call) => answered || sendCall(name, call),
         defer: (fn) => deferred.push(fn),
       });
     } catch (e) {
