@@ -1,0 +1,36 @@
+/**
+ * Run telemetry: one JSON object per line in `<run dir>/events.jsonl` (and `--events FILE`,
+ * and stdout with `--ui json`). Every event has ts, event, run, pipeline, step, device; the rest
+ * depends on the event.
+ */
+export type RunEventName =
+  | "run.start"
+  | "run.end"
+  | "gpu.lock.wait"
+  | "gpu.lock.acquired"
+  | "gpu.lock.released"
+  | "gpu.step.start"
+  | "gpu.step.end"
+  | "gpu.step.skip"
+  | "gpu.step.oom"
+  | "gpu.step.timeout"
+  | "gpu.step.retry"
+  | "gpu.memory.snapshot";
+
+export type StepStatus = "ok" | "error" | "oom" | "timeout" | "interrupted";
+
+export interface RunEvent {
+  /** ISO 8601 with milliseconds, UTC. */
+  ts: string;
+  event: RunEventName;
+  run: string;
+  pipeline: string | null;
+  step: string | null;
+  /** cuda:N, rocm:N, cpu, or null for run-level events. */
+  device: string | null;
+  /** gpu.step.end: status, exitCode, signal, durationMs, attempt, logPath; gpu.lock.*: gpu, slots, waitedMs, holders; … */
+  [field: string]: unknown;
+}
+
+/** Where events go: the journal, an --events file, the live view. */
+export type EventSink = (event: RunEvent) => void;

@@ -1,0 +1,89 @@
+/**
+ * The cross-process GPU slot lock. Each GPU (by UUID) has `maxPipelines` slots, one lock file
+ * each, in the lock directory. A running pipeline holds one slot of its GPU for its whole
+ * duration; an exclusive step holds every slot while it runs. Locks are flock(2) locks: the
+ * kernel drops them when the last process holding the open file description exits, so a lock
+ * can never outlive its holder (no stale locks, no cleanup).
+ */
+
+/** Who holds a slot; written to a small info file beside the slot while it is held. */
+export interface HolderInfo {
+  pid: number;
+  run: string;
+  pipeline: string;
+  step: string | null;
+  /** ISO 8601 time the slot was taken. */
+  since: string;
+  host?: string;
+}
+
+export interface SlotRequest {
+  /** The GPU's UUID: slot files are named by UUID so indices can't be confused across processes. */
+  uuid: string;
+  /** Device id, for messages and info files (cuda:3). */
+  gpu: string;
+  /** Slots the GPU has (from the plan's registry). */
+  maxPipelines: number;
+  holder: HolderInfo;
+  /** false: fail at once with GpuBusyError when no slot is free (`--no-wait`). */
+  wait: boolean;
+  /** Give up with LockTimeoutError after this long (`--lock-timeout`); undefined = forever. */
+  timeoutMs?: number;
+  /** Abort waiting (SIGINT): rejects with an AbortError. */
+  signal?: AbortSignal;
+}
+
+export interface SlotLease {
+  uuid: string;
+  gpu: string;
+  /** Slot numbers held now (one normally; all while exclusive). */
+  readonly slots: readonly number[];
+  /** Open, locked file descriptors, one per held slot: pass them to step processes (stdio fds ≥ 3) so
+   * a step keeps its slots even if gpuplan dies. */
+  readonly fds: readonly number[];
+  /** Update the holder info (e.g. the current step). */
+  setHolder(holder: HolderInfo): void;
+  /** Take every other slot of the GPU too (exclusive step). Waiters are served writer-first. */
+  upgrade(options: { wait: boolean; timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
+  /** Give back every slot but one. */
+  downgrade(): void;
+  /** Give back every slot (closes the descriptors). Idempotent. */
+  release(): void;
+}
+
+export interface SlotLock {
+  /** The lock directory in use (GPUPLAN_LOCK_DIR or the default). */
+  readonly dir: string;
+  acquire(request: SlotRequest): Promise<SlotLease>;
+  /** Current holders of every slot of every GPU seen in the lock directory (for `gpuplan locks`, busy messages). */
+  inspect(): Promise<SlotState[]>;
+}
+
+export interface SlotState {
+  uuid: string;
+  gpu: string | null;
+  slot: number;
+  held: boolean;
+  holder: HolderInfo | null;
+}
+
+export class GpuBusyError extends Error {
+  override name = "GpuBusyError";
+  constructor(
+    readonly gpu: string,
+    readonly holders: HolderInfo[],
+  ) {
+    super(`GPU ${gpu} is busy`);
+  }
+}
+
+export class LockTimeoutError extends Error {
+  override name = "LockTimeoutError";
+  constructor(
+    readonly gpu: string,
+    readonly waitedMs: number,
+    readonly holders: HolderInfo[],
+  ) {
+    super(`timed out after ${waitedMs} ms waiting for GPU ${gpu}`);
+  }
+}
