@@ -38,6 +38,31 @@ program
   .option("--timeout <duration>", "hard limit for the vendor probes", "10s")
   .action((options) => runCommand(() => import("./commands/detect.js"), options));
 
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+program
+  .command("run")
+  .description("execute a plan (or compile a pipeline file in memory and run it) under the GPU slot lock")
+  .argument("<plan>", "plan JSON from gpuplan compile, or a pipeline YAML file")
+  .option("--pipeline <name>", "run only this pipeline (repeatable)", collect, [])
+  .option("--events <file>", "also append the JSON Lines events to FILE")
+  .option("--no-wait", "exit 75 at once when a GPU slot is busy instead of waiting")
+  .option("--lock-timeout <duration>", "give up waiting for a GPU slot after this long (e.g. 10m)")
+  .option("--resume <run>", "continue run RUN (id or directory), skipping steps that completed")
+  .addOption(
+    new Option("--ui <mode>", "how to show progress")
+      .choices(["auto", "tui", "plain", "json"])
+      .default("auto"),
+  )
+  .option("--dry-run", "verify the plan against this machine and show what would run, without running it")
+  .action((plan, options) => runCommand(() => import("./commands/run.js"), plan, options));
+
+program
+  .command("locks")
+  .description("show which GPU slots are held, by whom and since when")
+  .option("--json", "print as JSON")
+  .action((options) => runCommand(() => import("./commands/locks.js"), options));
+
 program
   .command("targets")
   .description("list the built-in inventory profiles for --target")
