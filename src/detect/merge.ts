@@ -32,11 +32,10 @@ function findRow(rows: Row[], gpu: RawGpu): Row | undefined {
 
 /** Copy the fields `primary` lacks from `other`. */
 function fill(primary: RawGpu, other: RawGpu): void {
-  const target = primary as unknown as Record<string, unknown>;
-  for (const [k, v] of Object.entries(other)) {
-    if (k === "index" || k === "migDevices") continue;
-    if ((target[k] === null || target[k] === undefined) && v !== null && v !== undefined) target[k] = v;
-  }
+  const missing = Object.entries(other).filter(
+    ([k, v]) => k !== "index" && k !== "migDevices" && v != null && primary[k as keyof RawGpu] == null,
+  );
+  Object.assign(primary, Object.fromEntries(missing));
 }
 
 /** Merge NVML and CUDA. `pciOrder`: CUDA_DEVICE_ORDER=PCI_BUS_ID, so CUDA ordinals follow PCI order. */
