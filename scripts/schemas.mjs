@@ -3,4 +3,9 @@ export const SCHEMAS = [
   { name: "pipeline", file: "schemas/pipeline.schema.json", types: "src/schema-types/pipeline.ts" },
   { name: "inventory", file: "schemas/inventory.schema.json", types: "src/schema-types/inventory.ts" },
   { name: "plan", file: "schemas/plan.schema.json", types: "src/schema-types/plan.ts" },
+  {
+    name: "compile-report",
+    file: "schemas/compile-report.schema.json",
+    types: "src/schema-types/compile-report.ts",
+  },
 ];

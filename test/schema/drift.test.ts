@@ -59,3 +59,34 @@ describe("schema drift", () => {
     expect(read(".ci/run")).toMatch(/^npm test$/m);
   });
 });
+
+describe("compile --format json report", () => {
+  it("matches schemas/compile-report.schema.json, with and without problems", async () => {
+    const { formatJson } = await import("../../src/cli/format/json.js");
+    const { default: validateReport } = await import("../../src/generated/compile-report-validator.js");
+    const good = compilePlan(
+      checkPipelineText("examples/jax-training.yaml", read("examples/jax-training.yaml")),
+      targetInventory("dgx-h100"),
+    );
+    const bad = compilePlan(
+      checkPipelineText("examples/jax-training.yaml", read("examples/jax-training.yaml")),
+      targetInventory("cpu-only"),
+    );
+    expect(bad.problems.length).toBeGreaterThan(0);
+    for (const [result, ok] of [
+      [good, true],
+      [bad, false],
+    ] as const) {
+      const text = formatJson({
+        ok,
+        problems: result.problems,
+        output: null,
+        check: null,
+        plan: result.plan ?? null,
+      });
+      const report = JSON.parse(text);
+      expect(validateReport(report), JSON.stringify(validateReport.errors)).toBe(true);
+      expect(report.ok).toBe(ok);
+    }
+  });
+});

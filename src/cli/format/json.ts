@@ -1,36 +1,28 @@
-/** The versioned machine-readable compile report (schema gpuplan/compile-report@1). */
+/** The versioned machine-readable compile report (schemas/compile-report.schema.json). */
 import type { Problem } from "../../problems/problem.js";
+import type { GpuplanCompileReport } from "../../schema-types/compile-report.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 
-export interface CompileReport {
-  schema: "gpuplan/compile-report@1";
+export interface ReportInput {
   ok: boolean;
-  errors: number;
-  warnings: number;
-  problems: Omit<Problem, "offset" | "at">[];
-  /** Where the plan was written, when -o was given. */
+  problems: readonly Problem[];
   output: string | null;
-  /** --check: whether the plan file is up to date. */
   check: { plan: string; upToDate: boolean } | null;
-  /** The plan itself when it was neither written to a file nor checked. */
   plan: GpuplanPlan | null;
 }
 
-export function formatJson(
-  report: Omit<CompileReport, "schema" | "errors" | "warnings" | "problems"> & {
-    problems: readonly Problem[];
-  },
-): string {
-  const errors = report.problems.filter((p) => p.severity === "error").length;
-  const full: CompileReport = {
+export function formatJson(input: ReportInput): string {
+  const errors = input.problems.filter((p) => p.severity === "error").length;
+  const report: GpuplanCompileReport = {
     schema: "gpuplan/compile-report@1",
-    ok: report.ok,
+    ok: input.ok,
     errors,
-    warnings: report.problems.length - errors,
-    problems: report.problems.map(({ offset: _o, at: _a, ...p }) => p),
-    output: report.output,
-    check: report.check,
-    plan: report.plan,
+    warnings: input.problems.length - errors,
+    // Offsets and key/value targeting are internal; line and column are what tools need.
+    problems: input.problems.map(({ offset: _o, at: _a, ...p }) => p),
+    output: input.output,
+    check: input.check,
+    plan: input.plan as GpuplanCompileReport["plan"],
   };
-  return `${JSON.stringify(full, null, 2)}\n`;
+  return `${JSON.stringify(report, null, 2)}\n`;
 }
