@@ -19,6 +19,8 @@ export interface DetectCommandOptions {
 }
 
 export default async function detectCommand(options: DetectCommandOptions): Promise<number> {
+  // The table is the result, so it goes to stdout: colour when stdout is a terminal.
+  const colour = useColor(process.stdout);
   const timeoutMs = parseDuration(options.timeout ?? "10s");
   if (timeoutMs === undefined || timeoutMs <= 0) {
     throw new UsageError(
@@ -41,7 +43,7 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
       }
     }
   } else {
-    writeOut(formatInventory(inventory, visibilityNotes, useColor(process.stdout)));
+    writeOut(formatInventory(inventory, visibilityNotes, colour));
   }
   return 0;
 }
