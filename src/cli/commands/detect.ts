@@ -9,7 +9,8 @@ import { formatInventory } from "../../detect/format-human.js";
 import { detect } from "../../detect/index.js";
 import { UsageError } from "../../problems/errors.js";
 import { parseDuration } from "../../units/duration.js";
-import { useColor, writeErr, writeOut } from "../output.js";
+// Renamed on import: biome reads any use… call as a React hook, and this is not one.
+import { useColor as wantsColour, writeErr, writeOut } from "../output.js";
 
 export interface DetectCommandOptions {
   json?: boolean;
@@ -20,7 +21,7 @@ export interface DetectCommandOptions {
 
 export default async function detectCommand(options: DetectCommandOptions): Promise<number> {
   // The table is the result, so it goes to stdout: colour when stdout is a terminal.
-  const colour = useColor(process.stdout);
+  const colour = wantsColour(process.stdout);
   const timeoutMs = parseDuration(options.timeout ?? "10s");
   if (timeoutMs === undefined || timeoutMs <= 0) {
     throw new UsageError(
