@@ -19,6 +19,7 @@ export interface DetectCommandOptions {
   timeout?: string;
 }
 
+/** Run `gpuplan detect` with its parsed flags; returns the exit code. */
 export default async function detectCommand(options: DetectCommandOptions): Promise<number> {
   // The table is the result, so it goes to stdout: colour when stdout is a terminal.
   const colour = wantsColour(process.stdout);
