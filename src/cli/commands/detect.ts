@@ -10,7 +10,7 @@ import { detect } from "../../detect/index.js";
 import { UsageError } from "../../problems/errors.js";
 import { parseDuration } from "../../units/duration.js";
 // Renamed on import: biome reads any use… call as a React hook, and this is not one.
-import { useColor as wantsColour, writeErr, writeOut } from "../output.js";
+import { shouldUseColor as wantsColour, writeErr, writeOut } from "../output.js";
 
 export interface DetectCommandOptions {
   json?: boolean;
