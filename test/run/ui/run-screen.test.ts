@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../../src/run/events.js";
-import {
-  appendOutput,
-  createRunState,
-  type RunState,
-  reduceRunState,
-} from "../../../src/run/ui/run-state.js";
+import { reduceRunState } from "../../../src/run/ui/reduce-run-state.js";
+import { appendOutput, createRunState, type RunState } from "../../../src/run/ui/run-state.js";
 import { renderRunScreen } from "../../../src/run/ui/tui/run-screen.js";
 import { ALL_PIPELINES, busyEvents, failureEvents, makePlan, plainText, T0 } from "./fixtures.js";
 

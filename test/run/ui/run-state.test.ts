@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../../src/run/events.js";
-import {
-  appendOutput,
-  countSteps,
-  createRunState,
-  type RunState,
-  reduceRunState,
-} from "../../../src/run/ui/run-state.js";
+import { reduceRunState } from "../../../src/run/ui/reduce-run-state.js";
+import { appendOutput, countSteps, createRunState, type RunState } from "../../../src/run/ui/run-state.js";
 import { ALL_PIPELINES, busyEvents, ev, failureEvents, GIB_BYTES, makePlan, T0 } from "./fixtures.js";
 
 function stateAfter(events: RunEvent[], pipelines = ALL_PIPELINES): RunState {

@@ -7,7 +7,8 @@
 import { render } from "ink";
 import { createElement as h } from "react";
 import { createPaint } from "../paint.js";
-import { appendOutput, createRunState, type RunState, reduceRunState } from "../run-state.js";
+import { reduceRunState } from "../reduce-run-state.js";
+import { appendOutput, createRunState, type RunState } from "../run-state.js";
 import { formatSummary } from "../summary.js";
 import type { RunSummary, RunView, ViewOptions } from "../view.js";
 import { writeOut } from "../write-out.js";
