@@ -62,6 +62,19 @@ export function describeExit(end: { exitCode: number | null; signal: string | nu
   return "exit unknown";
 }
 
+/**
+ * Why a step failed, in a few words: "exit 1", "oom (exit 1)", "timeout (killed by SIGTERM)",
+ * or the bare status when the step never ran (a lock timeout has no exit).
+ */
+export function describeFailure(f: {
+  status: string;
+  exitCode: number | null;
+  signal: string | null;
+}): string {
+  if (f.exitCode === null && f.signal === null) return f.status;
+  return f.status === "error" ? describeExit(f) : `${f.status} (${describeExit(f)})`;
+}
+
 /** The `[pipeline/step device]` prefix of plain lines; the step is left out for pipeline-level events. */
 export function prefix(pipeline: string | null, step: string | null, device: string | null): string {
   const who = pipeline === null ? "run" : step === null ? pipeline : `${pipeline}/${step}`;

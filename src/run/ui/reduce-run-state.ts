@@ -146,8 +146,15 @@ function onStepEnd(state: RunState, event: RunEvent): RunState {
   const status = readStatus(event);
   const key = stepKey(pipeline, step);
   const device = event.device ?? state.running[key]?.device ?? CPU_LANE;
-  let next = withOutcome(state, event, status === "ok" ? "ok" : "failed");
-  if (status !== "ok") {
+  let next: RunState;
+  if (status === "interrupted") {
+    // Not an outcome: the step did not fail, and --resume will run it again.
+    const { [key]: _stopped, ...running } = state.running;
+    next = { ...state, running };
+  } else {
+    next = withOutcome(state, event, status === "ok" ? "ok" : "failed");
+  }
+  if (status !== "ok" && status !== "interrupted") {
     const failure: FailedStep = {
       pipeline,
       step,

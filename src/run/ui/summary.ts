@@ -1,6 +1,6 @@
 /** The final words of a run — the same text for the plain and the live view, on stderr. */
 
-import { describeExit, formatDuration } from "./format.js";
+import { describeFailure, formatDuration } from "./format.js";
 import type { Paint } from "./paint.js";
 import type { RunSummary } from "./view.js";
 
@@ -23,14 +23,16 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
   lines.push(`${paint.dim("run dir:")} ${summary.runDir}`);
   for (const f of summary.failures) {
     lines.push("");
-    const why = f.status === "error" ? describeExit(f) : `${f.status} (${describeExit(f)})`;
-    lines.push(`${paint.red("✗")} ${paint.bold(`${f.pipeline}/${f.step}`)} on ${f.device}: ${why}`);
+    lines.push(
+      `${paint.red("✗")} ${paint.bold(`${f.pipeline}/${f.step}`)} on ${f.device}: ${describeFailure(f)}`,
+    );
     const tail = f.stderrTail.slice(-STDERR_TAIL_LINES);
     if (tail.length > 0) {
       lines.push(`  ${paint.dim("last stderr lines:")}`);
       for (const line of tail) lines.push(`    ${line}`);
     }
-    lines.push(`  ${paint.dim("log:")}  ${f.logPath}`);
+    // No log when the step never started (it timed out waiting for its GPU).
+    if (f.logPath) lines.push(`  ${paint.dim("log:")}  ${f.logPath}`);
     if (f.hint) lines.push(`  ${paint.dim("hint:")} ${f.hint}`);
   }
   if (summary.interrupted) {

@@ -101,6 +101,29 @@ describe("the plain view", () => {
     expect(plainText(coloured.err)).toBe(plain.err);
   });
 
+  it("names a step that never started by its status alone, with no log line", async () => {
+    const err = captureStream();
+    const view = await createView("plain", {
+      plan: makePlan(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      color: false,
+    });
+    const [failure] = failedSummary().failures;
+    if (!failure) throw new Error("fixture has a failure");
+    const waited = {
+      ...failure,
+      status: "lock-timeout",
+      exitCode: null,
+      stderrTail: [],
+      logPath: "",
+      hint: "raise --lock-timeout",
+    };
+    await view.close({ ...failedSummary(), failures: [waited] });
+    expect(err.text()).toContain("✗ plate-1/segment on cuda:0: lock-timeout\n  hint: raise --lock-timeout\n");
+  });
+
   it("says how to resume an interrupted run", async () => {
     const err = captureStream();
     const view = await createView("plain", {

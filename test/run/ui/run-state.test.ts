@@ -147,6 +147,19 @@ describe("reduceRunState", () => {
     expect(state.ended).toBe(true);
   });
 
+  it("counts an interrupted step as neither done nor failed", () => {
+    const state = stateAfter([
+      ev(0, "gpu.step.start", "plate-1", "segment", "cuda:0", { attempt: 1 }),
+      ev(9, "gpu.step.end", "plate-1", "segment", "cuda:0", {
+        status: "interrupted",
+        exitCode: null,
+        signal: "SIGINT",
+      }),
+    ]);
+    expect(countSteps(state)).toMatchObject({ done: 0, failed: 0, running: 0 });
+    expect(state.failures).toEqual([]);
+  });
+
   it("keeps only the last few output lines", () => {
     let state = createRunState(makePlan(), ALL_PIPELINES);
     for (let i = 0; i < 8; i++) {

@@ -4,7 +4,7 @@
  */
 import { Box, renderToString, Text } from "ink";
 import { createElement as h, type ReactElement } from "react";
-import { describeExit } from "../format.js";
+import { describeFailure } from "../format.js";
 import type { RunState } from "../run-state.js";
 import { HeaderView } from "./header-view.js";
 import { LaneView } from "./lane-view.js";
@@ -38,7 +38,7 @@ export function RunScreen(props: RunScreenProps): ReactElement {
             Text,
             { key: `f${i}`, wrap: "truncate-end" },
             h(Text, { color: "red" }, "  ✗ "),
-            `${f.pipeline}/${f.step} on ${f.device}: ${f.status === "error" ? describeExit(f) : `${f.status} (${describeExit(f)})`}`,
+            `${f.pipeline}/${f.step} on ${f.device}: ${describeFailure(f)}`,
           ),
         ),
         ...(more > 0 ? [h(Text, { key: "more", dimColor: true }, `  … and ${more} more`)] : []),
