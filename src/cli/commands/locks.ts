@@ -1,6 +1,89 @@
-// Placeholder until the `locks` command lands: it exists so the CLI builds; it reports that it is not there yet.
-import { UsageError } from "../../problems/errors.js";
+/**
+ * `gpuplan locks`: which GPU slots are held, by whom, since when. It only looks (a non-blocking
+ * LOCK_SH probe per slot) and never takes or cleans anything: a slot whose holder died is already
+ * free, because the kernel drops a flock with the last descriptor that held it.
+ */
+import { hostname } from "node:os";
+import type { HolderInfo, SlotState } from "../../run/lock/types.js";
+import { formatDuration } from "../../units/duration.js";
+import { writeOut } from "../output.js";
 
-export default async function locks(): Promise<number> {
-  throw new UsageError("`gpuplan locks` is not available in this build yet", "not-implemented");
+/** `gpuplan locks --json`; `workers` is reserved for the warm workers of a later release. */
+export interface LocksJson {
+  schema: "gpuplan/locks@1";
+  dir: string;
+  slots: SlotState[];
+  workers: never[];
+}
+
+export default async function locks(options: { json?: boolean }): Promise<number> {
+  const { createSlotLock } = await import("../../run/lock/index.js");
+  const lock = createSlotLock();
+  const slots = await lock.inspect();
+  if (options.json) {
+    const out: LocksJson = { schema: "gpuplan/locks@1", dir: lock.dir, slots, workers: [] };
+    writeOut(`${JSON.stringify(out, null, 2)}\n`);
+  } else writeOut(formatLocks(lock.dir, slots, Date.now(), isRunning));
+  return 0;
+}
+
+/** The human table: one row per slot. Pure: `now` and `running` come from the caller (tests pin them). */
+export function formatLocks(
+  dir: string,
+  slots: readonly SlotState[],
+  now: number,
+  running: (holder: HolderInfo) => boolean,
+): string {
+  if (slots.length === 0) return `No GPU slot locks in ${dir}.\n`;
+  const header = ["GPU", "UUID", "SLOT", "STATE", "PID", "PIPELINE", "STEP", "SINCE", "HELD FOR"];
+  const rows = slots.map((s) => {
+    const h = s.holder;
+    const state = s.held ? "held" : "free";
+    if (!h)
+      return [s.gpu ?? "?", shortUuid(s.uuid), String(s.slot), state, s.held ? "?" : "", "", "", "", ""];
+    const since = Date.parse(h.since);
+    return [
+      s.gpu ?? "?",
+      shortUuid(s.uuid),
+      String(s.slot),
+      state,
+      // Held while its gpuplan is gone: a step that inherited the slot still runs.
+      running(h) ? String(h.pid) : `${h.pid} (exited)`,
+      h.pipeline,
+      h.step ?? "",
+      Number.isNaN(since)
+        ? h.since
+        : new Date(since)
+            .toISOString()
+            .replace("T", " ")
+            .replace(/\.\d+Z$/, "Z"),
+      Number.isNaN(since) ? "" : formatDuration(Math.max(0, Math.round((now - since) / 1000) * 1000)),
+    ];
+  });
+  const table = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  const lines = table.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd(),
+  );
+  const held = slots.filter((s) => s.held).length;
+  return `${lines.join("\n")}\n\n${held} of ${slots.length} slots held (${dir}).\n`;
+}
+
+/** GPU-1a2b3c4d… : enough to tell GPUs apart in a table; --json has the full UUID. */
+function shortUuid(uuid: string): string {
+  return uuid.length > 13 ? `${uuid.slice(0, 12)}…` : uuid;
+}
+
+/** Whether the holder's gpuplan still runs (EPERM: it does, as another user); unknown elsewhere: yes. */
+function isRunning(holder: HolderInfo): boolean {
+  if (holder.host !== undefined && holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

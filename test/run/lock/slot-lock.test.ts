@@ -1,0 +1,324 @@
+// The GPU slot lock in one process. Separate createSlotLock() instances stand in for separate
+// gpuplan processes: flock locks belong to open file descriptions, so they exclude each other
+// exactly as two processes would (multi-process tests: contention.test.ts, kill.test.ts).
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  createSlotLock,
+  DEFAULT_LOCK_DIR,
+  GpuBusyError,
+  LockTimeoutError,
+  type SlotRequest,
+} from "../../../src/run/lock/index.js";
+
+const UUID = "GPU-11111111-2222-3333-4444-555555555555";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpuplan-lock-test-"));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function request(pipeline: string, extra: Partial<SlotRequest> = {}): SlotRequest {
+  return {
+    uuid: UUID,
+    gpu: "cuda:0",
+    maxPipelines: 2,
+    holder: { pid: process.pid, run: "run-1", pipeline, step: "load", since: "2000-01-01T00:00:00.000Z" },
+    wait: true,
+    ...extra,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("createSlotLock", () => {
+  it("uses GPUPLAN_LOCK_DIR, else /tmp/gpuplan-locks, without touching the disk", () => {
+    const saved = process.env.GPUPLAN_LOCK_DIR;
+    try {
+      delete process.env.GPUPLAN_LOCK_DIR;
+      expect(createSlotLock().dir).toBe(DEFAULT_LOCK_DIR);
+      expect(DEFAULT_LOCK_DIR).toBe("/tmp/gpuplan-locks");
+      process.env.GPUPLAN_LOCK_DIR = join(dir, "from-env");
+      expect(createSlotLock().dir).toBe(join(dir, "from-env"));
+      expect(createSlotLock({ dir: join(dir, "explicit") }).dir).toBe(join(dir, "explicit"));
+    } finally {
+      if (saved === undefined) delete process.env.GPUPLAN_LOCK_DIR;
+      else process.env.GPUPLAN_LOCK_DIR = saved;
+    }
+  });
+
+  it("creates the directory sticky and world-writable, and files every user can open, whatever the umask", async () => {
+    const old = process.umask(0o077);
+    try {
+      const lockDir = join(dir, "locks");
+      const lease = await createSlotLock({ dir: lockDir }).acquire(request("a"));
+      expect(statSync(lockDir).mode & 0o7777).toBe(0o1777);
+      const file = (name: string) => statSync(join(lockDir, name)).mode & 0o777;
+      expect(file(`${UUID}.slot0.lock`)).toBe(0o666);
+      expect(file(`${UUID}.slot0.json`)).toBe(0o666);
+      expect(file(`${UUID}.gate.lock`)).toBe(0o666);
+      lease.release();
+    } finally {
+      process.umask(old);
+    }
+  });
+});
+
+describe("acquire and release", () => {
+  it("hands out each slot once, reuses a released one, and release is idempotent", async () => {
+    const a = createSlotLock({ dir });
+    const b = createSlotLock({ dir });
+    const first = await a.acquire(request("p1"));
+    const second = await b.acquire(request("p2"));
+    expect([first.slots, second.slots]).toEqual([[0], [1]]);
+    expect(first.fds).toHaveLength(1);
+    expect(first.fds[0]).toBeGreaterThan(2);
+    await expect(createSlotLock({ dir }).acquire(request("p3", { wait: false }))).rejects.toThrow(
+      GpuBusyError,
+    );
+    first.release();
+    first.release();
+    expect(first.slots).toEqual([]);
+    const third = await b.acquire(request("p3", { wait: false }));
+    expect(third.slots).toEqual([0]);
+    second.release();
+    third.release();
+  });
+
+  it("one process's leases exclude each other too (one slot each)", async () => {
+    const lock = createSlotLock({ dir });
+    const leases = [await lock.acquire(request("p1")), await lock.acquire(request("p2"))];
+    await expect(lock.acquire(request("p3", { wait: false }))).rejects.toThrow(GpuBusyError);
+    for (const l of leases) l.release();
+  });
+
+  it("slots of different GPUs are independent", async () => {
+    const lock = createSlotLock({ dir });
+    const one = await lock.acquire(request("p1", { maxPipelines: 1 }));
+    const other = await lock.acquire(request("p2", { maxPipelines: 1, uuid: "GPU-other", gpu: "cuda:1" }));
+    expect(other.slots).toEqual([0]);
+    one.release();
+    other.release();
+  });
+});
+
+describe("holder info", () => {
+  it("labels the slot beside its lock file and setHolder updates it; since is when the slot was taken", async () => {
+    const before = Date.now();
+    const lease = await createSlotLock({ dir }).acquire(request("plate-1"));
+    const info = () => JSON.parse(readFileSync(join(dir, `${UUID}.slot0.json`), "utf8"));
+    expect(info()).toMatchObject({
+      uuid: UUID,
+      gpu: "cuda:0",
+      slot: 0,
+      pid: process.pid,
+      pipeline: "plate-1",
+    });
+    expect(Date.parse(info().since)).toBeGreaterThanOrEqual(before - 1);
+    lease.setHolder({
+      ...request("plate-1").holder,
+      step: "segment-with-a-much-longer-step-name".repeat(10),
+    });
+    expect(info().step).toBe("segment-with-a-much-longer-step-name".repeat(10));
+    lease.setHolder({ ...request("plate-1").holder, step: "short" });
+    expect(info().step).toBe("short");
+    lease.release();
+  });
+
+  it("a busy error names the holders: pid, pipeline, step, since", async () => {
+    const lock = createSlotLock({ dir });
+    const held = [await lock.acquire(request("p1")), await lock.acquire(request("p2"))];
+    const error = await createSlotLock({ dir })
+      .acquire(request("p3", { wait: false }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GpuBusyError);
+    const busy = error as GpuBusyError;
+    expect(busy.gpu).toBe("cuda:0");
+    expect(busy.holders.map((h) => h.pipeline)).toEqual(["p1", "p2"]);
+    expect(busy.holders[0]).toMatchObject({ pid: process.pid, run: "run-1", step: "load" });
+    expect(busy.holders[0]!.since).toMatch(/^\d{4}-\d\d-\d\dT/);
+    for (const l of held) l.release();
+  });
+});
+
+describe("inspect", () => {
+  it("reports held and free slots; a stale info file (slot not locked) is ignored", async () => {
+    const lock = createSlotLock({ dir });
+    const a = await lock.acquire(request("p1"));
+    const b = await lock.acquire(request("p2"));
+    b.release();
+    const states = await createSlotLock({ dir }).inspect();
+    expect(states).toEqual([
+      { uuid: UUID, gpu: "cuda:0", slot: 0, held: true, holder: expect.objectContaining({ pipeline: "p1" }) },
+      { uuid: UUID, gpu: "cuda:0", slot: 1, held: false, holder: null },
+    ]);
+    // The same process's own locks show as held (the probe uses a fresh open file description).
+    expect((await lock.inspect())[0]!.held).toBe(true);
+    a.release();
+    expect((await lock.inspect()).map((s) => s.held)).toEqual([false, false]);
+  });
+
+  it("tolerates missing, partial and foreign info files", async () => {
+    const lock = createSlotLock({ dir });
+    const a = await lock.acquire(request("p1"));
+    const b = await lock.acquire(request("p2"));
+    writeFileSync(join(dir, `${UUID}.slot0.json`), '{"uuid":"GPU-1111');
+    rmSync(join(dir, `${UUID}.slot1.json`));
+    writeFileSync(join(dir, "unrelated.txt"), "x");
+    const states = await lock.inspect();
+    expect(states.map((s) => [s.slot, s.held, s.holder])).toEqual([
+      [0, true, null],
+      [1, true, null],
+    ]);
+    a.release();
+    b.release();
+  });
+
+  it("an empty or missing directory has no slots", async () => {
+    expect(await createSlotLock({ dir: join(dir, "missing") }).inspect()).toEqual([]);
+  });
+});
+
+describe("waiting", () => {
+  it("a waiter gets the slot soon after the holder releases it", async () => {
+    const lock = createSlotLock({ dir });
+    const held = await lock.acquire(request("p1", { maxPipelines: 1 }));
+    const waiting = createSlotLock({ dir }).acquire(request("p2", { maxPipelines: 1 }));
+    await sleep(30);
+    const released = performance.now();
+    held.release();
+    const lease = await waiting;
+    expect(performance.now() - released).toBeLessThan(200);
+    expect(lease.slots).toEqual([0]);
+    lease.release();
+  });
+
+  it("waits without blocking the event loop", async () => {
+    const held = await createSlotLock({ dir }).acquire(request("p1", { maxPipelines: 1 }));
+    const waiting = createSlotLock({ dir }).acquire(request("p2", { maxPipelines: 1, timeoutMs: 300 }));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    await expect(waiting).rejects.toThrow(LockTimeoutError);
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(10);
+    held.release();
+  });
+
+  it("times out with LockTimeoutError naming the holders", async () => {
+    const held = await createSlotLock({ dir }).acquire(request("p1", { maxPipelines: 1 }));
+    const started = performance.now();
+    const error = await createSlotLock({ dir })
+      .acquire(request("p2", { maxPipelines: 1, timeoutMs: 100 }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockTimeoutError);
+    const timeout = error as LockTimeoutError;
+    expect(timeout.waitedMs).toBeGreaterThanOrEqual(100);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(timeout.holders.map((h) => h.pipeline)).toEqual(["p1"]);
+    held.release();
+  });
+
+  it("an abort signal ends the wait, and the aborted waiter never takes the slot later", async () => {
+    const lock = createSlotLock({ dir });
+    const held = await lock.acquire(request("p1", { maxPipelines: 1 }));
+    const controller = new AbortController();
+    const waiting = lock.acquire(request("p2", { maxPipelines: 1, signal: controller.signal }));
+    await sleep(20);
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ name: "AbortError" });
+    held.release();
+    await sleep(40);
+    expect((await lock.inspect())[0]!.held).toBe(false);
+    const pre = new AbortController();
+    pre.abort();
+    await expect(lock.acquire(request("p3", { signal: pre.signal }))).rejects.toMatchObject({
+      name: "AbortError",
+    });
+  });
+
+  it("serves one process's waiters for a GPU first come, first served", async () => {
+    const lock = createSlotLock({ dir });
+    const held = await lock.acquire(request("p0", { maxPipelines: 1 }));
+    const order: string[] = [];
+    const waiters = ["p1", "p2", "p3"].map((name) =>
+      lock.acquire(request(name, { maxPipelines: 1 })).then((lease) => {
+        order.push(name);
+        setTimeout(() => lease.release(), 5);
+      }),
+    );
+    await sleep(10);
+    held.release();
+    await Promise.all(waiters);
+    expect(order).toEqual(["p1", "p2", "p3"]);
+  });
+});
+
+describe("exclusive upgrade", () => {
+  it("takes every slot once the others let go; newcomers wait behind it (writer preference)", async () => {
+    const a = await createSlotLock({ dir }).acquire(request("exclusive", { maxPipelines: 3 }));
+    const b = await createSlotLock({ dir }).acquire(request("shared", { maxPipelines: 3 }));
+    const upgrading = a.upgrade({ wait: true });
+    await sleep(30);
+    // Slot 2 is free, but the upgrader holds the gate: a newcomer must not get in.
+    await expect(
+      createSlotLock({ dir }).acquire(request("late", { maxPipelines: 3, wait: false })),
+    ).rejects.toThrow(GpuBusyError);
+    b.release();
+    await upgrading;
+    expect([...a.slots].sort()).toEqual([0, 1, 2]);
+    expect(a.fds).toHaveLength(3);
+    const states = await createSlotLock({ dir }).inspect();
+    expect(states.map((s) => s.holder?.pipeline)).toEqual(["exclusive", "exclusive", "exclusive"]);
+    a.downgrade();
+    expect(a.slots).toEqual([0]);
+    const late = await createSlotLock({ dir }).acquire(request("late", { maxPipelines: 3, wait: false }));
+    expect(late.slots).toEqual([1]);
+    late.release();
+    a.release();
+  });
+
+  it("two holders upgrading at once do not deadlock: one goes, then the other", async () => {
+    const a = await createSlotLock({ dir }).acquire(request("a"));
+    const b = await createSlotLock({ dir }).acquire(request("b"));
+    const done: string[] = [];
+    const run = async (name: string, lease: typeof a) => {
+      await lease.upgrade({ wait: true, timeoutMs: 5000 });
+      done.push(name);
+      expect(lease.slots).toHaveLength(2);
+      await sleep(20);
+      lease.release();
+    };
+    await Promise.all([run("a", a), run("b", b)]);
+    expect(done.sort()).toEqual(["a", "b"]);
+  });
+
+  it("a timed-out upgrade opens the gate again and keeps one slot", async () => {
+    const a = await createSlotLock({ dir }).acquire(request("a"));
+    const b = await createSlotLock({ dir }).acquire(request("b"));
+    await expect(a.upgrade({ wait: true, timeoutMs: 80 })).rejects.toThrow(LockTimeoutError);
+    expect(a.slots).toHaveLength(1);
+    b.release();
+    const c = await createSlotLock({ dir }).acquire(request("c", { wait: false }));
+    c.release();
+    a.release();
+  });
+
+  it("--no-wait upgrade fails at once with the other holders; release cancels a waiting upgrade", async () => {
+    const a = await createSlotLock({ dir }).acquire(request("a"));
+    const b = await createSlotLock({ dir }).acquire(request("b"));
+    const error = await a.upgrade({ wait: false }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GpuBusyError);
+    expect((error as GpuBusyError).holders.map((h) => h.pipeline)).toEqual(["b"]);
+    const waiting = a.upgrade({ wait: true });
+    await sleep(10);
+    a.release();
+    await expect(waiting).rejects.toThrow(/released/);
+    b.release();
+    expect((await createSlotLock({ dir }).inspect()).map((s) => s.held)).toEqual([false, false]);
+  });
+});
