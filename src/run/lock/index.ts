@@ -57,9 +57,10 @@ class FlockSlotLock implements SlotLock, LeaseOwner {
     lease: Lease,
     options: { wait: boolean; timeoutMs?: number; signal?: AbortSignal },
   ): Promise<void> {
-    if (lease.pendingUpgrade) throw new Error("upgrade() while an upgrade of the same lease waits");
     options.signal?.throwIfAborted();
     const slots = this.slotsOf(lease.uuid, await this.prepare());
+    if (lease.pendingUpgrade) throw new Error("upgrade() while an upgrade of the same lease waits");
+    if (lease.isReleased) throw new Error("upgrade() on a released GPU slot lease");
     const started = performance.now();
     const waiter = new UpgradeWaiter(
       slots,

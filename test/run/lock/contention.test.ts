@@ -64,9 +64,9 @@ describe.skipIf(!built)("GPU slot lock across processes", () => {
     // The stream really ran while the upgrader asked (else nothing was proven)…
     expect(times.filter((t) => t < upgrader.asked).length).toBeGreaterThan(5);
     // …and writer preference bounds the wait by the holds already running (15 ms), not the stream:
-    // once the upgrader has closed the gate, no newcomer gets a slot (3 ms margin for the clocks
-    // of different processes).
+    // once the upgrader has closed the gate (at once, or a poll later), no newcomer gets a slot.
+    // Margins: a busy host may delay that poll, and processes' clocks differ by a little.
     expect(upgrader.waitMs).toBeLessThan(1500);
-    expect(times.filter((t) => t > upgrader.asked + 3 && t < upgrader.got - 3)).toEqual([]);
+    expect(times.filter((t) => t > upgrader.asked + 30 && t < upgrader.got - 3)).toEqual([]);
   }, 30_000);
 });
