@@ -40,6 +40,8 @@ class FlockSlotLock implements SlotLock, LeaseOwner {
     checkRequest(request);
     request.signal?.throwIfAborted();
     const slots = this.slotsOf(request.uuid, await this.prepare());
+    // Aborted while the library loaded: an abort event will not fire again for the waiter.
+    request.signal?.throwIfAborted();
     const started = performance.now();
     const lease = new Lease(this, request.uuid, request.gpu, request.maxPipelines, request.holder);
     const waiter = new SharedWaiter(
@@ -59,6 +61,7 @@ class FlockSlotLock implements SlotLock, LeaseOwner {
   ): Promise<void> {
     options.signal?.throwIfAborted();
     const slots = this.slotsOf(lease.uuid, await this.prepare());
+    options.signal?.throwIfAborted();
     if (lease.pendingUpgrade) throw new Error("upgrade() while an upgrade of the same lease waits");
     if (lease.isReleased) throw new Error("upgrade() on a released GPU slot lease");
     const started = performance.now();
