@@ -1,0 +1,488 @@
+/**
+ * The executor: runs the selected pipelines of a verified plan under the GPU slot lock.
+ *
+ * Scheduling, in one paragraph: every pipeline starts at once as an async task. A GPU pipeline
+ * first takes one slot of each of its GPUs (in UUID order, the same order in every gpuplan
+ * process, so two multi-GPU pipelines can never hold one card each and wait for the other's),
+ * then a worker (`settings.workers` bounds the pipelines running on the host). Waiting for a
+ * slot does not hold a worker, so a busy GPU never stops CPU pipelines or other GPUs. Inside a
+ * pipeline, steps run one at a time in topological order of `needs` (a pipeline is a chain of
+ * framework processes sharing one memory budget; running two at once would break the budget).
+ * An exclusive step upgrades every lease to all slots first and downgrades after. A failed step
+ * fails its pipeline: the rest of its steps are skipped; other pipelines go on.
+ *
+ * The core never prints: everything goes out as events (`emit`) and output lines (`onOutput`).
+ */
+import { mkdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { GpuplanPlan, PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../schema-types/plan.js";
+import { classifyEnding } from "./classify-failure.js";
+import type { EventSink, RunEvent, RunEventName, StepStatus } from "./events.js";
+import { type Journal, stepKey } from "./journal.js";
+import {
+  GpuBusyError,
+  type HolderInfo,
+  LockTimeoutError,
+  type SlotLease,
+  type SlotLock,
+} from "./lock/types.js";
+import type { MemorySampler } from "./memory-snapshot.js";
+import { safeName } from "./run-id.js";
+import { runStepProcess } from "./run-step.js";
+import { Semaphore, topologicalOrder } from "./scheduler.js";
+import { buildStepEnvironment, visibleGpus } from "./step-env.js";
+import type { RunSummary } from "./ui/view.js";
+
+export interface ExecuteOptions {
+  plan: GpuplanPlan;
+  /** The selected pipelines, in plan order. */
+  pipelines: readonly PlannedPipeline[];
+  run: string;
+  /** `.gpuplan/runs/<run>` (as it should appear in messages). */
+  runDir: string;
+  /** Directory step `cwd`s are relative to: the pipeline file's directory. */
+  baseDir: string;
+  lock: SlotLock;
+  emit: EventSink;
+  onOutput?: (pipeline: string, step: string, stream: "stdout" | "stderr", line: string) => void;
+  journal: Journal;
+  /** Steps finished ok in an earlier attempt of this run (`--resume`), keyed by stepKey. */
+  completed?: ReadonlySet<string>;
+  /** false: a busy GPU ends the run at once (`--no-wait`). */
+  wait: boolean;
+  lockTimeoutMs?: number;
+  /** Interrupt (SIGINT/SIGTERM): running steps get `interruptSignal()` (default SIGINT). */
+  signal?: AbortSignal;
+  interruptSignal?: () => NodeJS.Signals;
+  /** SIGTERM → SIGKILL delay; default 5 s. */
+  killGraceMs?: number;
+  sampler?: MemorySampler;
+  /** The environment steps inherit (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  workers?: number;
+}
+
+export interface ExecuteResult {
+  summary: RunSummary;
+  /** Set when `wait: false` met a busy GPU: the run stopped (exit 75). */
+  busy: GpuBusyError | null;
+}
+
+type Failure = RunSummary["failures"][number];
+
+const DEFAULT_KILL_GRACE_MS = 5000;
+const FAILURE_TAIL_LINES = 10;
+
+export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult> {
+  const started = performance.now();
+  const { plan, run } = options;
+  // One controller for everything that stops the run: the user's interrupt or a busy GPU.
+  const stop = new AbortController();
+  const onExternalAbort = () => stop.abort(options.signal?.reason);
+  if (options.signal?.aborted) stop.abort(options.signal.reason);
+  options.signal?.addEventListener("abort", onExternalAbort, { once: true });
+  let busy: GpuBusyError | null = null;
+
+  const counts = { ok: 0, failed: 0, skipped: 0 };
+  const failures: Failure[] = [];
+  const pending = new Set<Promise<void>>();
+  const track = (p: Promise<void>) => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  };
+  const emit = (
+    name: RunEventName,
+    pipeline: string | null,
+    step: string | null,
+    device: string | null,
+    fields: Record<string, unknown> = {},
+  ) => {
+    const event: RunEvent = {
+      ts: new Date().toISOString(),
+      event: name,
+      run,
+      pipeline,
+      step,
+      device,
+      ...fields,
+    };
+    options.emit(event);
+  };
+  const workers = new Semaphore(Math.max(1, options.workers ?? plan.settings.workers));
+  const gpuGates = new Map<string, Semaphore>();
+  const gateFor = (entry: PlanRegistryEntry) => {
+    let gate = gpuGates.get(entry.uuid);
+    if (!gate) {
+      gate = new Semaphore(Math.max(1, entry.maxPipelines));
+      gpuGates.set(entry.uuid, gate);
+    }
+    return gate;
+  };
+
+  emit("run.start", null, null, null, {
+    pipelines: options.pipelines.map((p) => p.name),
+    runDir: options.runDir,
+  });
+
+  const runPipeline = async (pipeline: PlannedPipeline): Promise<void> => {
+    const steps = topologicalOrder(pipeline.steps);
+    const todo = steps.filter((s) => !options.completed?.has(stepKey(pipeline.name, s.id)));
+    for (const s of steps) {
+      if (todo.includes(s)) continue;
+      counts.ok++;
+      emit("gpu.step.skip", pipeline.name, s.id, s.device, { reason: "completed in an earlier run" });
+    }
+    if (todo.length === 0 || stop.signal.aborted) return;
+
+    const entries = registryEntries(plan, pipeline);
+    const leases: { entry: PlanRegistryEntry; lease: SlotLease; releaseGate: () => void }[] = [];
+    let releaseWorker: (() => void) | undefined;
+    const holder = (step: string | null): HolderInfo => ({
+      pid: process.pid,
+      run,
+      pipeline: pipeline.name,
+      step,
+      since: new Date().toISOString(),
+    });
+    try {
+      for (const entry of entries) {
+        const releaseGate = await gateFor(entry).acquire(stop.signal);
+        const waitStart = performance.now();
+        emit("gpu.lock.wait", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots: 1 });
+        let lease: SlotLease;
+        try {
+          lease = await options.lock.acquire({
+            uuid: entry.uuid,
+            gpu: entry.gpu,
+            maxPipelines: entry.maxPipelines,
+            holder: holder(null),
+            wait: options.wait,
+            ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
+            signal: stop.signal,
+          });
+        } catch (e) {
+          releaseGate();
+          throw e;
+        }
+        leases.push({ entry, lease, releaseGate });
+        emit("gpu.lock.acquired", pipeline.name, null, entry.gpu, {
+          gpu: entry.gpu,
+          slots: [...lease.slots],
+          waitedMs: Math.round(performance.now() - waitStart),
+        });
+      }
+      releaseWorker = await workers.acquire(stop.signal);
+
+      for (let i = 0; i < todo.length; i++) {
+        const step = todo[i]!;
+        if (stop.signal.aborted) return;
+        const status = await runStep(pipeline, step, leases, holder);
+        if (status === "interrupted") return;
+        if (status !== "ok") {
+          for (const later of todo.slice(i + 1)) {
+            counts.skipped++;
+            const reason = `needs ${pipeline.name}/${step.id}, which failed`;
+            emit("gpu.step.skip", pipeline.name, later.id, later.device, { reason });
+            await options.journal.append(
+              journalStep(pipeline.name, later, "skipped", 0, later.device, null, 0),
+            );
+          }
+          return;
+        }
+      }
+    } catch (e) {
+      if (e instanceof GpuBusyError) {
+        busy ??= e;
+        stop.abort(e);
+      } else if (e instanceof LockTimeoutError) {
+        counts.failed++;
+        const step = todo[0]!;
+        failures.push({
+          pipeline: pipeline.name,
+          step: step.id,
+          device: e.gpu,
+          status: "lock-timeout",
+          exitCode: null,
+          signal: null,
+          stderrTail: [],
+          logPath: "",
+          hint: `waited ${e.waitedMs} ms for a slot of ${e.gpu}${describeHolders(e.holders)}; raise --lock-timeout or see gpuplan locks`,
+        });
+        for (const later of todo.slice(1)) {
+          counts.skipped++;
+          emit("gpu.step.skip", pipeline.name, later.id, later.device, { reason: `no slot of ${e.gpu}` });
+        }
+      } else if (!stop.signal.aborted) {
+        throw e;
+      }
+    } finally {
+      releaseWorker?.();
+      for (const { entry, lease, releaseGate } of leases.reverse()) {
+        const slots = [...lease.slots];
+        lease.release();
+        releaseGate();
+        emit("gpu.lock.released", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots });
+      }
+    }
+  };
+
+  /** One step with its OOM retries and CPU fallback; resolves with the final status. */
+  const runStep = async (
+    pipeline: PlannedPipeline,
+    step: PlannedStep,
+    leases: { entry: PlanRegistryEntry; lease: SlotLease }[],
+    holder: (step: string | null) => HolderInfo,
+  ): Promise<StepStatus> => {
+    for (const { lease } of leases) lease.setHolder(holder(step.id));
+    let upgraded: SlotLease[] = [];
+    const onGpu = step.gpu && step.uuid !== null;
+    try {
+      if (step.exclusive && onGpu) {
+        for (const { entry, lease } of leases) {
+          const waitStart = performance.now();
+          emit("gpu.lock.wait", pipeline.name, step.id, entry.gpu, {
+            gpu: entry.gpu,
+            slots: entry.maxPipelines,
+            exclusive: true,
+          });
+          await lease.upgrade({
+            wait: options.wait,
+            ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
+            signal: stop.signal,
+          });
+          upgraded.push(lease);
+          emit("gpu.lock.acquired", pipeline.name, step.id, entry.gpu, {
+            gpu: entry.gpu,
+            slots: [...lease.slots],
+            waitedMs: Math.round(performance.now() - waitStart),
+            exclusive: true,
+          });
+        }
+      }
+      const fds = leases.flatMap(({ lease }) => [...lease.fds]);
+      const attempts = onGpu ? 1 + step.onOom.retries : 1;
+      const fallback = onGpu && step.onOom.fallback === "cpu";
+      const total = attempts + (fallback ? 1 : 0);
+      for (let attempt = 1; attempt <= total; attempt++) {
+        const onCpu = !onGpu || attempt > attempts;
+        const status = await runAttempt(pipeline, step, attempt, onCpu, fds);
+        if (status !== "oom" || attempt === total || stop.signal.aborted) return status;
+        const nextOnCpu = attempt + 1 > attempts;
+        emit("gpu.step.retry", pipeline.name, step.id, nextOnCpu ? "cpu" : step.device, {
+          attempt: attempt + 1,
+          of: total,
+          reason: "oom",
+          ...(nextOnCpu && { nextDevice: "cpu" }),
+        });
+      }
+      return "error";
+    } catch (e) {
+      if (e instanceof LockTimeoutError) {
+        counts.failed++;
+        failures.push({
+          pipeline: pipeline.name,
+          step: step.id,
+          device: step.device,
+          status: "lock-timeout",
+          exitCode: null,
+          signal: null,
+          stderrTail: [],
+          logPath: "",
+          hint: `the exclusive step waited ${e.waitedMs} ms for every slot of ${e.gpu}${describeHolders(e.holders)}`,
+        });
+        return "error";
+      }
+      if (stop.signal.aborted && !(e instanceof GpuBusyError)) return "interrupted";
+      throw e;
+    } finally {
+      for (const lease of upgraded) {
+        const before = [...lease.slots];
+        lease.downgrade();
+        const kept = new Set(lease.slots);
+        emit("gpu.lock.released", pipeline.name, step.id, lease.gpu, {
+          gpu: lease.gpu,
+          slots: before.filter((n) => !kept.has(n)),
+          exclusive: true,
+        });
+      }
+      upgraded = [];
+    }
+  };
+
+  /** One attempt of one step: spawn, wait, classify, journal, report. */
+  const runAttempt = async (
+    pipeline: PlannedPipeline,
+    step: PlannedStep,
+    attempt: number,
+    onCpu: boolean,
+    fds: number[],
+  ): Promise<StepStatus> => {
+    const device = onCpu ? "cpu" : step.device;
+    const logDir = join(options.runDir, "logs", safeName(pipeline.name));
+    await mkdir(logDir, { recursive: true });
+    const logPath = join(logDir, `${safeName(step.id)}${attempt > 1 ? `.attempt${attempt}` : ""}.log`);
+    const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, options.env);
+    emit("gpu.step.start", pipeline.name, step.id, device, { attempt, logPath });
+    snapshot(pipeline, step, device, onCpu, "step.start");
+    const result = await runStepProcess({
+      argv: step.argv,
+      shell: step.shell,
+      cwd: resolve(options.baseDir, step.cwd ?? "."),
+      env,
+      logPath,
+      inheritFds: fds,
+      timeoutMs: step.timeoutMs,
+      killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+      signal: stop.signal,
+      ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
+      onLine: (stream, line) => options.onOutput?.(pipeline.name, step.id, stream, line),
+    });
+    const verdict = classifyEnding(result, step.timeoutMs);
+    snapshot(pipeline, step, device, onCpu, verdict.status === "oom" ? "oom" : "step.end");
+    if (verdict.status === "timeout") {
+      emit("gpu.step.timeout", pipeline.name, step.id, device, { timeoutMs: step.timeoutMs, attempt });
+    }
+    if (verdict.status === "oom") {
+      emit("gpu.step.oom", pipeline.name, step.id, device, { framework: verdict.framework, attempt });
+    }
+    // Flushed before the step is reported done: a resume never redoes a step reported ok.
+    await options.journal.append(
+      journalStep(pipeline.name, step, verdict.status, attempt, device, result.exitCode, result.durationMs),
+    );
+    emit("gpu.step.end", pipeline.name, step.id, device, {
+      status: verdict.status,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      durationMs: result.durationMs,
+      attempt,
+      logPath,
+      ...(verdict.framework && { framework: verdict.framework }),
+    });
+    const final =
+      verdict.status === "ok" ||
+      verdict.status === "interrupted" ||
+      !isRetried(step, attempt, onCpu, verdict.status);
+    if (verdict.status === "ok") counts.ok++;
+    else if (verdict.status !== "interrupted" && final) {
+      counts.failed++;
+      failures.push({
+        pipeline: pipeline.name,
+        step: step.id,
+        device,
+        status: verdict.status,
+        exitCode: result.exitCode,
+        signal: result.signal,
+        stderrTail: result.stderrTail.slice(-FAILURE_TAIL_LINES),
+        logPath,
+        hint: verdict.hint,
+      });
+    }
+    return verdict.status;
+  };
+
+  const snapshot = (
+    pipeline: PlannedPipeline,
+    step: PlannedStep,
+    device: string,
+    onCpu: boolean,
+    at: string,
+  ) => {
+    const sampler = options.sampler;
+    if (!sampler) return;
+    if (device === "cpu") {
+      track(
+        sampler.cpu().then((m) => {
+          if (!m) return;
+          const used = m.totalBytes - m.availableBytes;
+          emit("gpu.memory.snapshot", pipeline.name, step.id, device, {
+            at,
+            gpus: [{ gpu: "cpu", usedBytes: used, freeBytes: m.availableBytes, totalBytes: m.totalBytes }],
+          });
+        }),
+      );
+      return;
+    }
+    const wanted = new Set(
+      visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu }).map((g) => g.uuid),
+    );
+    track(
+      sampler.gpus().then((list) => {
+        if (!list) return;
+        const gpus = list
+          .filter((g) => wanted.has(g.uuid))
+          .map((g) => ({
+            gpu: g.gpu,
+            uuid: g.uuid,
+            usedBytes: g.usedBytes,
+            freeBytes: g.freeBytes,
+            totalBytes: g.totalBytes,
+          }));
+        if (gpus.length) emit("gpu.memory.snapshot", pipeline.name, step.id, device, { at, gpus });
+      }),
+    );
+  };
+
+  try {
+    const tasks = options.pipelines.map((p) => runPipeline(p));
+    const outcomes = await Promise.allSettled(tasks);
+    await Promise.allSettled([...pending]);
+    const bug = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+    if (bug) throw bug.reason;
+  } finally {
+    options.signal?.removeEventListener("abort", onExternalAbort);
+  }
+  const interrupted = options.signal?.aborted === true;
+  const durationMs = Math.round(performance.now() - started);
+  await options.journal.append({ type: "end", ts: new Date().toISOString(), interrupted, ...counts });
+  emit("run.end", null, null, null, {
+    durationMs,
+    status: interrupted || busy ? "interrupted" : counts.failed > 0 ? "failed" : "ok",
+    ...counts,
+  });
+  return {
+    summary: { run, runDir: options.runDir, ...counts, interrupted, durationMs, failures },
+    busy,
+  };
+}
+
+/** A step whose OOM will be retried (on its GPU or on the CPU) is not a failure yet. */
+function isRetried(step: PlannedStep, attempt: number, onCpu: boolean, status: StepStatus): boolean {
+  if (status !== "oom" || onCpu || !step.gpu || step.uuid === null) return false;
+  return attempt < 1 + step.onOom.retries || step.onOom.fallback === "cpu";
+}
+
+/** The registry entries of a pipeline's GPUs, in UUID order (the global lock order). */
+export function registryEntries(plan: GpuplanPlan, pipeline: PlannedPipeline): PlanRegistryEntry[] {
+  const ids = new Set(pipeline.gpus);
+  for (const s of pipeline.steps) if (s.uuid !== null && s.device !== "cpu") ids.add(s.device);
+  return plan.registry
+    .filter((r) => ids.has(r.gpu))
+    .sort((a, b) => (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0));
+}
+
+function journalStep(
+  pipeline: string,
+  step: PlannedStep,
+  status: StepStatus | "skipped",
+  attempt: number,
+  device: string,
+  exitCode: number | null,
+  durationMs: number,
+) {
+  return {
+    type: "step" as const,
+    ts: new Date().toISOString(),
+    pipeline,
+    step: step.id,
+    status,
+    attempt,
+    device,
+    exitCode,
+    durationMs,
+  };
+}
+
+function describeHolders(holders: readonly HolderInfo[]): string {
+  if (holders.length === 0) return "";
+  return ` (held by ${holders.map((h) => `pid ${h.pid} ${h.pipeline}${h.step ? `/${h.step}` : ""} since ${h.since}`).join(", ")})`;
+}

@@ -1,0 +1,67 @@
+/**
+ * Memory at step start and end, for the `gpu.memory.snapshot` event and OOM reports: per GPU
+ * free/used through detection (NVML in the probe child, so never on a step's critical path: the
+ * caller does not await it before starting the step), and /proc/meminfo for the CPU. Concurrent
+ * requests share one probe.
+ */
+import { readFile } from "node:fs/promises";
+import type { DetectInventory } from "../inventory/types.js";
+
+export interface GpuMemory {
+  gpu: string;
+  uuid: string;
+  totalBytes: number;
+  usedBytes: number | null;
+  freeBytes: number | null;
+}
+
+export interface CpuMemory {
+  totalBytes: number;
+  availableBytes: number;
+}
+
+export interface MemorySampler {
+  gpus(): Promise<GpuMemory[] | null>;
+  cpu(): Promise<CpuMemory | null>;
+}
+
+/** A sampler over live detection; `null` answers where nothing is known (no NVML, no /proc). */
+export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 5000): MemorySampler {
+  let inFlight: Promise<GpuMemory[] | null> | null = null;
+  return {
+    gpus() {
+      if (!detect) return Promise.resolve(null);
+      inFlight ??= detect({ timeoutMs })
+        .then((inv) =>
+          inv.gpus.map((g) => ({
+            gpu: g.id,
+            uuid: g.uuid,
+            totalBytes: g.memoryBytes,
+            usedBytes: g.usedMemoryBytes ?? null,
+            freeBytes: g.freeMemoryBytes ?? null,
+          })),
+        )
+        .catch(() => null)
+        .finally(() => {
+          inFlight = null;
+        });
+      return inFlight;
+    },
+    cpu: readMeminfo,
+  };
+}
+
+export async function readMeminfo(): Promise<CpuMemory | null> {
+  try {
+    const text = await readFile("/proc/meminfo", "utf8");
+    const kib = (key: string) =>
+      Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? Number.NaN) * 1024;
+    const totalBytes = kib("MemTotal");
+    const availableBytes = kib("MemAvailable");
+    return Number.isFinite(totalBytes) && Number.isFinite(availableBytes)
+      ? { totalBytes, availableBytes }
+      : null;
+  } catch {
+    return null;
+  }
+}

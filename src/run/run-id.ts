@@ -1,0 +1,17 @@
+/** Run ids sort by start time and are unique without coordination: `20261122T011500Z-3fa9c1`. */
+import { randomBytes } from "node:crypto";
+
+export function makeRunId(now: Date = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+export const RUN_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+
+/** A file-system-safe form of a pipeline or step name for log file names. */
+export function safeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.=+-]/g, "_").slice(0, 120) || "_";
+}

@@ -1,0 +1,176 @@
+/**
+ * One step attempt as a child process: argv (or `/bin/sh -c` with shell), its own process group
+ * (detached) so a timeout or Ctrl-C reaches grandchildren too, output to a log file and, line by
+ * line, to the caller; the locked slot descriptors are passed as extra stdio entries so the step
+ * holds its GPU slot for as long as it (or anything it started) lives, even if gpuplan dies.
+ */
+import { spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import type { Readable } from "node:stream";
+
+export interface StepProcessOptions {
+  argv: readonly string[];
+  shell: boolean;
+  cwd: string;
+  env: Record<string, string>;
+  logPath: string;
+  /** Locked slot descriptors; the child gets them as fds 3, 4, … */
+  inheritFds?: readonly number[];
+  timeoutMs?: number | null;
+  /** SIGTERM → SIGKILL delay for timeouts and interrupts. */
+  killGraceMs: number;
+  /** Aborting forwards `interruptSignal` to the step's process group. */
+  signal?: AbortSignal;
+  interruptSignal?: () => NodeJS.Signals;
+  onLine?: (stream: "stdout" | "stderr", line: string) => void;
+  /** How many stderr lines to keep for classification and the failure report. */
+  tailLines?: number;
+}
+
+export interface StepProcessResult {
+  pid: number | null;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  interrupted: boolean;
+  stderrTail: string[];
+  durationMs: number;
+  spawnError?: string;
+}
+
+/** After the step exits, how long to wait for its pipes to close (a background grandchild may keep them open). */
+const DRAIN_MS = 500;
+
+export function runStepProcess(options: StepProcessOptions): Promise<StepProcessResult> {
+  const started = performance.now();
+  const tailLimit = options.tailLines ?? 40;
+  const stderrTail: string[] = [];
+  const log = createWriteStream(options.logPath, { flags: "a" });
+  const command = options.shell ? "/bin/sh" : options.argv[0]!;
+  const args = options.shell ? ["-c", options.argv.join(" ")] : options.argv.slice(1);
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe", ...(options.inheritFds ?? [])],
+  });
+  let timedOut = false;
+  let interrupted = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const killGroup = (signal: NodeJS.Signals) => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group is gone already.
+    }
+  };
+  const terminate = (signal: NodeJS.Signals) => {
+    killGroup(signal);
+    killTimer ??= setTimeout(() => killGroup("SIGKILL"), options.killGraceMs);
+    killTimer.unref();
+  };
+  const timeout =
+    options.timeoutMs != null && options.timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          terminate("SIGTERM");
+        }, options.timeoutMs)
+      : undefined;
+  const onAbort = () => {
+    interrupted = true;
+    terminate(options.interruptSignal?.() ?? "SIGINT");
+  };
+  if (options.signal?.aborted) queueMicrotask(onAbort);
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
+
+  const pipe = (stream: Readable | null, name: "stdout" | "stderr") => {
+    if (!stream) return;
+    let partial = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      log.write(chunk);
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) emit(name, line);
+    });
+    stream.on("end", () => {
+      if (partial) emit(name, partial);
+      partial = "";
+    });
+  };
+  const emit = (name: "stdout" | "stderr", line: string) => {
+    if (name === "stderr") {
+      stderrTail.push(line);
+      if (stderrTail.length > tailLimit) stderrTail.shift();
+    }
+    options.onLine?.(name, line);
+  };
+  pipe(child.stdout, "stdout");
+  pipe(child.stderr, "stderr");
+
+  return new Promise((resolve) => {
+    let spawnError: string | undefined;
+    let settled = false;
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timeout);
+      if (killTimer && !timedOut && !interrupted) clearTimeout(killTimer);
+      options.signal?.removeEventListener("abort", onAbort);
+      const result: StepProcessResult = {
+        pid: child.pid ?? null,
+        exitCode,
+        signal,
+        timedOut,
+        interrupted,
+        stderrTail: [...stderrTail],
+        durationMs: Math.round(performance.now() - started),
+        ...(spawnError !== undefined && { spawnError }),
+      };
+      log.end(() => resolve(result));
+    };
+    child.on("error", (e) => {
+      spawnError = e.message;
+      log.write(`gpuplan: could not start ${command}: ${e.message}\n`);
+      finish(null, null);
+    });
+    child.on("exit", async (code, signal) => {
+      // A killed step is done when its whole group is: grandchildren get the grace period too,
+      // then SIGKILL (the kill timer), so nothing of it outlives the report.
+      if ((timedOut || interrupted) && child.pid !== undefined)
+        await groupGone(child.pid, options.killGraceMs + 2000);
+      // 'close' waits for the pipes; a daemonised grandchild can hold them open forever.
+      const drain = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(code, signal);
+      }, DRAIN_MS);
+      child.on("close", () => {
+        clearTimeout(drain);
+        finish(code, signal);
+      });
+      if (child.stdout?.closed !== false && child.stderr?.closed !== false) {
+        clearTimeout(drain);
+        finish(code, signal);
+      }
+    });
+  });
+}
+
+function isGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: a member exists that we may not signal; it is still alive.
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Resolves when no process of the group is left (the kill timer ends stragglers), or after limitMs. */
+async function groupGone(pgid: number, limitMs: number): Promise<void> {
+  // Bounded: an unreaped zombie (a container whose PID 1 never waits) still answers kill(0).
+  const deadline = performance.now() + limitMs;
+  while (isGroupAlive(pgid) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+}

@@ -1,0 +1,232 @@
+// `gpuplan run` end to end through the built CLI (`npm run build` first): the runnable example in
+// plain and JSON modes, the events file, --dry-run, interrupt and --resume, plan verification
+// against fake NVML GPUs, and usage errors.
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
+import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
+import { FIXTURES } from "./helpers/harness.js";
+
+const EXAMPLE = join(ROOT, "examples/hello-cpu.yaml");
+const MISSING = "/nonexistent/gpuplan-test-library.so";
+/** No vendor library: live detection sees a CPU-only machine, quickly. */
+const NO_GPU = {
+  GPUPLAN_NVML_LIBRARY: MISSING,
+  GPUPLAN_CUDA_LIBRARY: MISSING,
+  GPUPLAN_ROCM_SMI_LIBRARY: MISSING,
+  GPUPLAN_AMD_SMI_LIBRARY: MISSING,
+  GPUPLAN_HIP_LIBRARY: MISSING,
+  GPUPLAN_SYSFS_ROOT: join(ROOT, "fixtures/detect/sysfs-empty"),
+  CI: "1",
+};
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups) c();
+  cleanups = [];
+});
+const temp = () => {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+};
+const runIds = (cwd: string) => readdirSync(join(cwd, ".gpuplan/runs")).sort();
+
+describe("gpuplan run (CLI)", () => {
+  it("runs the CPU example end to end in plain mode: prefixed lines on stderr, logs and journal in the run dir", () => {
+    const cwd = temp();
+    const r = gpuplan(["run", EXAMPLE, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(hasCrashed(r)).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(
+      /\[plate-P2\/summarize cpu\] plate P2: mean [\d.]+, sd [\d.]+, brightest tile \d+/,
+    );
+    expect(r.stderr).toMatch(/9 ok, 0 failed, 0 skipped/);
+    const [id] = runIds(cwd);
+    expect(id).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
+    const runDir = join(cwd, ".gpuplan/runs", id!);
+    expect(readFileSync(join(runDir, "logs/plate-P1/normalize.log"), "utf8")).toMatch(
+      /plate P1: normalized 16 tiles/,
+    );
+    const journal = readFileSync(join(runDir, "journal.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(journal[0]).toMatchObject({
+      type: "run",
+      run: id,
+      pipelines: ["plate-P1", "plate-P2", "plate-P3"],
+    });
+    expect(journal.filter((e) => e.type === "step" && e.status === "ok")).toHaveLength(9);
+    expect(journal.at(-1)).toMatchObject({ type: "end", ok: 9, failed: 0 });
+  });
+
+  it("--ui json streams the events on stdout, and --events appends the same lines to a file", () => {
+    const cwd = temp();
+    const eventsFile = join(cwd, "out/events.jsonl");
+    const r = gpuplan(["run", EXAMPLE, "--ui", "json", "--events", eventsFile, "--pipeline", "plate-P1"], {
+      cwd,
+      env: NO_GPU,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const lines = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ event: "run.start", pipeline: null, pipelines: ["plate-P1"] });
+    expect(lines.at(-1)).toMatchObject({ event: "run.summary", ok: 3, failed: 0 });
+    const events = lines.slice(0, -1);
+    expect(events.at(-1)).toMatchObject({ event: "run.end", status: "ok" });
+    expect(
+      events.filter((e) => e.event === "gpu.step.end").map((e) => `${e.step}:${e.status}:${e.exitCode}`),
+    ).toEqual(["generate:ok:0", "normalize:ok:0", "summarize:ok:0"]);
+    for (const e of events)
+      for (const k of ["ts", "event", "run", "pipeline", "step", "device"]) expect(e).toHaveProperty(k);
+    const fromFile = readFileSync(eventsFile, "utf8");
+    expect(fromFile).toBe(`${events.map((e) => JSON.stringify(e)).join("\n")}\n`);
+    const [id] = runIds(cwd);
+    expect(readFileSync(join(cwd, ".gpuplan/runs", id!, "events.jsonl"), "utf8")).toBe(fromFile);
+  });
+
+  it("--dry-run verifies and shows commands and env, and starts nothing", () => {
+    const cwd = temp();
+    const r = gpuplan(["run", EXAMPLE, "--dry-run"], { cwd, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain("pipeline plate-P3 on cpu");
+    expect(r.stdout).toContain("run: node steps/generate-tiles.mjs --plate P3 --tiles 16");
+    expect(r.stdout).toContain(`cwd: ${join(ROOT, "examples")}`);
+    expect(r.stdout).toMatch(/^ {4}CUDA_VISIBLE_DEVICES=$/m);
+    expect(existsSync(join(cwd, ".gpuplan"))).toBe(false);
+  });
+
+  it("SIGINT stops the run (exit 130) and --resume runs only the steps that did not complete", async () => {
+    const cwd = temp();
+    for (const f of ["slow-steps.yaml", "record.mjs"]) copyFileSync(join(FIXTURES, f), join(cwd, f));
+    const record = join(cwd, "record.jsonl");
+    const env = { ...process.env, ...NO_GPU, NO_COLOR: "1", RECORD_FILE: record };
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, "bin/gpuplan.js"), "run", "slow-steps.yaml", "--ui", "plain"],
+      {
+        cwd,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += String(d);
+    });
+    const names = () => (existsSync(record) ? readFileSync(record, "utf8") : "");
+    const deadline = Date.now() + 15_000;
+    while (!(names().includes('"a-two"') && names().includes('"b-two"')) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGINT");
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    expect(code, stderr).toBe(130);
+    const [id] = runIds(cwd);
+    const before = names();
+    expect(before).not.toContain('"a-three"');
+
+    const r = gpuplan(["run", "slow-steps.yaml", "--resume", id!, "--ui", "plain"], {
+      cwd,
+      env: { ...NO_GPU, RECORD_FILE: record },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const entered = readFileSync(record, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.what === "enter")
+      .map((e) => e.name);
+    const count = (n: string) => entered.filter((e) => e === n).length;
+    // One finished before the interrupt: never again. Two was interrupted: run again. Three: once.
+    expect([count("a-one"), count("a-two"), count("a-three")]).toEqual([1, 2, 1]);
+    expect([count("b-one"), count("b-two"), count("b-three")]).toEqual([1, 2, 1]);
+    expect(runIds(cwd)).toEqual([id]);
+    expect(r.stderr).toMatch(/completed in an earlier run|6 ok/);
+  }, 40_000);
+
+  it("usage errors: an unknown pipeline (exit 2, did you mean), a bad --lock-timeout (exit 2), not a plan (exit 1)", () => {
+    const cwd = temp();
+    const unknown = gpuplan(["run", EXAMPLE, "--pipeline", "plate-P4"], { cwd, env: NO_GPU });
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toMatch(/no pipeline `plate-P4`[\s\S]*did you mean `plate-P1`/);
+    const timeout = gpuplan(["run", EXAMPLE, "--lock-timeout", "soon"], { cwd, env: NO_GPU });
+    expect(timeout.exitCode).toBe(2);
+    writeFileSync(join(cwd, "bad.json"), JSON.stringify({ schema: "gpuplan/plan@1", pipelines: [] }));
+    const bad = gpuplan(["run", "bad.json"], { cwd, env: NO_GPU });
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stderr).toContain("is not a gpuplan plan");
+    expect(hasCrashed(bad)).toBe(false);
+  });
+});
+
+describe.skipIf(!fakeLibsBuilt)("gpuplan run on fake NVML GPUs (CLI)", () => {
+  const PIPELINE = `
+version: 1
+name: gpu-run
+registry: { max_pipelines_per_gpu: 2 }
+pipelines:
+  - name: seg-{n}
+    matrix: { n: [1, 2, 3] }
+    steps:
+      - id: segment
+        run: [node, record.mjs, "seg-{n}", "50"]
+        memory: torch
+        vram: 20GiB
+`;
+  const setup = () => {
+    const cwd = temp();
+    copyFileSync(join(FIXTURES, "record.mjs"), join(cwd, "record.mjs"));
+    writeFileSync(join(cwd, "gpu.yaml"), PIPELINE);
+    const scenario = join(cwd, "machine.scenario");
+    copyFileSync(join(SCENARIOS, "h100x8-mig.scenario"), scenario);
+    const env = (extra: Record<string, string> = {}) => ({
+      ...fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") }, { GPUPLAN_FAKE_SCENARIO: scenario }),
+      GPUPLAN_LOCK_DIR: join(cwd, "locks"),
+      RECORD_FILE: join(cwd, "record.jsonl"),
+      CI: "1",
+      ...extra,
+    });
+    mkdirSync(join(cwd, "locks"));
+    const compiled = gpuplan(["compile", "gpu.yaml", "-o", "plan.json"], { cwd, env: env() });
+    expect(compiled.exitCode, compiled.stderr).toBe(0);
+    return { cwd, scenario, env, plan: JSON.parse(readFileSync(join(cwd, "plan.json"), "utf8")) };
+  };
+
+  it("runs a GPU plan: each step sees only its GPU, by UUID, in PCI order", () => {
+    const { cwd, env, plan } = setup();
+    const r = gpuplan(["run", "plan.json", "--ui", "plain"], { cwd, env: env() });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const entered = readFileSync(join(cwd, "record.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.what === "enter");
+    expect(entered).toHaveLength(3);
+    const uuidOf = new Map<string, string>(
+      plan.registry.map((g: { gpu: string; uuid: string }) => [g.gpu, g.uuid]),
+    );
+    for (const e of entered) expect(e.cuda).toBe(uuidOf.get(e.device));
+  });
+
+  it("refuses to run when a planned GPU is gone, saying what changed and how to recompile (exit 1)", () => {
+    const { cwd, scenario, env, plan } = setup();
+    const gpu = plan.pipelines[0].gpu as string;
+    const uuid = plan.registry.find((g: { gpu: string }) => g.gpu === gpu).uuid as string;
+    const text = readFileSync(scenario, "utf8");
+    writeFileSync(scenario, text.replace(uuid, "GPU-00000000-0000-0000-0000-00000000beef"));
+    const r = gpuplan(["run", "plan.json", "--ui", "plain"], { cwd, env: env() });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(
+      `${gpu} (NVIDIA H100 80GB HBM3, ${uuid}) from the plan is not visible on this machine`,
+    );
+    expect(r.stderr).toContain("gpuplan compile gpu.yaml -o plan.json");
+    expect(existsSync(join(cwd, "record.jsonl"))).toBe(false);
+  });
+});

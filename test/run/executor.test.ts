@@ -1,0 +1,377 @@
+// The executor with the in-memory lock double: ordering, bounds, slots, exclusivity, failures,
+// timeouts, OOM retries and the CPU fallback, journal and events. Steps are small node scripts
+// from fixtures/run.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readJournal, stepKey } from "../../src/run/journal.js";
+import { execute, type Harness, maxConcurrent, planFrom, records } from "./helpers/harness.js";
+
+let h: Harness | undefined;
+afterEach(() => {
+  h?.cleanup();
+  h = undefined;
+});
+
+const gpuStep = (id: string, extra = "") => `
+      - id: ${id}
+        run: [node, record.mjs, "{p}-${id}", "60"]
+        memory: torch
+        vram: 4GiB${extra}`;
+
+describe("executor", () => {
+  it("runs steps in `needs` order, one at a time per pipeline, and journals each before reporting it", async () => {
+    const plan = planFrom(`
+version: 1
+name: order
+pipelines:
+  - name: p-{p}
+    matrix: { p: [x] }
+    steps:
+      - id: a
+        run: [node, record.mjs, "{p}-a", "10"]
+        memory: numpy
+      - id: b
+        run: [node, record.mjs, "{p}-b", "10"]
+        memory: numpy
+        needs: [a]
+      - id: c
+        run: [node, record.mjs, "{p}-c", "10"]
+        memory: numpy
+        needs: [b]
+`);
+    // Another engine may list steps in any order: the executor follows `needs`, not the list.
+    plan.pipelines[0]!.steps.reverse();
+    h = await execute(plan);
+    const enters = records(h.dir).filter((r) => r.what === "enter");
+    expect(enters.map((r) => r.name)).toEqual(["x-a", "x-b", "x-c"]);
+    expect(maxConcurrent(records(h.dir))).toBe(1);
+    expect(h.summary).toMatchObject({ ok: 3, failed: 0, skipped: 0, interrupted: false });
+    const journal = await readJournal(h.runDir);
+    expect([...journal.completed].sort()).toEqual(["a", "b", "c"].map((s) => stepKey("p-x", s)));
+    // CPU steps see no GPU.
+    expect(enters.every((r) => r.cuda === "" && r.device === "cpu")).toBe(true);
+    expect(readFileSync(join(h.runDir, "logs", "p-x", "a.log"), "utf8")).toBe("");
+  });
+
+  it("bounds concurrent pipelines by workers", async () => {
+    const plan = planFrom(`
+version: 1
+name: workers
+registry: { workers: 2 }
+pipelines:
+  - name: p-{p}
+    matrix: { p: [1, 2, 3, 4, 5] }
+    steps:
+      - id: s
+        run: [node, record.mjs, "{p}", "150"]
+        memory: numpy
+`);
+    h = await execute(plan);
+    expect(h.summary.ok).toBe(5);
+    expect(maxConcurrent(records(h.dir))).toBe(2);
+  });
+
+  it("a GPU pipeline holds one slot of its GPU for its whole duration; never more holders than slots", async () => {
+    const plan = planFrom(`
+version: 1
+name: slots
+registry: { max_pipelines_per_gpu: 2, workers: 16 }
+pipelines:
+  - name: p-{p}
+    matrix: { p: [1, 2, 3, 4, 5, 6] }
+    steps:${gpuStep("a")}${gpuStep("b")}
+`);
+    h = await execute(plan);
+    expect(h.summary).toMatchObject({ ok: 12, failed: 0 });
+    for (const gpu of new Set(plan.pipelines.map((p) => p.gpu!))) {
+      expect(h.lock.peak.get(gpu)).toBeLessThanOrEqual(2);
+      expect(maxConcurrent(records(h.dir), (r) => r.device === gpu)).toBeLessThanOrEqual(2);
+    }
+    // One acquire and one release per pipeline, around all of its steps.
+    for (const p of plan.pipelines) {
+      const calls = h.lock.calls.filter((c) => c.pipeline === p.name).map((c) => c.call);
+      expect(calls).toEqual(["acquire", "acquired", "release"]);
+      const events = h.events.filter((e) => e.pipeline === p.name).map((e) => e.event);
+      expect(events.indexOf("gpu.lock.acquired")).toBeLessThan(events.indexOf("gpu.step.start"));
+      expect(events.lastIndexOf("gpu.lock.released")).toBeGreaterThan(events.lastIndexOf("gpu.step.end"));
+    }
+    // GPU steps see exactly their GPU, by UUID.
+    const uuidOf = new Map(plan.registry.map((r) => [r.gpu, r.uuid]));
+    for (const r of records(h.dir)) expect(r.cuda).toBe(uuidOf.get(r.device!));
+  });
+
+  it("an exclusive step upgrades before it runs, downgrades after, and runs alone on its GPU", async () => {
+    // Force all three onto one GPU by compiling against a one-GPU machine.
+    const one = planFrom(
+      `
+version: 1
+name: exclusive
+registry: { max_pipelines_per_gpu: 3, workers: 16 }
+pipelines:
+  - name: p-{p}
+    matrix: { p: [1, 2, 3] }
+    steps:${gpuStep("prep")}${gpuStep("heavy", "\n        exclusive: true")}${gpuStep("post")}
+`,
+      (await import("../helpers/inventory.js")).inventory([
+        { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
+      ]),
+    );
+    expect(one.pipelines.length).toBe(3);
+    h = await execute(one);
+    expect(h.summary).toMatchObject({ ok: 9, failed: 0 });
+    const all = records(h.dir);
+    // While a "heavy" step runs, nothing else runs.
+    const heavy = all.filter((r) => r.name.endsWith("-heavy"));
+    for (const enter of heavy.filter((r) => r.what === "enter")) {
+      const exit = heavy.find((r) => r.what === "exit" && r.name === enter.name)!;
+      const overlapping = all.filter((r) => r.name !== enter.name && r.t > enter.t && r.t < exit.t);
+      expect(overlapping).toEqual([]);
+    }
+    for (const p of one.pipelines) {
+      const calls = h.lock.calls.filter((c) => c.pipeline === p.name);
+      expect(calls.filter((c) => !c.gpu.includes("intent")).map((c) => `${c.call}:${c.step ?? ""}`)).toEqual([
+        "acquire:",
+        "acquired:",
+        "upgrade:heavy",
+        "upgraded:heavy",
+        "downgrade:heavy",
+        "release:post",
+      ]);
+    }
+    expect(h.lock.peak.get("cuda:0")).toBeLessThanOrEqual(3);
+  });
+
+  it("a failed step fails its pipeline: later steps are skipped, other pipelines go on; the failure says why", async () => {
+    const plan = planFrom(`
+version: 1
+name: failing
+pipelines:
+  - name: bad
+    steps:
+      - id: one
+        run: [node, fail.mjs, "3"]
+        memory: numpy
+      - id: two
+        run: [node, record.mjs, bad-two, "10"]
+        memory: numpy
+  - name: good
+    steps:
+      - id: one
+        run: [node, record.mjs, good-one, "10"]
+        memory: numpy
+`);
+    h = await execute(plan);
+    expect(h.summary).toMatchObject({ ok: 1, failed: 1, skipped: 1 });
+    expect(records(h.dir).map((r) => r.name)).not.toContain("bad-two");
+    expect(h.names("gpu.step.skip")).toEqual(["bad/two"]);
+    const [failure] = h.summary.failures;
+    expect(failure).toMatchObject({
+      pipeline: "bad",
+      step: "one",
+      device: "cpu",
+      status: "error",
+      exitCode: 3,
+    });
+    expect(failure!.stderrTail).toEqual(Array.from({ length: 10 }, (_, i) => `stderr line ${i + 6}`));
+    expect(existsSync(failure!.logPath)).toBe(true);
+    expect(readFileSync(failure!.logPath, "utf8")).toContain("some stdout");
+    expect(h.output.filter((o) => o.pipeline === "bad" && o.stream === "stderr")).toHaveLength(15);
+  });
+
+  it("a timeout kills the step's whole process group, grandchildren included, after the grace period", async () => {
+    const plan = planFrom(`
+version: 1
+name: timeout
+pipelines:
+  - name: slow
+    steps:
+      - id: hang
+        run: [node, grandchild.mjs, PIDFILE, --stubborn]
+        memory: numpy
+        timeout: 300ms
+`);
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const pidFile = join(mkdtempSync(join(tmpdir(), "gpuplan-pid-")), "pid");
+    plan.pipelines[0]!.steps[0]!.argv[2] = pidFile;
+    const started = Date.now();
+    h = await execute(plan, { killGraceMs: 300 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    const grandchild = Number(readFileSync(pidFile, "utf8"));
+    expect(isAlive(grandchild)).toBe(false);
+    expect(h.summary.failures[0]).toMatchObject({ status: "timeout", signal: "SIGKILL" });
+    expect(h.names("gpu.step.timeout")).toEqual(["slow/hang"]);
+  });
+
+  it("OOM: retries on the GPU, then falls back to the CPU with the CPU env", async () => {
+    const plan = planFrom(`
+version: 1
+name: oom
+pipelines:
+  - name: seg
+    steps:
+      - id: segment
+        run: [node, oom.mjs, pytorch, --until-cpu]
+        memory: torch
+        vram: 8GiB
+        on_oom: { retries: 1, fallback: cpu }
+  - name: nofallback
+    steps:
+      - id: train
+        run: [node, oom.mjs, jax]
+        memory: jax
+        vram: 8GiB
+        on_oom: { retries: 1 }
+`);
+    h = await execute(plan);
+    const seg = h.events.filter((e) => e.pipeline === "seg" && e.event.startsWith("gpu.step."));
+    expect(seg.map((e) => `${e.event}:${e.device}:${e.status ?? e.attempt ?? ""}`)).toEqual([
+      `gpu.step.start:${plan.pipelines[0]!.gpu}:1`,
+      `gpu.step.oom:${plan.pipelines[0]!.gpu}:1`,
+      `gpu.step.end:${plan.pipelines[0]!.gpu}:oom`,
+      `gpu.step.retry:${plan.pipelines[0]!.gpu}:2`,
+      `gpu.step.start:${plan.pipelines[0]!.gpu}:2`,
+      `gpu.step.oom:${plan.pipelines[0]!.gpu}:2`,
+      `gpu.step.end:${plan.pipelines[0]!.gpu}:oom`,
+      "gpu.step.retry:cpu:3",
+      "gpu.step.start:cpu:3",
+      "gpu.step.end:cpu:ok",
+    ]);
+    expect(h.events.find((e) => e.event === "gpu.step.oom" && e.pipeline === "seg")).toMatchObject({
+      framework: "pytorch",
+    });
+    // The retried step succeeded, the one without a fallback failed after 2 attempts.
+    expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
+    expect(h.summary.failures[0]).toMatchObject({ pipeline: "nofallback", status: "oom" });
+    expect(h.events.filter((e) => e.pipeline === "nofallback" && e.event === "gpu.step.start")).toHaveLength(
+      2,
+    );
+    expect(h.output.find((o) => o.pipeline === "seg" && o.stream === "stdout")?.line).toBe("ran on the CPU");
+  });
+
+  it.each([
+    ["pytorch", "pytorch"],
+    ["pytorch-cublas", "pytorch"],
+    ["jax", "jax"],
+    ["tensorflow", "tensorflow"],
+    ["cupy", "cupy"],
+    ["hip", "hip"],
+  ])("classifies %s's out-of-memory exit as oom (%s)", async (fixture, framework) => {
+    const plan = planFrom(`
+version: 1
+name: oom-${fixture}
+pipelines:
+  - name: p
+    steps:
+      - id: s
+        run: [node, oom.mjs, ${fixture}]
+        memory: torch
+        vram: 1GiB
+`);
+    h = await execute(plan);
+    expect(h.summary.failures[0]).toMatchObject({ status: "oom", exitCode: 1 });
+    expect(h.events.find((e) => e.event === "gpu.step.oom")).toMatchObject({ framework });
+  });
+
+  it("emits the telemetry contract: every event has ts, event, run, pipeline, step, device", async () => {
+    const plan = planFrom(`
+version: 1
+name: events
+pipelines:
+  - name: g
+    steps:${gpuStep("a").replaceAll("{p}", "g")}
+`);
+    const sampler = {
+      gpus: async () =>
+        plan.registry.map((r) => ({
+          gpu: r.gpu,
+          uuid: r.uuid,
+          totalBytes: r.memoryBytes,
+          usedBytes: 1,
+          freeBytes: r.memoryBytes - 1,
+        })),
+      cpu: async () => ({ totalBytes: 100, availableBytes: 40 }),
+    };
+    h = await execute(plan, { sampler });
+    for (const e of h.events) {
+      expect(Object.keys(e).slice(0, 6)).toEqual(["ts", "event", "run", "pipeline", "step", "device"]);
+      expect(e.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+    const names = h.events.map((e) => e.event);
+    expect(names[0]).toBe("run.start");
+    expect(names.at(-1)).toBe("run.end");
+    for (const name of [
+      "gpu.lock.wait",
+      "gpu.lock.acquired",
+      "gpu.step.start",
+      "gpu.step.end",
+      "gpu.lock.released",
+      "gpu.memory.snapshot",
+    ]) {
+      expect(names).toContain(name);
+    }
+    const end = h.events.find((e) => e.event === "gpu.step.end")!;
+    expect(end).toMatchObject({ status: "ok", exitCode: 0, attempt: 1 });
+    expect(typeof end.durationMs).toBe("number");
+    const snaps = h.events.filter((e) => e.event === "gpu.memory.snapshot");
+    expect(snaps.map((s) => s.at).sort()).toEqual(["step.end", "step.start"]);
+    expect(snaps[0]!.gpus).toEqual([expect.objectContaining({ gpu: plan.pipelines[0]!.gpu, usedBytes: 1 })]);
+  });
+
+  it("skips steps completed in an earlier attempt of the run (resume)", async () => {
+    const plan = planFrom(`
+version: 1
+name: resume
+pipelines:
+  - name: r
+    steps:
+      - id: a
+        run: [node, record.mjs, a, "1"]
+        memory: numpy
+      - id: b
+        run: [node, record.mjs, b, "1"]
+        memory: numpy
+        needs: [a]
+`);
+    h = await execute(plan, { completed: new Set([stepKey("r", "a")]) });
+    expect(records(h.dir).map((r) => r.name)).toEqual(["b", "b"]);
+    expect(h.names("gpu.step.skip")).toEqual(["r/a"]);
+  });
+
+  it("an interrupt forwards the signal to running steps and starts nothing more", async () => {
+    const plan = planFrom(`
+version: 1
+name: interrupt
+pipelines:
+  - name: i
+    steps:
+      - id: long
+        run: [node, record.mjs, long, "20000"]
+        memory: numpy
+      - id: after
+        run: [node, record.mjs, after, "1"]
+        memory: numpy
+`);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 400);
+    const started = Date.now();
+    h = await execute(plan, { signal: controller.signal });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(h.summary).toMatchObject({ interrupted: true, ok: 0, failed: 0 });
+    expect(records(h.dir).map((r) => `${r.what}:${r.name}`)).toEqual(["enter:long"]);
+    expect(h.events.find((e) => e.event === "gpu.step.end")).toMatchObject({
+      status: "interrupted",
+      signal: "SIGINT",
+    });
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

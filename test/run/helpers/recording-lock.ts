@@ -1,0 +1,80 @@
+/**
+ * The in-memory slot lock (src/run/memory-slot-lock.ts) with a log of every call and the most
+ * holders seen per GPU at once, so executor tests can assert slot holding and exclusivity.
+ */
+import type { SlotLease, SlotLock } from "../../../src/run/lock/types.js";
+import { createMemorySlotLock } from "../../../src/run/memory-slot-lock.js";
+
+export interface LockCall {
+  call: "acquire" | "acquired" | "upgrade" | "upgraded" | "downgrade" | "release";
+  gpu: string;
+  pipeline: string;
+  step: string | null;
+}
+
+export interface RecordingLock extends SlotLock {
+  calls: LockCall[];
+  /** Slots held now, per GPU. */
+  held: Map<string, number>;
+  /** Most slots held at once, per GPU. */
+  peak: Map<string, number>;
+}
+
+export function createRecordingLock(): RecordingLock {
+  const inner = createMemorySlotLock();
+  const calls: LockCall[] = [];
+  const held = new Map<string, number>();
+  const peak = new Map<string, number>();
+  // Counted from the lock's own table after every change (an upgrade gives its slot up first).
+  const change = async (gpu: string) => {
+    const now = (await inner.inspect()).filter((s) => s.gpu === gpu && s.held).length;
+    held.set(gpu, now);
+    peak.set(gpu, Math.max(peak.get(gpu) ?? 0, now));
+  };
+  return {
+    dir: inner.dir,
+    calls,
+    held,
+    peak,
+    inspect: () => inner.inspect(),
+    async acquire(request) {
+      const who = { gpu: request.gpu, pipeline: request.holder.pipeline };
+      calls.push({ call: "acquire", ...who, step: null });
+      const lease = await inner.acquire(request);
+      calls.push({ call: "acquired", ...who, step: null });
+      await change(request.gpu);
+      let step: string | null = null;
+      const wrapped: SlotLease = {
+        uuid: lease.uuid,
+        gpu: lease.gpu,
+        get slots() {
+          return lease.slots;
+        },
+        get fds() {
+          return lease.fds;
+        },
+        setHolder(h) {
+          step = h.step;
+          lease.setHolder(h);
+        },
+        async upgrade(options) {
+          calls.push({ call: "upgrade", ...who, step });
+          await lease.upgrade(options);
+          await change(request.gpu);
+          calls.push({ call: "upgraded", ...who, step });
+        },
+        downgrade() {
+          lease.downgrade();
+          void change(request.gpu);
+          calls.push({ call: "downgrade", ...who, step });
+        },
+        release() {
+          lease.release();
+          void change(request.gpu);
+          calls.push({ call: "release", ...who, step });
+        },
+      };
+      return wrapped;
+    },
+  };
+}

@@ -1,0 +1,207 @@
+// The step environment as a table: which variables each kind of step gets, and that the step's
+// own env wins.
+import { describe, expect, it } from "vitest";
+import {
+  buildStepEnvironment,
+  computeStepEnv,
+  frameworkMemoryEnv,
+  localDeviceMap,
+} from "../../src/run/step-env.js";
+import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../src/schema-types/plan.js";
+
+const GiB = 1024 ** 3;
+const entry = (
+  gpu: string,
+  uuid: string,
+  backend: "cuda" | "rocm" = "cuda",
+  memoryBytes = 80 * GiB,
+): PlanRegistryEntry => ({
+  gpu,
+  uuid,
+  name: "test GPU",
+  backend,
+  pciBusId: null,
+  memoryBytes,
+  memoryBudgetBytes: Math.floor(memoryBytes * 0.75),
+  maxPipelines: 2,
+  limitedBy: "configured",
+});
+const REGISTRY = [
+  entry("cuda:0", "GPU-aaaa"),
+  entry("cuda:3", "GPU-dddd"),
+  entry("cuda:2/mig1", "MIG-1111", "cuda", 20 * GiB),
+  entry("rocm:1", "GPU-5f2c6a1d4e3b7a90", "rocm", 192 * GiB),
+];
+
+const step = (over: Partial<PlannedStep> = {}): PlannedStep => ({
+  id: "train",
+  device: "cuda:3",
+  uuid: "GPU-dddd",
+  argv: ["python3", "train.py"],
+  shell: false,
+  cwd: null,
+  env: {},
+  memory: { input: "numpy", output: "torch", uses: [] },
+  gpu: true,
+  vramBytes: 10 * GiB,
+  memoryBudgetBytes: 20 * GiB,
+  dataBytes: null,
+  needs: [],
+  conversions: [],
+  deviceMap: null,
+  exclusive: false,
+  timeoutMs: null,
+  estimateMs: 0,
+  onOom: { retries: 0, fallback: null },
+  keepWarm: false,
+  source: "p.yaml#/pipelines/0/steps/0",
+  ...over,
+});
+const pipeline = (s: PlannedStep, gpus = s.uuid ? [s.device] : []): PlannedPipeline => ({
+  name: "plate-1",
+  template: "plate-{n}",
+  matrix: {},
+  gpu: gpus[0] ?? null,
+  gpus,
+  backend: s.uuid ? "cuda" : "cpu",
+  fellBackToCpu: false,
+  estimateMs: 0,
+  estimatedStartMs: 0,
+  peakVramBytes: 0,
+  steps: [s],
+});
+const envFor = (s: PlannedStep, gpus?: string[], onCpu = false) =>
+  computeStepEnv({ run: "R1", pipeline: pipeline(s, gpus), step: s, registry: REGISTRY, onCpu });
+
+describe("step environment", () => {
+  it.each([
+    {
+      name: "CUDA GPU step: UUID, PCI order, budget and framework limits",
+      s: step(),
+      expected: {
+        CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+        CUDA_VISIBLE_DEVICES: "GPU-dddd",
+        GPUPLAN_RUN: "R1",
+        GPUPLAN_PIPELINE: "plate-1",
+        GPUPLAN_STEP: "train",
+        GPUPLAN_DEVICE: "cuda:3",
+        GPUPLAN_MEMORY_BUDGET_BYTES: String(20 * GiB),
+        GPUPLAN_MEMORY_TYPES: "numpy,torch",
+        XLA_PYTHON_CLIENT_PREALLOCATE: "false",
+        XLA_PYTHON_CLIENT_MEM_FRACTION: "0.250",
+        TF_FORCE_GPU_ALLOW_GROWTH: "true",
+        CUPY_GPU_MEMORY_LIMIT: String(20 * GiB),
+        PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:True",
+      },
+      unset: ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"],
+    },
+    {
+      name: "CPU step: no GPU visible, no framework limits",
+      s: step({
+        device: "cpu",
+        uuid: null,
+        gpu: false,
+        memoryBudgetBytes: null,
+        memory: { input: "numpy", output: "numpy", uses: [] },
+      }),
+      expected: {
+        CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+        CUDA_VISIBLE_DEVICES: "",
+        GPUPLAN_RUN: "R1",
+        GPUPLAN_PIPELINE: "plate-1",
+        GPUPLAN_STEP: "train",
+        GPUPLAN_DEVICE: "cpu",
+        GPUPLAN_MEMORY_TYPES: "numpy",
+      },
+      unset: ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"],
+    },
+    {
+      name: "MIG step: the MIG UUID alone",
+      s: step({ device: "cuda:2/mig1", uuid: "MIG-1111", memoryBudgetBytes: 15 * GiB }),
+      expected: {
+        CUDA_VISIBLE_DEVICES: "MIG-1111",
+        XLA_PYTHON_CLIENT_MEM_FRACTION: "0.750",
+        GPUPLAN_DEVICE: "cuda:2/mig1",
+      },
+      unset: ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"],
+    },
+    {
+      name: "AMD step: ROCR_VISIBLE_DEVICES only; CUDA and HIP variables removed",
+      s: step({ device: "rocm:1", uuid: "GPU-5f2c6a1d4e3b7a90", memoryBudgetBytes: 96 * GiB }),
+      expected: { ROCR_VISIBLE_DEVICES: "GPU-5f2c6a1d4e3b7a90", XLA_PYTHON_CLIENT_MEM_FRACTION: "0.500" },
+      absent: ["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"],
+      unset: ["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"],
+    },
+    {
+      name: "gpus: 2 pipeline: the step's GPU first, then the others",
+      s: step(),
+      gpus: ["cuda:0", "cuda:3"],
+      expected: { CUDA_VISIBLE_DEVICES: "GPU-dddd,GPU-aaaa" },
+      unset: ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"],
+    },
+    {
+      name: "CPU fallback of a GPU step: CPU env",
+      s: step(),
+      onCpu: true,
+      expected: { CUDA_VISIBLE_DEVICES: "", GPUPLAN_DEVICE: "cpu" },
+      absent: ["GPUPLAN_MEMORY_BUDGET_BYTES", "XLA_PYTHON_CLIENT_MEM_FRACTION", "CUPY_GPU_MEMORY_LIMIT"],
+      unset: ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"],
+    },
+  ])("$name", ({ s, gpus, onCpu, expected, absent, unset }) => {
+    const env = envFor(s, gpus, onCpu);
+    if (Object.keys(expected).length > 8) expect(env.set).toEqual(expected);
+    else expect(env.set).toMatchObject(expected);
+    for (const name of absent ?? []) expect(env.set).not.toHaveProperty(name);
+    expect(env.unset.sort()).toEqual([...unset].sort());
+  });
+
+  it("the step's own env wins over everything gpuplan sets, and keeps its inherited variable", () => {
+    const s = step({
+      env: {
+        PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:128",
+        HIP_VISIBLE_DEVICES: "0",
+        WANDB_MODE: "offline",
+      },
+    });
+    const env = buildStepEnvironment(
+      { run: "R1", pipeline: pipeline(s), step: s, registry: REGISTRY },
+      { PATH: "/bin", CUDA_VISIBLE_DEVICES: "0,1,2,3", ROCR_VISIBLE_DEVICES: "1", HOME: "/home/u" },
+    );
+    expect(env).toMatchObject({
+      PATH: "/bin",
+      HOME: "/home/u",
+      CUDA_VISIBLE_DEVICES: "GPU-dddd",
+      PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:128",
+      HIP_VISIBLE_DEVICES: "0",
+      WANDB_MODE: "offline",
+    });
+    expect(env).not.toHaveProperty("ROCR_VISIBLE_DEVICES");
+  });
+
+  it("device maps in the step's own view: cuda:3 is cuda:0, the second GPU cuda:1; cpu and disk unchanged", () => {
+    const s = step({
+      deviceMap: {
+        preset: "a100-80gb",
+        map: { unet: "cuda:3", text_encoder: "cuda:0", vae: "cpu", offload: "disk" },
+        bytesByDevice: {},
+      },
+    });
+    const env = envFor(s, ["cuda:0", "cuda:3"]);
+    expect(JSON.parse(env.set.GPUPLAN_DEVICE_MAP!)).toEqual({
+      unet: "cuda:0",
+      text_encoder: "cuda:1",
+      vae: "cpu",
+      offload: "disk",
+    });
+    expect(localDeviceMap({ unet: "cuda:3" }, [])).toEqual({ unet: "cpu" });
+  });
+
+  it.each([
+    [20 * GiB, 80 * GiB, "0.250"],
+    [60 * GiB, 80 * GiB, "0.750"],
+    [1, 3, "0.333"],
+    [2, 3, "0.666"],
+  ])("memory fraction %d of %d is %s (rounded down, never above the budget)", (budget, total, fraction) => {
+    expect(frameworkMemoryEnv(budget, total).XLA_PYTHON_CLIENT_MEM_FRACTION).toBe(fraction);
+  });
+});
