@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatLocks } from "../../../src/cli/commands/locks.js";
 import { createSlotLock, type SlotState } from "../../../src/run/lock/index.js";
-import { gpuplan } from "../../helpers/cli.js";
+import { gpuplan, loadedModules } from "../../helpers/cli.js";
 import { built } from "./processes.js";
 
 const UUID = "GPU-abcdef01-2345-6789-abcd-ef0123456789";
@@ -52,6 +52,13 @@ describe.skipIf(!built)("gpuplan locks", () => {
     );
     expect(human.stdout).toContain(`1 of 2 slots held (${dir}).`);
     held.release();
+  });
+
+  it("loads koffi but neither ink nor react", () => {
+    const { result, modules } = loadedModules(["locks", "--json"], "koffi|ink|react");
+    expect(result.exitCode).toBe(0);
+    expect(modules.some((m) => m.includes("koffi"))).toBe(true);
+    expect(modules.filter((m) => /[\\/](ink|react)[\\/]/.test(m))).toEqual([]);
   });
 
   it("says so when there are no locks, even when the directory does not exist", () => {
