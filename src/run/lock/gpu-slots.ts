@@ -11,14 +11,11 @@ import type { Flock } from "./flock.js";
 import { GpuQueue } from "./gpu-queue.js";
 import { holdersOf, slotFilesOf } from "./inspect.js";
 import type { Lease } from "./lease.js";
-import { gatePath, openShared, slotPath } from "./lock-dir.js";
+import { gatePath, isStillLinked, openShared, slotPath } from "./lock-dir.js";
 import type { HolderInfo } from "./types.js";
 
 export class GpuSlots {
   readonly queue = new GpuQueue();
-  /** This process's descriptor for momentary shared gate locks (never the upgrader's: see tryGate). */
-  private sharedGate: number | undefined;
-
   constructor(
     readonly dir: string,
     readonly uuid: string,
@@ -27,26 +24,24 @@ export class GpuSlots {
 
   /** Take one free slot among 0..maxPipelines-1 for the lease, unless an upgrader holds the gate. */
   tryShared(lease: Lease, maxPipelines: number): boolean {
-    this.sharedGate ??= openShared(gatePath(this.dir, this.uuid), "read");
-    if (!this.flock.tryLock(this.sharedGate, "shared")) return false;
+    // A fresh descriptor each time (a few µs): one kept open would go on locking a gate file a
+    // cleaner had removed, while everyone else locks its replacement.
+    const gate = openShared(gatePath(this.dir, this.uuid), "read");
     try {
+      if (!this.flock.tryLock(gate, "shared")) return false;
       for (let slot = 0; slot < maxPipelines; slot++) if (this.tryTake(lease, slot)) return true;
       return false;
     } finally {
-      // Unlocking is safe here: the gate descriptor is close-on-exec and never given to a step.
-      this.flock.unlock(this.sharedGate);
+      // Closing drops the momentary LOCK_SH; the gate descriptor is never given to a step.
+      closeSync(gate);
     }
   }
 
-  /**
-   * The gate, exclusively, on a descriptor of its own: taking LOCK_EX on the shared-gate
-   * descriptor would merely convert that open file description's lock, and the next momentary
-   * LOCK_SH by a local acquirer would silently turn it back. Returns the descriptor (close it to
-   * open the gate) or null.
-   */
+  /** The gate, exclusively, on a descriptor of its own; returns it (close it to open the gate) or null. */
   tryGate(): number | null {
-    const fd = openShared(gatePath(this.dir, this.uuid), "read");
-    if (this.flock.tryLock(fd, "exclusive")) return fd;
+    const path = gatePath(this.dir, this.uuid);
+    const fd = openShared(path, "read");
+    if (this.flock.tryLock(fd, "exclusive") && isStillLinked(fd, path)) return fd;
     closeSync(fd);
     return null;
   }
@@ -74,12 +69,20 @@ export class GpuSlots {
   }
 
   private tryTake(lease: Lease, slot: number): boolean {
-    const fd = openShared(slotPath(this.dir, this.uuid, slot), "read");
-    if (this.flock.tryLock(fd, "exclusive")) {
-      lease.add(slot, fd);
-      return true;
+    const path = slotPath(this.dir, this.uuid, slot);
+    // Twice at most: the second open finds the file that replaced one removed under us.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const fd = openShared(path, "read");
+      if (!this.flock.tryLock(fd, "exclusive")) {
+        closeSync(fd);
+        return false;
+      }
+      if (isStillLinked(fd, path)) {
+        lease.add(slot, fd);
+        return true;
+      }
+      closeSync(fd);
     }
-    closeSync(fd);
     return false;
   }
 }

@@ -4,7 +4,16 @@
  * Files are never deleted: removing a lock file while someone holds it would let a second
  * process lock a fresh inode under the same name.
  */
-import { chmodSync, closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  statSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 
@@ -100,6 +109,20 @@ export function openExisting(path: string): number | null {
     return checkRegular(openSync(path, constants.O_RDONLY | SAFE), path);
   } catch {
     return null;
+  }
+}
+
+/**
+ * Whether `fd` is still the file at `path`. We never delete lock files, but a /tmp cleaner may:
+ * a lock taken on an unlinked inode would exclude nobody who opens the name afresh.
+ */
+export function isStillLinked(fd: number, path: string): boolean {
+  try {
+    const open = fstatSync(fd);
+    const named = statSync(path);
+    return open.ino === named.ino && open.dev === named.dev;
+  } catch {
+    return false;
   }
 }
 

@@ -105,6 +105,20 @@ describe("acquire and release", () => {
     one.release();
     other.release();
   });
+
+  it("lock files a cleaner removed while free are made again and still exclude", async () => {
+    const lock = createSlotLock({ dir });
+    (await lock.acquire(request("p1"))).release();
+    for (const name of ["gate.lock", "slot0.lock", "slot0.json"]) rmSync(join(dir, `${UUID}.${name}`));
+    const a = await lock.acquire(request("p1"));
+    const b = await createSlotLock({ dir }).acquire(request("p2"));
+    expect([a.slots, b.slots]).toEqual([[0], [1]]);
+    await expect(createSlotLock({ dir }).acquire(request("p3", { wait: false }))).rejects.toThrow(
+      GpuBusyError,
+    );
+    a.release();
+    b.release();
+  });
 });
 
 describe("holder info", () => {
