@@ -13,7 +13,7 @@
  *
  * The core never prints: everything goes out as events (`emit`) and output lines (`onOutput`).
  */
-import { mkdir } from "node:fs/promises";
+import { setMaxListeners } from "node:events";
 import { join, resolve } from "node:path";
 import type { GpuplanPlan, PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../schema-types/plan.js";
 import { classifyEnding } from "./classify-failure.js";
@@ -78,6 +78,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   const { plan, run } = options;
   // One controller for everything that stops the run: the user's interrupt or a busy GPU.
   const stop = new AbortController();
+  // Every waiting pipeline listens for the stop (and removes its listener when it goes on).
+  setMaxListeners(0, stop.signal);
   const onExternalAbort = () => stop.abort(options.signal?.reason);
   if (options.signal?.aborted) stop.abort(options.signal.reason);
   options.signal?.addEventListener("abort", onExternalAbort, { once: true });
@@ -108,6 +110,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     };
     options.emit(event);
   };
+  // One plain copy: reading process.env goes through a getter per variable, per step otherwise.
+  const baseEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   const workers = new Semaphore(Math.max(1, options.workers ?? plan.settings.workers));
   const gpuGates = new Map<string, Semaphore>();
   const gateFor = (entry: PlanRegistryEntry) => {
@@ -318,10 +322,10 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     fds: number[],
   ): Promise<StepStatus> => {
     const device = onCpu ? "cpu" : step.device;
+    // Created with the log file, at the step's first output (run-step.ts).
     const logDir = join(options.runDir, "logs", safeName(pipeline.name));
-    await mkdir(logDir, { recursive: true });
     const logPath = join(logDir, `${safeName(step.id)}${attempt > 1 ? `.attempt${attempt}` : ""}.log`);
-    const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, options.env);
+    const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, baseEnv);
     emit("gpu.step.start", pipeline.name, step.id, device, { attempt, logPath });
     snapshot(pipeline, step, device, onCpu, "step.start");
     const result = await runStepProcess({

@@ -25,9 +25,13 @@ export interface MemorySampler {
   cpu(): Promise<CpuMemory | null>;
 }
 
+const CPU_READING_TTL_MS = 250;
+
 /** A sampler over live detection; `null` answers where nothing is known (no NVML, no /proc). */
 export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 5000): MemorySampler {
   let inFlight: Promise<GpuMemory[] | null> | null = null;
+  // Host memory moves slowly next to step lengths: one /proc read serves every step within 250 ms.
+  let cpuReading: { at: number; value: Promise<CpuMemory | null> } | null = null;
   return {
     gpus() {
       if (!detect) return Promise.resolve(null);
@@ -47,7 +51,12 @@ export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 
         });
       return inFlight;
     },
-    cpu: readMeminfo,
+    cpu() {
+      const now = performance.now();
+      if (!cpuReading || now - cpuReading.at > CPU_READING_TTL_MS)
+        cpuReading = { at: now, value: readMeminfo() };
+      return cpuReading.value;
+    },
   };
 }
 

@@ -5,7 +5,8 @@
  * holds its GPU slot for as long as it (or anything it started) lives, even if gpuplan dies.
  */
 import { spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { close, mkdirSync, openSync, write } from "node:fs";
+import { dirname } from "node:path";
 import type { Readable } from "node:stream";
 
 export interface StepProcessOptions {
@@ -45,7 +46,7 @@ export function runStepProcess(options: StepProcessOptions): Promise<StepProcess
   const started = performance.now();
   const tailLimit = options.tailLines ?? 40;
   const stderrTail: string[] = [];
-  const log = createWriteStream(options.logPath, { flags: "a" });
+  const log = lazyLog(options.logPath);
   const command = options.shell ? "/bin/sh" : options.argv[0]!;
   const args = options.shell ? ["-c", options.argv.join(" ")] : options.argv.slice(1);
   const child = spawn(command, args, {
@@ -128,7 +129,8 @@ export function runStepProcess(options: StepProcessOptions): Promise<StepProcess
         durationMs: Math.round(performance.now() - started),
         ...(spawnError !== undefined && { spawnError }),
       };
-      log.end(() => resolve(result));
+      // A failed step always has a log file (perhaps empty), so the path in its report exists.
+      log.end(exitCode !== 0 || signal !== null || spawnError !== undefined, () => resolve(result));
     };
     child.on("error", (e) => {
       spawnError = e.message;
@@ -173,4 +175,34 @@ async function groupGone(pgid: number, limitMs: number): Promise<void> {
   // Bounded: an unreaped zombie (a container whose PID 1 never waits) still answers kill(0).
   const deadline = performance.now() + limitMs;
   while (isGroupAlive(pgid) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+}
+
+/**
+ * The step's log file, created at its first byte: most trivial steps print nothing, and an
+ * open/close per step is a measurable share of a short step's overhead. Writes are queued in
+ * order on one descriptor.
+ */
+function lazyLog(path: string): { write(text: string): void; end(create: boolean, done: () => void): void } {
+  let fd: number | null = null;
+  let chain: Promise<void> = Promise.resolve();
+  const ensure = (): number => {
+    if (fd === null) {
+      mkdirSync(dirname(path), { recursive: true });
+      fd = openSync(path, "a");
+    }
+    return fd;
+  };
+  return {
+    write(text) {
+      const target = ensure();
+      chain = chain.then(() => new Promise<void>((resolve) => write(target, text, () => resolve())));
+    },
+    end(create, done) {
+      if (create) ensure();
+      void chain.then(() => {
+        if (fd === null) return done();
+        close(fd, () => done());
+      });
+    },
+  };
 }

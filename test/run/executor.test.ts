@@ -51,7 +51,8 @@ pipelines:
     expect([...journal.completed].sort()).toEqual(["a", "b", "c"].map((s) => stepKey("p-x", s)));
     // CPU steps see no GPU.
     expect(enters.every((r) => r.cuda === "" && r.device === "cpu")).toBe(true);
-    expect(readFileSync(join(h.runDir, "logs", "p-x", "a.log"), "utf8")).toBe("");
+    // A step that printed nothing and succeeded leaves no (empty) log file.
+    expect(existsSync(join(h.runDir, "logs", "p-x", "a.log"))).toBe(false);
   });
 
   it("bounds concurrent pipelines by workers", async () => {

@@ -1,0 +1,89 @@
+// `gpuplan run` overhead: 500 trivial steps (`true`) through `gpuplan run` vs the same commands
+// through `xargs -P N`, with the same concurrency, interleaved in one run (these machines are
+// shared), plus the slot lock's own acquire+release latency (bench/lock-latency.mjs).
+//   npm run bench:run [-- STEPS CONCURRENCY ROUNDS]      (build first: npm run build)
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = join(fileURLToPath(import.meta.url), "../..");
+const steps = Number(process.argv[2] ?? 500);
+const concurrency = Number(process.argv[3] ?? Math.max(2, Math.min(8, availableParallelism())));
+const rounds = Number(process.argv[4] ?? 3);
+const gpuplan = join(root, "bin/gpuplan.js");
+
+const dir = mkdtempSync(join(tmpdir(), "gpuplan-bench-run-"));
+try {
+  // One pipeline per step (a matrix), so `workers` is the concurrency, as -P is for xargs.
+  const values = Array.from({ length: steps }, (_, i) => i + 1).join(", ");
+  writeFileSync(
+    join(dir, "bench.yaml"),
+    `version: 1\nname: bench\nregistry: { platform_priority: [cpu], workers: ${concurrency} }\n` +
+      `pipelines:\n  - name: t-{n}\n    matrix: { n: [${values}] }\n    steps:\n      - id: s\n        run: ["true"]\n        memory: numpy\n`,
+  );
+  const compiled = spawnSync(
+    process.execPath,
+    [gpuplan, "compile", "bench.yaml", "--target", "cpu-only", "-o", "plan.json"],
+    {
+      cwd: dir,
+      encoding: "utf8",
+    },
+  );
+  if (compiled.status !== 0) throw new Error(`compile failed: ${compiled.stderr}`);
+  const input = Array.from({ length: steps }, (_, i) => String(i + 1)).join("\n");
+
+  const time = (command, args, options = {}) => {
+    const start = process.hrtime.bigint();
+    const r = spawnSync(command, args, {
+      cwd: dir,
+      stdio: ["pipe", "ignore", "pipe"],
+      encoding: "utf8",
+      ...options,
+    });
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+    return ms;
+  };
+  const runs = { gpuplan: [], xargs: [] };
+  for (let i = 0; i < rounds; i++) {
+    runs.xargs.push(time("xargs", ["-P", String(concurrency), "-n", "1", "true"], { input }));
+    runs.gpuplan.push(
+      time(process.execPath, [gpuplan, "run", "plan.json", "--ui", "plain"], {
+        env: { ...process.env, CI: "1" },
+      }),
+    );
+    rmSync(join(dir, ".gpuplan"), { recursive: true, force: true });
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const g = median(runs.gpuplan);
+  const x = median(runs.xargs);
+  const wallPerStep = (g - x) / steps;
+  const lanePerStep = ((g - x) * concurrency) / steps;
+  console.log(
+    `gpuplan run: ${steps} trivial steps (true), concurrency ${concurrency}, median of ${rounds} interleaved rounds`,
+  );
+  console.log(
+    `  gpuplan run   ${g.toFixed(0)} ms   (runs: ${runs.gpuplan.map((v) => v.toFixed(0)).join(", ")})`,
+  );
+  console.log(
+    `  xargs -P ${concurrency}    ${x.toFixed(0)} ms   (runs: ${runs.xargs.map((v) => v.toFixed(0)).join(", ")})`,
+  );
+  console.log(`  ratio         ${(g / x).toFixed(2)}× xargs   (target ≤ 1.3×)`);
+  console.log(
+    `  overhead      ${lanePerStep.toFixed(2)} ms per step per lane ((gpuplan − xargs) × ${concurrency} / ${steps}; target ≤ 5 ms); ${wallPerStep.toFixed(2)} ms wall per step`,
+  );
+  const latency = join(root, "bench/lock-latency.mjs");
+  if (existsSync(latency) && existsSync(join(root, "dist/run/lock/index.js"))) {
+    const { measureLockLatency } = await import(pathToFileURL(latency).href);
+    const { medianMs, p95Ms } = await measureLockLatency({ iterations: 1000 });
+    console.log(
+      `  slot lock     acquire+release median ${medianMs.toFixed(3)} ms, p95 ${p95Ms.toFixed(3)} ms (uncontended)`,
+    );
+  } else {
+    console.log("  slot lock     n/a (bench/lock-latency.mjs or the built lock is missing)");
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

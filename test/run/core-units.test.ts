@@ -1,0 +1,147 @@
+// Small core pieces: the journal (order, flush, torn last line), the semaphore and step order,
+// run ids, and failure classification beyond OOM.
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { classifyEnding, detectOom } from "../../src/run/classify-failure.js";
+import { openJournal, readJournal, stepKey } from "../../src/run/journal.js";
+import { makeRunId, RUN_ID_PATTERN, safeName } from "../../src/run/run-id.js";
+import { Semaphore, topologicalOrder } from "../../src/run/scheduler.js";
+import type { PlannedStep } from "../../src/schema-types/plan.js";
+
+const step = (id: string, status: "ok" | "error" | "interrupted", pipeline = "p") => ({
+  type: "step" as const,
+  ts: "2026-11-22T00:00:00.000Z",
+  pipeline,
+  step: id,
+  status,
+  attempt: 1,
+  device: "cpu",
+  exitCode: status === "ok" ? 0 : 1,
+  durationMs: 1,
+});
+
+describe("journal", () => {
+  it("keeps entries in append order across concurrent appends; completed = last attempt ok; a torn last line is ignored", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-journal-"));
+    try {
+      const journal = await openJournal(dir);
+      await Promise.all([
+        journal.append({
+          type: "run",
+          run: "R",
+          startedAt: "t",
+          input: "p.yaml",
+          baseDir: "/x",
+          pipelines: ["p"],
+        }),
+        journal.append(step("a", "ok")),
+        journal.append(step("b", "error")),
+        journal.append(step("c", "ok")),
+        journal.append(step("c", "interrupted")),
+        journal.append(step("b", "ok")),
+      ]);
+      await journal.close();
+      appendFileSync(join(dir, "journal.jsonl"), '{"type":"step","pipeline":"p","st');
+      const state = await readJournal(dir);
+      expect(state.header).toMatchObject({ run: "R", baseDir: "/x" });
+      expect(state.entries.map((e) => (e.type === "step" ? `${e.step}:${e.status}` : e.type))).toEqual([
+        "run",
+        "a:ok",
+        "b:error",
+        "c:ok",
+        "c:interrupted",
+        "b:ok",
+      ]);
+      expect([...state.completed].sort()).toEqual([stepKey("p", "a"), stepKey("p", "b")]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("scheduling primitives", () => {
+  it("the semaphore serves waiters first come, first served, and an aborted waiter leaves the queue", async () => {
+    const sem = new Semaphore(1);
+    const order: string[] = [];
+    const first = await sem.acquire();
+    const controller = new AbortController();
+    const a = sem.acquire().then((release) => {
+      order.push("a");
+      release();
+    });
+    const b = sem.acquire(controller.signal).catch(() => order.push("b aborted"));
+    const c = sem.acquire().then((release) => {
+      order.push("c");
+      release();
+    });
+    controller.abort(new Error("stop"));
+    first();
+    await Promise.all([a, b, c]);
+    expect(order).toEqual(["b aborted", "a", "c"]);
+  });
+
+  it("orders steps by needs, keeping file order among ready steps", () => {
+    const s = (id: string, needs: string[] = []) => ({ id, needs }) as unknown as PlannedStep;
+    const order = topologicalOrder([s("report", ["b", "a"]), s("b", ["a"]), s("a"), s("lint")]);
+    expect(order.map((x) => x.id)).toEqual(["a", "b", "report", "lint"]);
+  });
+
+  it("run ids sort by time and are file-name safe", () => {
+    const early = makeRunId(new Date("2026-11-22T01:15:00.123Z"));
+    const late = makeRunId(new Date("2026-11-22T01:15:01.000Z"));
+    expect(early).toMatch(/^20261122T011500Z-[0-9a-f]{6}$/);
+    expect(RUN_ID_PATTERN.test(late)).toBe(true);
+    expect(early < late).toBe(true);
+    expect(safeName("plate/1 x")).toBe("plate_1_x");
+  });
+});
+
+describe("failure classification", () => {
+  const ending = {
+    exitCode: 1,
+    signal: null,
+    timedOut: false,
+    interrupted: false,
+    stderrTail: [] as string[],
+  };
+  it.each([
+    [{ ...ending, exitCode: 0 }, "ok"],
+    [{ ...ending, exitCode: 2, stderrTail: ["ValueError: bad"] }, "error"],
+    [{ ...ending, exitCode: null, signal: "SIGKILL" as const }, "error"],
+    [{ ...ending, timedOut: true, exitCode: null, signal: "SIGTERM" as const }, "timeout"],
+    [{ ...ending, interrupted: true }, "interrupted"],
+    [{ ...ending, exitCode: null, spawnError: "spawn nosuch ENOENT" }, "error"],
+    // An OOM message in a step that still exits 0 is not a failure.
+    [{ ...ending, exitCode: 0, stderrTail: ["CUDA out of memory"] }, "ok"],
+  ])("%o → %s", (input, status) => {
+    expect(classifyEnding(input).status).toBe(status);
+  });
+
+  it("hints say what to do", () => {
+    expect(classifyEnding({ ...ending, exitCode: null, signal: "SIGKILL" }).hint).toMatch(/OOM killer/);
+    expect(classifyEnding({ ...ending, exitCode: null, spawnError: "spawn nosuch ENOENT" }).hint).toMatch(
+      /could not start the step: spawn nosuch ENOENT/,
+    );
+    expect(classifyEnding({ ...ending, stderrTail: ["RESOURCE_EXHAUSTED: Out of memory"] }).hint).toMatch(
+      /on_oom/,
+    );
+  });
+
+  it.each([
+    ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "pytorch"],
+    ["RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED", "pytorch"],
+    [
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate",
+      "jax",
+    ],
+    ["2026-11-22 W external/xla/... Out of memory allocating 123 bytes", "jax"],
+    ["ResourceExhaustedError: OOM when allocating tensor with shape[1024]", "tensorflow"],
+    ["cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 8,589,934,592 bytes", "cupy"],
+    ["RuntimeError: HIP error: hipErrorOutOfMemory", "hip"],
+    ["MemoryError", null],
+  ])("%s → %s", (line, framework) => {
+    expect(detectOom(["Traceback (most recent call last):", line])).toBe(framework);
+  });
+});
