@@ -39,7 +39,11 @@ export interface Classification {
 }
 
 /** ok | error | oom | timeout | interrupted, with a hint for a person. */
-export function classifyEnding(ending: StepEnding, timeoutMs: number | null = null): Classification {
+export function classifyEnding(
+  ending: StepEnding,
+  timeoutMs: number | null = null,
+  device = "gpu",
+): Classification {
   if (ending.interrupted)
     return { status: "interrupted", framework: null, hint: "resume with gpuplan run --resume" };
   if (ending.timedOut) {
@@ -55,11 +59,11 @@ export function classifyEnding(ending: StepEnding, timeoutMs: number | null = nu
   if (ending.exitCode === 0 && ending.signal === null) return { status: "ok", framework: null, hint: null };
   const framework = detectOom(ending.stderrTail);
   if (framework) {
-    return {
-      status: "oom",
-      framework,
-      hint: `${framework} ran out of GPU memory; lower the step's batch size, raise \`vram\` and recompile, or add on_oom: { retries: 1, fallback: cpu }`,
-    };
+    const hint =
+      device === "cpu"
+        ? `${framework} ran out of memory on the CPU (host memory); lower the step's batch size or free host memory`
+        : `${framework} ran out of GPU memory; lower the step's batch size, raise \`vram\` and recompile, or add on_oom: { retries: 1, fallback: cpu }`;
+    return { status: "oom", framework, hint };
   }
   if (ending.signal === "SIGKILL") {
     return {

@@ -341,7 +341,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
       ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
       onLine: (stream, line) => options.onOutput?.(pipeline.name, step.id, stream, line),
     });
-    const verdict = classifyEnding(result, step.timeoutMs);
+    const verdict = classifyEnding(result, step.timeoutMs, device);
     snapshot(pipeline, step, device, onCpu, verdict.status === "oom" ? "oom" : "step.end");
     if (verdict.status === "timeout") {
       emit("gpu.step.timeout", pipeline.name, step.id, device, { timeoutMs: step.timeoutMs, attempt });

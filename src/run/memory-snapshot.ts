@@ -2,7 +2,7 @@
  * Memory at step start and end, for the `gpu.memory.snapshot` event and OOM reports: per GPU
  * free/used through detection (NVML in the probe child, so never on a step's critical path: the
  * caller does not await it before starting the step), and /proc/meminfo for the CPU. Concurrent
- * requests share one probe.
+ * requests share one probe, and a reading younger than 200 ms is reused.
  */
 import { readFile } from "node:fs/promises";
 import type { DetectInventory } from "../inventory/types.js";
@@ -26,15 +26,21 @@ export interface MemorySampler {
 }
 
 const CPU_READING_TTL_MS = 250;
+/** A probe is a child process: steps starting or ending within this share one reading. */
+const GPU_READING_TTL_MS = 200;
 
 /** A sampler over live detection; `null` answers where nothing is known (no NVML, no /proc). */
 export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 5000): MemorySampler {
   let inFlight: Promise<GpuMemory[] | null> | null = null;
+  let last: { at: number; value: GpuMemory[] } | null = null;
+  let gpusUnknown = false;
   // Host memory moves slowly next to step lengths: one /proc read serves every step within 250 ms.
   let cpuReading: { at: number; value: Promise<CpuMemory | null> } | null = null;
   return {
     gpus() {
-      if (!detect) return Promise.resolve(null);
+      if (!detect || gpusUnknown) return Promise.resolve(null);
+      const now = performance.now();
+      if (last && now - last.at < GPU_READING_TTL_MS) return Promise.resolve(last.value);
       inFlight ??= detect({ timeoutMs })
         .then((inv) =>
           inv.gpus.map((g) => ({
@@ -45,7 +51,16 @@ export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 
             freeBytes: g.freeMemoryBytes ?? null,
           })),
         )
-        .catch(() => null)
+        .then((list) => {
+          // No GPU answered (no NVML, a failed probe): stop asking, each probe is a child process.
+          if (list.length === 0) gpusUnknown = true;
+          last = { at: performance.now(), value: list };
+          return list;
+        })
+        .catch(() => {
+          gpusUnknown = true;
+          return null;
+        })
         .finally(() => {
           inFlight = null;
         });

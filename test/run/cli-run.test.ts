@@ -100,6 +100,56 @@ describe("gpuplan run (CLI)", () => {
     expect(r.stdout).toContain(`cwd: ${join(ROOT, "examples")}`);
     expect(r.stdout).toMatch(/^ {4}CUDA_VISIBLE_DEVICES=$/m);
     expect(existsSync(join(cwd, ".gpuplan"))).toBe(false);
+    const json = gpuplan(["run", EXAMPLE, "--dry-run", "--ui", "json", "--pipeline", "plate-P1"], {
+      cwd,
+      env: NO_GPU,
+    });
+    expect(json.exitCode, json.stderr).toBe(0);
+    const d = JSON.parse(json.stdout);
+    expect(d.pipelines.map((p: { name: string }) => p.name)).toEqual(["plate-P1"]);
+    expect(d.pipelines[0].steps.map((s: { id: string }) => s.id)).toEqual([
+      "generate",
+      "normalize",
+      "summarize",
+    ]);
+    expect(d.pipelines[0].steps[0].env).toMatchObject({
+      CUDA_VISIBLE_DEVICES: "",
+      CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+      GPUPLAN_PIPELINE: "plate-P1",
+    });
+  });
+
+  it("--resume refuses a plan file other than the one the run started with (exit 2)", () => {
+    const cwd = temp();
+    const compiled = gpuplan(["compile", EXAMPLE, "--target", "cpu-only", "-o", "plan.json"], {
+      cwd,
+      env: NO_GPU,
+    });
+    expect(compiled.exitCode, compiled.stderr).toBe(0);
+    const first = gpuplan(["run", "plan.json", "--ui", "plain", "--pipeline", "plate-P1"], {
+      cwd,
+      env: NO_GPU,
+    });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const [id] = runIds(cwd);
+    const plan = JSON.parse(readFileSync(join(cwd, "plan.json"), "utf8"));
+    plan.pipelines[0].steps[0].argv.push("--extra");
+    writeFileSync(join(cwd, "other.json"), JSON.stringify(plan));
+    const r = gpuplan(["run", "other.json", "--resume", id!], { cwd, env: NO_GPU });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`run ${id} was started from a different plan than other.json`);
+    const again = gpuplan(["run", "plan.json", "--resume", join(".gpuplan/runs", id!), "--ui", "json"], {
+      cwd,
+      env: NO_GPU,
+    });
+    expect(again.exitCode, again.stderr).toBe(0);
+    const events = again.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    // Nothing left to do: every step of plate-P1 completed in the first attempt.
+    expect(events.filter((e) => e.event === "gpu.step.start")).toEqual([]);
+    expect(events.filter((e) => e.event === "gpu.step.skip")).toHaveLength(3);
   });
 
   it("SIGINT stops the run (exit 130) and --resume runs only the steps that did not complete", async () => {

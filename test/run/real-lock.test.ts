@@ -2,7 +2,7 @@
 // competing for 2 GPUs × 2 slots never put more steps on a GPU than it has slots, exclusive steps
 // run alone, and --no-wait on a busy GPU exits 75 naming the holder.
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
@@ -100,6 +100,43 @@ pipelines:
       }
     }
   }, 60_000);
+
+  it("kill -9 of gpuplan mid-step: the step keeps its slot until it exits, then the slot is free", async () => {
+    const { cwd, env } = machine(`
+version: 1
+name: orphan
+registry: { max_pipelines_per_gpu: 1 }
+pipelines:
+  - name: only
+    steps:
+      - id: long
+        run: [node, record.mjs, long, "1500"]
+        memory: torch
+        vram: 4GiB
+`);
+    const record = join(cwd, "record.jsonl");
+    const first = spawn(
+      process.execPath,
+      [join(ROOT, "bin/gpuplan.js"), "run", "plan.json", "--ui", "plain"],
+      {
+        cwd,
+        env,
+        stdio: "ignore",
+      },
+    );
+    const text = () => (existsSync(record) ? readFileSync(record, "utf8") : "");
+    for (let i = 0; i < 300 && !text().includes('"enter"'); i++) await new Promise((r) => setTimeout(r, 20));
+    first.kill("SIGKILL");
+    await exited(first);
+    const busy = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
+    expect(busy.exitCode, busy.stderr).toBe(75);
+    expect(busy.stderr).toMatch(/GPU busy: cuda:\d is held by pid \d+ \(only\/long/);
+    expect(text()).not.toContain('"exit"');
+    for (let i = 0; i < 300 && !text().includes('"exit"'); i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
+    const free = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
+    expect(free.exitCode, free.stderr).toBe(0);
+  }, 30_000);
 
   it("--no-wait on a busy GPU exits 75 with 'GPU busy' naming the holder", async () => {
     const { cwd, env, plan } = machine(`

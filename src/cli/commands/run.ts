@@ -63,6 +63,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     const state = await readJournal(runDir);
     if (!state.header) throw new UsageError(`--resume: ${runDir} has no run header`, "unknown-run");
     plan = JSON.parse(await readFile(join(runDir, "plan.json"), "utf8")) as GpuplanPlan;
+    await checkSamePlan(file, plan, options.resume);
     baseDir = state.header.baseDir;
     runId = state.header.run;
     completed = state.completed;
@@ -231,4 +232,25 @@ function formatDryRun(d: import("../../run/dry-run.js").DryRun): string {
     }
   }
   return `${out.join("\n")}\n`;
+}
+
+/**
+ * A resumed run runs the plan it started with (stored in its directory), so that a pipeline file
+ * compiled in memory cannot change under it. A plan file given now must be that same plan.
+ */
+async function checkSamePlan(file: string, stored: GpuplanPlan, run: string): Promise<void> {
+  if (!file.endsWith(".json")) return;
+  let given: GpuplanPlan;
+  try {
+    given = JSON.parse(await readFile(file, "utf8")) as GpuplanPlan;
+  } catch {
+    return;
+  }
+  if (JSON.stringify(given.pipelines) !== JSON.stringify(stored.pipelines)) {
+    throw new UsageError(
+      `--resume: run ${run} was started from a different plan than ${file}`,
+      "resume-plan-changed",
+      `resume with the plan it started with (kept in its run directory as plan.json), or start a new run without --resume`,
+    );
+  }
 }
