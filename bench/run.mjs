@@ -46,9 +46,16 @@ try {
     if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
     return ms;
   };
-  const runs = { gpuplan: [], xargs: [] };
+  // The floor for any runner written in Node: the same spawns from a bare script (child_process
+  // forks the whole node process, which costs far more than xargs' fork of a tiny C program).
+  const floorScript =
+    `import { spawn } from "node:child_process"; let next = 0;` +
+    `const lane = async () => { while (next < ${steps}) { next++; await new Promise((r) => spawn("true", [], { stdio: ["ignore", "pipe", "pipe"], detached: true }).on("close", r)); } };` +
+    `await Promise.all(Array.from({ length: ${concurrency} }, lane));`;
+  const runs = { gpuplan: [], xargs: [], floor: [] };
   for (let i = 0; i < rounds; i++) {
     runs.xargs.push(time("xargs", ["-P", String(concurrency), "-n", "1", "true"], { input }));
+    runs.floor.push(time(process.execPath, ["--input-type=module", "-e", floorScript]));
     runs.gpuplan.push(
       time(process.execPath, [gpuplan, "run", "plan.json", "--ui", "plain"], {
         env: { ...process.env, CI: "1" },
@@ -70,7 +77,16 @@ try {
   console.log(
     `  xargs -P ${concurrency}    ${x.toFixed(0)} ms   (runs: ${runs.xargs.map((v) => v.toFixed(0)).join(", ")})`,
   );
-  console.log(`  ratio         ${(g / x).toFixed(2)}× xargs   (target ≤ 1.3×)`);
+  const f = median(runs.floor);
+  console.log(
+    `  node floor    ${f.toFixed(0)} ms   (runs: ${runs.floor.map((v) => v.toFixed(0)).join(", ")}; bare child_process.spawn loop)`,
+  );
+  console.log(
+    `  ratio         ${(g / x).toFixed(2)}× xargs   (target ≤ 1.3×); node floor alone is ${(f / x).toFixed(2)}× xargs`,
+  );
+  console.log(
+    `  gpuplan's own ${((g - f) / steps).toFixed(2)} ms wall per step above the node floor ((gpuplan − floor) / ${steps}, start-up included)`,
+  );
   console.log(
     `  overhead      ${lanePerStep.toFixed(2)} ms per step per lane ((gpuplan − xargs) × ${concurrency} / ${steps}; target ≤ 5 ms); ${wallPerStep.toFixed(2)} ms wall per step`,
   );

@@ -113,15 +113,6 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   // One plain copy: reading process.env goes through a getter per variable, per step otherwise.
   const baseEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   const workers = new Semaphore(Math.max(1, options.workers ?? plan.settings.workers));
-  const gpuGates = new Map<string, Semaphore>();
-  const gateFor = (entry: PlanRegistryEntry) => {
-    let gate = gpuGates.get(entry.uuid);
-    if (!gate) {
-      gate = new Semaphore(Math.max(1, entry.maxPipelines));
-      gpuGates.set(entry.uuid, gate);
-    }
-    return gate;
-  };
 
   emit("run.start", null, null, null, {
     pipelines: options.pipelines.map((p) => p.name),
@@ -139,7 +130,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     if (todo.length === 0 || stop.signal.aborted) return;
 
     const entries = registryEntries(plan, pipeline);
-    const leases: { entry: PlanRegistryEntry; lease: SlotLease; releaseGate: () => void }[] = [];
+    const leases: { entry: PlanRegistryEntry; lease: SlotLease }[] = [];
     let releaseWorker: (() => void) | undefined;
     const holder = (step: string | null): HolderInfo => ({
       pid: process.pid,
@@ -150,25 +141,20 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     });
     try {
       for (const entry of entries) {
-        const releaseGate = await gateFor(entry).acquire(stop.signal);
         const waitStart = performance.now();
         emit("gpu.lock.wait", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots: 1 });
-        let lease: SlotLease;
-        try {
-          lease = await options.lock.acquire({
-            uuid: entry.uuid,
-            gpu: entry.gpu,
-            maxPipelines: entry.maxPipelines,
-            holder: holder(null),
-            wait: options.wait,
-            ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
-            signal: stop.signal,
-          });
-        } catch (e) {
-          releaseGate();
-          throw e;
-        }
-        leases.push({ entry, lease, releaseGate });
+        // The lock queues this process's waiters first come, first served; `--lock-timeout` and
+        // `--no-wait` apply to in-process and cross-process contention alike.
+        const lease = await options.lock.acquire({
+          uuid: entry.uuid,
+          gpu: entry.gpu,
+          maxPipelines: entry.maxPipelines,
+          holder: holder(null),
+          wait: options.wait,
+          ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
+          signal: stop.signal,
+        });
+        leases.push({ entry, lease });
         emit("gpu.lock.acquired", pipeline.name, null, entry.gpu, {
           gpu: entry.gpu,
           slots: [...lease.slots],
@@ -221,10 +207,9 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
       }
     } finally {
       releaseWorker?.();
-      for (const { entry, lease, releaseGate } of leases.reverse()) {
+      for (const { entry, lease } of leases.reverse()) {
         const slots = [...lease.slots];
         lease.release();
-        releaseGate();
         emit("gpu.lock.released", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots });
       }
     }

@@ -1,7 +1,6 @@
 /**
- * Scheduling primitives: a counting semaphore whose waits can be aborted (workers, and the
- * per-GPU bound on how many of this run's pipelines ask the cross-process lock at once), and
- * the topological order of a pipeline's steps.
+ * Scheduling primitives: a counting semaphore whose waits can be aborted (the workers bound),
+ * and the topological order of a pipeline's steps.
  */
 import type { PlannedStep } from "../schema-types/plan.js";
 

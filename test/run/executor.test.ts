@@ -275,6 +275,55 @@ pipelines:
     expect(h.events.find((e) => e.event === "gpu.step.oom")).toMatchObject({ framework });
   });
 
+  it("--lock-timeout: a pipeline that cannot get a slot in time fails with a hint naming the holder; the other runs", async () => {
+    const { inventory } = await import("../helpers/inventory.js");
+    const plan = planFrom(
+      `
+version: 1
+name: lock-timeout
+registry: { max_pipelines_per_gpu: 1, workers: 4 }
+pipelines:
+  - name: p-{p}
+    matrix: { p: [1, 2] }
+    steps:
+      - id: s
+        run: [node, record.mjs, "{p}", "1500"]
+        memory: torch
+        vram: 4GiB
+`,
+      inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]),
+    );
+    h = await execute(plan, { lockTimeoutMs: 300 });
+    expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
+    expect(h.summary.failures[0]).toMatchObject({ pipeline: "p-2", step: "s", status: "lock-timeout" });
+    expect(h.summary.failures[0]!.hint).toMatch(/waited \d+ ms for a slot of cuda:0 \(held by pid \d+ p-1/);
+  });
+
+  it("a gpus: 2 pipeline takes a slot of each GPU in UUID order and its step sees both, its own first", async () => {
+    const plan = planFrom(`
+version: 1
+name: two
+pipelines:
+  - name: dp
+    gpus: 2
+    steps:
+      - id: train
+        run: [node, record.mjs, dp, "10"]
+        memory: torch
+        vram: 4GiB
+`);
+    h = await execute(plan);
+    expect(h.summary.ok).toBe(1);
+    const uuids = new Map(plan.registry.map((r) => [r.gpu, r.uuid]));
+    const pipeline = plan.pipelines[0]!;
+    expect(pipeline.gpus).toHaveLength(2);
+    const acquired = h.lock.calls.filter((c) => c.call === "acquired").map((c) => uuids.get(c.gpu)!);
+    expect(acquired).toEqual([...acquired].sort());
+    const step = pipeline.steps[0]!;
+    const others = pipeline.gpus.filter((g) => g !== step.device).map((g) => uuids.get(g));
+    expect(records(h.dir)[0]!.cuda).toBe([step.uuid, ...others].join(","));
+  });
+
   it("emits the telemetry contract: every event has ts, event, run, pipeline, step, device", async () => {
     const plan = planFrom(`
 version: 1

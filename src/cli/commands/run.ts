@@ -132,6 +132,11 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     color: shouldUseColor(process.stderr),
   });
 
+  // Event lines are written in batches, once per event-loop turn: one write for the many events a
+  // burst of short steps makes. (The journal, not this file, is what --resume trusts.)
+  const events = createLineBatcher((text) => {
+    for (const fd of eventFds) writeSync(fd, text);
+  });
   const interrupt = new AbortController();
   let received: NodeJS.Signals = "SIGINT";
   const onSignal = (signal: NodeJS.Signals) => {
@@ -160,8 +165,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
       killGraceMs: grace,
       sampler: createMemorySampler(needsLock ? detect : null),
       emit: (event) => {
-        const line = `${JSON.stringify(event)}\n`;
-        for (const fd of eventFds) writeSync(fd, line);
+        events.push(`${JSON.stringify(event)}\n`);
         view.onEvent(event);
       },
       onOutput: (pipeline, step, stream, line) => view.onOutput(pipeline, step, stream, line),
@@ -187,6 +191,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    events.flush();
     await journal.close();
     for (const fd of eventFds) closeSync(fd);
   }
@@ -253,4 +258,27 @@ async function checkSamePlan(file: string, stored: GpuplanPlan, run: string): Pr
       `resume with the plan it started with (kept in its run directory as plan.json), or start a new run without --resume`,
     );
   }
+}
+
+/** Collects lines and writes them together on the next turn of the event loop (or at flush()). */
+function createLineBatcher(write: (text: string) => void): { push(line: string): void; flush(): void } {
+  let lines: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (lines.length === 0) return;
+    const text = lines.join("");
+    lines = [];
+    write(text);
+  };
+  return {
+    push(line) {
+      lines.push(line);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
 }
