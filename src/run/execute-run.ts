@@ -234,8 +234,10 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
             slots: entry.maxPipelines,
             exclusive: true,
           });
+          // Always waits (bounded by --lock-timeout): --no-wait is about starting on a busy GPU;
+          // once running, the other holders are often this run's own pipelines, which will finish.
           await lease.upgrade({
-            wait: options.wait,
+            wait: true,
             ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
             signal: stop.signal,
           });
