@@ -263,6 +263,24 @@ pipelines:
       plan.registry.map((g: { gpu: string; uuid: string }) => [g.gpu, g.uuid]),
     );
     for (const e of entered) expect(e.cuda).toBe(uuidOf.get(e.device));
+    // Memory snapshots from (fake) NVML through detection, for the step's own GPU.
+    const [id] = runIds(cwd);
+    const events = readFileSync(join(cwd, ".gpuplan/runs", id!, "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const snapshots = events.filter((e) => e.event === "gpu.memory.snapshot");
+    expect(snapshots.length).toBeGreaterThan(0);
+    for (const snap of snapshots) {
+      expect(snap.gpus).toEqual([
+        expect.objectContaining({
+          gpu: snap.device,
+          uuid: uuidOf.get(snap.device),
+          totalBytes: expect.any(Number),
+        }),
+      ]);
+      expect(snap.gpus[0].usedBytes + snap.gpus[0].freeBytes).toBe(snap.gpus[0].totalBytes);
+    }
   });
 
   it("refuses to run when a planned GPU is gone, saying what changed and how to recompile (exit 1)", () => {

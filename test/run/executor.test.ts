@@ -324,6 +324,25 @@ pipelines:
     expect(records(h.dir)[0]!.cuda).toBe([step.uuid, ...others].join(","));
   });
 
+  it("shell: true runs through /bin/sh -c, with the step's env and cwd resolved against the pipeline's directory", async () => {
+    const plan = planFrom(`
+version: 1
+name: shell
+pipelines:
+  - name: sh
+    steps:
+      - id: s
+        run: 'echo "$GPUPLAN_PIPELINE/$GPUPLAN_STEP in $(basename "$PWD") with [$CUDA_VISIBLE_DEVICES] $GREETING" && exit 4'
+        shell: true
+        cwd: ..
+        env: { GREETING: hello }
+        memory: numpy
+`);
+    h = await execute(plan);
+    expect(h.output.map((o) => o.line)).toEqual(["sh/s in fixtures with [] hello"]);
+    expect(h.summary.failures[0]).toMatchObject({ status: "error", exitCode: 4 });
+  });
+
   it("emits the telemetry contract: every event has ts, event, run, pipeline, step, device", async () => {
     const plan = planFrom(`
 version: 1
