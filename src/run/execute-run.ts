@@ -142,18 +142,20 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     try {
       for (const entry of entries) {
         const waitStart = performance.now();
-        emit("gpu.lock.wait", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots: 1 });
         // The lock queues this process's waiters first come, first served; `--lock-timeout` and
         // `--no-wait` apply to in-process and cross-process contention alike.
-        const lease = await options.lock.acquire({
-          uuid: entry.uuid,
-          gpu: entry.gpu,
-          maxPipelines: entry.maxPipelines,
-          holder: holder(null),
-          wait: options.wait,
-          ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
-          signal: stop.signal,
-        });
+        const lease = await announceWait(
+          options.lock.acquire({
+            uuid: entry.uuid,
+            gpu: entry.gpu,
+            maxPipelines: entry.maxPipelines,
+            holder: holder(null),
+            wait: options.wait,
+            ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
+            signal: stop.signal,
+          }),
+          () => emit("gpu.lock.wait", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots: 1 }),
+        );
         leases.push({ entry, lease });
         emit("gpu.lock.acquired", pipeline.name, null, entry.gpu, {
           gpu: entry.gpu,
@@ -229,18 +231,21 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
       if (step.exclusive && onGpu) {
         for (const { entry, lease } of leases) {
           const waitStart = performance.now();
-          emit("gpu.lock.wait", pipeline.name, step.id, entry.gpu, {
-            gpu: entry.gpu,
-            slots: entry.maxPipelines,
-            exclusive: true,
-          });
           // Always waits (bounded by --lock-timeout): --no-wait is about starting on a busy GPU;
           // once running, the other holders are often this run's own pipelines, which will finish.
-          await lease.upgrade({
-            wait: true,
-            ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
-            signal: stop.signal,
-          });
+          await announceWait(
+            lease.upgrade({
+              wait: true,
+              ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
+              signal: stop.signal,
+            }),
+            () =>
+              emit("gpu.lock.wait", pipeline.name, step.id, entry.gpu, {
+                gpu: entry.gpu,
+                slots: entry.maxPipelines,
+                exclusive: true,
+              }),
+          );
           upgraded.push(lease);
           emit("gpu.lock.acquired", pipeline.name, step.id, entry.gpu, {
             gpu: entry.gpu,
@@ -290,11 +295,15 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
         const before = [...lease.slots];
         lease.downgrade();
         const kept = new Set(lease.slots);
-        emit("gpu.lock.released", pipeline.name, step.id, lease.gpu, {
-          gpu: lease.gpu,
-          slots: before.filter((n) => !kept.has(n)),
-          exclusive: true,
-        });
+        const given = before.filter((n) => !kept.has(n));
+        // A one-slot GPU gives nothing back (and an empty list would read as "all of them").
+        if (given.length > 0) {
+          emit("gpu.lock.released", pipeline.name, step.id, lease.gpu, {
+            gpu: lease.gpu,
+            slots: given,
+            exclusive: true,
+          });
+        }
       }
       upgraded = [];
     }
@@ -434,6 +443,20 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     summary: { run, runDir: options.runDir, ...counts, interrupted, durationMs, failures },
     busy,
   };
+}
+
+/**
+ * `gpu.lock.wait` only when there is a wait: a free slot is granted within a turn of the event
+ * loop, and announcing a wait for it would print "waiting" for every pipeline.
+ */
+async function announceWait<T>(pending: Promise<T>, announce: () => void): Promise<T> {
+  let settled = false;
+  const watched = pending.finally(() => {
+    settled = true;
+  });
+  await Promise.race([watched.catch(() => undefined), new Promise((r) => setImmediate(r))]);
+  if (!settled) announce();
+  return watched;
 }
 
 /** A step whose OOM will be retried (on its GPU or on the CPU) is not a failure yet. */

@@ -297,6 +297,7 @@ pipelines:
     expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
     expect(h.summary.failures[0]).toMatchObject({ pipeline: "p-2", step: "s", status: "lock-timeout" });
     expect(h.summary.failures[0]!.hint).toMatch(/waited \d+ ms for a slot of cuda:0 \(held by pid \d+ p-1/);
+    expect(h.names("gpu.lock.wait")).toEqual(["p-2/null"]);
   });
 
   it("a gpus: 2 pipeline takes a slot of each GPU in UUID order and its step sees both, its own first", async () => {
@@ -370,8 +371,9 @@ pipelines:
     const names = h.events.map((e) => e.event);
     expect(names[0]).toBe("run.start");
     expect(names.at(-1)).toBe("run.end");
+    // No gpu.lock.wait: the slot was free (a wait is announced only when there is one).
+    expect(names).not.toContain("gpu.lock.wait");
     for (const name of [
-      "gpu.lock.wait",
       "gpu.lock.acquired",
       "gpu.step.start",
       "gpu.step.end",
