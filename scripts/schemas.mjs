@@ -8,4 +8,5 @@ export const SCHEMAS = [
     file: "schemas/compile-report.schema.json",
     types: "src/schema-types/compile-report.ts",
   },
+  { name: "locks", file: "schemas/locks.schema.json", types: "src/schema-types/locks.ts" },
 ];

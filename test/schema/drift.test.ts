@@ -90,3 +90,29 @@ describe("compile --format json report", () => {
     }
   });
 });
+
+describe("gpuplan locks --json", () => {
+  it("matches schemas/locks.schema.json with a held slot", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { default: validateLocks } = await import("../../src/generated/locks-validator.js");
+    const { createSlotLock } = await import("../../src/run/lock/index.js");
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-locks-schema-"));
+    try {
+      const lock = createSlotLock({ dir });
+      const lease = await lock.acquire({
+        uuid: "GPU-00000000-0000-0000-0000-000000000001",
+        gpu: "cuda:0",
+        maxPipelines: 2,
+        holder: { pid: process.pid, run: "r1", pipeline: "p", step: "s", since: new Date(0).toISOString() },
+        wait: false,
+      });
+      const report = { schema: "gpuplan/locks@1", dir, slots: await lock.inspect(), workers: [] };
+      lease.release();
+      expect(report.slots.some((s) => s.held)).toBe(true);
+      expect(validateLocks(report), JSON.stringify(validateLocks.errors)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
