@@ -54,6 +54,8 @@ export interface ExecuteOptions {
   /** Interrupt (SIGINT/SIGTERM): running steps get `interruptSignal()` (default SIGINT). */
   signal?: AbortSignal;
   interruptSignal?: () => NodeJS.Signals;
+  /** Aborting SIGKILLs running steps without the grace period (a second Ctrl-C). */
+  killNow?: AbortSignal;
   /** SIGTERM → SIGKILL delay; default 5 s. */
   killGraceMs?: number;
   sampler?: MemorySampler;
@@ -154,7 +156,12 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
             ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
             signal: stop.signal,
           }),
-          () => emit("gpu.lock.wait", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots: 1 }),
+          async () => {
+            // Who holds the slots, for the view; looked up only when there is a wait.
+            const holders = await holdersOf(options.lock, entry.uuid);
+            if (!leases.some((l) => l.entry === entry))
+              emit("gpu.lock.wait", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots: 1, holders });
+          },
         );
         leases.push({ entry, lease });
         emit("gpu.lock.acquired", pipeline.name, null, entry.gpu, {
@@ -335,6 +342,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
       killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       signal: stop.signal,
       ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
+      ...(options.killNow && { killNow: options.killNow }),
       onLine: (stream, line) => options.onOutput?.(pipeline.name, step.id, stream, line),
     });
     const verdict = classifyEnding(result, step.timeoutMs, device);
@@ -449,14 +457,30 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
  * `gpu.lock.wait` only when there is a wait: a free slot is granted within a turn of the event
  * loop, and announcing a wait for it would print "waiting" for every pipeline.
  */
-async function announceWait<T>(pending: Promise<T>, announce: () => void): Promise<T> {
+async function announceWait<T>(pending: Promise<T>, announce: () => void | Promise<void>): Promise<T> {
   let settled = false;
   const watched = pending.finally(() => {
     settled = true;
   });
   await Promise.race([watched.catch(() => undefined), new Promise((r) => setImmediate(r))]);
-  if (!settled) announce();
+  if (!settled) void announce();
   return watched;
+}
+
+/** The holders of a GPU's slots as the view shows them; none when the lock cannot say. */
+async function holdersOf(lock: SlotLock, uuid: string) {
+  try {
+    return (await lock.inspect())
+      .filter((s) => s.uuid === uuid && s.held && s.holder)
+      .map((s) => ({
+        pid: s.holder!.pid,
+        pipeline: s.holder!.pipeline,
+        step: s.holder!.step,
+        since: s.holder!.since,
+      }));
+  } catch {
+    return [];
+  }
 }
 
 /** A step whose OOM will be retried (on its GPU or on the CPU) is not a failure yet. */

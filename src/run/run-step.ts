@@ -23,6 +23,8 @@ export interface StepProcessOptions {
   /** Aborting forwards `interruptSignal` to the step's process group. */
   signal?: AbortSignal;
   interruptSignal?: () => NodeJS.Signals;
+  /** Aborting kills the step's process group at once (a second Ctrl-C). */
+  killNow?: AbortSignal;
   onLine?: (stream: "stdout" | "stderr", line: string) => void;
   /** How many stderr lines to keep for classification and the failure report. */
   tailLines?: number;
@@ -84,6 +86,12 @@ export function runStepProcess(options: StepProcessOptions): Promise<StepProcess
   };
   if (options.signal?.aborted) queueMicrotask(onAbort);
   else options.signal?.addEventListener("abort", onAbort, { once: true });
+  const onKillNow = () => {
+    interrupted = true;
+    killGroup("SIGKILL");
+  };
+  if (options.killNow?.aborted) queueMicrotask(onKillNow);
+  else options.killNow?.addEventListener("abort", onKillNow, { once: true });
 
   const pipe = (stream: Readable | null, name: "stdout" | "stderr") => {
     if (!stream) return;
@@ -119,6 +127,7 @@ export function runStepProcess(options: StepProcessOptions): Promise<StepProcess
       clearTimeout(timeout);
       if (killTimer && !timedOut && !interrupted) clearTimeout(killTimer);
       options.signal?.removeEventListener("abort", onAbort);
+      options.killNow?.removeEventListener("abort", onKillNow);
       const result: StepProcessResult = {
         pid: child.pid ?? null,
         exitCode,

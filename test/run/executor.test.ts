@@ -298,6 +298,9 @@ pipelines:
     expect(h.summary.failures[0]).toMatchObject({ pipeline: "p-2", step: "s", status: "lock-timeout" });
     expect(h.summary.failures[0]!.hint).toMatch(/waited \d+ ms for a slot of cuda:0 \(held by pid \d+ p-1/);
     expect(h.names("gpu.lock.wait")).toEqual(["p-2/null"]);
+    expect(h.events.find((e) => e.event === "gpu.lock.wait")!.holders).toEqual([
+      expect.objectContaining({ pid: process.pid, pipeline: "p-1" }),
+    ]);
   });
 
   it("a gpus: 2 pipeline takes a slot of each GPU in UUID order and its step sees both, its own first", async () => {
@@ -342,6 +345,30 @@ pipelines:
     h = await execute(plan);
     expect(h.output.map((o) => o.line)).toEqual(["sh/s in fixtures with [] hello"]);
     expect(h.summary.failures[0]).toMatchObject({ status: "error", exitCode: 4 });
+  });
+
+  it("a second interrupt kills a step that ignores the first at once, without the grace period", async () => {
+    const plan = planFrom(`
+version: 1
+name: stubborn
+pipelines:
+  - name: s
+    steps:
+      - id: deaf
+        run: [node, -e, "process.on('SIGINT', () => {}); setInterval(() => {}, 1000)"]
+        memory: numpy
+`);
+    const interrupt = new AbortController();
+    const killNow = new AbortController();
+    setTimeout(() => interrupt.abort(), 300);
+    setTimeout(() => killNow.abort(), 600);
+    const started = Date.now();
+    h = await execute(plan, { signal: interrupt.signal, killNow: killNow.signal, killGraceMs: 20_000 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(h.events.find((e) => e.event === "gpu.step.end")).toMatchObject({
+      status: "interrupted",
+      signal: "SIGKILL",
+    });
   });
 
   it("emits the telemetry contract: every event has ts, event, run, pipeline, step, device", async () => {

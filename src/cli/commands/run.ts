@@ -138,8 +138,15 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     for (const fd of eventFds) writeSync(fd, text);
   });
   const interrupt = new AbortController();
+  const killNow = new AbortController();
   let received: NodeJS.Signals = "SIGINT";
+  // First signal: forward it to the steps and wait for them (grace period, then SIGKILL).
+  // Second: SIGKILL them now — the user has decided not to wait.
   const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupt.signal.aborted) {
+      killNow.abort();
+      return;
+    }
     received = signal;
     interrupt.abort(new Error(`interrupted by ${signal}`));
   };
@@ -162,6 +169,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
       ...(lockTimeoutMs !== undefined && { lockTimeoutMs }),
       signal: interrupt.signal,
       interruptSignal: () => received,
+      killNow: killNow.signal,
       killGraceMs: grace,
       sampler: createMemorySampler(needsLock ? detect : null),
       emit: (event) => {
