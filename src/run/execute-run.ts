@@ -26,7 +26,8 @@ import {
   type SlotLease,
   type SlotLock,
 } from "./lock/types.js";
-import type { MemorySampler } from "./memory-snapshot.js";
+import { announceWait, describeHolders, holdersOf, registryEntries } from "./lock-waits.js";
+import { type MemorySampler, readSnapshot } from "./memory-snapshot.js";
 import { safeName } from "./run-id.js";
 import { runStepProcess } from "./run-step.js";
 import { Semaphore, topologicalOrder } from "./scheduler.js";
@@ -388,6 +389,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     return verdict.status;
   };
 
+  /** Memory at a step's start/end, emitted when the reading comes (never awaited by the step). */
   const snapshot = (
     pipeline: PlannedPipeline,
     step: PlannedStep,
@@ -395,37 +397,14 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     onCpu: boolean,
     at: string,
   ) => {
-    const sampler = options.sampler;
-    if (!sampler) return;
-    if (device === "cpu") {
-      track(
-        sampler.cpu().then((m) => {
-          if (!m) return;
-          const used = m.totalBytes - m.availableBytes;
-          emit("gpu.memory.snapshot", pipeline.name, step.id, device, {
-            at,
-            gpus: [{ gpu: "cpu", usedBytes: used, freeBytes: m.availableBytes, totalBytes: m.totalBytes }],
-          });
-        }),
-      );
-      return;
-    }
-    const wanted = new Set(
-      visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu }).map((g) => g.uuid),
-    );
+    if (!options.sampler) return;
+    const uuids =
+      device === "cpu"
+        ? []
+        : visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu }).map((g) => g.uuid);
     track(
-      sampler.gpus().then((list) => {
-        if (!list) return;
-        const gpus = list
-          .filter((g) => wanted.has(g.uuid))
-          .map((g) => ({
-            gpu: g.gpu,
-            uuid: g.uuid,
-            usedBytes: g.usedBytes,
-            freeBytes: g.freeBytes,
-            totalBytes: g.totalBytes,
-          }));
-        if (gpus.length) emit("gpu.memory.snapshot", pipeline.name, step.id, device, { at, gpus });
+      readSnapshot(options.sampler, device, uuids).then((gpus) => {
+        if (gpus) emit("gpu.memory.snapshot", pipeline.name, step.id, device, { at, gpus });
       }),
     );
   };
@@ -453,49 +432,10 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   };
 }
 
-/**
- * `gpu.lock.wait` only when there is a wait: a free slot is granted within a turn of the event
- * loop, and announcing a wait for it would print "waiting" for every pipeline.
- */
-async function announceWait<T>(pending: Promise<T>, announce: () => void | Promise<void>): Promise<T> {
-  let settled = false;
-  const watched = pending.finally(() => {
-    settled = true;
-  });
-  await Promise.race([watched.catch(() => undefined), new Promise((r) => setImmediate(r))]);
-  if (!settled) void announce();
-  return watched;
-}
-
-/** The holders of a GPU's slots as the view shows them; none when the lock cannot say. */
-async function holdersOf(lock: SlotLock, uuid: string) {
-  try {
-    return (await lock.inspect())
-      .filter((s) => s.uuid === uuid && s.held && s.holder)
-      .map((s) => ({
-        pid: s.holder!.pid,
-        pipeline: s.holder!.pipeline,
-        step: s.holder!.step,
-        since: s.holder!.since,
-      }));
-  } catch {
-    return [];
-  }
-}
-
 /** A step whose OOM will be retried (on its GPU or on the CPU) is not a failure yet. */
 function isRetried(step: PlannedStep, attempt: number, onCpu: boolean, status: StepStatus): boolean {
   if (status !== "oom" || onCpu || !step.gpu || step.uuid === null) return false;
   return attempt < 1 + step.onOom.retries || step.onOom.fallback === "cpu";
-}
-
-/** The registry entries of a pipeline's GPUs, in UUID order (the global lock order). */
-export function registryEntries(plan: GpuplanPlan, pipeline: PlannedPipeline): PlanRegistryEntry[] {
-  const ids = new Set(pipeline.gpus);
-  for (const s of pipeline.steps) if (s.uuid !== null && s.device !== "cpu") ids.add(s.device);
-  return plan.registry
-    .filter((r) => ids.has(r.gpu))
-    .sort((a, b) => (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0));
 }
 
 function journalStep(
@@ -518,9 +458,4 @@ function journalStep(
     exitCode,
     durationMs,
   };
-}
-
-function describeHolders(holders: readonly HolderInfo[]): string {
-  if (holders.length === 0) return "";
-  return ` (held by ${holders.map((h) => `pid ${h.pid} ${h.pipeline}${h.step ? `/${h.step}` : ""} since ${h.since}`).join(", ")})`;
 }

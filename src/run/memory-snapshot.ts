@@ -89,3 +89,44 @@ export async function readMeminfo(): Promise<CpuMemory | null> {
     return null;
   }
 }
+
+/** One `gpu.memory.snapshot` reading as the view reads it (gpu "cpu" for host memory). */
+export interface SnapshotReading {
+  gpu: string;
+  uuid?: string;
+  usedBytes: number | null;
+  freeBytes: number | null;
+  totalBytes: number;
+}
+
+/** The readings for a step on `device` that sees the GPUs `uuids`; null when nothing is known. */
+export async function readSnapshot(
+  sampler: MemorySampler,
+  device: string,
+  uuids: readonly string[],
+): Promise<SnapshotReading[] | null> {
+  if (device === "cpu") {
+    const m = await sampler.cpu();
+    if (!m) return null;
+    return [
+      {
+        gpu: "cpu",
+        usedBytes: m.totalBytes - m.availableBytes,
+        freeBytes: m.availableBytes,
+        totalBytes: m.totalBytes,
+      },
+    ];
+  }
+  const list = await sampler.gpus();
+  const wanted = new Set(uuids);
+  const gpus = (list ?? [])
+    .filter((g) => wanted.has(g.uuid))
+    .map((g) => ({
+      gpu: g.gpu,
+      uuid: g.uuid,
+      usedBytes: g.usedBytes,
+      freeBytes: g.freeBytes,
+      totalBytes: g.totalBytes,
+    }));
+  return gpus.length > 0 ? gpus : null;
+}
