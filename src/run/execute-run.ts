@@ -16,6 +16,7 @@
 import { setMaxListeners } from "node:events";
 import { join, resolve } from "node:path";
 import type { GpuplanPlan, PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../schema-types/plan.js";
+import { isGpuStep, planAttempts, runsOnCpu, willRetry } from "./attempts.js";
 import { classifyEnding } from "./classify-failure.js";
 import type { EventSink, RunEvent, RunEventName, StepStatus } from "./events.js";
 import { type Journal, stepKey } from "./journal.js";
@@ -234,7 +235,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   ): Promise<StepStatus> => {
     for (const { lease } of leases) lease.setHolder(holder(step.id));
     let upgraded: SlotLease[] = [];
-    const onGpu = step.gpu && step.uuid !== null;
+    const onGpu = isGpuStep(step);
     try {
       if (step.exclusive && onGpu) {
         for (const { entry, lease } of leases) {
@@ -264,14 +265,11 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
         }
       }
       const fds = leases.flatMap(({ lease }) => [...lease.fds]);
-      const attempts = onGpu ? 1 + step.onOom.retries : 1;
-      const fallback = onGpu && step.onOom.fallback === "cpu";
-      const total = attempts + (fallback ? 1 : 0);
+      const { total } = planAttempts(step);
       for (let attempt = 1; attempt <= total; attempt++) {
-        const onCpu = !onGpu || attempt > attempts;
-        const status = await runAttempt(pipeline, step, attempt, onCpu, fds);
-        if (status !== "oom" || attempt === total || stop.signal.aborted) return status;
-        const nextOnCpu = attempt + 1 > attempts;
+        const status = await runAttempt(pipeline, step, attempt, runsOnCpu(step, attempt), fds);
+        if (!willRetry(step, attempt, status) || stop.signal.aborted) return status;
+        const nextOnCpu = runsOnCpu(step, attempt + 1);
         emit("gpu.step.retry", pipeline.name, step.id, nextOnCpu ? "cpu" : step.device, {
           attempt: attempt + 1,
           of: total,
@@ -367,12 +365,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
       logPath,
       ...(verdict.framework && { framework: verdict.framework }),
     });
-    const final =
-      verdict.status === "ok" ||
-      verdict.status === "interrupted" ||
-      !isRetried(step, attempt, onCpu, verdict.status);
     if (verdict.status === "ok") counts.ok++;
-    else if (verdict.status !== "interrupted" && final) {
+    else if (verdict.status !== "interrupted" && !willRetry(step, attempt, verdict.status)) {
       counts.failed++;
       failures.push({
         pipeline: pipeline.name,
@@ -430,12 +424,6 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     summary: { run, runDir: options.runDir, ...counts, interrupted, durationMs, failures },
     busy,
   };
-}
-
-/** A step whose OOM will be retried (on its GPU or on the CPU) is not a failure yet. */
-function isRetried(step: PlannedStep, attempt: number, onCpu: boolean, status: StepStatus): boolean {
-  if (status !== "oom" || onCpu || !step.gpu || step.uuid === null) return false;
-  return attempt < 1 + step.onOom.retries || step.onOom.fallback === "cpu";
 }
 
 function journalStep(

@@ -4,6 +4,7 @@ import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { planAttempts, runsOnCpu, willRetry } from "../../src/run/attempts.js";
 import { classifyEnding, detectOom } from "../../src/run/classify-failure.js";
 import { openJournal, readJournal, stepKey } from "../../src/run/journal.js";
 import { makeRunId, RUN_ID_PATTERN, safeName } from "../../src/run/run-id.js";
@@ -143,5 +144,26 @@ describe("failure classification", () => {
     ["MemoryError", null],
   ])("%s → %s", (line, framework) => {
     expect(detectOom(["Traceback (most recent call last):", line])).toBe(framework);
+  });
+});
+
+describe("attempts", () => {
+  const gpuStep = (retries: number, fallback: "cpu" | null) =>
+    ({ gpu: true, uuid: "GPU-1", onOom: { retries, fallback } }) as unknown as PlannedStep;
+  it.each([
+    [gpuStep(0, null), { onDevice: 1, total: 1 }, ["gpu"]],
+    [gpuStep(2, null), { onDevice: 3, total: 3 }, ["gpu", "gpu", "gpu"]],
+    [gpuStep(1, "cpu"), { onDevice: 2, total: 3 }, ["gpu", "gpu", "cpu"]],
+    [
+      { gpu: false, uuid: null, onOom: { retries: 3, fallback: "cpu" } } as unknown as PlannedStep,
+      { onDevice: 1, total: 1 },
+      ["cpu"],
+    ],
+  ])("%o → %o", (step, plan, devices) => {
+    expect(planAttempts(step)).toEqual(plan);
+    expect(devices.map((_, i) => (runsOnCpu(step, i + 1) ? "cpu" : "gpu"))).toEqual(devices);
+    expect(willRetry(step, plan.total, "oom")).toBe(false);
+    if (plan.total > 1) expect(willRetry(step, 1, "oom")).toBe(true);
+    expect(willRetry(step, 1, "error")).toBe(false);
   });
 });
