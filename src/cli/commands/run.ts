@@ -156,6 +156,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   const { createMemorySampler } = await import("../../run/memory-snapshot.js");
   const grace = parseDuration(process.env.GPUPLAN_KILL_GRACE ?? "5s") ?? 5000;
   try {
+    const started = performance.now();
     const result = await executeRun({
       plan,
       pipelines,
@@ -177,6 +178,21 @@ export default async function run(file: string, options: RunOptions): Promise<nu
         view.onEvent(event);
       },
       onOutput: (pipeline, step, stream, line) => view.onOutput(pipeline, step, stream, line),
+    }).catch(async (e: unknown) => {
+      // Our bug: let go of the terminal (the live view) before the stack is printed.
+      const durationMs = Math.round(performance.now() - started);
+      const empty = {
+        run: runId,
+        runDir,
+        ok: 0,
+        failed: 0,
+        skipped: 0,
+        interrupted: false,
+        durationMs,
+        failures: [],
+      };
+      await view.close(empty).catch(() => undefined);
+      throw e;
     });
     await view.close(result.summary);
     if (result.busy) {
