@@ -5,7 +5,8 @@
  * first takes one slot of each of its GPUs (in UUID order, the same order in every gpuplan
  * process, so two multi-GPU pipelines can never hold one card each and wait for the other's),
  * then a worker (`settings.workers` bounds the pipelines running on the host). Waiting for a
- * slot does not hold a worker, so a busy GPU never stops CPU pipelines or other GPUs. Inside a
+ * slot does not hold a worker, so a busy GPU never stops CPU pipelines or other GPUs (the price:
+ * with fewer workers than slots, a pipeline may hold its slot while it waits for a worker). Inside a
  * pipeline, steps run one at a time in topological order of `needs` (a pipeline is a chain of
  * framework processes sharing one memory budget; running two at once would break the budget).
  * An exclusive step upgrades every lease to all slots first and downgrades after. A failed step

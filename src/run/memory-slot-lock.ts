@@ -1,9 +1,9 @@
 /**
  * A SlotLock that lives in one process: the same slot semantics as the flock-based lock
  * (maxPipelines slots per GPU, an exclusive upgrade gives its slot up and waits for all of them,
- * writers first), but
- * nothing is shared with other processes and `fds` is empty. Used by unit tests, and by the CLI
- * only when the cross-process lock is missing from the build (it says so).
+ * writers first), but nothing is shared with other processes and `fds` is empty. The executor's
+ * unit tests use it; the CLI hands it to runs whose pipelines are all on the CPU (nothing to lock,
+ * so koffi is never loaded).
  */
 import {
   GpuBusyError,
