@@ -174,11 +174,26 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
         });
       }
       releaseWorker = await workers.acquire(stop.signal);
+      // While an exclusive step waits for the rest of its GPU it runs nothing, so it gives its
+      // worker back: a pipeline that holds a slot and waits for a worker could otherwise wait
+      // for this one, which waits for that slot (a deadlock when workers < slots). A pipeline
+      // that holds a worker is therefore always running a step, and every slot wait ends.
+      const worker = {
+        whileWaiting: async <T>(wait: () => Promise<T>): Promise<T> => {
+          releaseWorker?.();
+          releaseWorker = undefined;
+          try {
+            return await wait();
+          } finally {
+            releaseWorker = await workers.acquire(stop.signal);
+          }
+        },
+      };
 
       for (let i = 0; i < todo.length; i++) {
         const step = todo[i]!;
         if (stop.signal.aborted) return;
-        const status = await runStep(pipeline, step, leases, holder);
+        const status = await runStep(pipeline, step, leases, holder, worker);
         if (status === "interrupted") return;
         if (status !== "ok") {
           for (const later of todo.slice(i + 1)) {
@@ -233,6 +248,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     step: PlannedStep,
     leases: { entry: PlanRegistryEntry; lease: SlotLease }[],
     holder: (step: string | null) => HolderInfo,
+    worker: { whileWaiting: <T>(wait: () => Promise<T>) => Promise<T> },
   ): Promise<StepStatus> => {
     for (const { lease } of leases) lease.setHolder(holder(step.id));
     let upgraded: SlotLease[] = [];
@@ -244,11 +260,13 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
           // Always waits (bounded by --lock-timeout): --no-wait is about starting on a busy GPU;
           // once running, the other holders are often this run's own pipelines, which will finish.
           await announceWait(
-            lease.upgrade({
-              wait: true,
-              ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
-              signal: stop.signal,
-            }),
+            worker.whileWaiting(() =>
+              lease.upgrade({
+                wait: true,
+                ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
+                signal: stop.signal,
+              }),
+            ),
             () =>
               emit("gpu.lock.wait", pipeline.name, step.id, entry.gpu, {
                 gpu: entry.gpu,

@@ -143,6 +143,32 @@ pipelines:
     expect(h.lock.peak.get("cuda:0")).toBeLessThanOrEqual(3);
   });
 
+  it("fewer workers than slots with an exclusive step does not deadlock: the upgrader waits without a worker", async () => {
+    // One worker, two slots on one GPU. Pipeline 1 holds the worker and a slot and upgrades for its
+    // exclusive step; pipeline 2 holds the other slot and waits for the worker. If the upgrader
+    // kept its worker, each would wait for the other forever.
+    const one = planFrom(
+      `
+version: 1
+name: no-deadlock
+registry: { max_pipelines_per_gpu: 2, workers: 1 }
+pipelines:
+  - name: p-{p}
+    matrix: { p: [1, 2] }
+    steps:${gpuStep("prep")}${gpuStep("heavy", "\n        exclusive: true")}
+`,
+      (await import("../helpers/inventory.js")).inventory([
+        { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
+      ]),
+    );
+    expect(one.settings.workers).toBe(1);
+    expect(one.registry[0]!.maxPipelines).toBe(2);
+    h = await execute(one, { lockTimeoutMs: 20_000 });
+    expect(h.summary).toMatchObject({ ok: 4, failed: 0 });
+    // Still never more than one step at a time (one worker), and the heavy steps ran alone.
+    expect(maxConcurrent(records(h.dir))).toBe(1);
+  });
+
   it("a failed step fails its pipeline: later steps are skipped, other pipelines go on; the failure says why", async () => {
     const plan = planFrom(`
 version: 1
