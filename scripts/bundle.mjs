@@ -23,6 +23,9 @@ await build({
   external: ["koffi", "ink", "react", "yaml"],
   logLevel: "warning",
   legalComments: "none",
+  // Less to parse at every start; identifiers are kept so internal-error stacks stay readable.
+  minifyWhitespace: true,
+  minifySyntax: true,
   // commander and ajv's runtime are CommonJS; give their require() a real one in ESM.
   banner: {
     js: "import { createRequire as __gpuplanCreateRequire } from 'node:module'; const require = __gpuplanCreateRequire(import.meta.url);",

@@ -124,10 +124,12 @@ export function assignGpus(
       byName.set(p.name, { ...cpu, unplaced: true });
       continue;
     }
+    // Each candidate's earliest free slot, once (the comparator would recompute it per comparison).
+    const free = new Map(candidates.map((g) => [g, earliest(g)]));
     const chosen = [...candidates]
       .sort(
         (a, b) =>
-          earliest(a) - earliest(b) ||
+          free.get(a)! - free.get(b)! ||
           a.committedVramBytes - b.committedVramBytes ||
           a.pipelines - b.pipelines ||
           a.order - b.order,

@@ -50,13 +50,15 @@ export function buildRegistry(
     return { value: [], problems };
   }
   const cpuShare = Math.max(1, Math.ceil(inventory.cpu.usableCores / gpus.length));
+  // Computed once: the registry looks at every pipeline for every GPU.
+  const peaks = pipelines.map(sharedPeakVram);
   const value = gpus.map((gpu): RegistryEntry => {
     const memoryBudgetBytes = Math.floor(gpu.memoryBytes * config.memoryFraction);
     const base = config.maxPipelinesPerGpu ?? cpuShare;
-    const peak = Math.max(
-      0,
-      ...pipelines.filter((p) => unmetRequirement(gpu, p.requires) === undefined).map(sharedPeakVram),
-    );
+    let peak = 0;
+    pipelines.forEach((p, i) => {
+      if (peaks[i]! > peak && unmetRequirement(gpu, p.requires) === undefined) peak = peaks[i]!;
+    });
     const memorySlots =
       peak > 0 ? Math.max(1, Math.floor(memoryBudgetBytes / peak)) : Number.POSITIVE_INFINITY;
     const maxPipelines = Math.min(base, memorySlots);
