@@ -9,8 +9,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createSlotLock } from "../../../src/run/lock/index.js";
 import { built, FIXTURES } from "./processes.js";
 
+// `nobody` must also be able to read the checkout (fixture, dist, node_modules): a clone under
+// mkdtemp's 0700 directory (as CI may make) is out of its reach, and the test is skipped there.
 const canSwitchUser =
-  process.getuid?.() === 0 && spawnSync("runuser", ["-u", "nobody", "--", "true"]).status === 0;
+  process.getuid?.() === 0 &&
+  spawnSync("runuser", ["-u", "nobody", "--", "test", "-r", join(FIXTURES, "acquire-once.mjs")]).status === 0;
 // Not under mkdtemp's 0700 directory: the other user must reach it, as it would /tmp/gpuplan-locks.
 const dir = `/tmp/gpuplan-lock-users-${randomBytes(4).toString("hex")}`;
 afterEach(() => {
