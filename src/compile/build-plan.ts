@@ -43,6 +43,7 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
       platformPriority: resolved.registry.platformPriority,
       workers: resolved.registry.workers ?? inputs.usableCores,
       contextReserveBytes: resolved.registry.contextReserveBytes,
+      maxWarmPerGpu: resolved.registry.maxWarmPerGpu,
     },
     registry: registry.map((e) => ({
       gpu: e.gpu.id,
@@ -142,6 +143,7 @@ function planStep(
     estimateMs: s.estimateMs,
     onOom: s.onOom,
     keepWarm: s.keepWarm,
+    worker: s.worker ? { ...s.worker, argv: s.worker.argv as [string, ...string[]] } : null,
     source: `${inputs.file}#${s.pointer}`,
   };
 }

@@ -28,6 +28,25 @@ export function sharedPeakVram(p: ResolvedPipeline): number {
   return Math.max(0, ...p.steps.filter((s) => s.isGpu && !s.exclusive).map((s) => s.vramBytes ?? 0));
 }
 
+/** VRAM of each warm worker a pipeline can leave behind (keep_warm worker steps on a GPU). */
+export function warmWorkerVram(p: ResolvedPipeline): number[] {
+  return p.steps
+    .filter((s) => s.isGpu && s.worker !== null && s.keepWarm !== false && !s.exclusive)
+    .map((s) => s.vramBytes ?? 0);
+}
+
+/**
+ * VRAM a GPU keeps for warm workers: the `maxWarm` largest of those that may run on it. A warm
+ * worker lives on in its slot after its task, so it is counted once here, beside every slot's
+ * shared peak, rather than in one pipeline's peak.
+ */
+export function warmReserve(sizes: readonly number[], maxWarm: number): number {
+  return [...sizes]
+    .sort((a, b) => b - a)
+    .slice(0, maxWarm)
+    .reduce((sum, n) => sum + n, 0);
+}
+
 export function buildRegistry(
   inventory: Inventory,
   config: RegistryConfig,
@@ -52,15 +71,19 @@ export function buildRegistry(
   const cpuShare = Math.max(1, Math.ceil(inventory.cpu.usableCores / gpus.length));
   // Computed once: the registry looks at every pipeline for every GPU.
   const peaks = pipelines.map(sharedPeakVram);
+  const warm = pipelines.map(warmWorkerVram);
   const value = gpus.map((gpu): RegistryEntry => {
     const memoryBudgetBytes = Math.floor(gpu.memoryBytes * config.memoryFraction);
     const base = config.maxPipelinesPerGpu ?? cpuShare;
     let peak = 0;
+    const warmSizes: number[] = [];
     pipelines.forEach((p, i) => {
-      if (peaks[i]! > peak && unmetRequirement(gpu, p.requires) === undefined) peak = peaks[i]!;
+      if (unmetRequirement(gpu, p.requires) !== undefined) return;
+      if (peaks[i]! > peak) peak = peaks[i]!;
+      warmSizes.push(...warm[i]!);
     });
-    const memorySlots =
-      peak > 0 ? Math.max(1, Math.floor(memoryBudgetBytes / peak)) : Number.POSITIVE_INFINITY;
+    const shared = memoryBudgetBytes - warmReserve(warmSizes, config.maxWarmPerGpu);
+    const memorySlots = peak > 0 ? Math.max(1, Math.floor(shared / peak)) : Number.POSITIVE_INFINITY;
     const maxPipelines = Math.min(base, memorySlots);
     return {
       gpu,

@@ -17,6 +17,8 @@ export const STRATEGY_FRACTIONS: Record<Exclude<MemoryStrategy, "custom">, numbe
 };
 
 export const DEFAULT_ESTIMATE_MS = 60_000;
+/** How long a worker may take to answer `{"ready": true}` unless `worker.ready_timeout` says. */
+export const DEFAULT_READY_TIMEOUT_MS = 120_000;
 export const DEFAULT_CONTEXT_RESERVE_BYTES = 1024 ** 3;
 
 export interface RegistryConfig {
@@ -26,6 +28,8 @@ export interface RegistryConfig {
   platformPriority: Platform[];
   workers: number | null;
   contextReserveBytes: number;
+  /** Warm workers each GPU keeps loaded at once (`max_warm_per_gpu`, default 1). */
+  maxWarmPerGpu: number;
 }
 
 export interface StepMemory {
@@ -56,6 +60,17 @@ export interface ResolvedStep {
   estimateMs: number;
   onOom: { retries: number; fallback: "cpu" | null };
   keepWarm: { ttlMs: number } | false;
+  /** A worker step: its long-lived process; `argv` above is then the worker's too when `run` is absent. */
+  worker: ResolvedWorker | null;
+}
+
+/** A worker step's process: started once per (key, GPU), fed one task per line. */
+export interface ResolvedWorker {
+  argv: string[];
+  key: string;
+  readyTimeoutMs: number;
+  /** The step's own `run` words: sent with every task as args.argv. */
+  args: string[];
 }
 
 export interface Requirements {

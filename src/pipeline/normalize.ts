@@ -18,6 +18,7 @@ import { isGpuType, isMemoryType, MEMORY_TYPES, type MemoryType } from "./memory
 import {
   DEFAULT_CONTEXT_RESERVE_BYTES,
   DEFAULT_ESTIMATE_MS,
+  DEFAULT_READY_TIMEOUT_MS,
   type Platform,
   type RegistryConfig,
   type ResolvedPipeline,
@@ -84,6 +85,7 @@ function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Pr
     maxPipelinesPerGpu: r.max_pipelines_per_gpu ?? null,
     platformPriority: (r.platform_priority ?? ["cuda", "rocm", "cpu"]) as Platform[],
     workers: r.workers ?? null,
+    maxWarmPerGpu: r.max_warm_per_gpu ?? 1,
     contextReserveBytes:
       r.context_reserve !== undefined ? (parseSize(r.context_reserve) ?? 0) : DEFAULT_CONTEXT_RESERVE_BYTES,
   };
@@ -150,9 +152,13 @@ function normalizeStep(
   );
   const unknownMemoryType = problems.length > before;
   const shell = step.shell ?? defaults.shell ?? false;
-  const argv = typeof step.run === "string" ? [step.run] : step.run.map(String);
+  const own = step.run === undefined ? [] : typeof step.run === "string" ? [step.run] : step.run.map(String);
+  const workerArgv = step.worker?.run.map(String) ?? [];
+  // A worker step without `run` shows (and plans) its worker's command.
+  const argv = step.worker && step.run === undefined ? workerArgv : own;
   const onOom = step.on_oom ?? defaults.on_oom ?? {};
-  const keepWarm = step.keep_warm ?? defaults.keep_warm ?? false;
+  // Keeping a worker warm is the point of a worker step; a plain step has nothing to keep.
+  const keepWarm = step.keep_warm ?? defaults.keep_warm ?? step.worker !== undefined;
   const isGpu = [memory.input, memory.output, ...memory.uses].some(isGpuType);
   // The schema checked the form; a size can still be too large to count in bytes exactly.
   const size = (v: number | string | undefined, key: string) => {
@@ -198,6 +204,14 @@ function normalizeStep(
           : (duration(keepWarm.ttl) ?? 0) === 0
             ? false
             : { ttlMs: duration(keepWarm.ttl)! },
+    worker: step.worker
+      ? {
+          argv: workerArgv,
+          key: step.worker.key ?? step.id,
+          readyTimeoutMs: duration(step.worker.ready_timeout) || DEFAULT_READY_TIMEOUT_MS,
+          args: step.run === undefined ? [] : own,
+        }
+      : null,
   };
 }
 

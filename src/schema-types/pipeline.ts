@@ -81,6 +81,10 @@ export interface RegistrySettings {
    */
   max_pipelines_per_gpu?: number;
   /**
+   * Warm workers (keep_warm worker steps) each GPU keeps loaded at once; 0 keeps none. Their VRAM is reserved in the GPU's memory budget.
+   */
+  max_warm_per_gpu?: number;
+  /**
    * Backends in order of preference; a backend not listed is never used.
    *
    * @minItems 1
@@ -191,9 +195,9 @@ export interface StepSpec {
   id: string;
   description?: string;
   /**
-   * The command: an argv array (no shell). A single string only with shell: true.
+   * The command: an argv array (no shell). A single string only with shell: true. Required unless the step has `worker`; with one, extra arguments sent with each task (args.argv).
    */
-  run: [string | number, ...(string | number)[]] | string;
+  run?: [string | number, ...(string | number)[]] | string;
   /**
    * Run `run` through /bin/sh -c.
    */
@@ -232,6 +236,7 @@ export interface StepSpec {
   estimate?: number | string;
   on_oom?: OnOom;
   keep_warm?: KeepWarm;
+  worker?: WorkerSpec;
 }
 /**
  * Where each model component lives: a named preset with overrides, or components with sizes filled automatically (accelerate's vocabulary).
@@ -265,4 +270,26 @@ export interface DeviceMapSpec {
    * Spill to disk when CPU memory is full too.
    */
   allow_disk?: boolean;
+}
+/**
+ * A long-lived process that loads its model once and serves one task per JSON line on stdin (the README's worker protocol).
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Worker".
+ */
+export interface WorkerSpec {
+  /**
+   * The worker's argv (no shell).
+   *
+   * @minItems 1
+   */
+  run: [string | number, ...(string | number)[]];
+  /**
+   * Model key: tasks with the same key on the same GPU share one warm worker. Default: the step id.
+   */
+  key?: string;
+  /**
+   * Milliseconds, or a duration like 30s, 15m, 2h.
+   */
+  ready_timeout?: number | string;
 }

@@ -37,6 +37,10 @@ export interface GpuplanPlan {
      */
     workers: number;
     contextReserveBytes: number;
+    /**
+     * Warm workers each GPU keeps loaded at once (registry.max_warm_per_gpu).
+     */
+    maxWarmPerGpu: number;
   };
   registry: PlanRegistryEntry[];
   pipelines: PlannedPipeline[];
@@ -162,6 +166,21 @@ export interface PlannedStep {
     | {
         ttlMs: number;
       };
+  /**
+   * A worker step: the long-lived process serving its tasks; null for a plain step.
+   */
+  worker: null | {
+    /**
+     * @minItems 1
+     */
+    argv: [string, ...string[]];
+    /**
+     * The step's own `run` words, sent with each task as args.argv.
+     */
+    args: string[];
+    key: string;
+    readyTimeoutMs: number;
+  };
   /**
    * Where the step is written: the pipeline file and a JSON pointer, e.g. pipeline.yaml#/pipelines/0/steps/2.
    */

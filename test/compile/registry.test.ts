@@ -113,3 +113,25 @@ describe("registry", () => {
     expect(JSON.stringify(pipelines(loaded))).toBe(before);
   });
 });
+
+describe("registry: warm workers", () => {
+  const warm = (max: string) => yaml`
+    version: 1
+    registry: { memory_strategy: custom, memory_fraction: 1, max_pipelines_per_gpu: 8 ${max} }
+    pipelines:
+      - name: p
+        steps:
+          - { id: a, memory: torch, vram: 20GiB, worker: { run: [w], key: big } }
+          - { id: b, memory: torch, vram: 10GiB, worker: { run: [w2], key: small } }
+  `;
+  const one80 = () => inventory([{ name: "A100", memory: "80GiB" }], 16);
+
+  it("reserves the largest max_warm_per_gpu warm workers' VRAM before dividing the rest into slots", () => {
+    // 80 GiB − 20 GiB (one warm place) = 60 GiB; peak 20 GiB → 3 slots.
+    expect(registryFor(warm(""), one80()).value[0]).toMatchObject({ maxPipelines: 3, limitedBy: "memory" });
+    // Two warm places: 80 − 30 = 50 → 2 slots.
+    expect(registryFor(warm(", max_warm_per_gpu: 2"), one80()).value[0]!.maxPipelines).toBe(2);
+    // None kept warm: 80 / 20 → 4 slots.
+    expect(registryFor(warm(", max_warm_per_gpu: 0"), one80()).value[0]!.maxPipelines).toBe(4);
+  });
+});

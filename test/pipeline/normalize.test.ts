@@ -203,6 +203,7 @@ describe("normalize: registry", () => {
       platformPriority: ["cuda", "rocm", "cpu"],
       workers: null,
       contextReserveBytes: GiB,
+      maxWarmPerGpu: 1,
     });
   });
 

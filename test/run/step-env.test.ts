@@ -54,6 +54,7 @@ const step = (over: Partial<PlannedStep> = {}): PlannedStep => ({
   estimateMs: 0,
   onOom: { retries: 0, fallback: null },
   keepWarm: false,
+  worker: null,
   source: "p.yaml#/pipelines/0/steps/0",
   ...over,
 });

@@ -5,12 +5,14 @@ import { needsGraph } from "./needs-graph.js";
 import type { Rule } from "./rule.js";
 import { runCommand } from "./run-command.js";
 import { uniqueStepIds } from "./step-ids.js";
+import { workerSteps } from "./worker-steps.js";
 
 /** The template rules, in the order their problems read best. */
 export const RULES: readonly Rule[] = [
   uniqueStepIds,
   needsGraph,
   runCommand,
+  workerSteps,
   matrixPlaceholders,
   gpuOptionsOnCpuSteps,
   memoryConversions,

@@ -30,7 +30,7 @@ export const matrixPlaceholders: Rule = ({ pipeline, spec, file, report }) => {
     const at = pipeline.steps[j]!.pointer;
     if (typeof s.run === "string") check(s.run, `${at}/run`);
     else
-      s.run.forEach((arg, k) => {
+      s.run?.forEach((arg, k) => {
         check(String(arg), `${at}/run/${k}`);
       });
     for (const [k, v] of Object.entries(s.env ?? {})) check(String(v), `${at}/env/${k}`);

@@ -29,6 +29,7 @@ function step(id: string, device: string, exclusive = false): PlannedStep {
     estimateMs: 1000,
     onOom: { retries: 0, fallback: null },
     keepWarm: false,
+    worker: null,
     source: `pipeline.yaml#/pipelines/0/steps/0`,
   };
 }
@@ -64,6 +65,7 @@ export function makePlan(): GpuplanPlan {
       platformPriority: ["cuda", "cpu"],
       workers: 4,
       contextReserveBytes: 0,
+      maxWarmPerGpu: 1,
     },
     registry: ["cuda:0", "cuda:1"].map((gpu) => ({
       gpu,
