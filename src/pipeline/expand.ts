@@ -44,6 +44,8 @@ function applyMatrix(t: ResolvedPipeline, values: MatrixValues): ResolvedPipelin
     steps: t.steps.map((s) => ({
       ...s,
       argv: s.argv.map(sub),
+      // The worker's own argv is shared by every pipeline using its key: only task args vary.
+      worker: s.worker && { ...s.worker, args: s.worker.args.map(sub) },
       env: Object.fromEntries(Object.entries(s.env).map(([k, v]) => [k, sub(v)])),
       cwd: s.cwd === null ? null : sub(s.cwd),
     })),

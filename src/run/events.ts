@@ -15,9 +15,18 @@ export type RunEventName =
   | "gpu.step.oom"
   | "gpu.step.timeout"
   | "gpu.step.retry"
-  | "gpu.memory.snapshot";
+  | "gpu.memory.snapshot"
+  | "gpu.model.load_start"
+  | "gpu.model.load_complete"
+  | "gpu.model.inference_start"
+  | "gpu.model.inference_end"
+  | "gpu.model.cache_store"
+  | "gpu.model.cache_reuse"
+  | "gpu.model.cache_evict"
+  | "gpu.model.cleanup";
 
-export type StepStatus = "ok" | "error" | "oom" | "timeout" | "interrupted";
+/** `load-timeout`: a worker step's worker did not answer `{"ready": true}` within ready_timeout. */
+export type StepStatus = "ok" | "error" | "oom" | "timeout" | "load-timeout" | "interrupted";
 
 export interface RunEvent {
   /** ISO 8601 with milliseconds, UTC. */

@@ -10,7 +10,10 @@
  * pipeline, steps run one at a time in topological order of `needs` (a pipeline is a chain of
  * framework processes sharing one memory budget; running two at once would break the budget).
  * An exclusive step upgrades every lease to all slots first and downgrades after. A failed step
- * fails its pipeline: the rest of its steps are skipped; other pipelines go on.
+ * fails its pipeline: the rest of its steps are skipped; other pipelines go on. A worker step
+ * sends a task to a warm worker (warm/worker-pool.ts) instead of spawning: a lease that a live
+ * worker was started with outlives its pipeline (the pool keeps it, or it goes straight to the
+ * next pipeline of this run waiting for that GPU), and an exclusive step evicts its GPU's workers.
  *
  * The core never prints: everything goes out as events (`emit`) and output lines (`onOutput`).
  */
@@ -27,14 +30,17 @@ import {
   LockTimeoutError,
   type SlotLease,
   type SlotLock,
+  type SlotRequest,
 } from "./lock/types.js";
 import { announceWait, describeHolders, holdersOf, registryEntries } from "./lock-waits.js";
 import { type MemorySampler, readSnapshot } from "./memory-snapshot.js";
 import { safeName } from "./run-id.js";
-import { runStepProcess } from "./run-step.js";
+import { runStepProcess, type StepProcessOptions } from "./run-step.js";
 import { Semaphore, topologicalOrder } from "./scheduler.js";
 import { buildStepEnvironment, visibleGpus } from "./step-env.js";
 import type { RunSummary } from "./ui/view.js";
+import { type WarmWorkerInfo, WorkerPool } from "./warm/worker-pool.js";
+import { runWorkerTask } from "./warm/worker-step.js";
 
 export interface ExecuteOptions {
   plan: GpuplanPlan;
@@ -65,6 +71,8 @@ export interface ExecuteOptions {
   /** The environment steps inherit (default process.env). */
   env?: NodeJS.ProcessEnv;
   workers?: number;
+  /** The run's warm workers, whenever they change (`gpuplan locks` reads them from info files). */
+  onWarmWorkers?: (workers: WarmWorkerInfo[]) => void;
 }
 
 export interface ExecuteResult {
@@ -118,6 +126,81 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   // One plain copy: reading process.env goes through a getter per variable, per step otherwise.
   const baseEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   const workers = new Semaphore(Math.max(1, options.workers ?? plan.settings.workers));
+  const pool = new WorkerPool({
+    maxWarm: plan.settings.maxWarmPerGpu,
+    stopGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+    logDir: join(options.runDir, "logs", "workers"),
+    emit: (name, context, device, fields) => emit(name, context.pipeline, context.step, device, fields),
+    ...(options.sampler && {
+      memoryAfterStop: (uuids: string[]) => readSnapshot(options.sampler!, "gpu", uuids),
+    }),
+    ...(options.onWarmWorkers && { onChange: options.onWarmWorkers }),
+  });
+  // Pipelines of this run waiting for a GPU: a lease kept for a warm worker goes to them directly.
+  const slotWaiters = new Map<string, ((lease: SlotLease) => boolean)[]>();
+  // Exclusive steps waiting for every slot of a GPU (by UUID): warm workers there are not kept.
+  const exclusiveWaits = new Map<string, number>();
+
+  /** A slot of the request's GPU: one the pool keeps for warm workers, a handed-over one, or the lock's. */
+  const acquireSlot = async (request: SlotRequest): Promise<SlotLease> => {
+    const kept = pool.takeLease(request.uuid);
+    if (kept) {
+      kept.setHolder(request.holder);
+      return kept;
+    }
+    let done = false;
+    let handedOver = false;
+    let resolveHanded!: (lease: SlotLease) => void;
+    const handed = new Promise<SlotLease>((resolve) => {
+      resolveHanded = resolve;
+    });
+    const take = (lease: SlotLease) => {
+      if (done) return false;
+      done = true;
+      handedOver = true;
+      resolveHanded(lease);
+      return true;
+    };
+    const queue = slotWaiters.get(request.uuid) ?? [];
+    queue.push(take);
+    slotWaiters.set(request.uuid, queue);
+    const local = new AbortController();
+    const signal = request.signal ? AbortSignal.any([request.signal, local.signal]) : local.signal;
+    const acquiring = options.lock.acquire({ ...request, signal }).then((lease) => {
+      // A lease handed over first wins; this one goes straight back.
+      if (done) {
+        lease.release();
+        return null;
+      }
+      done = true;
+      return lease;
+    });
+    try {
+      const first = await Promise.race([acquiring, handed]);
+      if (!handedOver) return first!;
+      // Stop waiting in the lock (a lease it grants meanwhile goes back, above).
+      local.abort();
+      acquiring.catch(() => {});
+      return await handed;
+    } finally {
+      const q = slotWaiters.get(request.uuid);
+      const i = q?.indexOf(take) ?? -1;
+      if (i >= 0) q!.splice(i, 1);
+    }
+  };
+
+  /** The pipeline is done with this lease: keep it for its warm workers, or give it back. */
+  const giveBackSlot = async (lease: SlotLease, holder: HolderInfo): Promise<void> => {
+    if (!pool.isBound(lease)) return lease.release();
+    if ((exclusiveWaits.get(lease.uuid) ?? 0) > 0) {
+      await pool.evictLease(lease, "replacement");
+      return pool.adopt(lease);
+    }
+    const waiting = slotWaiters.get(lease.uuid) ?? [];
+    while (waiting.length > 0) if (waiting.shift()!(lease)) return;
+    lease.setHolder({ ...holder, step: "(warm workers)" });
+    pool.adopt(lease);
+  };
 
   emit("run.start", null, null, null, {
     pipelines: options.pipelines.map((p) => p.name),
@@ -150,7 +233,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
         // The lock queues this process's waiters first come, first served; `--lock-timeout` and
         // `--no-wait` apply to in-process and cross-process contention alike.
         const lease = await announceWait(
-          options.lock.acquire({
+          acquireSlot({
             uuid: entry.uuid,
             gpu: entry.gpu,
             maxPipelines: entry.maxPipelines,
@@ -236,7 +319,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
       releaseWorker?.();
       for (const { entry, lease } of leases.reverse()) {
         const slots = [...lease.slots];
-        lease.release();
+        await giveBackSlot(lease, holder(null));
         emit("gpu.lock.released", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots });
       }
     }
@@ -253,10 +336,15 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     for (const { lease } of leases) lease.setHolder(holder(step.id));
     let upgraded: SlotLease[] = [];
     const onGpu = isGpuStep(step);
+    const waitingExclusive: string[] = [];
     try {
       if (step.exclusive && onGpu) {
         for (const { entry, lease } of leases) {
           const waitStart = performance.now();
+          // Warm workers hold slots (and VRAM) of this GPU: the card is this step's alone.
+          exclusiveWaits.set(lease.uuid, (exclusiveWaits.get(lease.uuid) ?? 0) + 1);
+          waitingExclusive.push(lease.uuid);
+          await pool.evictGpu(lease.uuid, "replacement");
           // Always waits (bounded by --lock-timeout): --no-wait is about starting on a busy GPU;
           // once running, the other holders are often this run's own pipelines, which will finish.
           await announceWait(
@@ -283,15 +371,32 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
           });
         }
       }
-      const fds = leases.flatMap(({ lease }) => [...lease.fds]);
+      const held = leases.map(({ lease }) => lease);
       const { total } = planAttempts(step);
-      for (let attempt = 1; attempt <= total; attempt++) {
-        const status = await runAttempt(pipeline, step, attempt, runsOnCpu(step, attempt), fds);
-        if (!willRetry(step, attempt, status) || stop.signal.aborted) return status;
-        const nextOnCpu = runsOnCpu(step, attempt + 1);
+      // A worker that does not load in time gets one more try (like sparkle_motion's
+      // ModelLoadTimeoutError); it does not use up an on_oom attempt, so log numbers run ahead.
+      let loadRetry = step.worker !== null;
+      let extra = 0;
+      for (let planned = 1; planned <= total; planned++) {
+        const attempt = planned + extra;
+        const onCpu = runsOnCpu(step, planned);
+        const status = await runAttempt(pipeline, step, attempt, planned, onCpu, held, loadRetry);
+        if (status === "load-timeout" && loadRetry && !stop.signal.aborted) {
+          loadRetry = false;
+          extra++;
+          planned--;
+          emit("gpu.step.retry", pipeline.name, step.id, onCpu ? "cpu" : step.device, {
+            attempt: attempt + 1,
+            of: total + extra,
+            reason: "load-timeout",
+          });
+          continue;
+        }
+        if (!willRetry(step, planned, status) || stop.signal.aborted) return status;
+        const nextOnCpu = runsOnCpu(step, planned + 1);
         emit("gpu.step.retry", pipeline.name, step.id, nextOnCpu ? "cpu" : step.device, {
           attempt: attempt + 1,
-          of: total,
+          of: total + extra,
           reason: "oom",
           ...(nextOnCpu && { nextDevice: "cpu" }),
         });
@@ -316,6 +421,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
       if (stop.signal.aborted && !(e instanceof GpuBusyError)) return "interrupted";
       throw e;
     } finally {
+      for (const uuid of waitingExclusive) exclusiveWaits.set(uuid, (exclusiveWaits.get(uuid) ?? 1) - 1);
       for (const lease of upgraded) {
         const before = [...lease.slots];
         lease.downgrade();
@@ -339,8 +445,10 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     pipeline: PlannedPipeline,
     step: PlannedStep,
     attempt: number,
+    planned: number,
     onCpu: boolean,
-    fds: number[],
+    leases: readonly SlotLease[],
+    loadRetry: boolean,
   ): Promise<StepStatus> => {
     const device = onCpu ? "cpu" : step.device;
     // Created with the log file, at the step's first output (run-step.ts).
@@ -349,21 +457,38 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, baseEnv);
     emit("gpu.step.start", pipeline.name, step.id, device, { attempt, logPath });
     snapshot(pipeline, step, device, onCpu, "step.start");
-    const result = await runStepProcess({
-      argv: step.argv,
-      shell: step.shell,
-      cwd: resolve(options.baseDir, step.cwd ?? "."),
-      env,
-      logPath,
-      inheritFds: fds,
-      timeoutMs: step.timeoutMs,
-      killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
-      signal: stop.signal,
-      ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
-      ...(options.killNow && { killNow: options.killNow }),
-      onLine: (stream, line) => options.onOutput?.(pipeline.name, step.id, stream, line),
-    });
-    const verdict = classifyEnding(result, step.timeoutMs, device);
+    const cwd = resolve(options.baseDir, step.cwd ?? ".");
+    const onLine = (stream: "stdout" | "stderr", line: string) =>
+      options.onOutput?.(pipeline.name, step.id, stream, line);
+    const { result, verdict } = step.worker
+      ? await runWorkerTask(pool, {
+          worker: step.worker,
+          pipeline,
+          step,
+          attempt,
+          device,
+          gpus: visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu }),
+          leases: onCpu ? [] : leases,
+          env,
+          cwd,
+          logPath,
+          signal: stop.signal,
+          onLine,
+        })
+      : await runPlainStep(step, device, {
+          argv: step.argv,
+          shell: step.shell,
+          cwd,
+          env,
+          logPath,
+          inheritFds: leases.flatMap((l) => [...l.fds]),
+          timeoutMs: step.timeoutMs,
+          killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+          signal: stop.signal,
+          ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
+          ...(options.killNow && { killNow: options.killNow }),
+          onLine,
+        });
     snapshot(pipeline, step, device, onCpu, verdict.status === "oom" ? "oom" : "step.end");
     if (verdict.status === "timeout") {
       emit("gpu.step.timeout", pipeline.name, step.id, device, { timeoutMs: step.timeoutMs, attempt });
@@ -385,7 +510,11 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
       ...(verdict.framework && { framework: verdict.framework }),
     });
     if (verdict.status === "ok") counts.ok++;
-    else if (verdict.status !== "interrupted" && !willRetry(step, attempt, verdict.status)) {
+    else if (
+      verdict.status !== "interrupted" &&
+      !willRetry(step, planned, verdict.status) &&
+      !(verdict.status === "load-timeout" && loadRetry)
+    ) {
       counts.failed++;
       failures.push({
         pipeline: pipeline.name,
@@ -429,6 +558,9 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     const bug = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
     if (bug) throw bug.reason;
   } finally {
+    // Every pipeline is done: warm workers stop (`shutdown`) and give back the slots they kept.
+    await pool.shutdown();
+    await Promise.allSettled([...pending]);
     options.signal?.removeEventListener("abort", onExternalAbort);
   }
   const interrupted = options.signal?.aborted === true;
@@ -443,6 +575,12 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     summary: { run, runDir: options.runDir, ...counts, interrupted, durationMs, failures },
     busy,
   };
+}
+
+/** A plain step: its own process, classified by how it ended. */
+async function runPlainStep(step: PlannedStep, device: string, process: StepProcessOptions) {
+  const result = await runStepProcess(process);
+  return { result, verdict: classifyEnding(result, step.timeoutMs, device) };
 }
 
 function journalStep(

@@ -186,12 +186,17 @@ async function groupGone(pgid: number, limitMs: number): Promise<void> {
   while (isGroupAlive(pgid) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
 }
 
+export interface LazyLog {
+  write(text: string): void;
+  end(create: boolean, done: () => void): void;
+}
+
 /**
  * The step's log file, created at its first byte: most trivial steps print nothing, and an
  * open/close per step is a measurable share of a short step's overhead. Writes are queued in
  * order on one descriptor.
  */
-function lazyLog(path: string): { write(text: string): void; end(create: boolean, done: () => void): void } {
+export function lazyLog(path: string): LazyLog {
   let fd: number | null = null;
   let chain: Promise<void> = Promise.resolve();
   const ensure = (): number => {

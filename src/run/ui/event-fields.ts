@@ -30,7 +30,7 @@
  */
 import type { RunEvent, StepStatus } from "../events.js";
 
-const STEP_STATUSES: readonly string[] = ["ok", "error", "oom", "timeout", "interrupted"];
+const STEP_STATUSES: readonly string[] = ["ok", "error", "oom", "timeout", "load-timeout", "interrupted"];
 
 export function readString(event: RunEvent, field: string): string | null {
   const v = event[field];

@@ -48,6 +48,8 @@ export function describeEnding(end: StepEnding): string {
       return `failed: out of GPU memory (${describeExit(end)})${after}`;
     case "timeout":
       return `failed: timed out${after}`;
+    case "load-timeout":
+      return `failed: the worker did not load in time${after}`;
     case "interrupted":
       return `interrupted${after}`;
     default:

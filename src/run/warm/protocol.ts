@@ -1,0 +1,61 @@
+/**
+ * The warm worker protocol, one JSON object per line. The worker writes `{"ready": true}` once
+ * loaded; gpuplan then writes one task per line on its stdin and reads one reply per task:
+ *
+ *   → {"id": "t1", "pipeline": "plate-07", "step": "segment", "args": {"matrix": {"plate": "07"}, "argv": ["--diameter", "30"]}}
+ *   ← {"id": "t1", "ok": true, "result": {...}}
+ *   ← {"id": "t1", "ok": false, "error": "CUDA out of memory", "kind": "oom"}
+ *
+ * Any other stdout line (one that is not a JSON object with `ready` or `id`) is ordinary output
+ * and goes to the step's log, so a worker may print freely.
+ */
+
+/** What a task carries: the pipeline's matrix values and the step's own `run` words. */
+export interface TaskArgs {
+  matrix: Record<string, string>;
+  argv: string[];
+}
+
+export interface TaskMessage {
+  id: string;
+  pipeline: string;
+  step: string;
+  args: TaskArgs;
+}
+
+export type WorkerMessage =
+  | { type: "ready" }
+  | { type: "reply"; id: string; ok: true; result: unknown }
+  | { type: "reply"; id: string; ok: false; error: string; kind: "oom" | null }
+  /** A protocol line gpuplan cannot accept (the worker is then treated as broken). */
+  | { type: "invalid"; reason: string };
+
+/** The line to write to a worker's stdin for one task. */
+export const encodeTask = (task: TaskMessage): string => `${JSON.stringify(task)}\n`;
+
+/** A protocol message, or null for an ordinary output line. */
+export function parseWorkerLine(line: string): WorkerMessage | null {
+  const text = line.trim();
+  if (!text.startsWith("{")) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const v = value as Record<string, unknown>;
+  if (!("ready" in v) && !("id" in v)) return null;
+  if ("ready" in v && !("id" in v)) {
+    return v.ready === true
+      ? { type: "ready" }
+      : { type: "invalid", reason: `ready is ${JSON.stringify(v.ready)}` };
+  }
+  if (typeof v.id !== "string") return { type: "invalid", reason: "a reply's id is not a string" };
+  if (v.ok === true) return { type: "reply", id: v.id, ok: true, result: v.result ?? null };
+  if (v.ok === false) {
+    const error = typeof v.error === "string" ? v.error : "the worker reported an error";
+    return { type: "reply", id: v.id, ok: false, error, kind: v.kind === "oom" ? "oom" : null };
+  }
+  return { type: "invalid", reason: "a reply without ok: true or ok: false" };
+}

@@ -1,0 +1,493 @@
+/**
+ * The warm workers of one run: at most one process per (model key, device), reused by later
+ * tasks with that key, evicted with a reason (sparkle_motion's vocabulary), and reported as
+ * `gpu.model.*` events.
+ *
+ * Slots: a worker inherits the slot descriptors of the pipeline whose task started it, so it
+ * lives inside that pipeline's slot (it holds the flock itself: if gpuplan dies, the slot stays
+ * held until the worker has read EOF on stdin and exited). When that pipeline ends, the executor
+ * hands its lease to the pool instead of releasing it (`adopt`): the idle warm worker keeps the
+ * slot, the next pipeline of this run on that GPU takes the lease over (`takeLease`), and the
+ * pool releases it only when the last worker bound to it is gone. A warm worker therefore
+ * always counts against its GPU's slots, across processes too, and never holds a slot it did not
+ * inherit.
+ */
+import { join } from "node:path";
+import { detectOom } from "../classify-failure.js";
+import type { SlotLease } from "../lock/types.js";
+import { safeName } from "../run-id.js";
+import { type LazyLog, lazyLog } from "../run-step.js";
+import type { TaskMessage } from "./protocol.js";
+import { type TaskResult, type WorkerExit, WorkerProcess } from "./worker-process.js";
+
+export type EvictReason = "expired" | "replacement" | "caller_disabled" | "error" | "manual" | "shutdown";
+
+export type ModelEventName =
+  | "gpu.model.load_start"
+  | "gpu.model.load_complete"
+  | "gpu.model.inference_start"
+  | "gpu.model.inference_end"
+  | "gpu.model.cache_store"
+  | "gpu.model.cache_reuse"
+  | "gpu.model.cache_evict"
+  | "gpu.model.cleanup";
+
+/** Where an event belongs: the task's pipeline and step, or none (expiry, shutdown). */
+export interface ModelEventContext {
+  pipeline: string | null;
+  step: string | null;
+}
+
+export interface WorkerPoolOptions {
+  /** Warm workers a device keeps at once (`max_warm_per_gpu`); 0: none survive their task. */
+  maxWarm: number;
+  /** Stop: stdin closed → this long → SIGTERM → this long → SIGKILL. */
+  stopGraceMs: number;
+  /** Every non-protocol line of a worker also goes to `<logDir>/<key>@<device>.log`; null: none. */
+  logDir: string | null;
+  emit: (
+    name: ModelEventName,
+    context: ModelEventContext,
+    device: string,
+    fields: Record<string, unknown>,
+  ) => void;
+  /** Memory after a worker stopped, for `gpu.model.cleanup` (null where unknown). */
+  memoryAfterStop?: (uuids: string[]) => Promise<unknown | null>;
+  /** Called when the set of warm workers changes (for `gpuplan locks`). */
+  onChange?: (workers: WarmWorkerInfo[]) => void;
+}
+
+export interface WarmTaskRequest {
+  key: string;
+  /** The step's device (cuda:0, or cpu for a CPU step or the CPU fallback). */
+  device: string;
+  /** UUIDs of the GPUs the worker sees (empty on the CPU). */
+  uuids: string[];
+  allocatedDevices: string[];
+  argv: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** The task's pipeline's leases: a new worker inherits their descriptors and is bound to them. */
+  leases: readonly SlotLease[];
+  readyTimeoutMs: number;
+  keepWarm: { ttlMs: number } | false;
+  /** An exclusive step's worker holds every slot, so it is never kept warm. */
+  exclusive: boolean;
+  vramBytes: number;
+  /** The device's memory budget: warm workers together never exceed it. */
+  budgetBytes: number | null;
+  task: TaskMessage;
+  /** The step's timeout, for the task (the load has readyTimeoutMs). */
+  timeoutMs: number | null;
+  onLine: (stream: "stdout" | "stderr", line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface WarmTaskOutcome {
+  status: "ok" | "error" | "oom" | "load-timeout" | "timeout" | "interrupted";
+  phase: "load" | "task";
+  /** The task went to a warm worker (no load). */
+  reused: boolean;
+  /** The worker's error text or what broke. */
+  message: string | null;
+  result: unknown;
+  exit: WorkerExit | null;
+  stderrTail: string[];
+  durationMs: number;
+}
+
+/** A warm worker as `gpuplan locks` shows it. */
+export interface WarmWorkerInfo {
+  key: string;
+  device: string;
+  pid: number | null;
+  busy: boolean;
+  /** When its last task ended (ms since the epoch); null while loading or busy. */
+  idleSince: number | null;
+}
+
+interface Entry {
+  id: string;
+  key: string;
+  device: string;
+  uuids: string[];
+  argvKey: string;
+  allocatedDevices: string[];
+  process: WorkerProcess;
+  leases: SlotLease[];
+  vramBytes: number;
+  ttlMs: number | null;
+  lastUsed: number;
+  busy: boolean;
+  /** Evict once the running task ends (another key needed the place while this one was busy). */
+  evictAfter: EvictReason | null;
+  timer: NodeJS.Timeout | undefined;
+  sink: ((stream: "stdout" | "stderr", line: string) => void) | null;
+  log: LazyLog | null;
+}
+
+export class WorkerPool {
+  /** Workers that take tasks, by `key@device`. */
+  private readonly entries = new Map<string, Entry>();
+  /** Every worker process still alive, stopping ones included: they still hold their slots. */
+  private readonly live = new Set<Entry>();
+  private readonly adopted = new Set<SlotLease>();
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly options: WorkerPoolOptions) {}
+
+  /** Runs one task on the warm worker for its key and device, starting one when needed. */
+  run(request: WarmTaskRequest): Promise<WarmTaskOutcome> {
+    const id = `${request.key}@${request.device}`;
+    return this.serialize(id, () => this.runNow(id, request));
+  }
+
+  /** A live worker was started with this lease's descriptors. */
+  isBound(lease: SlotLease): boolean {
+    for (const e of this.live) if (e.leases.includes(lease)) return true;
+    return false;
+  }
+
+  /** Take over a lease whose pipeline ended: it is released when its last worker is gone. */
+  adopt(lease: SlotLease): void {
+    if (this.isBound(lease)) this.adopted.add(lease);
+    else lease.release();
+  }
+
+  /** A lease of this GPU held only for warm workers, handed to a pipeline that needs the GPU. */
+  takeLease(uuid: string): SlotLease | null {
+    for (const lease of this.adopted) {
+      if (lease.uuid !== uuid) continue;
+      this.adopted.delete(lease);
+      return lease;
+    }
+    return null;
+  }
+
+  /** Evict every worker on this GPU (an exclusive step needs the card); busy ones after their task. */
+  async evictGpu(uuid: string, reason: EvictReason): Promise<void> {
+    const stops: Promise<void>[] = [];
+    for (const e of this.entries.values()) {
+      if (!e.uuids.includes(uuid) && !e.leases.some((l) => l.uuid === uuid)) continue;
+      if (e.busy) e.evictAfter = reason;
+      else stops.push(this.evict(e, reason, { pipeline: null, step: null }));
+    }
+    await Promise.all(stops);
+  }
+
+  /** Stop the workers bound to this lease (so it can be released now). */
+  async evictLease(lease: SlotLease, reason: EvictReason): Promise<void> {
+    const stops: Promise<void>[] = [];
+    for (const e of this.entries.values()) {
+      if (!e.leases.includes(lease)) continue;
+      if (e.busy) e.evictAfter = reason;
+      else stops.push(this.evict(e, reason, { pipeline: null, step: null }));
+    }
+    await Promise.all(stops);
+    await this.stopped();
+  }
+
+  /** Evict one worker by key and device (`manual`); false when there is none. */
+  async evictKey(key: string, device: string, reason: EvictReason = "manual"): Promise<boolean> {
+    const id = `${key}@${device}`;
+    return this.serialize(id, async () => {
+      const e = this.entries.get(id);
+      if (!e) return false;
+      await this.evict(e, reason, { pipeline: null, step: null });
+      return true;
+    });
+  }
+
+  /** End of the run: stop every worker and give back every slot the pool holds. */
+  async shutdown(): Promise<void> {
+    await Promise.all(
+      [...this.entries.values()].map((e) => this.evict(e, "shutdown", { pipeline: null, step: null })),
+    );
+    await this.stopped();
+    for (const lease of this.adopted) lease.release();
+    this.adopted.clear();
+  }
+
+  list(): WarmWorkerInfo[] {
+    return [...this.entries.values()].map((e) => ({
+      key: e.key,
+      device: e.device,
+      pid: e.process.pid,
+      busy: e.busy,
+      idleSince: e.busy ? null : e.lastUsed,
+    }));
+  }
+
+  private async runNow(id: string, request: WarmTaskRequest): Promise<WarmTaskOutcome> {
+    const started = performance.now();
+    const context = { pipeline: request.task.pipeline, step: request.task.step };
+    let entry = this.entries.get(id);
+    // A worker that died while idle, or another command under the same key, is not reused.
+    if (entry && !entry.process.alive) await this.evict(entry, "error", context);
+    else if (entry && entry.argvKey !== JSON.stringify(request.argv))
+      await this.evict(entry, "replacement", context);
+    else if (entry && entry.ttlMs !== null && Date.now() - entry.lastUsed > entry.ttlMs)
+      await this.evict(entry, "expired", context);
+    entry = this.entries.get(id);
+    const reused = entry !== undefined;
+    if (entry) {
+      clearTimeout(entry.timer);
+      this.emit("gpu.model.cache_reuse", entry, context, { idle_ms: Date.now() - entry.lastUsed });
+    } else {
+      await this.makeRoom(request, context);
+      entry = this.start(id, request);
+      entry.busy = true;
+      entry.sink = request.onLine;
+      this.emit("gpu.model.load_start", entry, context, { ready_timeout_ms: request.readyTimeoutMs });
+      const load = await entry.process.ready(request.readyTimeoutMs, request.signal);
+      if (load.type !== "ready") {
+        const outcome = this.loadFailure(entry, load, started);
+        await this.evict(entry, load.type === "aborted" ? "shutdown" : "error", context);
+        return outcome;
+      }
+      this.emit("gpu.model.load_complete", entry, context, {
+        duration_ms: Math.round(performance.now() - started),
+        pid: entry.process.pid,
+      });
+    }
+    entry.busy = true;
+    entry.sink = request.onLine;
+    entry.process.resetTail();
+    this.changed();
+    this.emit("gpu.model.inference_start", entry, context, { task: request.task.id });
+    const taskStart = performance.now();
+    const reply = await entry.process.send(request.task, request.timeoutMs, request.signal);
+    const outcome = this.taskOutcome(entry, reply, reused, started);
+    this.emit("gpu.model.inference_end", entry, context, {
+      task: request.task.id,
+      duration_ms: Math.round(performance.now() - taskStart),
+      status: outcome.status,
+    });
+    entry.busy = false;
+    entry.sink = null;
+    entry.lastUsed = Date.now();
+    if (outcome.status === "interrupted") await this.evict(entry, "shutdown", context);
+    else if (outcome.status !== "ok") await this.evict(entry, "error", context);
+    else if (entry.evictAfter) await this.evict(entry, entry.evictAfter, context);
+    else if (request.keepWarm === false || request.exclusive || this.options.maxWarm === 0)
+      await this.evict(entry, "caller_disabled", context);
+    else this.store(entry, request.keepWarm.ttlMs, context);
+    return outcome;
+  }
+
+  private start(id: string, request: WarmTaskRequest): Entry {
+    const log =
+      this.options.logDir === null
+        ? null
+        : lazyLog(join(this.options.logDir, `${safeName(request.key)}@${safeName(request.device)}.log`));
+    const entry: Entry = {
+      id,
+      key: request.key,
+      device: request.device,
+      uuids: request.uuids,
+      argvKey: JSON.stringify(request.argv),
+      allocatedDevices: request.allocatedDevices,
+      leases: [...request.leases],
+      vramBytes: request.vramBytes,
+      ttlMs: null,
+      lastUsed: Date.now(),
+      busy: false,
+      evictAfter: null,
+      timer: undefined,
+      sink: null,
+      log,
+      process: undefined as unknown as WorkerProcess,
+    };
+    entry.process = new WorkerProcess({
+      argv: request.argv,
+      cwd: request.cwd,
+      env: request.env,
+      inheritFds: request.leases.flatMap((l) => [...l.fds]),
+      onLine: (stream, line) => {
+        entry.log?.write(`${line}\n`);
+        entry.sink?.(stream, line);
+      },
+    });
+    this.entries.set(id, entry);
+    this.live.add(entry);
+    return entry;
+  }
+
+  /** Keep the worker for `ttlMs` of idleness; it is evicted once idle strictly longer. */
+  private store(entry: Entry, ttlMs: number, context: ModelEventContext): void {
+    entry.ttlMs = ttlMs;
+    this.emit("gpu.model.cache_store", entry, context, { ttl_s: ttlMs / 1000 });
+    entry.timer = setTimeout(() => {
+      void this.serialize(entry.id, async () => {
+        if (this.entries.get(entry.id) !== entry || entry.busy) return;
+        if (Date.now() - entry.lastUsed > ttlMs)
+          await this.evict(entry, "expired", { pipeline: null, step: null });
+      });
+    }, ttlMs + 1);
+    entry.timer.unref();
+    this.changed();
+  }
+
+  /** Evict idle workers on the device until the new one fits the warm places and the budget. */
+  private async makeRoom(request: WarmTaskRequest, context: ModelEventContext): Promise<void> {
+    const places = Math.max(1, this.options.maxWarm);
+    const others = () =>
+      [...this.entries.values()].filter((e) => e.device === request.device && !e.evictAfter);
+    const tooMany = () => {
+      const list = others();
+      const bytes = list.reduce((sum, e) => sum + e.vramBytes, 0) + request.vramBytes;
+      return (
+        list.length >= places ||
+        (request.budgetBytes !== null && list.length > 0 && bytes > request.budgetBytes)
+      );
+    };
+    while (tooMany()) {
+      const idle = others()
+        .filter((e) => !e.busy)
+        .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+      if (!idle) {
+        // Busy workers give their place up after their task; the new one starts meanwhile.
+        for (const e of others()) e.evictAfter = "replacement";
+        return;
+      }
+      await this.evict(idle, "replacement", context);
+    }
+  }
+
+  private async evict(entry: Entry, reason: EvictReason, context: ModelEventContext): Promise<void> {
+    if (this.entries.get(entry.id) !== entry) return;
+    this.entries.delete(entry.id);
+    clearTimeout(entry.timer);
+    this.emit("gpu.model.cache_evict", entry, context, { reason });
+    this.changed();
+    const exit = await entry.process.stop(this.options.stopGraceMs);
+    await new Promise<void>((resolve) => (entry.log ? entry.log.end(false, resolve) : resolve()));
+    this.live.delete(entry);
+    for (const lease of entry.leases) {
+      if (this.adopted.has(lease) && !this.isBound(lease)) {
+        this.adopted.delete(lease);
+        lease.release();
+      }
+    }
+    const memory = entry.uuids.length > 0 ? await this.options.memoryAfterStop?.(entry.uuids) : null;
+    this.emit("gpu.model.cleanup", entry, context, {
+      reason,
+      exitCode: exit.exitCode,
+      signal: exit.signal,
+      ...(memory ? { memory } : {}),
+    });
+  }
+
+  /** Resolves when every stopping worker is gone. */
+  private async stopped(): Promise<void> {
+    while ([...this.live].some((e) => !this.entries.has(e.id) || this.entries.get(e.id) !== e)) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  private loadFailure(
+    entry: Entry,
+    load: Exclude<Awaited<ReturnType<WorkerProcess["ready"]>>, { type: "ready" }>,
+    started: number,
+  ): WarmTaskOutcome {
+    const tail = [...entry.process.stderrTail];
+    const base = { phase: "load" as const, reused: false, result: null, stderrTail: tail };
+    const durationMs = Math.round(performance.now() - started);
+    switch (load.type) {
+      case "timeout":
+        return {
+          ...base,
+          status: "load-timeout",
+          message: 'no {"ready": true} within ready_timeout',
+          exit: null,
+          durationMs,
+        };
+      case "aborted":
+        return { ...base, status: "interrupted", message: null, exit: null, durationMs };
+      case "invalid":
+        return { ...base, status: "error", message: `protocol: ${load.reason}`, exit: null, durationMs };
+      case "exited":
+        return {
+          ...base,
+          status: detectOom(tail) ? "oom" : "error",
+          message: load.exit.spawnError ?? `the worker exited while loading (${describeExit(load.exit)})`,
+          exit: load.exit,
+          durationMs,
+        };
+    }
+  }
+
+  private taskOutcome(entry: Entry, reply: TaskResult, reused: boolean, started: number): WarmTaskOutcome {
+    const tail = [...entry.process.stderrTail];
+    const base = {
+      phase: "task" as const,
+      reused,
+      stderrTail: tail,
+      durationMs: Math.round(performance.now() - started),
+    };
+    switch (reply.type) {
+      case "reply":
+        return reply.ok
+          ? { ...base, status: "ok", message: null, result: reply.result, exit: null }
+          : {
+              ...base,
+              status: reply.kind === "oom" || detectOom([reply.error]) ? "oom" : "error",
+              message: reply.error,
+              result: null,
+              exit: null,
+            };
+      case "exited":
+        return {
+          ...base,
+          status: detectOom(tail) ? "oom" : "error",
+          message: `the worker exited during the task (${describeExit(reply.exit)})`,
+          result: null,
+          exit: reply.exit,
+        };
+      case "invalid":
+        return { ...base, status: "error", message: `protocol: ${reply.reason}`, result: null, exit: null };
+      case "timeout":
+        return {
+          ...base,
+          status: "timeout",
+          message: "the task ran past the step's timeout",
+          result: null,
+          exit: null,
+        };
+      case "aborted":
+        return { ...base, status: "interrupted", message: null, result: null, exit: null };
+    }
+  }
+
+  private emit(
+    name: ModelEventName,
+    entry: Entry,
+    context: ModelEventContext,
+    fields: Record<string, unknown>,
+  ): void {
+    this.options.emit(name, context, entry.device, {
+      model_key: entry.key,
+      allocated_devices: entry.allocatedDevices,
+      ...fields,
+    });
+  }
+
+  private changed(): void {
+    this.options.onChange?.(this.list());
+  }
+
+  /** Runs `work` after everything queued for this worker id (one task at a time per worker). */
+  private serialize<T>(id: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.chains.get(id) ?? Promise.resolve();
+    const next = previous.then(work);
+    const tail = next.catch(() => {});
+    this.chains.set(id, tail);
+    void tail.finally(() => {
+      if (this.chains.get(id) === tail) this.chains.delete(id);
+    });
+    return next;
+  }
+}
+
+const describeExit = (exit: WorkerExit): string =>
+  exit.signal !== null ? `signal ${exit.signal}` : `exit code ${exit.exitCode ?? "unknown"}`;

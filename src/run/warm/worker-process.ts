@@ -1,0 +1,205 @@
+/**
+ * One warm worker process: spawned in its own process group with the step environment and the
+ * slot descriptors (so it holds its GPU slot like a step), read line by line, stopped politely.
+ * gpuplan's end closes the worker's stdin, which is how a worker knows to exit even when gpuplan
+ * is killed with SIGKILL: no stdin, no worker, no slot.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Readable } from "node:stream";
+import { encodeTask, parseWorkerLine, type TaskMessage, type WorkerMessage } from "./protocol.js";
+
+export interface WorkerProcessOptions {
+  argv: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Locked slot descriptors; the worker gets them as fds 3, 4, … */
+  inheritFds: readonly number[];
+  /** Ordinary output lines (not protocol). */
+  onLine: (stream: "stdout" | "stderr", line: string) => void;
+}
+
+/** How a worker ended: its exit, or why it could not start. */
+export interface WorkerExit {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  spawnError?: string;
+}
+
+export type LoadResult =
+  | { type: "ready" }
+  | { type: "timeout" }
+  | { type: "exited"; exit: WorkerExit }
+  | { type: "invalid"; reason: string }
+  | { type: "aborted" };
+
+export type TaskResult =
+  | Extract<WorkerMessage, { type: "reply" }>
+  | { type: "exited"; exit: WorkerExit }
+  | { type: "invalid"; reason: string }
+  | { type: "timeout" }
+  | { type: "aborted" };
+
+type Waiter = (message: WorkerMessage | { type: "exited"; exit: WorkerExit }) => void;
+
+export class WorkerProcess {
+  readonly pid: number | null;
+  /** The last stderr lines since `resetTail`: an OOM message there classifies the failure. */
+  readonly stderrTail: string[] = [];
+  private readonly child: ChildProcess;
+  private exit: WorkerExit | null = null;
+  private readonly exited: Promise<WorkerExit>;
+  private waiter: Waiter | null = null;
+  /** A protocol line that came while nothing was awaited: the next wait reports it. */
+  private stray: string | null = null;
+
+  constructor(private readonly options: WorkerProcessOptions) {
+    const [command, ...args] = options.argv;
+    this.child = spawn(command!, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe", ...options.inheritFds],
+    });
+    this.pid = this.child.pid ?? null;
+    // A worker that exits while we write gets EPIPE on its stdin: the exit is what we report.
+    this.child.stdin?.on("error", () => {});
+    this.exited = new Promise((resolve) => {
+      let spawnError: string | undefined;
+      this.child.on("error", (e) => {
+        spawnError = e.message;
+        if (this.child.pid === undefined) this.finish({ exitCode: null, signal: null, spawnError }, resolve);
+      });
+      this.child.on("close", (exitCode, signal) =>
+        this.finish({ exitCode, signal, ...(spawnError !== undefined && { spawnError }) }, resolve),
+      );
+    });
+    this.pipe(this.child.stdout, "stdout");
+    this.pipe(this.child.stderr, "stderr");
+  }
+
+  get alive(): boolean {
+    return this.exit === null;
+  }
+
+  resetTail(): void {
+    this.stderrTail.length = 0;
+  }
+
+  /** Waits for `{"ready": true}`. */
+  ready(timeoutMs: number, signal?: AbortSignal): Promise<LoadResult> {
+    return this.await(timeoutMs, signal, (m) => {
+      if (m.type === "ready" || m.type === "exited" || m.type === "invalid") return m;
+      return { type: "invalid", reason: `a reply (id ${m.id}) before {"ready": true}` };
+    });
+  }
+
+  /** Sends one task and waits for its reply. */
+  send(task: TaskMessage, timeoutMs: number | null, signal?: AbortSignal): Promise<TaskResult> {
+    const done = this.await(timeoutMs, signal, (m): TaskResult => {
+      if (m.type === "ready") return { type: "invalid", reason: '{"ready": true} while a task ran' };
+      if (m.type === "reply" && m.id !== task.id)
+        return { type: "invalid", reason: `a reply for task ${m.id} while task ${task.id} ran` };
+      return m;
+    });
+    if (this.alive) this.child.stdin?.write(encodeTask(task));
+    return done;
+  }
+
+  /** Close stdin, then SIGTERM and SIGKILL to its process group after `graceMs` each. */
+  async stop(graceMs: number): Promise<WorkerExit> {
+    this.child.stdin?.end();
+    if (await this.exitsWithin(graceMs)) return this.exit!;
+    this.signalGroup("SIGTERM");
+    if (await this.exitsWithin(graceMs)) return this.exit!;
+    this.signalGroup("SIGKILL");
+    // Bounded: an unreaped process could keep 'close' from ever firing.
+    await this.exitsWithin(graceMs + 2000);
+    return this.exit ?? { exitCode: null, signal: "SIGKILL" };
+  }
+
+  private await<T>(
+    timeoutMs: number | null,
+    signal: AbortSignal | undefined,
+    map: (m: WorkerMessage | { type: "exited"; exit: WorkerExit }) => T,
+  ): Promise<T | { type: "timeout" } | { type: "aborted" } | { type: "exited"; exit: WorkerExit }> {
+    if (this.exit) return Promise.resolve({ type: "exited", exit: this.exit });
+    if (signal?.aborted) return Promise.resolve({ type: "aborted" });
+    if (this.stray !== null) {
+      const reason = this.stray;
+      this.stray = null;
+      return Promise.resolve(map({ type: "invalid", reason }));
+    }
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settle = (value: T | { type: "timeout" } | { type: "aborted" }) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.waiter = null;
+        resolve(value);
+      };
+      const onAbort = () => settle({ type: "aborted" });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (timeoutMs !== null && timeoutMs > 0)
+        timer = setTimeout(() => settle({ type: "timeout" }), timeoutMs);
+      this.waiter = (m) => settle(map(m));
+    });
+  }
+
+  private finish(exit: WorkerExit, resolve: (exit: WorkerExit) => void): void {
+    if (this.exit) return;
+    this.exit = exit;
+    resolve(exit);
+    this.waiter?.({ type: "exited", exit });
+  }
+
+  private async exitsWithin(ms: number): Promise<boolean> {
+    if (this.exit) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    const result = await Promise.race([this.exited.then(() => true), timeout]);
+    clearTimeout(timer);
+    return result;
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    if (this.pid === null) return;
+    try {
+      process.kill(-this.pid, signal);
+    } catch {
+      // The group is gone already.
+    }
+  }
+
+  private pipe(stream: Readable | null, name: "stdout" | "stderr"): void {
+    if (!stream) return;
+    let partial = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) this.line(name, line);
+    });
+    stream.on("end", () => {
+      if (partial) this.line(name, partial);
+      partial = "";
+    });
+  }
+
+  private line(stream: "stdout" | "stderr", line: string): void {
+    if (stream === "stdout") {
+      const message = parseWorkerLine(line);
+      if (message) {
+        // A protocol line nobody waits for is a protocol break too: it is reported with the next wait.
+        if (this.waiter) this.waiter(message);
+        else this.stray ??= `an unexpected protocol line: ${line.trim().slice(0, 200)}`;
+        return;
+      }
+    } else {
+      this.stderrTail.push(line);
+      if (this.stderrTail.length > 40) this.stderrTail.shift();
+    }
+    this.options.onLine(stream, line);
+  }
+}
