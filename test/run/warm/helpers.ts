@@ -58,6 +58,8 @@ export interface WorkerRecord {
   matrix?: Record<string, string>;
   args?: string[];
   cuda?: string | null;
+  /** Slot descriptors the worker inherited (3, 4, … when open). */
+  fds?: number[];
 }
 
 export function workerRecords(dir: string): WorkerRecord[] {

@@ -1,0 +1,97 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { execute, type Harness } from "../helpers/harness.js";
+import { count, warmPlan, workerRecords, workerStep } from "./helpers.js";
+
+let h: Harness | undefined;
+afterEach(() => {
+  h?.cleanup();
+  h = undefined;
+});
+
+/** Pipelines p-1, p-2, … on one slot, in order, each sending its own flag to one key. */
+function modes(list: string[], options: Parameters<typeof workerStep>[1] = {}) {
+  const plan = warmPlan(
+    workerStep("seg", { key: "m", args: ["--mode"], ...options }),
+    "max_pipelines_per_gpu: 1",
+    list.length,
+  );
+  // The matrix gives p-1, p-2, …: each pipeline's task gets its own flag.
+  plan.pipelines.forEach((p, i) => {
+    for (const s of p.steps) if (s.worker) s.worker.args = [list[i]!];
+  });
+  return plan;
+}
+
+describe("warm workers: failures", () => {
+  it("a worker that crashes mid-task: error eviction, the step fails, the next task loads a fresh one", async () => {
+    h = await execute(modes(["--crash", "--ok", "--ok"]));
+    expect(h.summary).toMatchObject({ ok: 2, failed: 1 });
+    expect(h.summary.failures[0]).toMatchObject({ pipeline: "p-1", status: "error" });
+    expect(h.summary.failures[0]!.hint).toContain("the next task starts a fresh worker");
+    expect(count(h.events, "gpu.model.cache_evict", "error")).toBe(1);
+    expect(count(h.events, "gpu.model.load_start")).toBe(2);
+    const loads = workerRecords(h.dir).filter((r) => r.what === "load");
+    expect(new Set(loads.map((r) => r.pid)).size).toBe(2);
+    expect(h.lock.held.get("cuda:0")).toBe(0);
+  });
+
+  it("an error reply fails the step and replaces the worker", async () => {
+    h = await execute(modes(["--error", "--ok"]));
+    expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
+    expect(h.summary.failures[0]!.hint).toContain("bad input (fixture)");
+    expect(count(h.events, "gpu.model.cache_evict", "error")).toBe(1);
+    expect(count(h.events, "gpu.model.load_start")).toBe(2);
+  });
+
+  it("no ready line within ready_timeout: load-timeout, retried once, then the step fails", async () => {
+    const plan = warmPlan(
+      workerStep("seg", { flags: ["--never-ready"], extra: "" }).replace(
+        "worker:\n",
+        "worker:\n          ready_timeout: 300ms\n",
+      ),
+    );
+    h = await execute(plan);
+    expect(h.summary).toMatchObject({ ok: 0, failed: 1 });
+    expect(h.summary.failures[0]).toMatchObject({ status: "load-timeout" });
+    expect(h.summary.failures[0]!.hint).toContain("ready_timeout (300 ms)");
+    expect(count(h.events, "gpu.model.load_start")).toBe(2);
+    const retries = h.events.filter((e) => e.event === "gpu.step.retry");
+    expect(retries.map((e) => e.reason)).toEqual(["load-timeout"]);
+    const ends = h.events.filter((e) => e.event === "gpu.step.end").map((e) => [e.status, e.attempt]);
+    expect(ends).toEqual([
+      ["load-timeout", 1],
+      ["load-timeout", 2],
+    ]);
+    // Both workers were stopped: their records end with no task.
+    expect(workerRecords(h.dir).filter((r) => r.what === "task")).toEqual([]);
+  });
+
+  it("an OOM reply is oom: on_oom retries it, then falls back to a worker on the CPU", async () => {
+    const plan = modes(["--oom"], { extra: "on_oom: { retries: 1, fallback: cpu }" });
+    h = await execute(plan);
+    const ends = h.events.filter((e) => e.event === "gpu.step.end").map((e) => [e.status, e.device]);
+    expect(ends).toEqual([
+      ["oom", "cuda:0"],
+      ["oom", "cuda:0"],
+      ["oom", "cpu"],
+    ]);
+    expect(h.summary.failures[0]).toMatchObject({ status: "oom", device: "cpu" });
+    expect(count(h.events, "gpu.step.oom")).toBe(3);
+    // The CPU attempt's worker sees no GPU.
+    const loads = workerRecords(h.dir).filter((r) => r.what === "load");
+    expect(loads.at(-1)!.cuda).toBe("");
+    expect(h.events.filter((e) => e.event === "gpu.model.load_start").at(-1)?.allocated_devices).toEqual([
+      "cpu",
+    ]);
+  });
+
+  it("an OOM while loading (framework message on stderr) is oom too", async () => {
+    h = await execute(warmPlan(workerStep("seg", { flags: ["--oom-on-load"] })));
+    expect(h.summary.failures[0]).toMatchObject({ status: "oom" });
+    expect(h.summary.failures[0]!.hint).toContain("while loading");
+    const log = readFileSync(join(h.runDir, "logs", "p-1", "seg.log"), "utf8");
+    expect(log).toContain("CUDA out of memory");
+  });
+});
