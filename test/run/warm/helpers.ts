@@ -58,8 +58,8 @@ export interface WorkerRecord {
   matrix?: Record<string, string>;
   args?: string[];
   cuda?: string | null;
-  /** Slot descriptors the worker inherited (3, 4, … when open). */
-  fds?: number[];
+  /** What the worker's fd 3 points to (the slot's lock file when it inherited one). */
+  fd3?: string | null;
 }
 
 export function workerRecords(dir: string): WorkerRecord[] {

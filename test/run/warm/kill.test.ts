@@ -72,7 +72,7 @@ pipelines:
     const worker = workerRecords(dir).find((r) => r.what === "load")!;
     expect(workerRecords(dir).some((r) => r.what === "task")).toBe(true);
     // The worker holds the slot's descriptor itself (inherited as fd 3).
-    expect(worker.fds).toEqual([3]);
+    expect(worker.fd3).toContain(lockDir);
 
     child.kill("SIGKILL");
     await exited(child);
