@@ -234,7 +234,8 @@ export class WorkerPool {
       clearTimeout(entry.timer);
       this.emit("gpu.model.cache_reuse", entry, context, { idle_ms: Date.now() - entry.lastUsed });
     } else {
-      await this.makeRoom(request, context);
+      // A worker stopped after its task takes no warm place: it lives within its task's slot.
+      if (this.keeps(request)) await this.makeRoom(request, context);
       entry = this.start(id, request);
       entry.busy = true;
       entry.sink = request.onLine;
@@ -269,10 +270,15 @@ export class WorkerPool {
     if (outcome.status === "interrupted") await this.evict(entry, "shutdown", context);
     else if (outcome.status !== "ok") await this.evict(entry, "error", context);
     else if (entry.evictAfter) await this.evict(entry, entry.evictAfter, context);
-    else if (request.keepWarm === false || request.exclusive || this.options.maxWarm === 0)
+    else if (request.keepWarm === false || !this.keeps(request))
       await this.evict(entry, "caller_disabled", context);
     else this.store(entry, request.keepWarm.ttlMs, context);
     return outcome;
+  }
+
+  /** Whether this task's worker stays warm after it. */
+  private keeps(request: WarmTaskRequest): boolean {
+    return request.keepWarm !== false && !request.exclusive && this.options.maxWarm > 0;
   }
 
   private start(id: string, request: WarmTaskRequest): Entry {
