@@ -133,12 +133,19 @@ export class WorkerPool {
   private readonly live = new Set<Entry>();
   private readonly adopted = new Set<SlotLease>();
   private readonly chains = new Map<string, Promise<unknown>>();
+  private oneOffs = 0;
 
   constructor(private readonly options: WorkerPoolOptions) {}
 
   /** Runs one task on the warm worker for its key and device, starting one when needed. */
   run(request: WarmTaskRequest): Promise<WarmTaskOutcome> {
     const id = `${request.key}@${request.device}`;
+    // A worker stopped after its task serves nobody else, so tasks of the same key need not
+    // queue for it: each gets its own (a warm one of that key is still used when there is one).
+    if (!this.keeps(request) && !this.entries.has(id) && !this.chains.has(id)) {
+      const own = `${id}#${++this.oneOffs}`;
+      return this.serialize(own, () => this.runNow(own, request));
+    }
     return this.serialize(id, () => this.runNow(id, request));
   }
 
@@ -337,8 +344,11 @@ export class WorkerPool {
   /** Evict idle workers on the device until the new one fits the warm places and the budget. */
   private async makeRoom(request: WarmTaskRequest, context: ModelEventContext): Promise<void> {
     const places = Math.max(1, this.options.maxWarm);
+    // One-off workers (`key@device#n`, stopped after their task anyway) hold no warm place.
     const others = () =>
-      [...this.entries.values()].filter((e) => e.device === request.device && !e.evictAfter);
+      [...this.entries.values()].filter(
+        (e) => e.device === request.device && !e.evictAfter && e.id === `${e.key}@${e.device}`,
+      );
     const tooMany = () => {
       const list = others();
       const bytes = list.reduce((sum, e) => sum + e.vramBytes, 0) + request.vramBytes;
