@@ -20,11 +20,9 @@ export interface GpuplanLocks {
   dir: string;
   slots: LockSlot[];
   /**
-   * Reserved for warm workers.
-   *
-   * @maxItems 0
+   * Warm workers of running gpuplan processes (from warm.<pid>.json beside the slots; entries of dead processes are left out).
    */
-  workers: [];
+  workers: LockWarmWorker[];
 }
 export interface LockSlot {
   uuid: string;
@@ -38,4 +36,31 @@ export interface LockSlot {
    */
   held: boolean;
   holder: LockHolder;
+}
+export interface LockWarmWorker {
+  /**
+   * The worker's model key.
+   */
+  key: string;
+  /**
+   * Device id (cuda:N), or cpu.
+   */
+  gpu: string;
+  /**
+   * The worker process.
+   */
+  pid: number | null;
+  /**
+   * The gpuplan process that started it.
+   */
+  gpuplanPid: number;
+  run: string;
+  /**
+   * Running a task now.
+   */
+  busy: boolean;
+  /**
+   * ISO 8601 time its last task ended; null while it loads or runs a task.
+   */
+  idleSince: string | null;
 }

@@ -5,26 +5,59 @@
  */
 import { hostname } from "node:os";
 import type { HolderInfo, SlotState } from "../../run/lock/types.js";
+import type { WarmWorkerState } from "../../run/warm/worker-info.js";
 import { formatDuration } from "../../units/duration.js";
 import { writeOut } from "../output.js";
 
-/** `gpuplan locks --json`; `workers` is reserved for the warm workers of a later release. */
+/** `gpuplan locks --json`: the slots, and the warm workers of running gpuplan processes. */
 export interface LocksJson {
   schema: "gpuplan/locks@1";
   dir: string;
   slots: SlotState[];
-  workers: never[];
+  workers: WarmWorkerState[];
 }
 
 export default async function locks(options: { json?: boolean }): Promise<number> {
   const { createSlotLock } = await import("../../run/lock/index.js");
   const lock = createSlotLock();
+  const { readWarmWorkers } = await import("../../run/warm/worker-info.js");
   const slots = await lock.inspect();
+  const workers = readWarmWorkers(lock.dir, (pid) =>
+    isRunning({ pid, run: "", pipeline: "", step: null, since: "" }),
+  );
   if (options.json) {
-    const out: LocksJson = { schema: "gpuplan/locks@1", dir: lock.dir, slots, workers: [] };
+    const out: LocksJson = { schema: "gpuplan/locks@1", dir: lock.dir, slots, workers };
     writeOut(`${JSON.stringify(out, null, 2)}\n`);
-  } else writeOut(formatLocks(lock.dir, slots, Date.now(), isRunning));
+  } else
+    writeOut(formatLocks(lock.dir, slots, Date.now(), isRunning) + formatWarmWorkers(workers, Date.now()));
   return 0;
+}
+
+/** The warm workers table (empty text when there are none). Pure, like formatLocks. */
+export function formatWarmWorkers(workers: readonly WarmWorkerState[], now: number): string {
+  if (workers.length === 0) return "";
+  const header = ["GPU", "KEY", "PID", "GPUPLAN", "RUN", "STATE", "IDLE FOR"];
+  const rows = workers.map((w) => {
+    const since = w.idleSince === null ? Number.NaN : Date.parse(w.idleSince);
+    return [
+      w.gpu,
+      w.key,
+      w.pid === null ? "?" : String(w.pid),
+      String(w.gpuplanPid),
+      w.run,
+      w.busy ? "busy" : w.idleSince === null ? "loading" : "idle",
+      Number.isNaN(since) ? "" : formatDuration(Math.max(0, Math.round((now - since) / 1000) * 1000)),
+    ];
+  });
+  const table = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  const lines = table.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd(),
+  );
+  return `\nWarm workers (each keeps the slot it was started in):\n${lines.join("\n")}\n`;
 }
 
 /** The human table: one row per slot. Pure: `now` and `running` come from the caller (tests pin them). */

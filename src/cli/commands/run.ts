@@ -154,6 +154,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   process.on("SIGTERM", onSignal);
   const { executeRun } = await import("../../run/execute-run.js");
   const { createMemorySampler } = await import("../../run/memory-snapshot.js");
+  const { writeWarmInfo } = await import("../../run/warm/worker-info.js");
   const grace = parseDuration(process.env.GPUPLAN_KILL_GRACE ?? "5s") ?? 5000;
   try {
     const started = performance.now();
@@ -178,6 +179,8 @@ export default async function run(file: string, options: RunOptions): Promise<nu
         view.onEvent(event);
       },
       onOutput: (pipeline, step, stream, line) => view.onOutput(pipeline, step, stream, line),
+      // Beside the slot files, for `gpuplan locks` (the in-memory lock of a CPU run has no directory).
+      ...(needsLock && { onWarmWorkers: (workers) => writeWarmInfo(lock.dir, runId, workers) }),
     }).catch(async (e: unknown) => {
       // Our bug: let go of the terminal (the live view) before the stack is printed.
       const durationMs = Math.round(performance.now() - started);

@@ -1,0 +1,78 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { formatWarmWorkers } from "../../../src/cli/commands/locks.js";
+import { readWarmWorkers, writeWarmInfo } from "../../../src/run/warm/worker-info.js";
+import type { WarmWorkerInfo } from "../../../src/run/warm/worker-pool.js";
+import { execute, type Harness } from "../helpers/harness.js";
+import { warmPlan, workerStep } from "./helpers.js";
+
+let dir: string | undefined;
+let h: Harness | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  h?.cleanup();
+  dir = undefined;
+  h = undefined;
+});
+
+describe("warm workers in gpuplan locks", () => {
+  it("writes this process's workers beside the slots, reads live ones back, removes the file when none are left", () => {
+    dir = mkdtempSync(join(tmpdir(), "gpuplan-warm-info-"));
+    const idle: WarmWorkerInfo = {
+      key: "cyto3",
+      device: "cuda:0",
+      pid: process.pid,
+      busy: false,
+      idleSince: Date.parse("2026-11-22T01:00:00Z"),
+    };
+    writeWarmInfo(dir, "run-1", [idle]);
+    expect(readWarmWorkers(dir, () => true)).toEqual([
+      {
+        key: "cyto3",
+        gpu: "cuda:0",
+        pid: process.pid,
+        gpuplanPid: process.pid,
+        run: "run-1",
+        busy: false,
+        idleSince: "2026-11-22T01:00:00.000Z",
+      },
+    ]);
+    // A dead worker, and a file left by a gpuplan killed with -9, are ignored.
+    expect(readWarmWorkers(dir, (pid) => pid !== process.pid)).toEqual([]);
+    writeFileSync(
+      join(dir, "warm.999999.json"),
+      JSON.stringify({ pid: 999999, host: hostname(), run: "x", workers: [idle] }),
+    );
+    expect(readWarmWorkers(dir, (pid) => pid !== 999999)).toHaveLength(1);
+    writeWarmInfo(dir, "run-1", []);
+    expect(readdirSync(dir)).toEqual(["warm.999999.json"]);
+  });
+
+  it("formats a table with idle time", () => {
+    const text = formatWarmWorkers(
+      [
+        {
+          key: "cyto3",
+          gpu: "cuda:0",
+          pid: 42,
+          gpuplanPid: 41,
+          run: "r1",
+          busy: false,
+          idleSince: "2026-11-22T01:00:00.000Z",
+        },
+      ],
+      Date.parse("2026-11-22T01:01:30Z"),
+    );
+    expect(text).toContain("Warm workers");
+    expect(text).toMatch(/cuda:0\s+cyto3\s+42\s+41\s+r1\s+idle\s+1\.5m/);
+  });
+
+  it("the executor reports its warm workers as they change, and none at the end", async () => {
+    const seen: WarmWorkerInfo[][] = [];
+    h = await execute(warmPlan(workerStep("seg", { key: "m" })), { onWarmWorkers: (w) => seen.push(w) });
+    expect(seen.some((w) => w.length === 1 && w[0]!.key === "m" && !w[0]!.busy)).toBe(true);
+    expect(seen.at(-1)).toEqual([]);
+  });
+});
