@@ -88,8 +88,16 @@ export function describeEvent(event: RunEvent, paint: Paint): string | null {
       const reason = readString(event, "reason");
       return `${head} skipped${reason ? `: ${reason}` : ""}`;
     }
+    case "gpu.model.load_start":
+      return `${head} loading worker ${readString(event, "model_key") ?? "?"}`;
+    case "gpu.model.load_complete": {
+      const ms = readNumber(event, "duration_ms");
+      return `${head} worker ${readString(event, "model_key") ?? "?"} ready${ms !== null ? ` in ${formatDuration(ms)}` : ""}`;
+    }
+    case "gpu.model.cache_evict":
+      return `${head} ${paint.dim(`worker ${readString(event, "model_key") ?? "?"} stopped (${readString(event, "reason") ?? "?"})`)}`;
     default:
-      // lock.released, memory snapshots, step.oom/timeout (step.end says it) and run.end (the summary says it).
+      // lock.released, memory snapshots, per-task model events (gpu.model.cache_reuse and the like), step.oom/timeout (step.end says it) and run.end (the summary says it).
       return null;
   }
 }

@@ -138,3 +138,30 @@ describe("the plain view", () => {
     expect(err.text()).toContain(`Resume with: gpuplan run --resume ${RUN}`);
   });
 });
+
+describe("plain view: warm workers", () => {
+  it("says when a worker loads, is ready and is stopped, and not for every reuse", async () => {
+    const err = captureStream();
+    const view = await createView("plain", {
+      plan: makePlan(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      color: false,
+    });
+    const fields = { model_key: "cyto3", allocated_devices: ["cuda:0"] };
+    view.onEvent(ev(0, "gpu.model.load_start", "plate-1", "segment", "cuda:0", fields));
+    view.onEvent(
+      ev(1500, "gpu.model.load_complete", "plate-1", "segment", "cuda:0", { ...fields, duration_ms: 1500 }),
+    );
+    view.onEvent(
+      ev(1600, "gpu.model.cache_reuse", "plate-2", "segment", "cuda:0", { ...fields, idle_ms: 3 }),
+    );
+    view.onEvent(ev(9000, "gpu.model.cache_evict", null, null, "cuda:0", { ...fields, reason: "shutdown" }));
+    const text = plainText(err.text());
+    expect(text).toContain("plate-1/segment cuda:0] loading worker cyto3");
+    expect(text).toMatch(/worker cyto3 ready in 1\.5s/);
+    expect(text).toContain("worker cyto3 stopped (shutdown)");
+    expect(text).not.toContain("idle");
+  });
+});
