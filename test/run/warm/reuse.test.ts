@@ -126,4 +126,22 @@ describe("warm workers: reuse", () => {
       h.events.findIndex((e) => e.event === "gpu.step.start" && e.step === "x"),
     );
   });
+
+  it("on 2 slots a warm worker lives in a pipeline's slot: never more holders than slots, all freed", async () => {
+    const plan = warmPlan(
+      workerStep("seg", { key: "m", args: ["--sleep", "30"] }) +
+        `
+      - id: after
+        run: [node, ../record.mjs, after, "30"]
+        memory: torch
+        vram: 1GiB`,
+      "max_pipelines_per_gpu: 2",
+      6,
+    );
+    h = await execute(plan, { baseDir: join(import.meta.dirname, "../../../fixtures/run/warm") });
+    expect(h.summary).toMatchObject({ ok: 12, failed: 0 });
+    expect(count(h.events, "gpu.model.load_start")).toBe(1);
+    expect(h.lock.peak.get("cuda:0")).toBeLessThanOrEqual(2);
+    expect(h.lock.held.get("cuda:0")).toBe(0);
+  });
 });
