@@ -44,7 +44,12 @@ export function describeDryRun(
           device: step.device,
           exclusive: step.exclusive,
           needs: step.needs,
-          command: step.shell ? `/bin/sh -c ${quote(step.argv.join(" "))}` : step.argv.map(quote).join(" "),
+          command: step.worker
+            ? // A worker step starts (or reuses) its worker and sends it one task.
+              `${step.worker.argv.map(quote).join(" ")}  # worker ${step.worker.key}, task args: ${JSON.stringify(step.worker.args)}`
+            : step.shell
+              ? `/bin/sh -c ${quote(step.argv.join(" "))}`
+              : step.argv.map(quote).join(" "),
           cwd: resolve(baseDir, step.cwd ?? "."),
           env: { ...set, ...step.env },
           unset,
