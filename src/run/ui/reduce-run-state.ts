@@ -22,6 +22,7 @@ import {
   type StepOutcome,
   stepKey,
   updateLane,
+  type WarmWorker,
 } from "./run-state.js";
 
 /** The next state after one event. Never mutates `state`; unknown events and fields leave it as is. */
@@ -50,6 +51,18 @@ export function reduceRunState(state: RunState, event: RunEvent): RunState {
       return onRetry(base, event);
     case "gpu.memory.snapshot":
       return onMemory(base, event);
+    case "gpu.model.load_start":
+      return onWarm(base, event, ts, "loading");
+    case "gpu.model.inference_start":
+    case "gpu.model.cache_reuse":
+      return onWarm(base, event, ts, "busy");
+    case "gpu.model.load_complete":
+    case "gpu.model.inference_end":
+    case "gpu.model.cache_store":
+      return onWarm(base, event, ts, "idle");
+    case "gpu.model.cache_evict":
+    case "gpu.model.cleanup":
+      return onWarm(base, event, ts, null);
     default:
       return base;
   }
@@ -200,4 +213,19 @@ function onMemory(state: RunState, event: RunEvent): RunState {
     }));
   }
   return next;
+}
+
+/** A warm worker changes state on its device's lane; null removes it (evicted, cleaned up). */
+function onWarm(state: RunState, event: RunEvent, ts: number, next: WarmWorker["state"] | null): RunState {
+  const key = readString(event, "model_key");
+  if (key === null) return state;
+  const sinceMs = Number.isFinite(ts) ? ts : (state.startedMs ?? 0);
+  return updateLane(state, laneIdOf(state, event.device), (lane) => {
+    const others = lane.warm.filter((w) => w.key !== key);
+    if (next === null) return { ...lane, warm: others };
+    const at = lane.warm.findIndex((w) => w.key === key);
+    const worker: WarmWorker = { key, state: next, sinceMs };
+    const warm = at < 0 ? [...lane.warm, worker] : lane.warm.map((w, i) => (i === at ? worker : w));
+    return { ...lane, warm };
+  });
 }

@@ -30,6 +30,16 @@ export interface Lane {
   memoryBudgetBytes: number | null;
   /** Last memory snapshot, when NVML (or /proc/meminfo) gave one. */
   memory: { usedBytes: number; totalBytes: number } | null;
+  /** Warm workers on this device, from the gpu.model.* events, in the order they were loaded. */
+  warm: WarmWorker[];
+}
+
+/** A warm worker as the view shows it: its model key and what it is doing since when. */
+export interface WarmWorker {
+  key: string;
+  state: "loading" | "busy" | "idle";
+  /** Epoch ms the current state began (idle time is measured from here). */
+  sinceMs: number;
 }
 
 export interface RunningStep {
@@ -98,6 +108,7 @@ export function createRunState(plan: GpuplanPlan, pipelines: readonly string[]):
     waiting: [],
     memoryBudgetBytes: entry.memoryBudgetBytes,
     memory: null,
+    warm: [],
   }));
   const usesCpu = selected.some((p) => p.gpu === null || p.steps.some((s) => s.device === CPU_LANE));
   if (usesCpu) lanes.push(cpuLane());
@@ -124,6 +135,7 @@ export function cpuLane(): Lane {
     waiting: [],
     memoryBudgetBytes: null,
     memory: null,
+    warm: [],
   };
 }
 

@@ -102,4 +102,25 @@ describe("the live view as text at 80 columns", () => {
     const text = plainText(renderRunScreen(stateAfter(failureEvents()), T0 + 65_000, 40));
     for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(40);
   });
+
+  it("a warm worker shows in its GPU's lane with its idle time", () => {
+    const warm = (atMs: number, name: RunEvent["event"], fields: Record<string, unknown> = {}) => ({
+      ts: new Date(T0 + atMs).toISOString(),
+      event: name,
+      run: "r",
+      pipeline: "plate-1",
+      step: "segment",
+      device: "cuda:0",
+      model_key: "cellpose-cyto3",
+      allocated_devices: ["cuda:0"],
+      ...fields,
+    });
+    const state = stateAfter([
+      warm(0, "gpu.model.load_start"),
+      warm(1_000, "gpu.model.inference_start"),
+      warm(2_000, "gpu.model.inference_end", { status: "ok" }),
+    ]);
+    const text = screen(state, 14_000);
+    expect(text).toMatch(/cuda:0[^\n]*\n(?:.*\n){2}\s+warm\s+cellpose-cyto3\s+idle 12s/);
+  });
 });

@@ -173,3 +173,46 @@ describe("reduceRunState", () => {
     expect(state.output.map((o) => o.line)).toEqual(["line 3", "line 4", "line 5", "line 6", "line 7"]);
   });
 });
+
+describe("warm workers in their GPU's lane", () => {
+  const model = (
+    atMs: number,
+    name: Parameters<typeof ev>[1],
+    key: string,
+    fields: Record<string, unknown> = {},
+  ) =>
+    ev(atMs, name, "plate-1", "segment", "cuda:0", {
+      model_key: key,
+      allocated_devices: ["cuda:0"],
+      ...fields,
+    });
+
+  it("follows load, inference, idle and eviction", () => {
+    const loading = stateAfter([model(0, "gpu.model.load_start", "cyto3")]);
+    expect(lane(loading, "cuda:0").warm).toEqual([{ key: "cyto3", state: "loading", sinceMs: T0 }]);
+    const busy = stateAfter([
+      model(0, "gpu.model.load_start", "cyto3"),
+      model(1000, "gpu.model.load_complete", "cyto3"),
+      model(1001, "gpu.model.inference_start", "cyto3"),
+    ]);
+    expect(lane(busy, "cuda:0").warm).toEqual([{ key: "cyto3", state: "busy", sinceMs: T0 + 1001 }]);
+    const idle = stateAfter([
+      model(0, "gpu.model.load_start", "cyto3"),
+      model(1001, "gpu.model.inference_start", "cyto3"),
+      model(1500, "gpu.model.inference_end", "cyto3", { status: "ok" }),
+      model(1501, "gpu.model.cache_store", "cyto3", { ttl_s: 900 }),
+      model(1600, "gpu.model.load_start", "nuclei"),
+    ]);
+    expect(lane(idle, "cuda:0").warm.map((w) => [w.key, w.state])).toEqual([
+      ["cyto3", "idle"],
+      ["nuclei", "loading"],
+    ]);
+    const evicted = stateAfter([
+      model(0, "gpu.model.load_start", "cyto3"),
+      model(2000, "gpu.model.cache_evict", "cyto3", { reason: "replacement" }),
+    ]);
+    expect(lane(evicted, "cuda:0").warm).toEqual([]);
+    // Other lanes are untouched.
+    expect(lane(idle, "cuda:1").warm).toEqual([]);
+  });
+});

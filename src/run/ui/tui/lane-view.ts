@@ -40,6 +40,17 @@ export function LaneView(props: { lane: Lane; state: RunState; now: number }): R
       ),
     );
   }
+  // Warm workers keep a model loaded on this device between pipelines.
+  for (const w of lane.warm) {
+    const what = w.state === "idle" ? `idle ${formatElapsed(now - w.sinceMs)}` : w.state;
+    rows.push(
+      row(
+        `${lane.id}-warm-${w.key}`,
+        "warm".padEnd(7),
+        h(Text, null, w.key, h(Text, { dimColor: true }, `  ${what}`)),
+      ),
+    );
+  }
   if (rows.length === 0) rows.push(row(`${lane.id}-idle`, "", h(Text, { dimColor: true }, "idle")));
   return h(Box, { flexDirection: "column" }, h(Text, { wrap: "truncate-end" }, ...laneTitle(lane)), ...rows);
 }
