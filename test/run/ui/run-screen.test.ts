@@ -121,6 +121,6 @@ describe("the live view as text at 80 columns", () => {
       warm(2_000, "gpu.model.inference_end", { status: "ok" }),
     ]);
     const text = screen(state, 14_000);
-    expect(text).toMatch(/cuda:0[^\n]*\n(?:.*\n){2}\s+warm\s+cellpose-cyto3\s+idle 12s/);
+    expect(text).toMatch(/cuda:0[^\n]*\n(?:.*\n){2}\s+warm\s+cellpose-cyto3\s+idle 0:12/);
   });
 });
