@@ -1,4 +1,3 @@
-import "../helpers/ajv-interop.js";
 import { describe, expect, it } from "vitest";
 import type { GpuplanPlan, PlannedPipeline } from "../../src/schema-types/plan.js";
 import { compileText, GiB, inventory } from "../helpers/inventory.js";

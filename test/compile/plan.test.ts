@@ -1,4 +1,3 @@
-import "../helpers/ajv-interop.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import validatePlan from "../../src/generated/plan-validator.js";

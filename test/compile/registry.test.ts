@@ -1,4 +1,3 @@
-import "../helpers/ajv-interop.js";
 import { describe, expect, it } from "vitest";
 import { buildRegistry, schedulableGpus } from "../../src/compile/registry.js";
 import { GiB, inventory, migInventory } from "../helpers/inventory.js";

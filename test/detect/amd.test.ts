@@ -1,6 +1,5 @@
 // AMD detection through the real FFI path against fake ROCm SMI, AMD SMI and HIP libraries,
 // and the sysfs fallback against a fixture tree.
-import "../helpers/ajv-interop.js";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

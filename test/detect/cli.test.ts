@@ -1,5 +1,4 @@
 // `gpuplan detect` end to end: the built CLI (node bin/gpuplan.js) against the fake libraries.
-import "../helpers/ajv-interop.js";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,6 +1,5 @@
 // Detection through the real FFI path (koffi in the probe child) against fake NVML and CUDA
 // libraries built from fixtures/fake-libs/*.c, one scenario per case.
-import "../helpers/ajv-interop.js";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

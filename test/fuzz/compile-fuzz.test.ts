@@ -4,7 +4,6 @@
  * from the pipeline file — a line and column. Many cases run in process (the same core the CLI
  * calls), a bounded number through the real CLI.
  */
-import "../helpers/ajv-interop.js";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";

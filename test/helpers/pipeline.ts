@@ -1,4 +1,3 @@
-import "./ajv-interop.js";
 /** Run pipeline text through the real loader and locate its problems, as the CLI would print them. */
 import { checkPipelineText, type LoadedPipelineFile } from "../../src/pipeline/load-pipeline.js";
 import type { ResolvedPipeline, ResolvedStep } from "../../src/pipeline/model.js";

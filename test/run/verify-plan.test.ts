@@ -1,6 +1,5 @@
 // Verification of a plan against the live inventory: GPUs come from the fake NVML library
 // (the real detection path), the plan from compiling against that same machine.
-import "../helpers/ajv-interop.js";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
