@@ -244,7 +244,7 @@ function selectPipelines(plan: GpuplanPlan, names: readonly string[] | undefined
 }
 
 async function reportProblems(problems: Problem[], sources: SourceFile[]): Promise<number> {
-  writeErr(formatHuman(problems, sources, await paintFor()));
+  writeErr(formatHuman(problems, sources, paintFor()));
   return EXIT.problems;
 }
 

@@ -1,28 +1,13 @@
 /** Problems for a person: `file:line:col  severity  message [code]`, a code frame, a hint. */
+import { createPaint, type Paint } from "../../format/paint.js";
 import type { Problem } from "../../problems/problem.js";
 import { codeFrame } from "../../source/code-frame.js";
 import type { SourceFile } from "../../source/source-file.js";
 
-export interface Paint {
-  red: (s: string) => string;
-  yellow: (s: string) => string;
-  dim: (s: string) => string;
-  bold: (s: string) => string;
-  cyan: (s: string) => string;
-}
-
-export const noPaint: Paint = {
-  red: (s) => s,
-  yellow: (s) => s,
-  dim: (s) => s,
-  bold: (s) => s,
-  cyan: (s) => s,
-};
-
 export function formatHuman(
   problems: readonly Problem[],
   sources: readonly SourceFile[],
-  paint: Paint = noPaint,
+  paint: Paint = createPaint(false),
 ): string {
   const out: string[] = [];
   const linesOf = new Map<SourceFile, string[]>();

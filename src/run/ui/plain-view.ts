@@ -2,10 +2,11 @@
  * The plain view (not a TTY, CI, logs): one prefixed line per lifecycle event and per line a step
  * prints, all on stderr — stdout stays free for results. No animation, no cursor movement.
  */
+
+import { createPaint, type Paint } from "../../format/paint.js";
 import type { RunEvent } from "../events.js";
 import { readNumber, readSlotCount, readSlotNumbers, readStatus, readString } from "./event-fields.js";
 import { describeEnding, formatDuration, prefix } from "./format.js";
-import { createPaint, type Paint } from "./paint.js";
 import { formatSummary } from "./summary.js";
 import type { RunSummary, RunView, ViewOptions } from "./view.js";
 import { writeOut } from "./write-out.js";

@@ -1,7 +1,7 @@
 /** The final words of a run — the same text for the plain and the live view, on stderr. */
 
+import type { Paint } from "../../format/paint.js";
 import { describeFailure, formatDuration } from "./format.js";
-import type { Paint } from "./paint.js";
 import type { RunSummary } from "./view.js";
 
 /** How many stderr lines of a failed step are shown; the log has the rest. */

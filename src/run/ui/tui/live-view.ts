@@ -6,7 +6,7 @@
  */
 import { render } from "ink";
 import { createElement as h } from "react";
-import { createPaint } from "../paint.js";
+import { createPaint } from "../../../format/paint.js";
 import { reduceRunState } from "../reduce-run-state.js";
 import { appendOutput, createRunState, type RunState } from "../run-state.js";
 import { formatSummary } from "../summary.js";

@@ -1,6 +1,6 @@
 /**
- * Colour for the plain lines and the summary: plain ANSI SGR codes, so the view pulls in no colour
- * library; `color: false` gives identity functions (NO_COLOR, pipes, CI logs) — decided by the CLI.
+ * Colour for everything gpuplan prints for people (problems, run lines, summaries): plain ANSI SGR
+ * codes, so no colour library is loaded; `color: false` gives identity functions (NO_COLOR, pipes, CI logs) — decided by the CLI.
  */
 export interface Paint {
   red: (s: string) => string;
