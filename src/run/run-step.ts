@@ -3,11 +3,12 @@
  * (detached) so a timeout or Ctrl-C reaches grandchildren too, output to a log file and, line by
  * line, to the caller; the locked slot descriptors are passed as extra stdio entries so the step
  * holds its GPU slot for as long as it (or anything it started) lives, even if gpuplan dies.
+ * How the process is started (posix_spawn or child_process) is spawn/start-process.ts's business.
  */
-import { spawn } from "node:child_process";
 import { close, mkdirSync, openSync, write } from "node:fs";
 import { dirname } from "node:path";
 import type { Readable } from "node:stream";
+import { startProcess } from "./spawn/start-process.js";
 
 export interface StepProcessOptions {
   argv: readonly string[];
@@ -44,24 +45,40 @@ export interface StepProcessResult {
 /** After the step exits, how long to wait for its pipes to close (a background grandchild may keep them open). */
 const DRAIN_MS = 500;
 
-export function runStepProcess(options: StepProcessOptions): Promise<StepProcessResult> {
+export async function runStepProcess(options: StepProcessOptions): Promise<StepProcessResult> {
   const started = performance.now();
   const tailLimit = options.tailLines ?? 40;
   const stderrTail: string[] = [];
   const log = lazyLog(options.logPath);
   const command = options.shell ? "/bin/sh" : options.argv[0]!;
   const args = options.shell ? ["-c", options.argv.join(" ")] : options.argv.slice(1);
-  const child = spawn(command, args, {
+  const start = await startProcess({
+    command,
+    args,
     cwd: options.cwd,
     env: options.env,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe", ...(options.inheritFds ?? [])],
+    inheritFds: options.inheritFds ?? [],
   });
+  const ended = (fields: Partial<StepProcessResult>): StepProcessResult => ({
+    pid: null,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    interrupted: false,
+    stderrTail: [...stderrTail],
+    durationMs: Math.round(performance.now() - started),
+    ...fields,
+  });
+  if ("error" in start) {
+    log.write(`gpuplan: could not start ${command}: ${start.error}\n`);
+    const result = ended({ spawnError: start.error });
+    return new Promise((resolve) => log.end(true, () => resolve(result)));
+  }
+  const child = start.process;
   let timedOut = false;
   let interrupted = false;
   let killTimer: NodeJS.Timeout | undefined;
   const killGroup = (signal: NodeJS.Signals) => {
-    if (child.pid === undefined) return;
     try {
       process.kill(-child.pid, signal);
     } catch {
@@ -93,21 +110,6 @@ export function runStepProcess(options: StepProcessOptions): Promise<StepProcess
   if (options.killNow?.aborted) queueMicrotask(onKillNow);
   else options.killNow?.addEventListener("abort", onKillNow, { once: true });
 
-  const pipe = (stream: Readable | null, name: "stdout" | "stderr") => {
-    if (!stream) return;
-    let partial = "";
-    stream.setEncoding("utf8");
-    stream.on("data", (chunk: string) => {
-      log.write(chunk);
-      const lines = (partial + chunk).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) emit(name, line);
-    });
-    stream.on("end", () => {
-      if (partial) emit(name, partial);
-      partial = "";
-    });
-  };
   const emit = (name: "stdout" | "stderr", line: string) => {
     if (name === "stderr") {
       stderrTail.push(line);
@@ -115,58 +117,50 @@ export function runStepProcess(options: StepProcessOptions): Promise<StepProcess
     }
     options.onLine?.(name, line);
   };
-  pipe(child.stdout, "stdout");
-  pipe(child.stderr, "stderr");
-
-  return new Promise((resolve) => {
-    let spawnError: string | undefined;
-    let settled = false;
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timeout);
-      if (killTimer && !timedOut && !interrupted) clearTimeout(killTimer);
-      options.signal?.removeEventListener("abort", onAbort);
-      options.killNow?.removeEventListener("abort", onKillNow);
-      const result: StepProcessResult = {
-        pid: child.pid ?? null,
-        exitCode,
-        signal,
-        timedOut,
-        interrupted,
-        stderrTail: [...stderrTail],
-        durationMs: Math.round(performance.now() - started),
-        ...(spawnError !== undefined && { spawnError }),
-      };
-      // A failed step always has a log file (perhaps empty), so the path in its report exists.
-      log.end(exitCode !== 0 || signal !== null || spawnError !== undefined, () => resolve(result));
-    };
-    child.on("error", (e) => {
-      spawnError = e.message;
-      log.write(`gpuplan: could not start ${command}: ${e.message}\n`);
-      finish(null, null);
-    });
-    child.on("exit", async (code, signal) => {
-      // A killed step is done when its whole group is: grandchildren get the grace period too,
-      // then SIGKILL (the kill timer), so nothing of it outlives the report.
-      if ((timedOut || interrupted) && child.pid !== undefined)
-        await groupGone(child.pid, options.killGraceMs + 2000);
-      // 'close' waits for the pipes; a daemonised grandchild can hold them open forever.
-      const drain = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish(code, signal);
-      }, DRAIN_MS);
-      child.on("close", () => {
-        clearTimeout(drain);
-        finish(code, signal);
+  /** Resolves when the stream has closed (EOF, or destroyed after the drain time). */
+  const pipe = (stream: Readable, name: "stdout" | "stderr") =>
+    new Promise<void>((resolve) => {
+      let partial = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        log.write(chunk);
+        const lines = (partial + chunk).split("\n");
+        partial = lines.pop() ?? "";
+        for (const line of lines) emit(name, line);
       });
-      if (child.stdout?.closed !== false && child.stderr?.closed !== false) {
-        clearTimeout(drain);
-        finish(code, signal);
-      }
+      stream.on("end", () => {
+        if (partial) emit(name, partial);
+        partial = "";
+      });
+      stream.on("error", () => {});
+      stream.on("close", () => resolve());
     });
-  });
+  const streams = [child.stdout, child.stderr];
+  const drained = Promise.all(streams.map((stream, i) => pipe(stream, i === 0 ? "stdout" : "stderr")));
+
+  const { exitCode, signal } = await child.exit;
+  // A killed step is done when its whole group is: grandchildren get the grace period too,
+  // then SIGKILL (the kill timer), so nothing of it outlives the report.
+  if (timedOut || interrupted) await groupGone(child.pid, options.killGraceMs + 2000);
+  // The pipes close when the step's last writer does; a daemonised grandchild can hold them open forever.
+  let drain: NodeJS.Timeout | undefined;
+  await Promise.race([
+    drained,
+    new Promise<void>((resolve) => {
+      drain = setTimeout(() => {
+        for (const stream of streams) stream.destroy();
+        resolve();
+      }, DRAIN_MS);
+    }),
+  ]);
+  clearTimeout(drain);
+  clearTimeout(timeout);
+  if (killTimer && !timedOut && !interrupted) clearTimeout(killTimer);
+  options.signal?.removeEventListener("abort", onAbort);
+  options.killNow?.removeEventListener("abort", onKillNow);
+  const result = ended({ pid: child.pid, exitCode, signal, timedOut, interrupted });
+  // A failed step always has a log file (perhaps empty), so the path in its report exists.
+  return new Promise((resolve) => log.end(exitCode !== 0 || signal !== null, () => resolve(result)));
 }
 
 function isGroupAlive(pgid: number): boolean {

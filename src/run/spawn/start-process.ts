@@ -1,0 +1,104 @@
+/**
+ * One way to start a step process, whichever starter is used: posix_spawn through koffi where it
+ * works (posix-spawn.ts: a burst of short steps costs about what xargs pays), else Node's
+ * child_process. Either way the step gets /dev/null on stdin, a pipe each for stdout and stderr,
+ * the inherited slot-lock fds from 3 on, its own session and process group, `cwd` and `env`.
+ * `GPUPLAN_SPAWN=node` forces child_process (to rule the native starter out when debugging).
+ */
+import { spawn } from "node:child_process";
+import { openSync } from "node:fs";
+import { Socket } from "node:net";
+import type { Readable } from "node:stream";
+import { errnoName, loadPosixSpawner, type PosixSpawner, type ProcessExit } from "./posix-spawn.js";
+import { resolveCommand } from "./resolve-command.js";
+
+export type { ProcessExit } from "./posix-spawn.js";
+
+export interface StartRequest {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** The child gets them as fds 3, 4, … */
+  inheritFds: readonly number[];
+}
+
+export interface StartedProcess {
+  pid: number;
+  stdout: Readable;
+  stderr: Readable;
+  /** Resolves when the process has exited (its pipes may stay open, held by grandchildren). */
+  exit: Promise<ProcessExit>;
+}
+
+/** The process, or why it could not start (in child_process's words: `spawn NAME ENOENT`). */
+export type StartResult = { process: StartedProcess } | { error: string };
+
+export async function startProcess(request: StartRequest): Promise<StartResult> {
+  const spawner = await loadPosixSpawner();
+  return spawner ? startNative(spawner, request) : startWithNode(request);
+}
+
+let devNull: number | undefined;
+
+async function startNative(spawner: PosixSpawner, request: StartRequest): Promise<StartResult> {
+  const { command, cwd, env } = request;
+  const failed = (code: string): StartResult => ({ error: `spawn ${command} ${code}` });
+  let file = resolveCommand(command, cwd, env.PATH);
+  if (file === null) return failed("ENOENT");
+  devNull ??= openSync("/dev/null", "r");
+  const [outRead, outWrite] = spawner.pipe();
+  const [errRead, errWrite] = spawner.pipe();
+  const spawnOnce = (path: string) =>
+    spawner.spawn({
+      file: path,
+      argv: [command, ...request.args],
+      env,
+      cwd: cwd === process.cwd() ? null : cwd,
+      fds: [devNull!, outWrite, errWrite, ...request.inheritFds],
+    });
+  let outcome = await spawnOnce(file);
+  if ("error" in outcome && outcome.error === "ENOENT" && !command.includes("/")) {
+    // A cached lookup whose program has gone since: look again.
+    file = resolveCommand(command, cwd, env.PATH, true);
+    if (file !== null) outcome = await spawnOnce(file);
+  }
+  // The child has its own copies of the write ends; ours must go, or the pipes never reach EOF.
+  spawner.close(outWrite);
+  spawner.close(errWrite);
+  if ("error" in outcome) {
+    spawner.close(outRead);
+    spawner.close(errRead);
+    return failed(outcome.error);
+  }
+  return {
+    process: {
+      pid: outcome.pid,
+      stdout: new Socket({ fd: outRead, readable: true, writable: false }),
+      stderr: new Socket({ fd: errRead, readable: true, writable: false }),
+      exit: outcome.exit,
+    },
+  };
+}
+
+function startWithNode(request: StartRequest): Promise<StartResult> {
+  const child = spawn(request.command, request.args, {
+    cwd: request.cwd,
+    env: request.env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe", ...request.inheritFds],
+  });
+  const exit = new Promise<ProcessExit>((resolve) =>
+    child.on("exit", (exitCode, signal) => resolve({ exitCode, signal })),
+  );
+  return new Promise((resolve) => {
+    child.once("spawn", () =>
+      resolve({ process: { pid: child.pid!, stdout: child.stdout!, stderr: child.stderr!, exit } }),
+    );
+    child.once("error", (e: NodeJS.ErrnoException) => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve({ error: e.message ?? `spawn ${request.command} ${errnoName(Number(e.errno))}` });
+    });
+  });
+}

@@ -1,0 +1,305 @@
+// The two ways of starting a step (posix_spawn through koffi, child_process) must give the step
+// the same world: argv, env, cwd, stdin /dev/null, stdout/stderr pipes, slot fds from 3, its own
+// session and process group, default signal dispositions and an empty mask, and the same spawn
+// errors. Each case runs under both; GPUPLAN_SPAWN=node is read when the spawner is first loaded,
+// so the child_process starter is reached through a fresh module instance.
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { decodeStatus, loadPosixSpawner, placeFds } from "../../src/run/spawn/posix-spawn.js";
+import { resolveCommand } from "../../src/run/spawn/resolve-command.js";
+import type { StartRequest, StartResult } from "../../src/run/spawn/start-process.js";
+
+type Start = (request: StartRequest) => Promise<StartResult>;
+
+async function nodeStarter(): Promise<Start> {
+  vi.resetModules();
+  process.env.GPUPLAN_SPAWN = "node";
+  try {
+    const mod = await import("../../src/run/spawn/start-process.js");
+    // Bind now, while the variable says so.
+    const probe = await mod.startProcess({
+      command: "true",
+      args: [],
+      cwd: process.cwd(),
+      env: {},
+      inheritFds: [],
+    });
+    if ("process" in probe) await probe.process.exit;
+    return mod.startProcess;
+  } finally {
+    delete process.env.GPUPLAN_SPAWN;
+    vi.resetModules();
+  }
+}
+
+let dir: string;
+const starters: [string, () => Promise<Start>][] = [
+  ["posix_spawn", async () => (await import("../../src/run/spawn/start-process.js")).startProcess],
+  ["child_process", nodeStarter],
+];
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpuplan-spawn-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function collect(result: StartResult) {
+  if (!("process" in result)) throw new Error(`did not start: ${result.error}`);
+  const read = (s: NodeJS.ReadableStream) =>
+    new Promise<string>((resolve) => {
+      let text = "";
+      s.setEncoding("utf8");
+      s.on("data", (c: string) => {
+        text += c;
+      });
+      s.on("close", () => resolve(text));
+    });
+  const [stdout, stderr, exit] = await Promise.all([
+    read(result.process.stdout),
+    read(result.process.stderr),
+    result.process.exit,
+  ]);
+  return { pid: result.process.pid, stdout, stderr, ...exit };
+}
+
+it("posix_spawn is what this Linux/glibc machine uses", async () => {
+  expect(await loadPosixSpawner()).not.toBeNull();
+});
+
+describe.each(starters)("starting a step with %s", (name, getStarter) => {
+  let start: Start;
+  beforeAll(async () => {
+    start = await getStarter();
+  });
+
+  it("passes argv untouched, env exactly, cwd, and separates stdout from stderr", async () => {
+    const script = join(dir, "show.sh");
+    writeFileSync(
+      script,
+      '#!/bin/sh\nprintf "%s|" "$@"; echo; echo "cwd=$(pwd) X=$X HOME=$' + '{HOME-unset}"; echo oops >&2\n',
+    );
+    chmodSync(script, 0o755);
+    const r = await collect(
+      await start({
+        command: script,
+        args: ["a b", "ü", ""],
+        cwd: dir,
+        env: { X: "1", PATH: "/usr/bin:/bin" },
+        inheritFds: [],
+      }),
+    );
+    expect(r.stdout).toBe(`a b|ü||\ncwd=${dir} X=1 HOME=unset\n`);
+    expect(r.stderr).toBe("oops\n");
+    expect(r).toMatchObject({ exitCode: 0, signal: null });
+  });
+
+  it("looks the program up on the step's PATH, not gpuplan's", async () => {
+    const bin = mkdtempSync(join(dir, "bin-"));
+    writeFileSync(join(bin, "only-here"), "#!/bin/sh\necho found\n");
+    chmodSync(join(bin, "only-here"), 0o755);
+    const r = await collect(
+      await start({
+        command: "only-here",
+        args: [],
+        cwd: dir,
+        env: { PATH: `${bin}:/usr/bin:/bin` },
+        inheritFds: [],
+      }),
+    );
+    expect(r.stdout).toBe("found\n");
+  });
+
+  it("gives the step /dev/null on stdin, the slot fds as 3, 4, its own session, default signals, no mask", async () => {
+    const a = join(dir, "slot-a");
+    const b = join(dir, "slot-b");
+    writeFileSync(a, "");
+    writeFileSync(b, "");
+    const fdA = openSync(a, "r");
+    const fdB = openSync(b, "r");
+    try {
+      const r = await collect(
+        await start({
+          command: "/bin/sh",
+          args: [
+            "-c",
+            'readlink /proc/$$/fd/0 /proc/$$/fd/3 /proc/$$/fd/4; ps -o pid=,pgid=,sid= -p $$; grep -E "^Sig(Ign|Blk)" /proc/$$/status; ls /proc/$$/fd | sort -n | tr "\\n" " "',
+          ],
+          cwd: dir,
+          env: { PATH: "/usr/bin:/bin" },
+          inheritFds: [fdA, fdB],
+        }),
+      );
+      const lines = r.stdout.trim().split("\n");
+      expect(lines.slice(0, 3)).toEqual(["/dev/null", a, b]);
+      const [pid, pgid, sid] = lines[3]!.trim().split(/\s+/).map(Number);
+      expect(pgid).toBe(pid);
+      expect(sid).toBe(pid);
+      expect(lines[5]).toBe("SigIgn:\t0000000000000000");
+      // child_process leaves the mask libuv blocked around its fork on some runs; posix_spawn empties it.
+      if (name === "posix_spawn") expect(lines[4]).toBe("SigBlk:\t0000000000000000");
+      // 0–4, plus what the harness itself passes down without close-on-exec (none of gpuplan's).
+      const fds = lines[6]!.trim().split(" ").map(Number);
+      expect(fds.slice(0, 5)).toEqual([0, 1, 2, 3, 4]);
+      for (const fd of [fdA, fdB]) if (fd > 4) expect(fds).not.toContain(fd);
+    } finally {
+      closeSync(fdA);
+      closeSync(fdB);
+    }
+  });
+
+  it("reports exit codes and signals", async () => {
+    expect(
+      await collect(
+        await start({ command: "/bin/sh", args: ["-c", "exit 7"], cwd: dir, env: {}, inheritFds: [] }),
+      ),
+    ).toMatchObject({ exitCode: 7, signal: null });
+    expect(
+      await collect(
+        await start({ command: "/bin/sh", args: ["-c", "kill -TERM $$"], cwd: dir, env: {}, inheritFds: [] }),
+      ),
+    ).toMatchObject({ exitCode: null, signal: "SIGTERM" });
+  });
+
+  it("a missing program, a missing cwd and a non-executable file are spawn errors, in child_process's words", async () => {
+    const noexec = join(dir, "noexec");
+    writeFileSync(noexec, "#!/bin/sh\n");
+    chmodSync(noexec, 0o644);
+    const env = { PATH: "/usr/bin:/bin" };
+    expect(
+      await start({ command: "no-such-program-gpuplan", args: [], cwd: dir, env, inheritFds: [] }),
+    ).toEqual({
+      error: "spawn no-such-program-gpuplan ENOENT",
+    });
+    expect(await start({ command: "true", args: [], cwd: join(dir, "nope"), env, inheritFds: [] })).toEqual({
+      error: "spawn true ENOENT",
+    });
+    expect(await start({ command: noexec, args: [], cwd: dir, env, inheritFds: [] })).toEqual({
+      error: `spawn ${noexec} EACCES`,
+    });
+  });
+
+  it("many short processes at once: every one is reaped with its own status", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        start({ command: "/bin/sh", args: ["-c", `exit ${i % 5}`], cwd: dir, env: {}, inheritFds: [] }).then(
+          collect,
+        ),
+      ),
+    );
+    expect(results.map((r) => r.exitCode)).toEqual(Array.from({ length: 60 }, (_, i) => i % 5));
+    expect(new Set(results.map((r) => r.pid)).size).toBe(60);
+  });
+});
+
+describe("posix_spawn details", () => {
+  it("placeFds moves sources out of the way when one of them is a target number", () => {
+    const actions: string[] = [];
+    const record = (fds: number[]) => {
+      actions.length = 0;
+      placeFds(
+        fds,
+        (from, to) => actions.push(`dup2 ${from} ${to}`),
+        (fd) => actions.push(`close ${fd}`),
+      );
+      return [...actions];
+    };
+    expect(record([20, 21, 22, 30])).toEqual(["dup2 20 0", "dup2 21 1", "dup2 22 2", "dup2 30 3"]);
+    // fd 3 is a source and a target: direct dup2s would overwrite it before it is read.
+    expect(record([20, 21, 22, 30, 3])).toEqual([
+      "dup2 20 31",
+      "dup2 21 32",
+      "dup2 22 33",
+      "dup2 30 34",
+      "dup2 3 35",
+      "dup2 31 0",
+      "dup2 32 1",
+      "dup2 33 2",
+      "dup2 34 3",
+      "dup2 35 4",
+      "close 31",
+      "close 32",
+      "close 33",
+      "close 34",
+      "close 35",
+    ]);
+  });
+
+  it("a source fd that is already its own target number still reaches the step (dup2 onto itself would keep close-on-exec)", async () => {
+    const spawner = (await loadPosixSpawner())!;
+    const koffi = (await import("koffi")).default;
+    const dup3 = koffi.load("libc.so.6").func("int dup3(int oldfd, int newfd, int flags)") as (
+      a: number,
+      b: number,
+      c: number,
+    ) => number;
+    const slot = join(dir, "slot-low");
+    const other = join(dir, "slot-other");
+    writeFileSync(slot, "");
+    writeFileSync(other, "");
+    const slotFd = openSync(slot, "r");
+    const otherFd = openSync(other, "r");
+    const out = join(dir, "low-out");
+    const outFd = openSync(out, "w");
+    const devNull = openSync("/dev/null", "r");
+    // Picked after the opens above, which take the lowest free numbers.
+    const open = new Set(readdirSync("/proc/self/fd").map(Number));
+    const free = Array.from({ length: 60 }, (_, i) => i + 5).find((n) => !open.has(n))!;
+    // `free` as a close-on-exec copy of the slot file, placed at index `free`: a source equal to its target.
+    expect(dup3(slotFd, free, 0o2000000)).toBe(free);
+    try {
+      const fds = [devNull, outFd, outFd, ...Array.from({ length: free - 3 }, () => otherFd), free];
+      const started = await spawner.spawn({
+        file: "/bin/sh",
+        argv: ["sh", "-c", `readlink /proc/$$/fd/3 /proc/$$/fd/${free}`],
+        env: {},
+        cwd: null,
+        fds,
+      });
+      if ("error" in started) throw new Error(started.error);
+      expect(await started.exit).toEqual({ exitCode: 0, signal: null });
+      expect(readFileSync(out, "utf8").trim().split("\n")).toEqual([other, slot]);
+    } finally {
+      for (const fd of [free, slotFd, otherFd, outFd, devNull]) closeSync(fd);
+    }
+  });
+
+  it("decodes waitpid status words", () => {
+    expect(decodeStatus(0)).toEqual({ exitCode: 0, signal: null });
+    expect(decodeStatus(3 << 8)).toEqual({ exitCode: 3, signal: null });
+    expect(decodeStatus(9)).toEqual({ exitCode: null, signal: "SIGKILL" });
+    expect(decodeStatus(15 | 0x80)).toEqual({ exitCode: null, signal: "SIGTERM" }); // core dumped bit
+  });
+
+  it("resolveCommand follows execvp: slash → path from cwd, else PATH in order, empty entry = cwd", () => {
+    const root = mkdtempSync(join(tmpdir(), "gpuplan-path-"));
+    const one = join(root, "one");
+    const two = join(root, "two");
+    execFileSync("mkdir", ["-p", one, two, join(root, "dironly", "tool")]);
+    for (const d of [one, two]) {
+      writeFileSync(join(d, "tool"), "#!/bin/sh\n");
+      chmodSync(join(d, "tool"), 0o755);
+    }
+    writeFileSync(join(one, "plain"), "not executable");
+    try {
+      expect(resolveCommand("./x/y", "/base", "/usr/bin")).toBe("/base/x/y");
+      expect(resolveCommand("tool", "/", `${join(root, "dironly")}:${two}:${one}`)).toBe(join(two, "tool"));
+      expect(resolveCommand("plain", "/", `${one}:/usr/bin`)).toBeNull();
+      expect(resolveCommand("tool", one, ":/nonexistent")).toBe(join(one, "tool"));
+      expect(resolveCommand("", "/", "/usr/bin")).toBeNull();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
