@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { gfxTargetFromArchName, gfxTargetFromVersion } from "../../src/detect/gfx.js";
 import { comparePciBusId, formatBdfId, normalizePciBusId } from "../../src/detect/pci.js";
+import { childEnvironment } from "../../src/detect/spawn-child.js";
 import { formatAmdUniqueId, formatNvidiaUuid, shortUuid } from "../../src/detect/uuid.js";
 
 describe("PCI bus ids", () => {
@@ -53,5 +54,23 @@ describe("UUIDs and gfx targets", () => {
   it("keeps the target of a HIP gcnArchName", () => {
     expect(gfxTargetFromArchName("gfx90a:sramecc+:xnack-")).toBe("gfx90a");
     expect(gfxTargetFromArchName("")).toBeNull();
+  });
+});
+
+describe("the probe child's environment", () => {
+  it("drops the visibility variables, NODE_OPTIONS and NODE_EXTRA_CA_CERTS, keeps the rest", () => {
+    const parent = {
+      PATH: "/usr/bin",
+      LD_LIBRARY_PATH: "/opt/lib",
+      CUDA_VISIBLE_DEVICES: "0",
+      CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+      ROCR_VISIBLE_DEVICES: "1",
+      HIP_VISIBLE_DEVICES: "1",
+      GPU_DEVICE_ORDINAL: "0",
+      NODE_OPTIONS: "--inspect",
+      NODE_EXTRA_CA_CERTS: "/etc/ssl/certs/ca-certificates.crt",
+    };
+    expect(childEnvironment(parent)).toEqual({ PATH: "/usr/bin", LD_LIBRARY_PATH: "/opt/lib" });
+    expect(parent.NODE_OPTIONS).toBe("--inspect");
   });
 });
