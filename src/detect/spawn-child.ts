@@ -20,11 +20,12 @@ const NARROWING_VARIABLES = [
 ];
 
 /**
- * The child entry is plain JS in dist/detect/child/: next to this module once built, and two
- * levels up from the sources (tests) or from a bundle chunk in dist/bundle/.
+ * The child entry is one CommonJS file, dist/detect/probe-child.cjs (scripts/bundle-probe-child.mjs):
+ * next to this module once built, and two levels up from the sources (tests) or from a bundle
+ * chunk in dist/bundle/.
  */
 export function childEntry(): string {
-  const candidates = ["./child/main.js", "../../dist/detect/child/main.js", "../detect/child/main.js"];
+  const candidates = ["./probe-child.cjs", "../../dist/detect/probe-child.cjs", "../detect/probe-child.cjs"];
   const paths = candidates.map((c) => fileURLToPath(new URL(c, import.meta.url)));
   return paths.find((p) => existsSync(p)) ?? paths[1]!;
 }

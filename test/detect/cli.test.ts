@@ -174,7 +174,7 @@ describe.skipIf(!fakeLibsBuilt || process.platform !== "linux")(
             const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
             if (
               Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === ppid &&
-              cmd.includes("child/main.js")
+              cmd.includes("probe-child.cjs")
             ) {
               return Number(pid);
             }

@@ -1,5 +1,5 @@
 // Compiles the fake vendor libraries (fixtures/fake-libs/*.c) into fixtures/lib/build/ with the
-// system C compiler, and makes sure the probe child (dist/detect/child/main.js) is built,
+// system C compiler, and makes sure the probe child (dist/detect/probe-child.cjs) is built,
 // since the child runs as plain node even when the tests run TypeScript.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
@@ -40,11 +40,12 @@ export default function setup(): void {
       });
     }
   }
-  const child = "dist/detect/child/main.js";
+  const child = "dist/detect/probe-child.cjs";
   if (!existsSync(child) || newest("src/detect") > statSync(child).mtimeMs) {
     // tsc exits non-zero on type errors elsewhere in the tree but still emits; the child is what we need.
     spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], {
       stdio: "ignore",
     });
+    spawnSync(process.execPath, ["scripts/bundle-probe-child.mjs"], { stdio: "inherit" });
   }
 }

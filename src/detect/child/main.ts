@@ -1,5 +1,6 @@
 /**
- * Entry of the vendor probe child process (spawned by ../spawn-child.ts, never imported).
+ * Entry of the vendor probe child process (spawned by ../spawn-child.ts, never imported; run
+ * as the one-file bundle dist/detect/probe-child.cjs).
  * Vendor libraries may hang, crash or print; running them here keeps that away from gpuplan.
  * Results go to fd 3 as JSON lines, because the libraries themselves write to stdout/stderr.
  */
@@ -106,6 +107,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
-// Some vendor libraries leave threads behind that would keep the process alive.
-process.exit(0);
+// Not a top-level await: the child ships as one CommonJS file (scripts/bundle-probe-child.mjs).
+// Some vendor libraries leave threads behind that would keep the process alive, hence the exit.
+void main().then(() => process.exit(0));
