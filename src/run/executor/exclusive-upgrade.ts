@@ -1,0 +1,80 @@
+/**
+ * An exclusive step has its GPUs to itself: before it runs, every lease of its pipeline is
+ * upgraded to all slots of its GPU (the GPU's warm workers are evicted first, since they hold
+ * slots and memory there), and afterwards downgraded back to the one slot the pipeline holds.
+ */
+import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
+import type { SlotLease } from "../lock/types.js";
+import { announceWait } from "../lock-waits.js";
+import type { HostWorker } from "./host-worker.js";
+import type { HeldSlot } from "./pipeline-slots.js";
+import type { RunContext } from "./run-context.js";
+
+export class ExclusiveUpgrade {
+  private upgraded: SlotLease[] = [];
+  private claimed: string[] = [];
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly pipeline: PlannedPipeline,
+    private readonly step: PlannedStep,
+  ) {}
+
+  /** Every slot of each held GPU, one GPU after the other; what was upgraded is remembered for downgrade(). */
+  async upgrade(held: readonly HeldSlot[], worker: HostWorker): Promise<void> {
+    const { ctx, pipeline, step } = this;
+    for (const { entry, lease } of held) {
+      const waitStart = performance.now();
+      // Warm workers hold slots (and VRAM) of this GPU: the card is this step's alone.
+      ctx.slots.beginExclusive(lease.uuid);
+      this.claimed.push(lease.uuid);
+      await ctx.pool.evictGpu(lease.uuid, "replacement");
+      // Always waits (bounded by --lock-timeout): --no-wait is about starting on a busy GPU;
+      // once running, the other holders are often this run's own pipelines, which will finish.
+      await announceWait(
+        worker.whileWaiting(() =>
+          lease.upgrade({
+            wait: true,
+            ...(ctx.options.lockTimeoutMs !== undefined && { timeoutMs: ctx.options.lockTimeoutMs }),
+            signal: ctx.stopSignal,
+          }),
+        ),
+        () =>
+          ctx.emit("gpu.lock.wait", pipeline.name, step.id, entry.gpu, {
+            gpu: entry.gpu,
+            slots: entry.maxPipelines,
+            exclusive: true,
+          }),
+      );
+      this.upgraded.push(lease);
+      ctx.emit("gpu.lock.acquired", pipeline.name, step.id, entry.gpu, {
+        gpu: entry.gpu,
+        slots: [...lease.slots],
+        waitedMs: Math.round(performance.now() - waitStart),
+        exclusive: true,
+      });
+    }
+  }
+
+  /** Back to one slot per GPU; safe to call after a failed or partial upgrade, or none. */
+  downgrade(): void {
+    const { ctx, pipeline, step } = this;
+    for (const uuid of this.claimed) ctx.slots.endExclusive(uuid);
+    for (const lease of this.upgraded) {
+      const before = [...lease.slots];
+      lease.downgrade();
+      const kept = new Set(lease.slots);
+      const given = before.filter((n) => !kept.has(n));
+      // A one-slot GPU gives nothing back (and an empty list would read as "all of them").
+      if (given.length > 0) {
+        ctx.emit("gpu.lock.released", pipeline.name, step.id, lease.gpu, {
+          gpu: lease.gpu,
+          slots: given,
+          exclusive: true,
+        });
+      }
+    }
+    this.claimed = [];
+    this.upgraded = [];
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * What the executor is given and what it gives back. Kept apart from the executor's parts so that
+ * each of them can name the options without importing the orchestrator (src/run/execute-run.ts,
+ * which re-exports these types for the CLI and the tests).
+ */
+import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
+import type { EventSink } from "../events.js";
+import type { Journal } from "../journal.js";
+import type { GpuBusyError, SlotLock } from "../lock/types.js";
+import type { MemorySampler } from "../memory-snapshot.js";
+import type { RunSummary } from "../ui/view.js";
+import type { WarmWorkerInfo } from "../warm/worker-pool.js";
+
+export interface ExecuteOptions {
+  plan: GpuplanPlan;
+  /** The selected pipelines, in plan order. */
+  pipelines: readonly PlannedPipeline[];
+  run: string;
+  /** `.gpuplan/runs/<run>` (as it should appear in messages). */
+  runDir: string;
+  /** Directory step `cwd`s are relative to: the pipeline file's directory. */
+  baseDir: string;
+  lock: SlotLock;
+  emit: EventSink;
+  onOutput?: (pipeline: string, step: string, stream: "stdout" | "stderr", line: string) => void;
+  journal: Journal;
+  /** Steps finished ok in an earlier attempt of this run (`--resume`), keyed by stepKey. */
+  completed?: ReadonlySet<string>;
+  /** false: a busy GPU ends the run at once (`--no-wait`). */
+  wait: boolean;
+  lockTimeoutMs?: number;
+  /** Interrupt (SIGINT/SIGTERM): running steps get `interruptSignal()` (default SIGINT). */
+  signal?: AbortSignal;
+  interruptSignal?: () => NodeJS.Signals;
+  /** Aborting SIGKILLs running steps without the grace period (a second Ctrl-C). */
+  killNow?: AbortSignal;
+  /** SIGTERM → SIGKILL delay; default 5 s. */
+  killGraceMs?: number;
+  sampler?: MemorySampler;
+  /** The environment steps inherit (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  workers?: number;
+  /** The run's warm workers, whenever they change (`gpuplan locks` reads them from info files). */
+  onWarmWorkers?: (workers: WarmWorkerInfo[]) => void;
+}
+
+export interface ExecuteResult {
+  summary: RunSummary;
+  /** Set when `wait: false` met a busy GPU: the run stopped (exit 75). */
+  busy: GpuBusyError | null;
+}
+
+/** One failed step in the summary. */
+export type Failure = RunSummary["failures"][number];

@@ -1,0 +1,30 @@
+/**
+ * Memory at a step's start and end (`gpu.memory.snapshot`): emitted when the reading comes and
+ * never awaited by the step, so a slow probe does not slow the run; the run waits for readings
+ * still in flight before it ends.
+ */
+import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
+import { readSnapshot } from "../memory-snapshot.js";
+import { visibleGpus } from "../step-env.js";
+import type { RunContext } from "./run-context.js";
+
+export function snapshotMemory(
+  ctx: RunContext,
+  pipeline: PlannedPipeline,
+  step: PlannedStep,
+  device: string,
+  onCpu: boolean,
+  at: string,
+): void {
+  const { sampler } = ctx.options;
+  if (!sampler) return;
+  const uuids =
+    device === "cpu"
+      ? []
+      : visibleGpus({ run: ctx.run, pipeline, step, registry: ctx.plan.registry, onCpu }).map((g) => g.uuid);
+  ctx.track(
+    readSnapshot(sampler, device, uuids).then((gpus) => {
+      if (gpus) ctx.emit("gpu.memory.snapshot", pipeline.name, step.id, device, { at, gpus });
+    }),
+  );
+}

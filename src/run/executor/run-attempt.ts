@@ -1,0 +1,127 @@
+/**
+ * One attempt of one step: its environment and log file, a process of its own or a task for a
+ * warm worker, then how it ended — classified, journaled (before it is reported, so a resume
+ * never redoes a step reported ok), emitted, and counted when no retry follows.
+ */
+import { join, resolve } from "node:path";
+import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
+import { willRetry } from "../attempts.js";
+import { classifyEnding } from "../classify-failure.js";
+import type { StepStatus } from "../events.js";
+import type { SlotLease } from "../lock/types.js";
+import { safeName } from "../run-id.js";
+import { runStepProcess, type StepProcessOptions } from "../run-step.js";
+import { buildStepEnvironment, visibleGpus } from "../step-env.js";
+import { runWorkerTask } from "../warm/worker-step.js";
+import { snapshotMemory } from "./memory-snapshots.js";
+import type { RunContext } from "./run-context.js";
+
+const FAILURE_TAIL_LINES = 10;
+
+export interface Attempt {
+  pipeline: PlannedPipeline;
+  step: PlannedStep;
+  /** The number in log names and events (a load-timeout retry makes it run ahead of `planned`). */
+  attempt: number;
+  /** Which of the step's planned attempts this is (on_oom counts these). */
+  planned: number;
+  onCpu: boolean;
+  leases: readonly SlotLease[];
+  /** A load timeout now gets one more try: it is not a failure yet. */
+  loadRetry: boolean;
+}
+
+export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatus> {
+  const { options, run, plan } = ctx;
+  const { pipeline, step, attempt, onCpu, leases } = a;
+  const device = onCpu ? "cpu" : step.device;
+  // Created with the log file, at the step's first output (run-step.ts).
+  const logDir = join(options.runDir, "logs", safeName(pipeline.name));
+  const logPath = join(logDir, `${safeName(step.id)}${attempt > 1 ? `.attempt${attempt}` : ""}.log`);
+  const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, ctx.baseEnv);
+  ctx.emit("gpu.step.start", pipeline.name, step.id, device, { attempt, logPath });
+  snapshotMemory(ctx, pipeline, step, device, onCpu, "step.start");
+  const cwd = resolve(options.baseDir, step.cwd ?? ".");
+  const onLine = (stream: "stdout" | "stderr", line: string) =>
+    options.onOutput?.(pipeline.name, step.id, stream, line);
+  const { result, verdict } = step.worker
+    ? await runWorkerTask(ctx.pool, {
+        worker: step.worker,
+        pipeline,
+        step,
+        attempt,
+        device,
+        gpus: visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu }),
+        leases: onCpu ? [] : leases,
+        env,
+        cwd,
+        logPath,
+        signal: ctx.stopSignal,
+        onLine,
+      })
+    : await runPlainStep(step, device, {
+        argv: step.argv,
+        shell: step.shell,
+        cwd,
+        env,
+        logPath,
+        inheritFds: leases.flatMap((l) => [...l.fds]),
+        timeoutMs: step.timeoutMs,
+        killGraceMs: ctx.killGraceMs,
+        signal: ctx.stopSignal,
+        ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
+        ...(options.killNow && { killNow: options.killNow }),
+        onLine,
+      });
+  snapshotMemory(ctx, pipeline, step, device, onCpu, verdict.status === "oom" ? "oom" : "step.end");
+  if (verdict.status === "timeout") {
+    ctx.emit("gpu.step.timeout", pipeline.name, step.id, device, { timeoutMs: step.timeoutMs, attempt });
+  }
+  if (verdict.status === "oom") {
+    ctx.emit("gpu.step.oom", pipeline.name, step.id, device, { framework: verdict.framework, attempt });
+  }
+  // Flushed before the step is reported done: a resume never redoes a step reported ok.
+  await ctx.journalStep(
+    pipeline.name,
+    step,
+    verdict.status,
+    attempt,
+    device,
+    result.exitCode,
+    result.durationMs,
+  );
+  ctx.emit("gpu.step.end", pipeline.name, step.id, device, {
+    status: verdict.status,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    durationMs: result.durationMs,
+    attempt,
+    logPath,
+    ...(verdict.framework && { framework: verdict.framework }),
+  });
+  if (verdict.status === "ok") ctx.counts.ok++;
+  else if (
+    verdict.status !== "interrupted" &&
+    !willRetry(step, a.planned, verdict.status) &&
+    !(verdict.status === "load-timeout" && a.loadRetry)
+  ) {
+    ctx.recordFailure({
+      pipeline: pipeline.name,
+      step: step.id,
+      device,
+      status: verdict.status,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      stderrTail: result.stderrTail.slice(-FAILURE_TAIL_LINES),
+      logPath,
+      hint: verdict.hint,
+    });
+  }
+  return verdict.status;
+}
+
+/** A plain step: its own process, classified by how it ended. */
+async function runPlainStep(step: PlannedStep, device: string, process: StepProcessOptions) {
+  const result = await runStepProcess(process);
+  return { result, verdict: classifyEnding(result, step.timeoutMs, device) };
+}

@@ -1,0 +1,87 @@
+/**
+ * One step of a running pipeline, to its final status: the exclusive upgrade when it asks for
+ * its GPUs alone, then attempts until one settles it — OOM retries (the last ones on the CPU
+ * when the step allows) and one more try for a warm worker that did not load in time.
+ */
+import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
+import { isGpuStep, planAttempts, runsOnCpu, willRetry } from "../attempts.js";
+import type { StepStatus } from "../events.js";
+import { GpuBusyError, LockTimeoutError, type SlotLease } from "../lock/types.js";
+import { describeHolders } from "../lock-waits.js";
+import { ExclusiveUpgrade } from "./exclusive-upgrade.js";
+import type { HostWorker } from "./host-worker.js";
+import type { HeldSlot, HolderFor } from "./pipeline-slots.js";
+import { runAttempt } from "./run-attempt.js";
+import type { RunContext } from "./run-context.js";
+
+/** A step with what its pipeline holds while it runs. */
+export interface PipelineStep {
+  pipeline: PlannedPipeline;
+  step: PlannedStep;
+  held: readonly HeldSlot[];
+  holder: HolderFor;
+  worker: HostWorker;
+}
+
+export async function runStepWithRetries(ctx: RunContext, s: PipelineStep): Promise<StepStatus> {
+  const { pipeline, step, held } = s;
+  for (const { lease } of held) lease.setHolder(s.holder(step.id));
+  const exclusive = new ExclusiveUpgrade(ctx, pipeline, step);
+  try {
+    if (step.exclusive && isGpuStep(step)) await exclusive.upgrade(held, s.worker);
+    return await runAttempts(
+      ctx,
+      pipeline,
+      step,
+      held.map(({ lease }) => lease),
+    );
+  } catch (e) {
+    if (e instanceof LockTimeoutError) {
+      const hint = `the exclusive step waited ${e.waitedMs} ms for every slot of ${e.gpu}${describeHolders(e.holders)}`;
+      ctx.recordLockTimeout(pipeline.name, step.id, step.device, hint);
+      return "error";
+    }
+    if (ctx.stopSignal.aborted && !(e instanceof GpuBusyError)) return "interrupted";
+    throw e;
+  } finally {
+    exclusive.downgrade();
+  }
+}
+
+async function runAttempts(
+  ctx: RunContext,
+  pipeline: PlannedPipeline,
+  step: PlannedStep,
+  leases: readonly SlotLease[],
+): Promise<StepStatus> {
+  const { total } = planAttempts(step);
+  // A worker that does not load in time gets one more try (like sparkle_motion's
+  // ModelLoadTimeoutError); it does not use up an on_oom attempt, so log numbers run ahead.
+  let loadRetry = step.worker !== null;
+  let extra = 0;
+  for (let planned = 1; planned <= total; planned++) {
+    const attempt = planned + extra;
+    const onCpu = runsOnCpu(step, planned);
+    const status = await runAttempt(ctx, { pipeline, step, attempt, planned, onCpu, leases, loadRetry });
+    if (status === "load-timeout" && loadRetry && !ctx.stopSignal.aborted) {
+      loadRetry = false;
+      extra++;
+      planned--;
+      ctx.emit("gpu.step.retry", pipeline.name, step.id, onCpu ? "cpu" : step.device, {
+        attempt: attempt + 1,
+        of: total + extra,
+        reason: "load-timeout",
+      });
+      continue;
+    }
+    if (!willRetry(step, planned, status) || ctx.stopSignal.aborted) return status;
+    const nextOnCpu = runsOnCpu(step, planned + 1);
+    ctx.emit("gpu.step.retry", pipeline.name, step.id, nextOnCpu ? "cpu" : step.device, {
+      attempt: attempt + 1,
+      of: total + extra,
+      reason: "oom",
+      ...(nextOnCpu && { nextDevice: "cpu" }),
+    });
+  }
+  return "error";
+}
