@@ -1,0 +1,120 @@
+/**
+ * A prepared run, carried out for the CLI: its directory and journal, its events files, the slot
+ * lock, the view, the interrupt signals, and the executor in the middle of them — everything set
+ * up before the first step and let go of after the last, whatever happens in between.
+ * Heavy modules (koffi's lock, ink's view, the executor) are imported only here, when needed.
+ */
+import type { DetectInventory } from "../inventory/types.js";
+import type { PlannedPipeline } from "../schema-types/plan.js";
+import { openEventFiles } from "./event-files.js";
+import type { ExecuteResult } from "./executor/execute-options.js";
+import { listenForInterrupts } from "./interrupt-signals.js";
+import { createRunDir, openJournal } from "./journal.js";
+import type { SlotLock } from "./lock/types.js";
+import type { PreparedRun } from "./prepare-run.js";
+import type { RunSummary, UiMode } from "./ui/view.js";
+
+export interface ExecutePreparedOptions {
+  /** The plan or pipeline file as given (the journal's header records it). */
+  input: string;
+  /** `--events FILE`: a copy of the events, appended. */
+  eventsFile?: string;
+  wait: boolean;
+  lockTimeoutMs?: number;
+  ui: UiMode;
+  /** Where the view writes, and whether it may use colour. */
+  terminal: { out: NodeJS.WriteStream; err: NodeJS.WriteStream; color: boolean };
+  /** SIGTERM → SIGKILL delay for interrupted steps. */
+  killGraceMs: number;
+  /** Live detection, for GPU memory readings. */
+  detect: DetectInventory;
+}
+
+export async function executePreparedRun(
+  prepared: PreparedRun,
+  options: ExecutePreparedOptions,
+): Promise<ExecuteResult> {
+  const { plan, pipelines, runId, runDir, baseDir } = prepared;
+  if (!prepared.resumed) await createRunDir(runDir, plan);
+  const journal = await openJournal(runDir);
+  if (!prepared.resumed) {
+    await journal.append({
+      type: "run",
+      run: runId,
+      startedAt: new Date().toISOString(),
+      input: options.input,
+      baseDir,
+      pipelines: pipelines.map((p) => p.name),
+    });
+  }
+  const events = openEventFiles(runDir, options.eventsFile);
+  const needsLock = needsGpuLock(pipelines);
+  const lock = await openLock(needsLock);
+  const { createView, resolveUiMode } = await import("./ui/index.js");
+  const { out, err, color } = options.terminal;
+  const view = await createView(resolveUiMode(options.ui, Boolean(err.isTTY)), {
+    plan,
+    pipelines: pipelines.map((p) => p.name),
+    out,
+    err,
+    color,
+  });
+  const signals = listenForInterrupts();
+  const { executeRun } = await import("./execute-run.js");
+  const { createMemorySampler } = await import("./memory-snapshot.js");
+  const { writeWarmInfo } = await import("./warm/worker-info.js");
+  try {
+    const started = performance.now();
+    const result = await executeRun({
+      plan,
+      pipelines,
+      run: runId,
+      runDir,
+      baseDir,
+      lock,
+      journal,
+      completed: prepared.completed,
+      wait: options.wait,
+      ...(options.lockTimeoutMs !== undefined && { lockTimeoutMs: options.lockTimeoutMs }),
+      signal: signals.interrupt,
+      interruptSignal: signals.received,
+      killNow: signals.killNow,
+      killGraceMs: options.killGraceMs,
+      sampler: createMemorySampler(needsLock ? options.detect : null),
+      emit: (event) => {
+        events.write(event);
+        view.onEvent(event);
+      },
+      onOutput: (pipeline, step, stream, line) => view.onOutput(pipeline, step, stream, line),
+      // Beside the slot files, for `gpuplan locks` (the in-memory lock of a CPU run has no directory).
+      ...(needsLock && { onWarmWorkers: (workers) => writeWarmInfo(lock.dir, runId, workers) }),
+    }).catch(async (e: unknown) => {
+      // Our bug: let go of the terminal (the live view) before the stack is printed.
+      const durationMs = Math.round(performance.now() - started);
+      await view.close(emptySummary(runId, runDir, durationMs)).catch(() => undefined);
+      throw e;
+    });
+    await view.close(result.summary);
+    return result;
+  } finally {
+    signals.dispose();
+    events.close();
+    await journal.close();
+  }
+}
+
+/** A pipeline that uses a GPU needs the cross-process lock; a CPU-only run does not. */
+function needsGpuLock(pipelines: readonly PlannedPipeline[]): boolean {
+  return pipelines.some((p) => p.gpus.length > 0 || p.steps.some((s) => s.uuid !== null));
+}
+
+/** CPU-only runs never load koffi: nothing to lock across processes, an in-memory lock will do. */
+async function openLock(needsLock: boolean): Promise<SlotLock> {
+  return needsLock
+    ? (await import("./open-slot-lock.js")).openSlotLock()
+    : (await import("./memory-slot-lock.js")).createMemorySlotLock();
+}
+
+function emptySummary(run: string, runDir: string, durationMs: number): RunSummary {
+  return { run, runDir, ok: 0, failed: 0, skipped: 0, interrupted: false, durationMs, failures: [] };
+}
