@@ -5,6 +5,7 @@
 
 import { createPaint, type Paint } from "../../format/paint.js";
 import type { RunEvent } from "../events.js";
+import { createLineBatcher } from "../line-batcher.js";
 import { readNumber, readSlotCount, readSlotNumbers, readStatus, readString } from "./event-fields.js";
 import { describeEnding, formatDuration, prefix } from "./format.js";
 import { formatSummary } from "./summary.js";
@@ -18,9 +19,10 @@ export function createPlainView(options: ViewOptions): RunView {
   for (const pipeline of options.plan.pipelines) {
     for (const step of pipeline.steps) devices.set(`${pipeline.name}/${step.id}`, step.device);
   }
-  const write = (line: string): void => {
-    options.err.write(`${line}\n`);
-  };
+  // One write per turn of the event loop: a burst of short steps makes many lines at once, and a
+  // write each was a measurable share of their cost (bench:run).
+  const lines = createLineBatcher((text) => options.err.write(text));
+  const write = (line: string): void => lines.push(`${line}\n`);
   return {
     onEvent(event) {
       if (event.pipeline && event.step && event.device)
@@ -33,6 +35,7 @@ export function createPlainView(options: ViewOptions): RunView {
       write(`${paint.dim(prefix(pipeline, step, device))} ${line}`);
     },
     async close(summary: RunSummary) {
+      lines.flush();
       await writeOut(options.err, formatSummary(summary, paint));
     },
   };
