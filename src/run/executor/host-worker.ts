@@ -33,7 +33,9 @@ export class HostWorker {
     }
   }
 
+  /** Idempotent: the pipeline gives it back when its last process ends, and again when it ends. */
   giveBack(): void {
     this.release?.();
+    this.release = undefined;
   }
 }

@@ -29,6 +29,8 @@ export interface Attempt {
   leases: readonly SlotLease[];
   /** A load timeout now gets one more try: it is not a failure yet. */
   loadRetry: boolean;
+  /** Called as soon as the process has ended with a status no retry will follow (before the journal flush). */
+  onSettled?: (status: StepStatus) => void;
 }
 
 export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatus> {
@@ -74,6 +76,11 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
         onLine,
       });
   snapshotMemory(ctx, pipeline, step, device, onCpu, verdict.status === "oom" ? "oom" : "step.end");
+  // The same test runAttempts makes after this returns (the stop can only come on, never go).
+  const retries =
+    !ctx.stopSignal.aborted &&
+    ((verdict.status === "load-timeout" && a.loadRetry) || willRetry(step, a.planned, verdict.status));
+  if (!retries) a.onSettled?.(verdict.status);
   if (verdict.status === "timeout") {
     ctx.emit("gpu.step.timeout", pipeline.name, step.id, device, { timeoutMs: step.timeoutMs, attempt });
   }

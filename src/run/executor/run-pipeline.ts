@@ -39,7 +39,8 @@ export async function runPipeline(ctx: RunContext, pipeline: PlannedPipeline): P
     for (let i = 0; i < todo.length; i++) {
       const step = todo[i]!;
       if (ctx.stopSignal.aborted) return;
-      const status = await runStepWithRetries(ctx, { pipeline, step, held, holder, worker });
+      const last = i === todo.length - 1;
+      const status = await runStepWithRetries(ctx, { pipeline, step, held, holder, worker, last });
       if (status === "interrupted") return;
       if (status !== "ok") {
         for (const later of todo.slice(i + 1)) {

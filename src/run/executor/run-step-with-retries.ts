@@ -21,6 +21,8 @@ export interface PipelineStep {
   held: readonly HeldSlot[];
   holder: HolderFor;
   worker: HostWorker;
+  /** No step of the pipeline comes after this one. */
+  last: boolean;
 }
 
 export async function runStepWithRetries(ctx: RunContext, s: PipelineStep): Promise<StepStatus> {
@@ -29,11 +31,19 @@ export async function runStepWithRetries(ctx: RunContext, s: PipelineStep): Prom
   const exclusive = new ExclusiveUpgrade(ctx, pipeline, step);
   try {
     if (step.exclusive && isGpuStep(step)) await exclusive.upgrade(held, s.worker);
+    // Once the pipeline's last process has ended, its host worker goes to the next pipeline at
+    // once, before this step's journal entry reaches the disk (that flush still comes before the
+    // step is reported done): with short steps the flush would otherwise idle every lane.
+    const lastProcessEnded = () => {
+      s.worker.giveBack();
+    };
     return await runAttempts(
       ctx,
       pipeline,
       step,
       held.map(({ lease }) => lease),
+      (status) => status !== "ok" || s.last,
+      lastProcessEnded,
     );
   } catch (e) {
     if (e instanceof LockTimeoutError) {
@@ -53,6 +63,8 @@ async function runAttempts(
   pipeline: PlannedPipeline,
   step: PlannedStep,
   leases: readonly SlotLease[],
+  endsPipeline: (status: StepStatus) => boolean,
+  lastProcessEnded: () => void,
 ): Promise<StepStatus> {
   const { total } = planAttempts(step);
   // A worker that does not load in time gets one more try (like sparkle_motion's
@@ -62,7 +74,18 @@ async function runAttempts(
   for (let planned = 1; planned <= total; planned++) {
     const attempt = planned + extra;
     const onCpu = runsOnCpu(step, planned);
-    const status = await runAttempt(ctx, { pipeline, step, attempt, planned, onCpu, leases, loadRetry });
+    const status = await runAttempt(ctx, {
+      pipeline,
+      step,
+      attempt,
+      planned,
+      onCpu,
+      leases,
+      loadRetry,
+      onSettled: (settled) => {
+        if (endsPipeline(settled)) lastProcessEnded();
+      },
+    });
     if (status === "load-timeout" && loadRetry && !ctx.stopSignal.aborted) {
       loadRetry = false;
       extra++;
