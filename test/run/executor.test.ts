@@ -73,6 +73,53 @@ pipelines:
     expect(maxConcurrent(records(h.dir))).toBe(2);
   });
 
+  it("a pipeline's worker goes to the next pipeline when its last process ends, before its journal flush; steps of one pipeline still wait for it", async () => {
+    const plan = planFrom(`
+version: 1
+name: flush
+registry: { workers: 1 }
+pipelines:
+  - name: one
+    steps:
+      - { id: a, run: ["true"], memory: numpy }
+      - { id: b, run: ["true"], memory: numpy, needs: [a] }
+  - name: two
+    steps:
+      - { id: c, run: ["true"], memory: numpy }
+`);
+    // A slow disk: every step entry takes 300 ms to be flushed.
+    const events: string[] = [];
+    const slowJournal = {
+      async append(entry: { type: string; pipeline?: string; step?: string }) {
+        if (entry.type !== "step") return;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        events.push(`flushed ${entry.pipeline}/${entry.step}`);
+      },
+      async close() {},
+    };
+    h = await execute(plan, {
+      journal: slowJournal,
+      emit: (e) => {
+        if (e.event === "gpu.step.start" || e.event === "gpu.step.end")
+          events.push(`${e.event} ${e.pipeline}/${e.step}`);
+      },
+    });
+    expect(h.summary.ok).toBe(3);
+    // b waits for a's flush and report; two's c starts while b's entry is still being flushed;
+    // every step is reported only after its own flush.
+    expect(events).toEqual([
+      "gpu.step.start one/a",
+      "flushed one/a",
+      "gpu.step.end one/a",
+      "gpu.step.start one/b",
+      "gpu.step.start two/c",
+      "flushed one/b",
+      "gpu.step.end one/b",
+      "flushed two/c",
+      "gpu.step.end two/c",
+    ]);
+  });
+
   it("a GPU pipeline holds one slot of its GPU for its whole duration; never more holders than slots", async () => {
     const plan = planFrom(`
 version: 1
