@@ -5,13 +5,11 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { compilePlan } from "../compile/compile.js";
 import type { DetectInventory, Inventory } from "../inventory/types.js";
-import { checkPipelineText } from "../pipeline/load-pipeline.js";
 import { error, hasErrors, type Problem } from "../problems/problem.js";
-import { schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
-import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
+import { readSourceText, type SourceFile } from "../source/read-source-text.js";
+import type { ParsedSource } from "../source/source-file.js";
 
 export interface RunInput {
   kind: "plan" | "pipeline";
@@ -32,12 +30,17 @@ export async function loadRunInput(
   cwd = process.cwd(),
 ): Promise<RunInput> {
   const text = await readSourceText(file, "plan");
-  const parsed = parseFast(file, text);
+  const parsed = await parseFast(file, text);
   const data = parsed.data;
   const isPlan =
     file.endsWith(".json") ||
     (typeof data === "object" && data !== null && (data as { schema?: unknown }).schema === "gpuplan/plan@1");
   if (!isPlan) {
+    // A pipeline file: the compiler (and the YAML parser) is loaded only for this case.
+    const [{ checkPipelineText }, { compilePlan }] = await Promise.all([
+      import("../pipeline/load-pipeline.js"),
+      import("../compile/compile.js"),
+    ]);
     const loaded = checkPipelineText(file, text);
     const inventory = await detect();
     const result = compilePlan(loaded, { inventory, label: "detect", problems: [] });
@@ -57,6 +60,7 @@ export async function loadRunInput(
   // Loaded here: only runs of a plan file need the plan validator.
   const { default: validatePlan } = await import("../generated/plan-validator.js");
   if (!validatePlan(data)) {
+    const { schemaProblems } = await import("../problems/schema-errors.js");
     return {
       ...base,
       plan: undefined,
@@ -97,7 +101,7 @@ export function pipelineDir(source: string, planFile: string, cwd: string): stri
 }
 
 /** JSON.parse first (a plan is JSON, and the YAML parser is ~10× slower on a big one); YAML for located errors. */
-function parseFast(file: string, text: string): ReturnType<typeof parseSource> {
+async function parseFast(file: string, text: string): Promise<ParsedSource> {
   if (file.endsWith(".json")) {
     try {
       return { source: { file, text }, data: JSON.parse(text) as unknown, problems: [] };
@@ -105,5 +109,5 @@ function parseFast(file: string, text: string): ReturnType<typeof parseSource> {
       // Fall through: the YAML parser says where the syntax error is.
     }
   }
-  return parseSource(file, text);
+  return (await import("../source/source-file.js")).parseSource(file, text);
 }

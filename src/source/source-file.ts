@@ -4,39 +4,17 @@
  * only when a problem has to be located (see locate.ts), so a clean compile of a large file
  * never pays for it.
  */
-import { readFile } from "node:fs/promises";
 import { CORE_SCHEMA, load, YAMLException } from "js-yaml";
-import { UsageError } from "../problems/errors.js";
 import { error, type Problem } from "../problems/problem.js";
+import type { SourceFile } from "./read-source-text.js";
 
-export interface SourceFile {
-  /** The path as the user gave it. */
-  file: string;
-  text: string;
-}
+export type { SourceFile } from "./read-source-text.js";
+export { readSourceText } from "./read-source-text.js";
 
 export interface ParsedSource {
   source: SourceFile;
   data: unknown;
   problems: Problem[];
-}
-
-/** Read a file for the user; a missing or unreadable file is a usage error (exit 2). */
-export async function readSourceText(file: string, what: string): Promise<string> {
-  try {
-    return await readFile(file, "utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const reason =
-      code === "ENOENT"
-        ? "no such file"
-        : code === "EISDIR"
-          ? "it is a directory"
-          : code === "EACCES"
-            ? "permission denied"
-            : String(code ?? e);
-    throw new UsageError(`cannot read ${what} ${file}: ${reason}`, "unreadable-file");
-  }
 }
 
 /** Parse YAML/JSON text (YAML 1.2 core schema: no dates, no custom tags), collecting syntax problems. */

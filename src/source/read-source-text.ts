@@ -1,0 +1,30 @@
+/**
+ * Reading a file the user named, apart from parsing it (source-file.ts loads js-yaml): `gpuplan
+ * run plan.json` reads its plan with JSON.parse and never loads the YAML parser.
+ */
+import { readFile } from "node:fs/promises";
+import { UsageError } from "../problems/errors.js";
+
+export interface SourceFile {
+  /** The path as the user gave it. */
+  file: string;
+  text: string;
+}
+
+/** Read a file for the user; a missing or unreadable file is a usage error (exit 2). */
+export async function readSourceText(file: string, what: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const reason =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "it is a directory"
+          : code === "EACCES"
+            ? "permission denied"
+            : String(code ?? e);
+    throw new UsageError(`cannot read ${what} ${file}: ${reason}`, "unreadable-file");
+  }
+}
