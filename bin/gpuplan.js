@@ -1,2 +1,5 @@
 #!/usr/bin/env node
-import "../dist/bundle/main.js";
+// `gpuplan detect` waits on its probe child: start it before the CLI loads (src/detect/prestart.ts).
+if (process.argv[2] === "detect")
+  (await import("../dist/detect/prestart.mjs")).prestartProbes(process.argv.slice(2));
+await import("../dist/bundle/main.js");

@@ -7,7 +7,7 @@ import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { bundleProbeChild } from "./bundle-probe-child.mjs";
+import { bundleDetectEntries } from "./bundle-detect.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist/bundle");
@@ -32,4 +32,4 @@ await build({
     js: "import { createRequire as __gpuplanCreateRequire } from 'node:module'; const require = __gpuplanCreateRequire(import.meta.url);",
   },
 });
-await bundleProbeChild();
+await bundleDetectEntries();

@@ -9,19 +9,16 @@ import type { DetectOptions, GpuInfo, Inventory, ProbeReport } from "../inventor
 import { INVENTORY_SCHEMA } from "../inventory/types.js";
 import { VERSION } from "../version.js";
 import { probeCpu } from "./cpu.js";
-import { findLibraries } from "./libraries.js";
 import { mergeAmd, mergeNvidia } from "./merge.js";
-import type { ProbeResult, RawGpu, VendorProbeName } from "./probe-types.js";
+import { planVendorProbes, VENDOR_PROBES, type VendorProbePlan } from "./probe-plan.js";
+import type { ProbeResult, RawGpu } from "./probe-types.js";
 import { type Roots, rootsFrom } from "./roots.js";
-import { type ProbeTask, runVendorProbes } from "./run-child.js";
-import { fillNumaNodes, hasNvidiaPciDevice, isAmdDriverLoaded, probeAmdSysfs } from "./sysfs.js";
+import { runVendorProbes } from "./run-child.js";
+import { fillNumaNodes, hasNvidiaPciDevice, probeAmdSysfs } from "./sysfs.js";
 import { applyVisibility } from "./visibility.js";
 
+export { SLOW_INIT_MS } from "./probe-plan.js";
 export const DEFAULT_TIMEOUT_MS = 10_000;
-/** nvmlInit slower than this earns the persistence-mode hint. */
-export const SLOW_INIT_MS = 1_000;
-
-const VENDOR_PROBES: VendorProbeName[] = ["nvml", "cuda", "rocm-smi", "amd-smi", "hip"];
 
 /** Detection plus what the human output needs beyond the inventory. */
 export interface Detection {
@@ -39,20 +36,11 @@ export async function detectInventory(options: DetectOptions = {}): Promise<Inve
 export async function detect(options: DetectOptions = {}): Promise<Detection> {
   const env = options.env ?? process.env;
   const roots = rootsFrom(env);
-  const libraries = findLibraries(env);
-  const tasks: ProbeTask[] = [];
-  for (const name of VENDOR_PROBES) {
-    const lookup = libraries[name];
-    if (lookup.found) tasks.push({ name, library: lookup.path });
-  }
-  // Start the child first: its start-up overlaps with the CPU and sysfs reads below.
+  const { libraries, tasks, child } = planVendorProbes(env);
+  // Start the child first (unless bin/gpuplan.js already has): its start-up overlaps with the
+  // CPU and sysfs reads below.
   const vendor = tasks.length
-    ? runVendorProbes(tasks, {
-        timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        env,
-        slowInitMs: SLOW_INIT_MS,
-        amdDriverLoaded: isAmdDriverLoaded(roots),
-      })
+    ? runVendorProbes(tasks, { ...child, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS })
     : Promise.resolve([] as ProbeResult[]);
   const cpu = probeCpu(roots);
   const results = new Map((await vendor).map((r) => [r.name, r]));
@@ -107,7 +95,7 @@ function explainMissingNvidiaDriver(nvml: ProbeResult | undefined, roots: Roots)
 /** One report per vendor probe, in a fixed order: its result, or why its library was not found. */
 function vendorReports(
   results: Map<string, ProbeResult>,
-  libraries: ReturnType<typeof findLibraries>,
+  libraries: VendorProbePlan["libraries"],
 ): ProbeReport[] {
   const reports: ProbeReport[] = [];
   for (const name of VENDOR_PROBES) {

@@ -7,31 +7,39 @@
  */
 
 import { nowMs } from "./clock.js";
+import { claimPrestarted } from "./prestarted.js";
 import { PROBE_HINTS } from "./probe-hints.js";
 import type { ProbeResult, VendorProbeName } from "./probe-types.js";
-import { runChild } from "./spawn-child.js";
+import { type ChildOptions, childKey, type ProbeTask, type StartedChild, startChild } from "./spawn-child.js";
 
-export interface ProbeTask {
-  name: VendorProbeName;
-  library: string;
-}
+export type { ProbeTask } from "./spawn-child.js";
 
-export interface RunProbesOptions {
+export interface RunProbesOptions extends ChildOptions {
   timeoutMs: number;
-  env: NodeJS.ProcessEnv;
-  slowInitMs: number;
-  amdDriverLoaded: boolean;
 }
 
 const NVIDIA: ReadonlySet<VendorProbeName> = new Set(["nvml", "cuda"]);
 
+/** The tasks split into one group per child: NVIDIA's, then everyone else's. */
+export function groupTasks(tasks: ProbeTask[]): ProbeTask[][] {
+  return [tasks.filter((t) => NVIDIA.has(t.name)), tasks.filter((t) => !NVIDIA.has(t.name))].filter(
+    (g) => g.length,
+  );
+}
+
 /** Run every task; always resolves with one result per task, in task order. */
 export async function runVendorProbes(tasks: ProbeTask[], options: RunProbesOptions): Promise<ProbeResult[]> {
   const deadline = nowMs() + options.timeoutMs;
-  const groups = [tasks.filter((t) => NVIDIA.has(t.name)), tasks.filter((t) => !NVIDIA.has(t.name))];
-  const results = (
-    await Promise.all(groups.filter((g) => g.length).map((g) => runGroup(g, deadline, options)))
-  ).flat();
+  // Children bin/gpuplan.js started for this very request (prestart.ts); any other is killed.
+  const prestarted = claimPrestarted();
+  const runs = groupTasks(tasks).map((g) => {
+    const key = childKey(g, options);
+    const child = prestarted.get(key);
+    prestarted.delete(key);
+    return runGroup(g, deadline, options, child);
+  });
+  for (const child of prestarted.values()) child.kill();
+  const results = (await Promise.all(runs)).flat();
   return tasks.map((t) => results.find((r) => r.name === t.name)!);
 }
 
@@ -39,11 +47,17 @@ async function runGroup(
   tasks: ProbeTask[],
   deadline: number,
   options: RunProbesOptions,
+  prestarted: StartedChild | undefined,
 ): Promise<ProbeResult[]> {
   const results: ProbeResult[] = [];
   let remaining = tasks;
+  let next = prestarted;
   while (remaining.length) {
-    const run = await runChild(remaining, deadline, options);
+    const child = next ?? startChild(remaining, options);
+    next = undefined;
+    child.setRef(true);
+    child.limit(deadline);
+    const run = await child.run;
     results.push(...run.results);
     const answered = new Set(run.results.map((r) => r.name));
     const current = run.current;

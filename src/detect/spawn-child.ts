@@ -8,7 +8,18 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { nowMs } from "./clock.js";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "./probe-types.js";
-import type { ProbeTask, RunProbesOptions } from "./run-child.js";
+
+export interface ProbeTask {
+  name: VendorProbeName;
+  library: string;
+}
+
+/** What a child is started with (the deadline comes later, see StartedChild.limit). */
+export interface ChildOptions {
+  env: NodeJS.ProcessEnv;
+  slowInitMs: number;
+  amdDriverLoaded: boolean;
+}
 
 /** Variables that narrow what the libraries enumerate: the child must see every device. */
 const NARROWING_VARIABLES = [
@@ -20,7 +31,7 @@ const NARROWING_VARIABLES = [
 ];
 
 /**
- * The child entry is one CommonJS file, dist/detect/probe-child.cjs (scripts/bundle-probe-child.mjs):
+ * The child entry is one CommonJS file, dist/detect/probe-child.cjs (scripts/bundle-detect.mjs):
  * next to this module once built, and two levels up from the sources (tests) or from a bundle
  * chunk in dist/bundle/.
  */
@@ -42,6 +53,11 @@ export function childEnvironment(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return env;
 }
 
+/** Identifies what a child was asked, environment included: a pre-started child is used only for the same. */
+export function childKey(tasks: ProbeTask[], options: ChildOptions): string {
+  return JSON.stringify([tasks, options.slowInitMs, options.amdDriverLoaded, childEnvironment(options.env)]);
+}
+
 export interface ChildRun {
   results: ProbeResult[];
   /** The probe that had started but not answered when the child ended. */
@@ -49,84 +65,121 @@ export interface ChildRun {
   end: { kind: "done" } | { kind: "timeout" } | { kind: "crash"; detail: string };
 }
 
-/** Run one child for `tasks` until it has answered them all, crashed, or reached `deadline`. */
-export function runChild(tasks: ProbeTask[], deadline: number, options: RunProbesOptions): Promise<ChildRun> {
-  const env = childEnvironment(options.env);
+/** A running child. Its messages are read from the start; nothing kills it before `limit`. */
+export interface StartedChild {
+  key: string;
+  pid: number | undefined;
+  /** Settles once the child has answered every task, crashed, or been killed at the deadline. */
+  run: Promise<ChildRun>;
+  /** SIGKILL the child at `deadline` (the nowMs clock) unless it has settled by then. */
+  limit(deadline: number): void;
+  /** Whether the child keeps gpuplan's event loop alive; a settled child never does. */
+  setRef(ref: boolean): void;
+  kill(): void;
+}
+
+/** Start one child for `tasks`. */
+export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedChild {
   const request: ChildRequest = {
     probes: tasks,
     slowInitMs: options.slowInitMs,
     amdDriverLoaded: options.amdDriverLoaded,
     parentPid: process.pid,
   };
-  const run: ChildRun = { results: [], current: null, end: { kind: "done" } };
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [childEntry(), JSON.stringify(request)], {
-      env,
-      stdio: ["ignore", "ignore", "pipe", "pipe"],
-      windowsHide: true,
-    });
-    let stderrTail = "";
-    let buffered = "";
-    let timedOut = false;
-    let settled = false;
-    const onMessage = (message: ChildMessage) => {
-      if (message.type === "start") run.current = { probe: message.probe, call: null, startedAt: nowMs() };
-      else if (message.type === "call" && run.current) run.current.call = message.call;
-      else if (message.type === "result") {
-        run.results.push(message.result);
-        run.current = null;
-      } else if (message.type === "done") {
-        // Every answer is in: do not wait for the child's exit (node's teardown, threads a
-        // library left behind). It ends on its own, or with us (PR_SET_PDEATHSIG).
-        finish(0, null);
-        child.unref();
-        for (const stream of [child.stdio[2], child.stdio[3]])
-          (stream as { unref?: () => void } | null)?.unref?.();
-      }
-    };
-    child.stdio[3]!.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString("utf8");
-      let nl = buffered.indexOf("\n");
-      while (nl !== -1) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        try {
-          onMessage(JSON.parse(line) as ChildMessage);
-        } catch {
-          // A line we cannot read is not ours to trust; ignore it.
-        }
-        nl = buffered.indexOf("\n");
-      }
-    });
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderrTail = (stderrTail + chunk.toString("utf8")).slice(-2000);
-    });
-    const timer = setTimeout(
-      () => {
-        timedOut = true;
-        child.kill("SIGKILL");
-      },
-      Math.max(0, deadline - nowMs()),
-    );
-    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (timedOut) run.end = { kind: "timeout" };
-      else if (signal) run.end = { kind: "crash", detail: signal };
-      else if (code !== 0 || run.current) {
-        const last = stderrTail.trim().split("\n").pop() ?? "";
-        run.end = { kind: "crash", detail: `exit code ${code}${last ? `: ${last.slice(0, 200)}` : ""}` };
-      }
-      resolve(run);
-    };
-    child.on("error", (e) => {
-      stderrTail += e.message;
-      finish(1, null);
-    });
-    // 'close' waits for fd 3 to drain; a library that forked a helper holding the pipe
-    // open must not stall us, so 'exit' settles too after a short grace.
-    child.on("close", finish);
-    child.on("exit", (code, signal) => setTimeout(() => finish(code, signal), 100).unref());
+  const child = spawn(process.execPath, [childEntry(), JSON.stringify(request)], {
+    env: childEnvironment(options.env),
+    stdio: ["ignore", "ignore", "pipe", "pipe"],
+    windowsHide: true,
   });
+  const streams = [child.stdio[2], child.stdio[3]] as ({ ref(): void; unref(): void } | null)[];
+  const run: ChildRun = { results: [], current: null, end: { kind: "done" } };
+  let stderrTail = "";
+  let buffered = "";
+  let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  let settled = false;
+  let resolveRun: (run: ChildRun) => void = () => {};
+  const promise = new Promise<ChildRun>((resolve) => {
+    resolveRun = resolve;
+  });
+
+  const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    if (timedOut) run.end = { kind: "timeout" };
+    else if (signal) run.end = { kind: "crash", detail: signal };
+    else if (code !== 0 || run.current) {
+      const last = stderrTail.trim().split("\n").pop() ?? "";
+      run.end = { kind: "crash", detail: `exit code ${code}${last ? `: ${last.slice(0, 200)}` : ""}` };
+    }
+    resolveRun(run);
+  };
+  const refHandles = (ref: boolean) => {
+    for (const handle of [child, ...streams]) {
+      if (ref) handle?.ref();
+      else handle?.unref();
+    }
+  };
+  const onMessage = (message: ChildMessage) => {
+    if (message.type === "start") run.current = { probe: message.probe, call: null, startedAt: nowMs() };
+    else if (message.type === "call" && run.current) run.current.call = message.call;
+    else if (message.type === "result") {
+      run.results.push(message.result);
+      run.current = null;
+    } else if (message.type === "done") {
+      // Every answer is in: do not wait for the child's exit (node's teardown, threads a
+      // library left behind). It ends on its own, or with us (PR_SET_PDEATHSIG).
+      finish(0, null);
+      refHandles(false);
+    }
+  };
+  child.stdio[3]!.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    let nl = buffered.indexOf("\n");
+    while (nl !== -1) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      try {
+        onMessage(JSON.parse(line) as ChildMessage);
+      } catch {
+        // A line we cannot read is not ours to trust; ignore it.
+      }
+      nl = buffered.indexOf("\n");
+    }
+  });
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderrTail = (stderrTail + chunk.toString("utf8")).slice(-2000);
+  });
+  child.on("error", (e) => {
+    stderrTail += e.message;
+    finish(1, null);
+  });
+  // 'close' waits for fd 3 to drain; a library that forked a helper holding the pipe
+  // open must not stall us, so 'exit' settles too after a short grace.
+  child.on("close", finish);
+  child.on("exit", (code, signal) => setTimeout(() => finish(code, signal), 100).unref());
+
+  return {
+    key: childKey(tasks, options),
+    pid: child.pid,
+    run: promise,
+    limit(deadline) {
+      if (settled) return;
+      clearTimeout(timer);
+      timer = setTimeout(
+        () => {
+          timedOut = true;
+          child.kill("SIGKILL");
+        },
+        Math.max(0, deadline - nowMs()),
+      );
+    },
+    setRef(ref) {
+      if (!settled || !ref) refHandles(ref);
+    },
+    kill() {
+      child.kill("SIGKILL");
+    },
+  };
 }

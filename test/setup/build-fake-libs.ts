@@ -1,6 +1,7 @@
 // Compiles the fake vendor libraries (fixtures/fake-libs/*.c) into fixtures/lib/build/ with the
-// system C compiler, and makes sure the probe child (dist/detect/probe-child.cjs) is built,
-// since the child runs as plain node even when the tests run TypeScript.
+// system C compiler, and makes sure the probe child and its pre-start hook are built (the
+// one-file bundles in dist/detect/), since the child runs as plain node even when the tests
+// run TypeScript.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -40,12 +41,12 @@ export default function setup(): void {
       });
     }
   }
-  const child = "dist/detect/probe-child.cjs";
-  if (!existsSync(child) || newest("src/detect") > statSync(child).mtimeMs) {
+  const bundles = ["dist/detect/probe-child.cjs", "dist/detect/prestart.mjs"];
+  if (bundles.some((b) => !existsSync(b) || newest("src/detect") > statSync(b).mtimeMs)) {
     // tsc exits non-zero on type errors elsewhere in the tree but still emits; the child is what we need.
     spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], {
       stdio: "ignore",
     });
-    spawnSync(process.execPath, ["scripts/bundle-probe-child.mjs"], { stdio: "inherit" });
+    spawnSync(process.execPath, ["scripts/bundle-detect.mjs"], { stdio: "inherit" });
   }
 }

@@ -107,6 +107,6 @@ async function main(): Promise<void> {
   }
 }
 
-// Not a top-level await: the child ships as one CommonJS file (scripts/bundle-probe-child.mjs).
+// Not a top-level await: the child ships as one CommonJS file (scripts/bundle-detect.mjs).
 // Some vendor libraries leave threads behind that would keep the process alive, hence the exit.
 void main().then(() => process.exit(0));

@@ -1,0 +1,33 @@
+/**
+ * What the probe children are asked to do: one task per vendor library found, and the facts
+ * the child needs. Shared by detect() and by prestart.ts, which must ask for exactly the same.
+ */
+import { findLibraries, type LibraryLookup } from "./libraries.js";
+import type { VendorProbeName } from "./probe-types.js";
+import { rootsFrom } from "./roots.js";
+import type { ChildOptions, ProbeTask } from "./spawn-child.js";
+import { isAmdDriverLoaded } from "./sysfs.js";
+
+/** nvmlInit slower than this earns the persistence-mode hint. */
+export const SLOW_INIT_MS = 1_000;
+
+export const VENDOR_PROBES: VendorProbeName[] = ["nvml", "cuda", "rocm-smi", "amd-smi", "hip"];
+
+export interface VendorProbePlan {
+  libraries: Record<VendorProbeName, LibraryLookup>;
+  /** One per library found, in VENDOR_PROBES order; none means no child at all. */
+  tasks: ProbeTask[];
+  child: ChildOptions;
+}
+
+export function planVendorProbes(env: NodeJS.ProcessEnv): VendorProbePlan {
+  const libraries = findLibraries(env);
+  const tasks: ProbeTask[] = [];
+  for (const name of VENDOR_PROBES) {
+    const lookup = libraries[name];
+    if (lookup.found) tasks.push({ name, library: lookup.path });
+  }
+  // Only a child needs the amdgpu check.
+  const amdDriverLoaded = tasks.length > 0 && isAmdDriverLoaded(rootsFrom(env));
+  return { libraries, tasks, child: { env, slowInitMs: SLOW_INIT_MS, amdDriverLoaded } };
+}
