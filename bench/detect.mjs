@@ -49,11 +49,24 @@ const cases = [
 ];
 
 const runs = Number(process.env.BENCH_RUNS ?? 21);
+// Node 20 parses NODE_EXTRA_CA_CERTS at every start (~70 ms on a small VM): it inflates node -e 0
+// and gpuplan alike (not the probe child, which starts without it). When it is set, also time
+// node -e 0 without it, so the report says what the baseline would be on a machine without it.
+const extraCa = process.env.NODE_EXTRA_CA_CERTS
+  ? [
+      {
+        name: "node -e 0 without NODE_EXTRA_CA_CERTS",
+        args: ["-e", "0"],
+        env: { NODE_EXTRA_CA_CERTS: undefined },
+      },
+    ]
+  : [];
 // Interleave the commands round by round, so that load from other work on this shared machine
 // falls on every command alike instead of on whichever batch ran at the wrong moment.
 const commands = [
   { name: "node -e 0", args: ["-e", "0"], env: {} },
   ...cases.map((c) => ({ ...c, args: [bin, "detect", "--json"] })),
+  ...extraCa,
 ];
 const samples = commands.map(() => []);
 for (let round = 0; round < runs; round++) {
@@ -76,4 +89,10 @@ cases.forEach((c, i) => {
     `gpuplan detect --json, ${c.name}: median ${fmt(t)} (min ${fmt(Math.min(...samples[i + 1]))}) = ${ratio(t, base)}${verdict}`,
   );
 });
+if (extraCa.length) {
+  const noCa = samples[commands.length - 1];
+  console.log(
+    `note: NODE_EXTRA_CA_CERTS is set; node -e 0 without it: median ${fmt(median(noCa))} (min ${fmt(Math.min(...noCa))}). Run with env -u NODE_EXTRA_CA_CERTS for the ratios of a machine without it.`,
+  );
+}
 process.exitCode = failed ? 1 : 0;
