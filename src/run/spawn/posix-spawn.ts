@@ -13,6 +13,12 @@
  * the child (addchdir_np, glibc ≥ 2.29), and the program is looked up on the step's own PATH
  * (resolve-command.ts), as libuv does — posix_spawnp would search gpuplan's PATH instead.
  *
+ * Called on the main thread, which waits while the child borrows its memory (until exec, well
+ * under a millisecond). Not as a koffi async call on a pool thread: that left the main thread
+ * running JS on the memory the child shares before it execs, and in a stress test (300 spawns,
+ * children left unreaped) one run in two died of heap corruption (glibc "malloc_consolidate():
+ * unaligned fastbin chunk"), never in the synchronous form; and it was no faster here.
+ *
  * Reaping: one SIGCHLD listener waitpid()s each pid started here (never waitpid(-1): children
  * started by child_process belong to libuv, which reaps its own by pid). Signals coalesce, so
  * every pending pid is checked each time; a slow poll also runs while any child is pending, as a
@@ -44,7 +50,7 @@ export interface ProcessExit {
 export type SpawnOutcome = { pid: number; exit: Promise<ProcessExit> } | { error: string; errno: number };
 
 export interface PosixSpawner {
-  spawn(request: SpawnRequest): Promise<SpawnOutcome>;
+  spawn(request: SpawnRequest): SpawnOutcome;
   /** Pipe pair, both ends close-on-exec: [read, write]. */
   pipe(): [number, number];
   close(fd: number): void;
@@ -75,7 +81,16 @@ async function bind(): Promise<PosixSpawner | null> {
   // glibc's soname; musl has none by that name, so this fails there and child_process is used.
   const libc = koffi.load("libc.so.6");
   const fn = <T>(signature: string) => libc.func(signature) as T;
-  const posixSpawn = libc.func(
+  const posixSpawn = fn<
+    (
+      pid: Int32Array,
+      file: string,
+      fa: Buffer,
+      attr: Buffer,
+      argv: (string | null)[],
+      envp: (string | null)[],
+    ) => number
+  >(
     "int posix_spawn(_Out_ int *pid, const char *path, void *fa, void *attr, const char **argv, const char **envp)",
   );
   const faInit = fn<(fa: Buffer) => number>("int posix_spawn_file_actions_init(void *fa)");
@@ -160,21 +175,17 @@ async function bind(): Promise<PosixSpawner | null> {
       for (const key in request.env) envp.push(`${key}=${request.env[key]}`);
       envp.push(null);
       const pid = new Int32Array(1);
-      return new Promise((resolve) => {
-        // On a libuv pool thread: with CLONE_VFORK the caller waits until the child has exec'd,
-        // and on a busy machine that wait would otherwise stall every other lane's events.
-        posixSpawn.async(pid, request.file, fa, attr, argv, envp, (err: unknown, rc: number) => {
-          faDestroy(fa);
-          if (err) return resolve({ error: String(err), errno: 0 });
-          if (rc !== 0) return resolve({ error: errnoName(rc), errno: rc });
-          const child = pid[0]!;
-          const exit = new Promise<ProcessExit>((done) => pending.set(child, done));
-          poll ??= setInterval(reap, POLL_MS);
-          // It may have exited already, its SIGCHLD handled before it was known here.
-          reap();
-          resolve({ pid: child, exit });
-        });
-      });
+      let rc: number;
+      try {
+        rc = posixSpawn(pid, request.file, fa, attr, argv, envp);
+      } finally {
+        faDestroy(fa);
+      }
+      if (rc !== 0) return { error: errnoName(rc), errno: rc };
+      const child = pid[0]!;
+      const exit = new Promise<ProcessExit>((done) => pending.set(child, done));
+      poll ??= setInterval(reap, POLL_MS);
+      return { pid: child, exit };
     },
     pipe() {
       const fds = new Int32Array(2);

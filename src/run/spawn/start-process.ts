@@ -57,11 +57,11 @@ async function startNative(spawner: PosixSpawner, request: StartRequest): Promis
       cwd: cwd === process.cwd() ? null : cwd,
       fds: [devNull!, outWrite, errWrite, ...request.inheritFds],
     });
-  let outcome = await spawnOnce(file);
+  let outcome = spawnOnce(file);
   if ("error" in outcome && outcome.error === "ENOENT" && !command.includes("/")) {
     // A cached lookup whose program has gone since: look again.
     file = resolveCommand(command, cwd, env.PATH, true);
-    if (file !== null) outcome = await spawnOnce(file);
+    if (file !== null) outcome = spawnOnce(file);
   }
   // The child has its own copies of the write ends; ours must go, or the pipes never reach EOF.
   spawner.close(outWrite);
