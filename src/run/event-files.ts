@@ -8,6 +8,9 @@ import { dirname, join } from "node:path";
 import type { RunEvent } from "./events.js";
 import { createLineBatcher } from "./line-batcher.js";
 
+/** How long an event may wait for others to share its write (a reader tailing the file sees it this late). */
+const BATCH_DELAY_MS = 20;
+
 export interface EventFiles {
   write(event: RunEvent): void;
   /** Flush what is batched and close the files. */
@@ -22,7 +25,7 @@ export function openEventFiles(runDir: string, extraFile?: string): EventFiles {
   }
   const lines = createLineBatcher((text) => {
     for (const fd of fds) writeSync(fd, text);
-  });
+  }, BATCH_DELAY_MS);
   return {
     write: (event) => lines.push(`${JSON.stringify(event)}\n`),
     close() {

@@ -19,9 +19,9 @@ export function createPlainView(options: ViewOptions): RunView {
   for (const pipeline of options.plan.pipelines) {
     for (const step of pipeline.steps) devices.set(`${pipeline.name}/${step.id}`, step.device);
   }
-  // One write per turn of the event loop: a burst of short steps makes many lines at once, and a
+  // Lines go out together, at most 20 ms late: a burst of short steps makes many lines, and a
   // write each was a measurable share of their cost (bench:run).
-  const lines = createLineBatcher((text) => options.err.write(text));
+  const lines = createLineBatcher((text) => options.err.write(text), 20);
   const write = (line: string): void => lines.push(`${line}\n`);
   return {
     onEvent(event) {
