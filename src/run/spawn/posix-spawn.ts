@@ -13,8 +13,8 @@
  * the child (addchdir_np, glibc ≥ 2.29), and the program is looked up on the step's own PATH
  * (resolve-command.ts), as libuv does — posix_spawnp would search gpuplan's PATH instead.
  *
- * Called on the main thread, which waits while the child borrows its memory (until exec, well
- * under a millisecond). Not as a koffi async call on a pool thread: that left the main thread
+ * Called on the main thread, which waits while the child borrows its memory, until it execs
+ * (~1 ms on the 2-core CI VM: the cost that keeps bench:run above xargs). Not as a koffi async call on a pool thread: that left the main thread
  * running JS on the memory the child shares before it execs, and in a stress test (300 spawns,
  * children left unreaped) one run in two died of heap corruption (glibc "malloc_consolidate():
  * unaligned fastbin chunk"), never in the synchronous form; and it was no faster here.
