@@ -6,6 +6,7 @@
  */
 import { constants } from "node:os";
 import { VendorError } from "../../problems/errors.js";
+import { errnoCode } from "../errno-code.js";
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;
@@ -79,6 +80,6 @@ function bindFrom(koffi: Koffi, library: string | null): (fd: number, operation:
 }
 
 function errnoName(errno: number): string {
-  const entry = Object.entries(constants.errno).find(([, value]) => value === errno);
-  return entry ? `${entry[0]} (${errno})` : `errno ${errno}`;
+  const code = errnoCode(errno);
+  return code.startsWith("E") ? `${code} (${errno})` : code;
 }

@@ -29,6 +29,7 @@
  */
 import { constants } from "node:os";
 import { isMainThread } from "node:worker_threads";
+import { errnoCode } from "../errno-code.js";
 
 export interface SpawnRequest {
   /** Absolute path of the program (resolved against the step's PATH by the caller). */
@@ -47,7 +48,7 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
-export type SpawnOutcome = { pid: number; exit: Promise<ProcessExit> } | { error: string; errno: number };
+export type SpawnOutcome = { pid: number; exit: Promise<ProcessExit> } | { error: string };
 
 export interface PosixSpawner {
   spawn(request: SpawnRequest): SpawnOutcome;
@@ -181,7 +182,7 @@ async function bind(): Promise<PosixSpawner | null> {
       } finally {
         faDestroy(fa);
       }
-      if (rc !== 0) return { error: errnoName(rc), errno: rc };
+      if (rc !== 0) return { error: errnoCode(rc) };
       const child = pid[0]!;
       const exit = new Promise<ProcessExit>((done) => pending.set(child, done));
       poll ??= setInterval(reap, POLL_MS);
@@ -189,7 +190,7 @@ async function bind(): Promise<PosixSpawner | null> {
     },
     pipe() {
       const fds = new Int32Array(2);
-      if (pipe2(fds, O_CLOEXEC) !== 0) throw new Error(`pipe2: ${errnoName(koffi.errno())}`);
+      if (pipe2(fds, O_CLOEXEC) !== 0) throw new Error(`pipe2: ${errnoCode(koffi.errno())}`);
       return [fds[0]!, fds[1]!];
     },
     close(fd) {
@@ -231,9 +232,4 @@ export function decodeStatus(status: number): ProcessExit {
   const low = status & 0x7f;
   if (low === 0) return { exitCode: (status >> 8) & 0xff, signal: null };
   return { exitCode: null, signal: signalNames.get(low) ?? (`SIG${low}` as NodeJS.Signals) };
-}
-
-export function errnoName(errno: number): string {
-  for (const [name, value] of Object.entries(constants.errno)) if (value === errno) return name;
-  return `errno ${errno}`;
 }

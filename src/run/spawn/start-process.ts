@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
 import { Socket } from "node:net";
 import type { Readable } from "node:stream";
-import { errnoName, loadPosixSpawner, type PosixSpawner, type ProcessExit } from "./posix-spawn.js";
+import { loadPosixSpawner, type PosixSpawner, type ProcessExit } from "./posix-spawn.js";
 import { resolveCommand } from "./resolve-command.js";
 
 export type { ProcessExit } from "./posix-spawn.js";
@@ -41,7 +41,7 @@ export async function startProcess(request: StartRequest): Promise<StartResult> 
 
 let devNull: number | undefined;
 
-async function startNative(spawner: PosixSpawner, request: StartRequest): Promise<StartResult> {
+function startNative(spawner: PosixSpawner, request: StartRequest): StartResult {
   const { command, cwd, env } = request;
   const failed = (code: string): StartResult => ({ error: `spawn ${command} ${code}` });
   let file = resolveCommand(command, cwd, env.PATH);
@@ -98,7 +98,7 @@ function startWithNode(request: StartRequest): Promise<StartResult> {
     child.once("error", (e: NodeJS.ErrnoException) => {
       child.stdout?.destroy();
       child.stderr?.destroy();
-      resolve({ error: e.message ?? `spawn ${request.command} ${errnoName(Number(e.errno))}` });
+      resolve({ error: e.message });
     });
   });
 }
