@@ -37,7 +37,7 @@ export interface RunEvent {
   step: string | null;
   /** cuda:N, rocm:N, cpu, or null for run-level events. */
   device: string | null;
-  /** gpu.step.end: status, exitCode, signal, durationMs, attempt, logPath; gpu.lock.*: gpu, slots, waitedMs, holders; … */
+  /** gpu.step.end: status, exitCode, signal, durationMs, attempt, logPath, stderrPath; gpu.lock.*: gpu, slots, waitedMs, holders; … */
   [field: string]: unknown;
 }
 

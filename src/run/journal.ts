@@ -2,7 +2,7 @@
  * The run directory `.gpuplan/runs/<run-id>/`: `plan.json` (the exact plan being run, so a resume
  * runs the same plan even when the pipeline file was compiled in memory), `journal.jsonl` (one
  * line per finished step attempt, appended and flushed to disk before the step is reported done),
- * `events.jsonl` (telemetry) and `logs/<pipeline>/<step>.log`.
+ * `events.jsonl` (telemetry) and the step logs, `logs/<pipeline>@<step>.out.log` and `.err.log`.
  */
 import { mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";

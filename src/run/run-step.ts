@@ -1,21 +1,25 @@
 /**
  * One step attempt as a child process: argv (or `/bin/sh -c` with shell), its own process group
- * (detached) so a timeout or Ctrl-C reaches grandchildren too, output to a log file and, line by
- * line, to the caller; the locked slot descriptors are passed as extra stdio entries so the step
- * holds its GPU slot for as long as it (or anything it started) lives, even if gpuplan dies.
+ * (detached) so a timeout or Ctrl-C reaches grandchildren too, stdout and stderr into their log
+ * files (written by the step itself, step-output.ts) and, line by line, to the caller; the locked
+ * slot descriptors are passed as extra stdio entries so the step holds its GPU slot for as long
+ * as it (or anything it started) lives, even if gpuplan dies.
  * How the process is started (posix_spawn or child_process) is spawn/start-process.ts's business.
  */
-import { close, mkdirSync, openSync, write } from "node:fs";
+import { writeSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Readable } from "node:stream";
 import { startProcess } from "./spawn/start-process.js";
+import { ensureDir, follow, OutputFile, openOutput, unfollow } from "./step-output.js";
 
 export interface StepProcessOptions {
   argv: readonly string[];
   shell: boolean;
   cwd: string;
   env: Record<string, string>;
+  /** Where the step's stdout goes. */
   logPath: string;
+  /** Where its stderr goes. */
+  stderrPath: string;
   /** Locked slot descriptors; the child gets them as fds 3, 4, … */
   inheritFds?: readonly number[];
   timeoutMs?: number | null;
@@ -42,14 +46,16 @@ export interface StepProcessResult {
   spawnError?: string;
 }
 
-/** After the step exits, how long to wait for its pipes to close (a background grandchild may keep them open). */
-const DRAIN_MS = 500;
-
 export async function runStepProcess(options: StepProcessOptions): Promise<StepProcessResult> {
   const started = performance.now();
   const tailLimit = options.tailLines ?? 40;
-  const stderrTail: string[] = [];
-  const log = lazyLog(options.logPath);
+  ensureDir(dirname(options.logPath));
+  ensureDir(dirname(options.stderrPath));
+  const outFd = openOutput(options.logPath);
+  const errFd = openOutput(options.stderrPath);
+  const onLine = options.onLine;
+  const out = new OutputFile(options.logPath, outFd, onLine ? (line) => onLine("stdout", line) : null);
+  const err = new OutputFile(options.stderrPath, errFd, onLine ? (line) => onLine("stderr", line) : null);
   const command = options.shell ? "/bin/sh" : options.argv[0]!;
   const args = options.shell ? ["-c", options.argv.join(" ")] : options.argv.slice(1);
   const start = await startProcess({
@@ -57,7 +63,13 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
     args,
     cwd: options.cwd,
     env: options.env,
+    stdout: out.fd,
+    stderr: err.fd,
     inheritFds: options.inheritFds ?? [],
+  }).catch((e: unknown) => {
+    out.close(false);
+    err.close(false);
+    throw e;
   });
   const ended = (fields: Partial<StepProcessResult>): StepProcessResult => ({
     pid: null,
@@ -65,16 +77,22 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
     signal: null,
     timedOut: false,
     interrupted: false,
-    stderrTail: [...stderrTail],
+    stderrTail: [],
     durationMs: Math.round(performance.now() - started),
     ...fields,
   });
   if ("error" in start) {
-    log.write(`gpuplan: could not start ${command}: ${start.error}\n`);
-    const result = ended({ spawnError: start.error });
-    return new Promise((resolve) => log.end(true, () => resolve(result)));
+    // A failed step keeps both files, so the paths in its report exist.
+    writeSync(err.fd, `gpuplan: could not start ${command}: ${start.error}\n`);
+    out.close(false);
+    err.close(false);
+    return ended({ spawnError: start.error });
   }
   const child = start.process;
+  if (onLine) {
+    follow(out);
+    follow(err);
+  }
   let timedOut = false;
   let interrupted = false;
   let killTimer: NodeJS.Timeout | undefined;
@@ -110,57 +128,26 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   if (options.killNow?.aborted) queueMicrotask(onKillNow);
   else options.killNow?.addEventListener("abort", onKillNow, { once: true });
 
-  const emit = (name: "stdout" | "stderr", line: string) => {
-    if (name === "stderr") {
-      stderrTail.push(line);
-      if (stderrTail.length > tailLimit) stderrTail.shift();
-    }
-    options.onLine?.(name, line);
-  };
-  /** Resolves when the stream has closed (EOF, or destroyed after the drain time). */
-  const pipe = (stream: Readable, name: "stdout" | "stderr") =>
-    new Promise<void>((resolve) => {
-      let partial = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (chunk: string) => {
-        log.write(chunk);
-        const lines = (partial + chunk).split("\n");
-        partial = lines.pop() ?? "";
-        for (const line of lines) emit(name, line);
-      });
-      stream.on("end", () => {
-        if (partial) emit(name, partial);
-        partial = "";
-      });
-      stream.on("error", () => {});
-      stream.on("close", () => resolve());
-    });
-  const streams = [child.stdout, child.stderr];
-  const drained = Promise.all(streams.map((stream, i) => pipe(stream, i === 0 ? "stdout" : "stderr")));
-
   const { exitCode, signal } = await child.exit;
   // A killed step is done when its whole group is: grandchildren get the grace period too,
   // then SIGKILL (the kill timer), so nothing of it outlives the report.
   if (timedOut || interrupted) await groupGone(child.pid, options.killGraceMs + 2000);
-  // The pipes close when the step's last writer does; a daemonised grandchild can hold them open forever.
-  let drain: NodeJS.Timeout | undefined;
-  await Promise.race([
-    drained,
-    new Promise<void>((resolve) => {
-      drain = setTimeout(() => {
-        for (const stream of streams) stream.destroy();
-        resolve();
-      }, DRAIN_MS);
-    }),
-  ]);
-  clearTimeout(drain);
   clearTimeout(timeout);
   if (killTimer && !timedOut && !interrupted) clearTimeout(killTimer);
   options.signal?.removeEventListener("abort", onAbort);
   options.killNow?.removeEventListener("abort", onKillNow);
-  const result = ended({ pid: child.pid, exitCode, signal, timedOut, interrupted });
-  // A failed step always has a log file (perhaps empty), so the path in its report exists.
-  return new Promise((resolve) => log.end(exitCode !== 0 || signal !== null, () => resolve(result)));
+  unfollow(out);
+  unfollow(err);
+  out.finish();
+  err.finish();
+  const failed = exitCode !== 0 || signal !== null || timedOut || interrupted;
+  const stderrTail = failed ? err.tailLines(tailLimit) : [];
+  // An ok step that printed nothing leaves no empty files behind, unless something it started
+  // still runs and may yet write to them. A failed step keeps both, so its report's paths exist.
+  const drop = !failed && !isGroupAlive(child.pid);
+  out.close(drop);
+  err.close(drop);
+  return ended({ pid: child.pid, exitCode, signal, timedOut, interrupted, stderrTail });
 }
 
 function isGroupAlive(pgid: number): boolean {
@@ -178,39 +165,4 @@ async function groupGone(pgid: number, limitMs: number): Promise<void> {
   // Bounded: an unreaped zombie (a container whose PID 1 never waits) still answers kill(0).
   const deadline = performance.now() + limitMs;
   while (isGroupAlive(pgid) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-}
-
-export interface LazyLog {
-  write(text: string): void;
-  end(create: boolean, done: () => void): void;
-}
-
-/**
- * The step's log file, created at its first byte: most trivial steps print nothing, and an
- * open/close per step is a measurable share of a short step's overhead. Writes are queued in
- * order on one descriptor.
- */
-export function lazyLog(path: string): LazyLog {
-  let fd: number | null = null;
-  let chain: Promise<void> = Promise.resolve();
-  const ensure = (): number => {
-    if (fd === null) {
-      mkdirSync(dirname(path), { recursive: true });
-      fd = openSync(path, "a");
-    }
-    return fd;
-  };
-  return {
-    write(text) {
-      const target = ensure();
-      chain = chain.then(() => new Promise<void>((resolve) => write(target, text, () => resolve())));
-    },
-    end(create, done) {
-      if (create) ensure();
-      void chain.then(() => {
-        if (fd === null) return done();
-        close(fd, () => done());
-      });
-    },
-  };
 }

@@ -48,7 +48,7 @@ describe("gpuplan run (CLI)", () => {
     const [id] = runIds(cwd);
     expect(id).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
     const runDir = join(cwd, ".gpuplan/runs", id!);
-    expect(readFileSync(join(runDir, "logs/plate-P1/normalize.log"), "utf8")).toMatch(
+    expect(readFileSync(join(runDir, "logs/plate-P1@normalize.out.log"), "utf8")).toMatch(
       /plate P1: normalized 16 tiles/,
     );
     const journal = readFileSync(join(runDir, "journal.jsonl"), "utf8")

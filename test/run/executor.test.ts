@@ -1,7 +1,7 @@
 // The executor with the in-memory lock double: ordering, bounds, slots, exclusivity, failures,
 // timeouts, OOM retries and the CPU fallback, journal and events. Steps are small node scripts
 // from fixtures/run.
-import { existsSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readJournal, stepKey } from "../../src/run/journal.js";
@@ -51,8 +51,8 @@ pipelines:
     expect([...journal.completed].sort()).toEqual(["a", "b", "c"].map((s) => stepKey("p-x", s)));
     // CPU steps see no GPU.
     expect(enters.every((r) => r.cuda === "" && r.device === "cpu")).toBe(true);
-    // A step that printed nothing and succeeded leaves no (empty) log file.
-    expect(existsSync(join(h.runDir, "logs", "p-x", "a.log"))).toBe(false);
+    // A step that printed nothing and succeeded leaves no (empty) log files.
+    expect(readdirSync(join(h.runDir, "logs"))).toEqual([]);
   });
 
   it("bounds concurrent pipelines by workers", async () => {
@@ -248,8 +248,12 @@ pipelines:
       exitCode: 3,
     });
     expect(failure!.stderrTail).toEqual(Array.from({ length: 10 }, (_, i) => `stderr line ${i + 6}`));
-    expect(existsSync(failure!.logPath)).toBe(true);
+    expect(failure!.logPath).toBe(join(h.runDir, "logs", "bad@one.out.log"));
     expect(readFileSync(failure!.logPath, "utf8")).toContain("some stdout");
+    // stderr has a file of its own, beside stdout's; the tail above came from it.
+    expect(failure!.stderrPath).toBe(join(h.runDir, "logs", "bad@one.err.log"));
+    expect(readFileSync(failure!.stderrPath!, "utf8")).toContain("stderr line 15\n");
+    expect(readFileSync(failure!.logPath, "utf8")).not.toContain("stderr line");
     expect(h.output.filter((o) => o.pipeline === "bad" && o.stream === "stderr")).toHaveLength(15);
   });
 

@@ -2,7 +2,7 @@
 // competing for 2 GPUs × 2 slots never put more steps on a GPU than it has slots, exclusive steps
 // run alone, and --no-wait on a busy GPU exits 75 naming the holder.
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
@@ -101,7 +101,9 @@ pipelines:
     }
   }, 60_000);
 
-  it("kill -9 of gpuplan mid-step: the step keeps its slot until it exits, then the slot is free", async () => {
+  it("kill -9 of gpuplan mid-step: the step keeps its slot and goes on writing its log until it exits, then the slot is free", async () => {
+    // The step prints after gpuplan is gone: its output goes to its log files, not through a pipe
+    // that a dead gpuplan would leave without a reader (SIGPIPE at the next line).
     const { cwd, env } = machine(`
 version: 1
 name: orphan
@@ -110,7 +112,7 @@ pipelines:
   - name: only
     steps:
       - id: long
-        run: [node, record.mjs, long, "1500"]
+        run: [sh, -c, "echo before; node record.mjs long 1500; echo after-kill; echo on-stderr >&2; node record.mjs done 1"]
         memory: torch
         vram: 4GiB
 `);
@@ -132,8 +134,17 @@ pipelines:
     expect(busy.exitCode, busy.stderr).toBe(75);
     expect(busy.stderr).toMatch(/GPU busy: cuda:\d is held by pid \d+ \(only\/long/);
     expect(text()).not.toContain('"exit"');
-    for (let i = 0; i < 300 && !text().includes('"exit"'); i++) await new Promise((r) => setTimeout(r, 20));
+    const finished = () => text().includes('"name":"done"') && text().split('"exit"').length > 2;
+    for (let i = 0; i < 400 && !finished(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(finished()).toBe(true);
     await new Promise((r) => setTimeout(r, 200));
+    const runs = join(cwd, ".gpuplan", "runs");
+    // The killed run's directory (the busy run may have made one too).
+    const logs = readdirSync(runs)
+      .map((id) => join(runs, id, "logs"))
+      .find((dir) => existsSync(join(dir, "only@long.out.log")))!;
+    expect(readFileSync(join(logs, "only@long.out.log"), "utf8")).toBe("before\nafter-kill\n");
+    expect(readFileSync(join(logs, "only@long.err.log"), "utf8")).toBe("on-stderr\n");
     const free = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
     expect(free.exitCode, free.stderr).toBe(0);
   }, 30_000);

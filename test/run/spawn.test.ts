@@ -1,5 +1,5 @@
 // The two ways of starting a step (posix_spawn through koffi, child_process) must give the step
-// the same world: argv, env, cwd, stdin /dev/null, stdout/stderr pipes, slot fds from 3, its own
+// the same world: argv, env, cwd, stdin /dev/null, stdout/stderr files, slot fds from 3, its own
 // session and process group, default signal dispositions and an empty mask, and the same spawn
 // errors. Each case runs under both; GPUPLAN_SPAWN=node is read when the spawner is first loaded,
 // so the child_process starter is reached through a fresh module instance.
@@ -22,6 +22,8 @@ import { resolveCommand } from "../../src/run/spawn/resolve-command.js";
 import type { StartRequest, StartResult } from "../../src/run/spawn/start-process.js";
 
 type Start = (request: StartRequest) => Promise<StartResult>;
+/** The tests' starter: each call gets two fresh files as the step's stdout and stderr. */
+type StartWithFiles = (request: Omit<StartRequest, "stdout" | "stderr">) => Promise<StartResult>;
 
 async function nodeStarter(): Promise<Start> {
   vi.resetModules();
@@ -29,13 +31,17 @@ async function nodeStarter(): Promise<Start> {
   try {
     const mod = await import("../../src/run/spawn/start-process.js");
     // Bind now, while the variable says so.
+    const devNull = openSync("/dev/null", "w");
     const probe = await mod.startProcess({
       command: "true",
       args: [],
       cwd: process.cwd(),
       env: {},
+      stdout: devNull,
+      stderr: devNull,
       inheritFds: [],
     });
+    closeSync(devNull);
     if ("process" in probe) await probe.process.exit;
     return mod.startProcess;
   } finally {
@@ -55,23 +61,37 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const outputFiles = new WeakMap<object, { out: string; err: string }>();
+let files = 0;
+
+function withFiles(start: Start): StartWithFiles {
+  return async (request) => {
+    files++;
+    const out = join(dir, `out-${files}`);
+    const err = join(dir, `err-${files}`);
+    const outFd = openSync(out, "w");
+    const errFd = openSync(err, "w");
+    try {
+      const result = await start({ ...request, stdout: outFd, stderr: errFd });
+      if ("process" in result) outputFiles.set(result.process, { out, err });
+      return result;
+    } finally {
+      closeSync(outFd);
+      closeSync(errFd);
+    }
+  };
+}
+
 async function collect(result: StartResult) {
   if (!("process" in result)) throw new Error(`did not start: ${result.error}`);
-  const read = (s: NodeJS.ReadableStream) =>
-    new Promise<string>((resolve) => {
-      let text = "";
-      s.setEncoding("utf8");
-      s.on("data", (c: string) => {
-        text += c;
-      });
-      s.on("close", () => resolve(text));
-    });
-  const [stdout, stderr, exit] = await Promise.all([
-    read(result.process.stdout),
-    read(result.process.stderr),
-    result.process.exit,
-  ]);
-  return { pid: result.process.pid, stdout, stderr, ...exit };
+  const exit = await result.process.exit;
+  const { out, err } = outputFiles.get(result.process)!;
+  return {
+    pid: result.process.pid,
+    stdout: readFileSync(out, "utf8"),
+    stderr: readFileSync(err, "utf8"),
+    ...exit,
+  };
 }
 
 it("posix_spawn is what this Linux/glibc machine uses", async () => {
@@ -79,9 +99,9 @@ it("posix_spawn is what this Linux/glibc machine uses", async () => {
 });
 
 describe.each(starters)("starting a step with %s", (_name, getStarter) => {
-  let start: Start;
+  let start: StartWithFiles;
   beforeAll(async () => {
-    start = await getStarter();
+    start = withFiles(await getStarter());
   });
 
   it("passes argv untouched, env exactly, cwd, and separates stdout from stderr", async () => {

@@ -37,11 +37,13 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
   const { options, run, plan } = ctx;
   const { pipeline, step, attempt, onCpu, leases } = a;
   const device = onCpu ? "cpu" : step.device;
-  // Created with the log file, at the step's first output (run-step.ts).
-  const logDir = join(options.runDir, "logs", safeName(pipeline.name));
-  const logPath = join(logDir, `${safeName(step.id)}${attempt > 1 ? `.attempt${attempt}` : ""}.log`);
+  const { logPath, stderrPath } = stepLogPaths(options.runDir, pipeline.name, step, attempt);
   const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, ctx.baseEnv);
-  ctx.emit("gpu.step.start", pipeline.name, step.id, device, { attempt, logPath });
+  ctx.emit("gpu.step.start", pipeline.name, step.id, device, {
+    attempt,
+    logPath,
+    ...(stderrPath && { stderrPath }),
+  });
   snapshotMemory(ctx, pipeline, step, device, onCpu, "step.start");
   const cwd = resolve(options.baseDir, step.cwd ?? ".");
   const onLine = (stream: "stdout" | "stderr", line: string) =>
@@ -67,6 +69,7 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
         cwd,
         env,
         logPath,
+        stderrPath: stderrPath!,
         inheritFds: leases.flatMap((l) => [...l.fds]),
         timeoutMs: step.timeoutMs,
         killGraceMs: ctx.killGraceMs,
@@ -104,6 +107,7 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
     durationMs: result.durationMs,
     attempt,
     logPath,
+    ...(stderrPath && { stderrPath }),
     ...(verdict.framework && { framework: verdict.framework }),
   });
   if (verdict.status === "ok") ctx.counts.ok++;
@@ -121,10 +125,34 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
       signal: result.signal,
       stderrTail: result.stderrTail.slice(-FAILURE_TAIL_LINES),
       logPath,
+      stderrPath,
       hint: verdict.hint,
     });
   }
   return verdict.status;
+}
+
+/**
+ * One flat directory, `logs/<pipeline>@<step>[@<attempt>]`, then `.out.log` and `.err.log` for a
+ * plain step's stdout and stderr, `.log` for a worker task. Flat because a directory per pipeline
+ * cost a create each, the dearest part of a one-step pipeline's overhead on a busy ext4 (bench:run).
+ * Unambiguous: safeName turns `@` into `_`, a step id is unique in its pipeline, and the
+ * endings differ. An ok step that printed nothing leaves no files (run-step.ts).
+ */
+export function stepLogPaths(
+  runDir: string,
+  pipeline: string,
+  step: PlannedStep,
+  attempt: number,
+): { logPath: string; stderrPath: string | null } {
+  const base = join(
+    runDir,
+    "logs",
+    `${safeName(pipeline)}@${safeName(step.id)}${attempt > 1 ? `@${attempt}` : ""}`,
+  );
+  return step.worker
+    ? { logPath: `${base}.log`, stderrPath: null }
+    : { logPath: `${base}.out.log`, stderrPath: `${base}.err.log` };
 }
 
 /** A plain step: its own process, classified by how it ended. */

@@ -52,15 +52,11 @@ export type SpawnOutcome = { pid: number; exit: Promise<ProcessExit> } | { error
 
 export interface PosixSpawner {
   spawn(request: SpawnRequest): SpawnOutcome;
-  /** Pipe pair, both ends close-on-exec: [read, write]. */
-  pipe(): [number, number];
-  close(fd: number): void;
 }
 
 const POSIX_SPAWN_SETSIGDEF = 0x04;
 const POSIX_SPAWN_SETSIGMASK = 0x08;
 const POSIX_SPAWN_SETSID = 0x80;
-const O_CLOEXEC = 0o2000000;
 const WNOHANG = 1;
 /** Generous: glibc's posix_spawnattr_t is 336 bytes and posix_spawn_file_actions_t 80 on 64-bit Linux. */
 const OPAQUE_BYTES = 1024;
@@ -119,8 +115,6 @@ async function bind(): Promise<PosixSpawner | null> {
   const waitpid = fn<(pid: number, status: Int32Array, options: number) => number>(
     "int waitpid(int pid, _Out_ int *status, int options)",
   );
-  const pipe2 = fn<(fds: Int32Array, flags: number) => number>("int pipe2(_Out_ int *fds, int flags)");
-  const close = fn<(fd: number) => number>("int close(int fd)");
 
   // One attribute object for every spawn: it is only read by posix_spawn.
   const attr = Buffer.alloc(OPAQUE_BYTES);
@@ -187,14 +181,6 @@ async function bind(): Promise<PosixSpawner | null> {
       const exit = new Promise<ProcessExit>((done) => pending.set(child, done));
       poll ??= setInterval(reap, POLL_MS);
       return { pid: child, exit };
-    },
-    pipe() {
-      const fds = new Int32Array(2);
-      if (pipe2(fds, O_CLOEXEC) !== 0) throw new Error(`pipe2: ${errnoCode(koffi.errno())}`);
-      return [fds[0]!, fds[1]!];
-    },
-    close(fd) {
-      close(fd);
     },
   };
 }

@@ -1,14 +1,13 @@
 /**
  * One way to start a step process, whichever starter is used: posix_spawn through koffi where it
  * works (posix-spawn.ts: a burst of short steps costs about what xargs pays), else Node's
- * child_process. Either way the step gets /dev/null on stdin, a pipe each for stdout and stderr,
- * the inherited slot-lock fds from 3 on, its own session and process group, `cwd` and `env`.
+ * child_process. Either way the step gets /dev/null on stdin, the caller's files as stdout and
+ * stderr (no pipes: the step writes its log itself, see step-output.ts), the inherited slot-lock
+ * fds from 3 on, its own session and process group, `cwd` and `env`.
  * `GPUPLAN_SPAWN=node` forces child_process (to rule the native starter out when debugging).
  */
 import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
-import { Socket } from "node:net";
-import type { Readable } from "node:stream";
 import { loadPosixSpawner, type PosixSpawner, type ProcessExit } from "./posix-spawn.js";
 import { resolveCommand } from "./resolve-command.js";
 
@@ -19,15 +18,16 @@ export interface StartRequest {
   args: readonly string[];
   cwd: string;
   env: Record<string, string>;
+  /** Descriptors the child gets as its fds 1 and 2 (the caller keeps and closes its own). */
+  stdout: number;
+  stderr: number;
   /** The child gets them as fds 3, 4, … */
   inheritFds: readonly number[];
 }
 
 export interface StartedProcess {
   pid: number;
-  stdout: Readable;
-  stderr: Readable;
-  /** Resolves when the process has exited (its pipes may stay open, held by grandchildren). */
+  /** Resolves when the process has exited (grandchildren may live on in its process group). */
   exit: Promise<ProcessExit>;
 }
 
@@ -47,15 +47,13 @@ function startNative(spawner: PosixSpawner, request: StartRequest): StartResult 
   let file = resolveCommand(command, cwd, env.PATH);
   if (file === null) return failed("ENOENT");
   devNull ??= openSync("/dev/null", "r");
-  const [outRead, outWrite] = spawner.pipe();
-  const [errRead, errWrite] = spawner.pipe();
   const spawnOnce = (path: string) =>
     spawner.spawn({
       file: path,
       argv: [command, ...request.args],
       env,
       cwd: cwd === process.cwd() ? null : cwd,
-      fds: [devNull!, outWrite, errWrite, ...request.inheritFds],
+      fds: [devNull!, request.stdout, request.stderr, ...request.inheritFds],
     });
   let outcome = spawnOnce(file);
   if ("error" in outcome && outcome.error === "ENOENT" && !command.includes("/")) {
@@ -63,22 +61,8 @@ function startNative(spawner: PosixSpawner, request: StartRequest): StartResult 
     file = resolveCommand(command, cwd, env.PATH, true);
     if (file !== null) outcome = spawnOnce(file);
   }
-  // The child has its own copies of the write ends; ours must go, or the pipes never reach EOF.
-  spawner.close(outWrite);
-  spawner.close(errWrite);
-  if ("error" in outcome) {
-    spawner.close(outRead);
-    spawner.close(errRead);
-    return failed(outcome.error);
-  }
-  return {
-    process: {
-      pid: outcome.pid,
-      stdout: new Socket({ fd: outRead, readable: true, writable: false }),
-      stderr: new Socket({ fd: errRead, readable: true, writable: false }),
-      exit: outcome.exit,
-    },
-  };
+  if ("error" in outcome) return failed(outcome.error);
+  return { process: { pid: outcome.pid, exit: outcome.exit } };
 }
 
 function startWithNode(request: StartRequest): Promise<StartResult> {
@@ -86,19 +70,13 @@ function startWithNode(request: StartRequest): Promise<StartResult> {
     cwd: request.cwd,
     env: request.env,
     detached: true,
-    stdio: ["ignore", "pipe", "pipe", ...request.inheritFds],
+    stdio: ["ignore", request.stdout, request.stderr, ...request.inheritFds],
   });
   const exit = new Promise<ProcessExit>((resolve) =>
     child.on("exit", (exitCode, signal) => resolve({ exitCode, signal })),
   );
   return new Promise((resolve) => {
-    child.once("spawn", () =>
-      resolve({ process: { pid: child.pid!, stdout: child.stdout!, stderr: child.stderr!, exit } }),
-    );
-    child.once("error", (e: NodeJS.ErrnoException) => {
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      resolve({ error: e.message });
-    });
+    child.once("spawn", () => resolve({ process: { pid: child.pid!, exit } }));
+    child.once("error", (e: NodeJS.ErrnoException) => resolve({ error: e.message }));
   });
 }

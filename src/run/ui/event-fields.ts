@@ -12,11 +12,13 @@
  *                        `waitedMs?: number`
  * - gpu.lock.released:   `gpu: string`, `slots: number[]` (slot numbers given back; omitted = all of
  *                        this pipeline's slots on that GPU)
- * - gpu.step.start:      `attempt: number` (1-based), `logPath?: string`; `device` is where it runs
- *                        (cpu after a fallback)
+ * - gpu.step.start:      `attempt: number` (1-based), `logPath?: string` (stdout; a worker task's
+ *                        whole log), `stderrPath?: string` (a plain step's stderr); `device` is where
+ *                        it runs (cpu after a fallback)
  * - gpu.step.end:        `status: "ok" | "error" | "oom" | "timeout" | "interrupted"`,
  *                        `exitCode: number | null`, `signal: string | null` (SIGKILL), `durationMs: number`,
- *                        `attempt: number`, `logPath: string`
+ *                        `attempt: number`, `logPath: string`, `stderrPath?: string` (both
+ *                        gone when an ok step printed nothing)
  * - gpu.step.skip:       `reason: string` (e.g. "completed in an earlier run", "needs plate-3/segment, which failed")
  * - gpu.step.retry:      `attempt: number` (the attempt about to start), `of?: number` (attempts allowed),
  *                        `reason: string` ("oom"), `nextDevice?: string` (cpu for an on_oom fallback).

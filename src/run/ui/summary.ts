@@ -32,7 +32,8 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
       for (const line of tail) lines.push(`    ${line}`);
     }
     // No log when the step never started (it timed out waiting for its GPU).
-    if (f.logPath) lines.push(`  ${paint.dim("log:")}  ${f.logPath}`);
+    if (f.logPath) lines.push(`  ${paint.dim(f.stderrPath ? "stdout:" : "log:")}  ${f.logPath}`);
+    if (f.stderrPath) lines.push(`  ${paint.dim("stderr:")}  ${f.stderrPath}`);
     if (f.hint) lines.push(`  ${paint.dim("hint:")} ${f.hint}`);
   }
   if (summary.interrupted) {

@@ -34,7 +34,10 @@ export interface RunSummary {
     exitCode: number | null;
     signal: string | null;
     stderrTail: string[];
+    /** stdout's log (a worker task's whole log); "" when the step never started. */
     logPath: string;
+    /** A plain step's stderr log. */
+    stderrPath?: string | null;
     hint: string | null;
   }[];
 }

@@ -14,9 +14,9 @@
  */
 import { join } from "node:path";
 import { detectOom } from "../classify-failure.js";
+import { type LazyLog, lazyLog } from "../lazy-log.js";
 import type { SlotLease } from "../lock/types.js";
 import { safeName } from "../run-id.js";
-import { type LazyLog, lazyLog } from "../run-step.js";
 import type { TaskMessage } from "./protocol.js";
 import { type TaskResult, type WorkerExit, WorkerProcess } from "./worker-process.js";
 

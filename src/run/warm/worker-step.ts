@@ -5,8 +5,9 @@
  */
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
 import { type Classification, detectOom } from "../classify-failure.js";
+import { lazyLog } from "../lazy-log.js";
 import type { SlotLease } from "../lock/types.js";
-import { lazyLog, type StepProcessResult } from "../run-step.js";
+import type { StepProcessResult } from "../run-step.js";
 import type { WarmTaskOutcome, WorkerPool } from "./worker-pool.js";
 
 export interface WorkerTaskInput {

@@ -91,7 +91,7 @@ describe("warm workers: failures", () => {
     h = await execute(warmPlan(workerStep("seg", { flags: ["--oom-on-load"] })));
     expect(h.summary.failures[0]).toMatchObject({ status: "oom" });
     expect(h.summary.failures[0]!.hint).toContain("while loading");
-    const log = readFileSync(join(h.runDir, "logs", "p-1", "seg.log"), "utf8");
+    const log = readFileSync(join(h.runDir, "logs", "p-1@seg.log"), "utf8");
     expect(log).toContain("CUDA out of memory");
   });
 });

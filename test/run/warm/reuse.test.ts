@@ -50,7 +50,7 @@ describe("warm workers: reuse", () => {
 
   it("worker output that is not protocol goes to the step log; the worker's own log has it all", async () => {
     h = await execute(warmPlan(workerStep("seg")));
-    const log = readFileSync(join(h.runDir, "logs", "p-1", "seg.log"), "utf8");
+    const log = readFileSync(join(h.runDir, "logs", "p-1@seg.log"), "utf8");
     expect(log).toContain("loading the model");
     expect(log).toContain("working on p-1");
     expect(log).not.toContain('"ok":true');

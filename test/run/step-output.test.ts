@@ -1,0 +1,112 @@
+// A step's output files read back by gpuplan: whole lines only (a line split across reads, a
+// UTF-8 character split across reads), the unterminated last line at the end, the stderr tail,
+// lines while the step still runs, and no empty files left by an ok, silent step.
+import { appendFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runStepProcess } from "../../src/run/run-step.js";
+import { follow, OutputFile, openOutput, unfollow } from "../../src/run/step-output.js";
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpuplan-output-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string) {
+  const path = join(dir, name);
+  const lines: string[] = [];
+  const output = new OutputFile(path, openOutput(path), (line) => lines.push(line));
+  return { path, lines, output };
+}
+
+describe("OutputFile", () => {
+  it("emits whole lines only, joins a line and a UTF-8 character split across reads, ends with the unterminated rest", () => {
+    const { path, lines, output } = file("split.log");
+    const euro = Buffer.from("€"); // 3 bytes
+    appendFileSync(path, Buffer.concat([Buffer.from("one\ntw"), euro.subarray(0, 1)]));
+    output.pump();
+    expect(lines).toEqual(["one"]);
+    appendFileSync(path, Buffer.concat([euro.subarray(1), Buffer.from("o\nthree")]));
+    output.pump();
+    expect(lines).toEqual(["one", "tw€o"]);
+    output.finish();
+    expect(lines).toEqual(["one", "tw€o", "three"]);
+    output.close(false);
+  });
+
+  it("tailLines reads only the end of a large file and drops the line it cut", () => {
+    const { path, output } = file("big.log");
+    const many = Array.from({ length: 20_000 }, (_, i) => `line ${i}`).join("\n");
+    writeFileSync(path, `${many}\n`);
+    expect(output.tailLines(3)).toEqual(["line 19997", "line 19998", "line 19999"]);
+    const tail = output.tailLines(100_000);
+    expect(tail.length).toBeLessThan(20_000);
+    expect(tail[0]).toMatch(/^line \d+$/);
+    output.close(false);
+  });
+
+  it("close(true) removes an empty file and keeps one with content", () => {
+    const empty = file("empty.log");
+    empty.output.close(true);
+    expect(existsSync(empty.path)).toBe(false);
+    const full = file("full.log");
+    appendFileSync(full.path, "x\n");
+    full.output.close(true);
+    expect(existsSync(full.path)).toBe(true);
+  });
+
+  it("a followed file's lines arrive while the writer is still writing", async () => {
+    const { path, lines, output } = file("live.log");
+    follow(output);
+    appendFileSync(path, "first\n");
+    for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(lines).toEqual(["first"]);
+    unfollow(output);
+    output.close(false);
+  });
+});
+
+describe("runStepProcess output", () => {
+  const base = { shell: false, cwd: process.cwd(), env: { PATH: "/usr/bin:/bin" }, killGraceMs: 500 };
+
+  it("shows a long step's lines while it runs, keeps stdout and stderr apart, and tails stderr on failure", async () => {
+    const seen: { stream: string; line: string; at: number }[] = [];
+    const started = performance.now();
+    const result = await runStepProcess({
+      ...base,
+      argv: ["/bin/sh", "-c", "echo early; sleep 0.6; echo late; echo bad >&2; exit 4"],
+      logPath: join(dir, "s.out.log"),
+      stderrPath: join(dir, "s.err.log"),
+      onLine: (stream, line) => seen.push({ stream, line, at: performance.now() - started }),
+    });
+    expect(result).toMatchObject({ exitCode: 4, stderrTail: ["bad"] });
+    expect(seen.map(({ stream, line }) => `${stream}:${line}`)).toEqual([
+      "stdout:early",
+      "stdout:late",
+      "stderr:bad",
+    ]);
+    // "early" was shown long before the step ended, not collected at its exit.
+    expect(seen[0]!.at).toBeLessThan(seen[1]!.at - 300);
+  });
+
+  it("an ok step that printed nothing leaves no files; one that printed keeps its file", async () => {
+    const quiet = await runStepProcess({
+      ...base,
+      argv: ["true"],
+      logPath: join(dir, "q.out.log"),
+      stderrPath: join(dir, "q.err.log"),
+    });
+    expect(quiet.exitCode).toBe(0);
+    expect(existsSync(join(dir, "q.out.log")) || existsSync(join(dir, "q.err.log"))).toBe(false);
+    await runStepProcess({
+      ...base,
+      argv: ["/bin/sh", "-c", "echo hi"],
+      logPath: join(dir, "h.out.log"),
+      stderrPath: join(dir, "h.err.log"),
+    });
+    expect(existsSync(join(dir, "h.out.log"))).toBe(true);
+    expect(existsSync(join(dir, "h.err.log"))).toBe(false);
+  });
+});
