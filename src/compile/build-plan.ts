@@ -55,6 +55,8 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
       memoryBudgetBytes: e.memoryBudgetBytes,
       maxPipelines: e.maxPipelines,
       limitedBy: e.limitedBy,
+      // Only when known, so plans of machines without it stay as they were.
+      ...(e.gpu.cpuAffinity?.length ? { cpuAffinity: e.gpu.cpuAffinity } : {}),
     })),
     pipelines,
     summary: {

@@ -22,6 +22,8 @@ export interface StepProcessOptions {
   stderrPath: string;
   /** Locked slot descriptors; the child gets them as fds 3, 4, … */
   inheritFds?: readonly number[];
+  /** CPUs to pin the step to (its GPU's local CPUs), or null. */
+  cpus?: readonly number[] | null;
   timeoutMs?: number | null;
   /** SIGTERM → SIGKILL delay for timeouts and interrupts. */
   killGraceMs: number;
@@ -66,6 +68,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
     stdout: out.fd,
     stderr: err.fd,
     inheritFds: options.inheritFds ?? [],
+    cpus: options.cpus ?? null,
   }).catch((e: unknown) => {
     out.close(false);
     err.close(false);

@@ -67,6 +67,10 @@ export interface PlanRegistryEntry {
    */
   maxPipelines: number;
   limitedBy: "cpu-threads" | "configured" | "memory";
+  /**
+   * The GPU's local CPUs, when the inventory knows them: gpuplan run pins the steps on this GPU to them (GPUPLAN_CPU_PINNING=off to not).
+   */
+  cpuAffinity?: number[];
 }
 /**
  * This interface was referenced by `GpuplanPlan`'s JSON-Schema

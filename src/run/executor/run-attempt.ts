@@ -4,13 +4,15 @@
  * never redoes a step reported ok), emitted, and counted when no retry follows.
  */
 import { join, resolve } from "node:path";
-import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
+import { formatCpuList } from "../../detect/cpu-list.js";
+import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
 import { willRetry } from "../attempts.js";
 import { classifyEnding } from "../classify-failure.js";
 import type { StepStatus } from "../events.js";
 import type { SlotLease } from "../lock/types.js";
 import { safeName } from "../run-id.js";
 import { runStepProcess, type StepProcessOptions } from "../run-step.js";
+import { loadAffinityControl, stepCpus } from "../spawn/cpu-affinity.js";
 import { buildStepEnvironment, visibleGpus } from "../step-env.js";
 import { runWorkerTask } from "../warm/worker-step.js";
 import { snapshotMemory } from "./memory-snapshots.js";
@@ -39,10 +41,13 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
   const device = onCpu ? "cpu" : step.device;
   const { logPath, stderrPath } = stepLogPaths(options.runDir, pipeline.name, step, attempt);
   const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, ctx.baseEnv);
+  const gpus = visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu });
+  const cpus = step.worker ? null : await pinnedCpus(gpus);
   ctx.emit("gpu.step.start", pipeline.name, step.id, device, {
     attempt,
     logPath,
     ...(stderrPath && { stderrPath }),
+    ...(cpus && { cpus: formatCpuList(cpus) }),
   });
   snapshotMemory(ctx, pipeline, step, device, onCpu, "step.start");
   const cwd = resolve(options.baseDir, step.cwd ?? ".");
@@ -55,7 +60,7 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
         step,
         attempt,
         device,
-        gpus: visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu }),
+        gpus,
         leases: onCpu ? [] : leases,
         env,
         cwd,
@@ -71,6 +76,7 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
         logPath,
         stderrPath: stderrPath!,
         inheritFds: leases.flatMap((l) => [...l.fds]),
+        cpus,
         timeoutMs: step.timeoutMs,
         killGraceMs: ctx.killGraceMs,
         signal: ctx.stopSignal,
@@ -130,6 +136,22 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
     });
   }
   return verdict.status;
+}
+
+/**
+ * The CPUs a GPU step is pinned to: its GPUs' local CPUs, when the plan knows them (cpu-affinity.ts).
+ * GPUPLAN_CPU_PINNING=off leaves every step on gpuplan's own CPUs.
+ */
+async function pinnedCpus(gpus: readonly PlanRegistryEntry[]): Promise<number[] | null> {
+  if (gpus.length === 0 || process.env.GPUPLAN_CPU_PINNING === "off") return null;
+  if (gpus.some((g) => !g.cpuAffinity?.length)) return null;
+  const control = await loadAffinityControl();
+  return control
+    ? stepCpus(
+        gpus.map((g) => g.cpuAffinity),
+        control.allowed(),
+      )
+    : null;
 }
 
 /**

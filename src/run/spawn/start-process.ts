@@ -8,6 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
+import { loadAffinityControl } from "./cpu-affinity.js";
 import { loadPosixSpawner, type PosixSpawner, type ProcessExit } from "./posix-spawn.js";
 import { resolveCommand } from "./resolve-command.js";
 
@@ -23,6 +24,8 @@ export interface StartRequest {
   stderr: number;
   /** The child gets them as fds 3, 4, … */
   inheritFds: readonly number[];
+  /** Pin the process to these CPUs from its start (cpu-affinity.ts); absent = gpuplan's own mask. */
+  cpus?: readonly number[] | null;
 }
 
 export interface StartedProcess {
@@ -36,7 +39,11 @@ export type StartResult = { process: StartedProcess } | { error: string };
 
 export async function startProcess(request: StartRequest): Promise<StartResult> {
   const spawner = await loadPosixSpawner();
-  return spawner ? startNative(spawner, request) : startWithNode(request);
+  const cpus = request.cpus;
+  const affinity = cpus?.length ? await loadAffinityControl() : null;
+  // Both starters create the child synchronously, so the mask it inherits is the one set here.
+  const pinned = <T>(start: () => T): T => (affinity && cpus ? affinity.withCpus(cpus, start) : start());
+  return spawner ? pinned(() => startNative(spawner, request)) : pinned(() => startWithNode(request));
 }
 
 let devNull: number | undefined;

@@ -13,8 +13,9 @@
  * - gpu.lock.released:   `gpu: string`, `slots: number[]` (slot numbers given back; omitted = all of
  *                        this pipeline's slots on that GPU)
  * - gpu.step.start:      `attempt: number` (1-based), `logPath?: string` (stdout; a worker task's
- *                        whole log), `stderrPath?: string` (a plain step's stderr); `device` is where
- *                        it runs (cpu after a fallback)
+ *                        whole log), `stderrPath?: string` (a plain step's stderr), `cpus?: string`
+ *                        (CPU list like "0-15,32-47" when pinned to its GPU's CPUs); `device` is
+ *                        where it runs (cpu after a fallback)
  * - gpu.step.end:        `status: "ok" | "error" | "oom" | "timeout" | "interrupted"`,
  *                        `exitCode: number | null`, `signal: string | null` (SIGKILL), `durationMs: number`,
  *                        `attempt: number`, `logPath: string`, `stderrPath?: string` (both

@@ -68,7 +68,8 @@ export function describeEvent(event: RunEvent, paint: Paint): string | null {
     }
     case "gpu.step.start": {
       const attempt = readNumber(event, "attempt");
-      return `${head} started${attempt !== null && attempt > 1 ? ` (attempt ${attempt})` : ""}`;
+      const cpus = readString(event, "cpus");
+      return `${head} started${attempt !== null && attempt > 1 ? ` (attempt ${attempt})` : ""}${cpus ? ` on CPUs ${cpus}` : ""}`;
     }
     case "gpu.step.end": {
       const status = readStatus(event);
