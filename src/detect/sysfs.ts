@@ -1,13 +1,15 @@
 /**
  * What detection reads from sysfs: AMD GPUs for machines without ROCm libraries (every
  * /sys/class/drm/cardN whose device has PCI vendor 0x1002 and the amdgpu `mem_info_vram_total`
- * file), whether the amdgpu driver is loaded, and the CPU-side NUMA node of each GPU.
+ * file), whether the amdgpu driver is loaded, and the CPU side of each GPU: its NUMA node and
+ * local CPUs.
  */
 
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GpuInfo, ProbeReport } from "../inventory/types.js";
 import { nowMs } from "./clock.js";
+import { parseCpuList } from "./cpu-list.js";
 import { normalizePciBusId } from "./pci.js";
 import type { RawGpu } from "./probe-types.js";
 import type { Roots } from "./roots.js";
@@ -80,19 +82,33 @@ export function readPciNumaNode(roots: Roots, pciBusId: string): number | null {
   return Number.isInteger(n) && n >= 0 ? n : null;
 }
 
+/** The CPUs local to a PCI device (`local_cpulist`), or null when sysfs does not say. */
+export function readPciLocalCpus(roots: Roots, pciBusId: string): number[] | null {
+  const text = read(join(roots.sys, "bus/pci/devices", pciBusId, "local_cpulist"));
+  const cpus = text ? parseCpuList(text) : [];
+  return cpus.length > 0 ? cpus : null;
+}
+
 /**
  * Set each GPU's NUMA node from its PCI device, the CPU side that matters for placement
- * (nvmlDeviceGetNumaNodeId is the GPU's own node on Grace-like systems, ABI.md §1); a MIG
- * instance takes its parent's. The probe's value stays where sysfs does not know.
+ * (nvmlDeviceGetNumaNodeId is the GPU's own node on Grace-like systems, ABI.md §1), and its
+ * local CPUs where the probe gave none (NVML's CPU affinity comes first; ROCm has no such call,
+ * so this is where AMD GPUs get theirs — `gpuplan run` pins steps to them). A MIG instance takes
+ * its parent's. The probe's values stay where sysfs does not know.
  */
 export function fillNumaNodes(gpus: GpuInfo[], roots: Roots): void {
   for (const gpu of gpus) {
-    if (gpu.pciBusId && !gpu.mig?.parentUuid)
+    if (gpu.pciBusId && !gpu.mig?.parentUuid) {
       gpu.numaNode = readPciNumaNode(roots, gpu.pciBusId) ?? gpu.numaNode ?? null;
+      if (!gpu.cpuAffinity?.length) gpu.cpuAffinity = readPciLocalCpus(roots, gpu.pciBusId);
+    }
   }
   for (const gpu of gpus) {
     const parent = gpu.mig?.parentUuid;
-    if (parent) gpu.numaNode = gpus.find((p) => p.uuid === parent)?.numaNode ?? gpu.numaNode ?? null;
+    if (!parent) continue;
+    const physical = gpus.find((p) => p.uuid === parent);
+    gpu.numaNode = physical?.numaNode ?? gpu.numaNode ?? null;
+    if (!gpu.cpuAffinity?.length) gpu.cpuAffinity = physical?.cpuAffinity ?? null;
   }
 }
 

@@ -144,6 +144,8 @@ describe("AMD sysfs fallback", () => {
         freeMemoryBytes: 25753026560 - 1073741824,
         // The PCI device's numa_node (1) wins over the drm device's copy (0).
         numaNode: 1,
+        // Its local_cpulist: ROCm has no CPU-affinity call, so sysfs is where AMD GPUs get theirs.
+        cpuAffinity: [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31],
         sources: ["sysfs"],
       },
       {
@@ -152,6 +154,7 @@ describe("AMD sysfs fallback", () => {
         pciBusId: "0000:0e:00.0",
         uuid: "GPU-9a1b2c3d4e5f6071",
         numaNode: null,
+        cpuAffinity: null,
       },
     ]);
     expect(probe(inv, "sysfs")).toMatchObject({ status: "ok" });

@@ -10,6 +10,7 @@ import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.
 import { gpuplan, tempDir } from "../helpers/cli.js";
 import { compileText } from "../helpers/inventory.js";
 import { execute, type Harness, twoGpus } from "./helpers/harness.js";
+import { warmPlan, workerRecords, workerStep } from "./warm/helpers.js";
 
 const control = await loadAffinityControl();
 const allowed = control?.allowed() ?? [];
@@ -85,6 +86,15 @@ pipelines:
     expect(start?.cpus).toBe(String(last));
     // gpuplan's own thread got its mask back.
     expect(control!.allowed()).toEqual(allowed);
+  });
+
+  it("a warm worker starts pinned to its GPU's CPUs too", async () => {
+    const plan = warmPlan(workerStep("seg", { key: "k", load: 0 }));
+    for (const entry of plan.registry) entry.cpuAffinity = [last];
+    h = await execute(plan);
+    expect(h.summary).toMatchObject({ ok: 1, failed: 0 });
+    const loads = workerRecords(h.dir).filter((r) => r.what === "load");
+    expect(loads.map((r) => (r as { cpus?: string }).cpus)).toEqual([String(last)]);
   });
 
   it("GPUPLAN_CPU_PINNING=off leaves the step on every allowed CPU", async () => {

@@ -42,7 +42,7 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
   const { logPath, stderrPath } = stepLogPaths(options.runDir, pipeline.name, step, attempt);
   const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, ctx.baseEnv);
   const gpus = visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu });
-  const cpus = step.worker ? null : await pinnedCpus(gpus);
+  const cpus = await pinnedCpus(gpus);
   ctx.emit("gpu.step.start", pipeline.name, step.id, device, {
     attempt,
     logPath,
@@ -62,6 +62,7 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
         device,
         gpus,
         leases: onCpu ? [] : leases,
+        cpus,
         env,
         cwd,
         logPath,

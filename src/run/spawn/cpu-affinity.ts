@@ -21,10 +21,24 @@ export interface AffinityControl {
 }
 
 let loading: Promise<AffinityControl | null> | undefined;
+let loaded: AffinityControl | null = null;
 
 export function loadAffinityControl(): Promise<AffinityControl | null> {
-  loading ??= bind().catch(() => null);
+  loading ??= bind()
+    .catch(() => null)
+    .then((control) => {
+      loaded = control;
+      return control;
+    });
   return loading;
+}
+
+/**
+ * Runs a synchronous `start` pinned to `cpus` with the control loaded before (whoever chose the
+ * CPUs did, through loadAffinityControl); unpinned when there is none.
+ */
+export function startPinned<T>(cpus: readonly number[] | null | undefined, start: () => T): T {
+  return cpus?.length && loaded ? loaded.withCpus(cpus, start) : start();
 }
 
 async function bind(): Promise<AffinityControl | null> {

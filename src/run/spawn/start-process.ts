@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
-import { loadAffinityControl } from "./cpu-affinity.js";
+import { loadAffinityControl, startPinned } from "./cpu-affinity.js";
 import { loadPosixSpawner, type PosixSpawner, type ProcessExit } from "./posix-spawn.js";
 import { resolveCommand } from "./resolve-command.js";
 
@@ -39,11 +39,11 @@ export type StartResult = { process: StartedProcess } | { error: string };
 
 export async function startProcess(request: StartRequest): Promise<StartResult> {
   const spawner = await loadPosixSpawner();
-  const cpus = request.cpus;
-  const affinity = cpus?.length ? await loadAffinityControl() : null;
+  if (request.cpus?.length) await loadAffinityControl();
   // Both starters create the child synchronously, so the mask it inherits is the one set here.
-  const pinned = <T>(start: () => T): T => (affinity && cpus ? affinity.withCpus(cpus, start) : start());
-  return spawner ? pinned(() => startNative(spawner, request)) : pinned(() => startWithNode(request));
+  return spawner
+    ? startPinned(request.cpus, () => startNative(spawner, request))
+    : startPinned(request.cpus, () => startWithNode(request));
 }
 
 let devNull: number | undefined;

@@ -64,6 +64,8 @@ export interface WarmTaskRequest {
   /** UUIDs of the GPUs the worker sees (empty on the CPU). */
   uuids: string[];
   allocatedDevices: string[];
+  /** CPUs a new worker is pinned to (its GPU's local CPUs), or null. */
+  cpus?: readonly number[] | null;
   argv: readonly string[];
   cwd: string;
   env: Record<string, string>;
@@ -316,6 +318,7 @@ export class WorkerPool {
       cwd: request.cwd,
       env: request.env,
       inheritFds: request.leases.flatMap((l) => [...l.fds]),
+      cpus: request.cpus ?? null,
       onLine: (stream, line) => {
         entry.log?.write(`${line}\n`);
         entry.sink?.(stream, line);

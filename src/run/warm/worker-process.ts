@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
+import { startPinned } from "../spawn/cpu-affinity.js";
 import { encodeTask, parseWorkerLine, type TaskMessage, type WorkerMessage } from "./protocol.js";
 
 export interface WorkerProcessOptions {
@@ -14,6 +15,8 @@ export interface WorkerProcessOptions {
   env: Record<string, string>;
   /** Locked slot descriptors; the worker gets them as fds 3, 4, … */
   inheritFds: readonly number[];
+  /** CPUs to pin the worker to from its start (its GPU's local CPUs), or null. */
+  cpus?: readonly number[] | null;
   /** Ordinary output lines (not protocol). */
   onLine: (stream: "stdout" | "stderr", line: string) => void;
 }
@@ -54,12 +57,14 @@ export class WorkerProcess {
 
   constructor(private readonly options: WorkerProcessOptions) {
     const [command, ...args] = options.argv;
-    this.child = spawn(command!, args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe", ...options.inheritFds],
-    });
+    this.child = startPinned(options.cpus, () =>
+      spawn(command!, args, {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe", ...options.inheritFds],
+      }),
+    );
     this.pid = this.child.pid ?? null;
     // A worker that exits while we write gets EPIPE on its stdin: the exit is what we report.
     this.child.stdin?.on("error", () => {});

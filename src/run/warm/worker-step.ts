@@ -20,6 +20,8 @@ export interface WorkerTaskInput {
   /** The registry entries of the GPUs the step sees (empty on the CPU). */
   gpus: readonly PlanRegistryEntry[];
   leases: readonly SlotLease[];
+  /** CPUs to pin a newly started worker to, or null. */
+  cpus: readonly number[] | null;
   env: Record<string, string>;
   cwd: string;
   logPath: string;
@@ -38,6 +40,7 @@ export async function runWorkerTask(
     device: input.device,
     uuids: input.gpus.map((g) => g.uuid),
     allocatedDevices: input.gpus.length > 0 ? input.gpus.map((g) => g.gpu) : ["cpu"],
+    cpus: input.cpus,
     argv: worker.argv,
     cwd: input.cwd,
     env: input.env,
