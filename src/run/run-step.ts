@@ -6,7 +6,7 @@
  * as it (or anything it started) lives, even if gpuplan dies.
  * How the process is started (posix_spawn or child_process) is spawn/start-process.ts's business.
  */
-import { writeSync } from "node:fs";
+import { closeSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { startProcess } from "./spawn/start-process.js";
 import { ensureDir, follow, OutputFile, openOutput, unfollow } from "./step-output.js";
@@ -51,10 +51,32 @@ export interface StepProcessResult {
 export async function runStepProcess(options: StepProcessOptions): Promise<StepProcessResult> {
   const started = performance.now();
   const tailLimit = options.tailLines ?? 40;
-  ensureDir(dirname(options.logPath));
-  ensureDir(dirname(options.stderrPath));
-  const outFd = openOutput(options.logPath);
-  const errFd = openOutput(options.stderrPath);
+  let outFd: number;
+  let errFd: number;
+  try {
+    ensureDir(dirname(options.logPath));
+    ensureDir(dirname(options.stderrPath));
+    outFd = openOutput(options.logPath);
+    try {
+      errFd = openOutput(options.stderrPath);
+    } catch (e) {
+      closeSync(outFd);
+      throw e;
+    }
+  } catch (e) {
+    // A full disk or an unwritable run directory: the step cannot start, and says why.
+    const error = e as NodeJS.ErrnoException;
+    return {
+      pid: null,
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      interrupted: false,
+      stderrTail: [],
+      durationMs: Math.round(performance.now() - started),
+      spawnError: `cannot open its log file ${error.path ?? options.logPath}: ${error.code ?? error.message}`,
+    };
+  }
   const onLine = options.onLine;
   const out = new OutputFile(options.logPath, outFd, onLine ? (line) => onLine("stdout", line) : null);
   const err = new OutputFile(options.stderrPath, errFd, onLine ? (line) => onLine("stderr", line) : null);

@@ -91,6 +91,19 @@ describe("runStepProcess output", () => {
     expect(seen[0]!.at).toBeLessThan(seen[1]!.at - 300);
   });
 
+  it("a log file that cannot be opened fails the step with the reason, it does not throw", async () => {
+    const notADir = join(dir, "plain-file");
+    writeFileSync(notADir, "");
+    const result = await runStepProcess({
+      ...base,
+      argv: ["true"],
+      logPath: join(notADir, "x.out.log"),
+      stderrPath: join(notADir, "x.err.log"),
+    });
+    expect(result.pid).toBeNull();
+    expect(result.spawnError).toMatch(/^cannot open its log file .*plain-file.*: (ENOTDIR|EEXIST)$/);
+  });
+
   it("an ok step that printed nothing leaves no files; one that printed keeps its file", async () => {
     const quiet = await runStepProcess({
       ...base,
