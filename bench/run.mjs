@@ -52,7 +52,20 @@ try {
     `import { spawn } from "node:child_process"; let next = 0;` +
     `const lane = async () => { while (next < ${steps}) { next++; await new Promise((r) => spawn("true", [], { stdio: ["ignore", "pipe", "pipe"], detached: true }).on("close", r)); } };` +
     `await Promise.all(Array.from({ length: ${concurrency} }, lane));`;
-  const runs = { gpuplan: [], xargs: [], floor: [], noCa: [] };
+  // The floor for a runner that does not fork Node: the same spawns through posix_spawn (koffi),
+  // reaped on SIGCHLD, and nothing else — no logs, journal, events or locks. gpuplan's spawn path.
+  const posixFloorScript =
+    `const koffi = require(${JSON.stringify(join(root, "node_modules/koffi"))}); const libc = koffi.load("libc.so.6");` +
+    `const spawn = libc.func("int posix_spawn(_Out_ int *pid, const char *path, void *fa, void *attr, const char **argv, const char **envp)");` +
+    `const waitpid = libc.func("int waitpid(int pid, _Out_ int *status, int options)");` +
+    `const env = Object.entries(process.env).map(([k, v]) => k + "=" + v).concat([null]); const pending = new Map(); const st = new Int32Array(1);` +
+    `const reap = () => { for (const [pid, done] of pending) if (waitpid(pid, st, 1) === pid) { pending.delete(pid); done(); } };` +
+    `process.on("SIGCHLD", reap); const keep = setInterval(reap, 1000); let next = 0;` +
+    `const lane = async () => { while (next < ${steps}) { next++; const pid = new Int32Array(1); spawn(pid, "/usr/bin/true", null, null, ["true", null], env);` +
+    ` await new Promise((r) => { pending.set(pid[0], r); reap(); }); } };` +
+    `Promise.all(Array.from({ length: ${concurrency} }, lane)).then(() => clearInterval(keep));`;
+  const hasKoffi = existsSync(join(root, "node_modules/koffi")) && existsSync("/usr/bin/true");
+  const runs = { gpuplan: [], xargs: [], floor: [], posixFloor: [], noCa: [] };
   // Node 20 parses NODE_EXTRA_CA_CERTS at every start (~70 ms on a small VM); xargs pays nothing
   // like it. When it is set, gpuplan is also timed without it, so the report says both.
   const extraCa = Boolean(process.env.NODE_EXTRA_CA_CERTS);
@@ -60,6 +73,7 @@ try {
   for (let i = 0; i < rounds; i++) {
     runs.xargs.push(time("xargs", ["-P", String(concurrency), "-n", "1", "true"], { input }));
     runs.floor.push(time(process.execPath, ["--input-type=module", "-e", floorScript]));
+    if (hasKoffi) runs.posixFloor.push(time(process.execPath, ["-e", posixFloorScript]));
     runs.gpuplan.push(
       time(process.execPath, [gpuplan, "run", "plan.json", "--ui", "plain"], {
         env: { ...process.env, CI: "1" },
@@ -92,6 +106,12 @@ try {
   console.log(
     `  node floor    ${f.toFixed(0)} ms   (runs: ${runs.floor.map((v) => v.toFixed(0)).join(", ")}; bare child_process.spawn loop)`,
   );
+  if (hasKoffi) {
+    const pf = median(runs.posixFloor);
+    console.log(
+      `  posix floor   ${pf.toFixed(0)} ms   (runs: ${runs.posixFloor.map((v) => v.toFixed(0)).join(", ")}; bare posix_spawn loop through koffi, no bookkeeping) = ${(pf / x).toFixed(2)}× xargs`,
+    );
+  }
   console.log(
     `  ratio         ${(g / x).toFixed(2)}× xargs   (target ≤ 1.3×); node floor alone is ${(f / x).toFixed(2)}× xargs`,
   );
