@@ -51,6 +51,16 @@ export interface StepProcessResult {
 export async function runStepProcess(options: StepProcessOptions): Promise<StepProcessResult> {
   const started = performance.now();
   const tailLimit = options.tailLines ?? 40;
+  const ended = (fields: Partial<StepProcessResult>): StepProcessResult => ({
+    pid: null,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    interrupted: false,
+    stderrTail: [],
+    durationMs: Math.round(performance.now() - started),
+    ...fields,
+  });
   let outFd: number;
   let errFd: number;
   try {
@@ -66,16 +76,9 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   } catch (e) {
     // A full disk or an unwritable run directory: the step cannot start, and says why.
     const error = e as NodeJS.ErrnoException;
-    return {
-      pid: null,
-      exitCode: null,
-      signal: null,
-      timedOut: false,
-      interrupted: false,
-      stderrTail: [],
-      durationMs: Math.round(performance.now() - started),
+    return ended({
       spawnError: `cannot open its log file ${error.path ?? options.logPath}: ${error.code ?? error.message}`,
-    };
+    });
   }
   const onLine = options.onLine;
   const out = new OutputFile(options.logPath, outFd, onLine ? (line) => onLine("stdout", line) : null);
@@ -95,16 +98,6 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
     out.close(false);
     err.close(false);
     throw e;
-  });
-  const ended = (fields: Partial<StepProcessResult>): StepProcessResult => ({
-    pid: null,
-    exitCode: null,
-    signal: null,
-    timedOut: false,
-    interrupted: false,
-    stderrTail: [],
-    durationMs: Math.round(performance.now() - started),
-    ...fields,
   });
   if ("error" in start) {
     // A failed step keeps both files, so the paths in its report exist.
