@@ -18,6 +18,11 @@ export type OutputStream = "stdout" | "stderr";
 const FOLLOW_MS = 25;
 /** Read per file per poll at most, so a step that prints fast cannot stall the event loop. */
 const MAX_BYTES_PER_POLL = 1 << 20;
+/** Unread output beyond which a view skips ahead (catchUp), and how much of the end it then shows. */
+const MAX_BACKLOG_BYTES = 16 << 20;
+const KEEP_BYTES = 1 << 20;
+/** A line longer than this is shown in pieces. */
+const MAX_LINE_CHARS = 64 * 1024;
 /** The end of stderr read back for its last lines. */
 const TAIL_BYTES = 64 * 1024;
 
@@ -56,24 +61,53 @@ export class OutputFile {
     this.fd = fd;
   }
 
-  /** Emits the complete lines appended since the last read (at most `limit` bytes of them). */
-  pump(limit = Number.POSITIVE_INFINITY): void {
-    if (this.onLine === null || this.closed) return;
+  /**
+   * Emits the complete lines appended since the last read, at most `limit` bytes of them; true
+   * when it stopped at the limit (more may be waiting).
+   */
+  pump(limit = Number.POSITIVE_INFINITY): boolean {
+    if (this.onLine === null || this.closed) return false;
     let read = 0;
     while (read < limit) {
       const n = readSync(this.fd, chunk, 0, chunk.length, this.position);
-      if (n === 0) break;
+      if (n === 0) return false;
       this.position += n;
       read += n;
       const lines = (this.partial + this.decoder.write(chunk.subarray(0, n))).split("\n");
       this.partial = lines.pop() ?? "";
+      // A line that never ends (a progress bar redrawn with \r) is shown in pieces, not hoarded.
+      while (this.partial.length > MAX_LINE_CHARS) {
+        lines.push(this.partial.slice(0, MAX_LINE_CHARS));
+        this.partial = this.partial.slice(MAX_LINE_CHARS);
+      }
       for (const line of lines) this.onLine(line);
     }
+    return true;
+  }
+
+  /**
+   * A step that prints faster than a view can show: when more than MAX_BACKLOG_BYTES wait
+   * unread, the view skips to the last KEEP_BYTES and says so. The file keeps every byte.
+   */
+  catchUp(): void {
+    if (this.onLine === null || this.closed) return;
+    const waiting = fstatSync(this.fd).size - this.position;
+    if (waiting <= MAX_BACKLOG_BYTES) return;
+    const skipped = waiting - KEEP_BYTES;
+    this.position += skipped;
+    this.partial = "";
+    this.decoder.end();
+    this.onLine(
+      `[gpuplan: ${(skipped / 1048576).toFixed(1)} MiB of output not shown; ${this.path} has all of it]`,
+    );
   }
 
   /** The step has ended: the rest, an unterminated last line included. */
   finish(): void {
-    this.pump();
+    if (this.pump(MAX_BYTES_PER_POLL)) {
+      this.catchUp();
+      this.pump();
+    }
     if (this.onLine === null) return;
     const rest = this.partial + this.decoder.end();
     this.partial = "";
@@ -115,7 +149,7 @@ export function follow(file: OutputFile): void {
   followed.add(file);
   if (timer) return;
   timer = setInterval(() => {
-    for (const f of followed) f.pump(MAX_BYTES_PER_POLL);
+    for (const f of followed) if (f.pump(MAX_BYTES_PER_POLL)) f.catchUp();
   }, FOLLOW_MS);
   // The step's own exit keeps the process alive; this poll must not.
   timer.unref();

@@ -36,6 +36,30 @@ describe("OutputFile", () => {
     output.close(false);
   });
 
+  it("a view far behind a fast step skips to the end and says so; a line that never ends comes in pieces", () => {
+    const { path, lines, output } = file("flood.log");
+    const line = `${"x".repeat(99)}\n`;
+    writeFileSync(path, line.repeat(200_000)); // ~20 MB, more than a view is shown at once
+    output.finish();
+    const notice = lines.find((l) => l.startsWith("[gpuplan:"));
+    expect(notice).toMatch(/MiB of output not shown; .*flood\.log has all of it\]$/);
+    // What follows the notice is the end of the file (about its last MiB), whole lines but the first.
+    const after = lines.slice(lines.indexOf(notice!) + 1);
+    expect(after.length).toBeGreaterThan(10_000);
+    expect(after.length).toBeLessThan(11_000);
+    expect(after.slice(1).every((l) => l === "x".repeat(99))).toBe(true);
+    output.close(false);
+
+    const bar = file("bar.log");
+    writeFileSync(bar.path, `${"\r42%".repeat(40_000)}`); // 160 KB, no newline
+    bar.output.pump();
+    expect(bar.lines.length).toBeGreaterThanOrEqual(2);
+    expect(bar.lines.every((l) => l.length <= 64 * 1024)).toBe(true);
+    bar.output.finish();
+    expect(bar.lines.join("")).toBe("\r42%".repeat(40_000));
+    bar.output.close(false);
+  });
+
   it("tailLines reads only the end of a large file and drops the line it cut", () => {
     const { path, output } = file("big.log");
     const many = Array.from({ length: 20_000 }, (_, i) => `line ${i}`).join("\n");
