@@ -39,7 +39,8 @@ export interface PreparedRun {
 }
 
 export type Preparation =
-  | { ok: true; run: PreparedRun }
+  /** `warnings`: what compiling the pipeline file or checking the plan against the machine noted. */
+  | { ok: true; run: PreparedRun; warnings: Problem[]; sources: SourceFile[] }
   | { ok: false; problems: Problem[]; sources: SourceFile[] };
 
 export async function prepareRun(request: PrepareRequest): Promise<Preparation> {
@@ -48,6 +49,8 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
   let recompile: string;
   let run: Omit<PreparedRun, "pipelines">;
   let startedWith: string[] | undefined;
+  const warnings: Problem[] = [];
+  let sources: SourceFile[] = [];
   if (request.resume !== undefined) {
     const resumed = await loadResumedRun(request.resume, file);
     const { pipelines, ...rest } = resumed;
@@ -63,6 +66,8 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     }
     inventory = input.inventory;
     recompile = input.recompile;
+    warnings.push(...input.problems);
+    sources = input.sources;
     const runId = makeRunId();
     run = {
       plan: input.plan,
@@ -80,6 +85,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     inventory ??= await detect();
     const problems = verifyPlan(run.plan, pipelines, inventory, { planFile: file, recompile });
     if (hasErrors(problems)) return { ok: false, problems, sources: [] };
+    warnings.push(...problems);
   }
-  return { ok: true, run: { ...run, pipelines } };
+  return { ok: true, run: { ...run, pipelines }, warnings, sources };
 }

@@ -45,6 +45,10 @@ describe("gpuplan run (CLI)", () => {
       /\[plate-P2\/summarize cpu\] plate P2: mean [\d.]+, sd [\d.]+, brightest tile \d+/,
     );
     expect(r.stderr).toMatch(/9 ok, 0 failed, 0 skipped/);
+    // The in-memory compile's warnings come first, as `gpuplan compile` prints them.
+    expect(r.stderr.split("\n")[0]).toMatch(
+      /^warning +no GPUs in the inventory: every pipeline runs on the CPU +\[no-gpus\]$/,
+    );
     const [id] = runIds(cwd);
     expect(id).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
     const runDir = join(cwd, ".gpuplan/runs", id!);

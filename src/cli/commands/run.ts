@@ -42,6 +42,9 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     detect,
   });
   if (!prepared.ok) return reportProblems(prepared.problems, prepared.sources);
+  // Warnings of the in-memory compile (a GPU step that falls back to the CPU, say) go out as
+  // `gpuplan compile` would print them, on stderr, before the run.
+  if (prepared.warnings.length > 0) writeErr(formatHuman(prepared.warnings, prepared.sources, paintFor()));
   const { plan, pipelines, baseDir, runId } = prepared.run;
 
   if (options.dryRun) {
