@@ -52,7 +52,8 @@ export async function executePreparedRun(
   const lock = await openLock(needsLock);
   const { createView, resolveUiMode } = await import("./ui/index.js");
   const { out, err, color } = options.terminal;
-  const view = await createView(resolveUiMode(options.ui, Boolean(err.isTTY)), {
+  const mode = resolveUiMode(options.ui, { isTTY: Boolean(err.isTTY), columns: err.columns });
+  const view = await createView(mode, {
     plan,
     pipelines: pipelines.map((p) => p.name),
     out,

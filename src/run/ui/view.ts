@@ -53,13 +53,22 @@ export interface ViewOptions {
   columns?: number;
 }
 
-/** auto → tui on an interactive terminal outside CI, else plain. */
+/**
+ * auto → tui on an interactive terminal outside CI, else plain. CI is judged as ink judges it
+ * (is-in-ci: CI set to anything but 0/false, CONTINUOUS_INTEGRATION, a CI_* variable), since ink
+ * draws nothing but a last frame there. A terminal that reports no size (a pty nobody sized, as
+ * `script` or some runners make) gets plain too: ink would draw every frame zero columns wide.
+ */
 export function resolveUiMode(
   mode: UiMode,
-  isTTY: boolean,
+  terminal: { isTTY: boolean; columns?: number | undefined },
   env: NodeJS.ProcessEnv = process.env,
 ): Exclude<UiMode, "auto"> {
   if (mode !== "auto") return mode;
-  const ci = env.CI !== undefined && env.CI !== "" && env.CI !== "false" && env.CI !== "0";
-  return isTTY && !ci && env.TERM !== "dumb" ? "tui" : "plain";
+  const ci =
+    env.CI !== "0" &&
+    env.CI !== "false" &&
+    ("CI" in env || "CONTINUOUS_INTEGRATION" in env || Object.keys(env).some((k) => k.startsWith("CI_")));
+  const sized = (terminal.columns ?? 0) > 0;
+  return terminal.isTTY && sized && !ci && env.TERM !== "dumb" ? "tui" : "plain";
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createView } from "../../../src/run/ui/index.js";
+import { createView, resolveUiMode } from "../../../src/run/ui/index.js";
 import {
   ALL_PIPELINES,
   captureStream,
@@ -165,5 +165,26 @@ describe("plain view: warm workers", () => {
     expect(text).toMatch(/worker cyto3 ready in 1\.5s/);
     expect(text).toContain("worker cyto3 stopped (shutdown)");
     expect(text).not.toContain("idle");
+  });
+});
+
+describe("resolveUiMode", () => {
+  const tty = { isTTY: true, columns: 120 };
+  it("auto is the live view only on a sized terminal outside CI (as ink judges CI)", () => {
+    expect(resolveUiMode("auto", tty, { TERM: "xterm" })).toBe("tui");
+    expect(resolveUiMode("auto", { isTTY: false }, { TERM: "xterm" })).toBe("plain");
+    // A pty nobody gave a size: ink would draw zero columns wide.
+    expect(resolveUiMode("auto", { isTTY: true, columns: 0 }, { TERM: "xterm" })).toBe("plain");
+    expect(resolveUiMode("auto", { isTTY: true }, { TERM: "xterm" })).toBe("plain");
+    expect(resolveUiMode("auto", tty, { TERM: "dumb" })).toBe("plain");
+    for (const env of [{ CI: "true" }, { CI: "" }, { CONTINUOUS_INTEGRATION: "1" }, { CI_JOB_ID: "7" }])
+      expect(resolveUiMode("auto", tty, { TERM: "xterm", ...env })).toBe("plain");
+    for (const env of [{ CI: "0" }, { CI: "false" }])
+      expect(resolveUiMode("auto", tty, { TERM: "xterm", ...env })).toBe("tui");
+  });
+
+  it("an explicit mode is kept", () => {
+    expect(resolveUiMode("tui", { isTTY: false }, { CI: "1" })).toBe("tui");
+    expect(resolveUiMode("json", tty, {})).toBe("json");
   });
 });
