@@ -109,7 +109,7 @@ try {
   if (hasKoffi) {
     const pf = median(runs.posixFloor);
     console.log(
-      `  posix floor   ${pf.toFixed(0)} ms   (runs: ${runs.posixFloor.map((v) => v.toFixed(0)).join(", ")}; bare posix_spawn loop through koffi, no bookkeeping) = ${(pf / x).toFixed(2)}× xargs`,
+      `  posix floor   ${pf.toFixed(0)} ms   (runs: ${runs.posixFloor.map((v) => v.toFixed(0)).join(", ")}; bare posix_spawn loop through koffi, no bookkeeping) = ${(pf / x).toFixed(2)}× xargs; gpuplan is ${(g / pf).toFixed(2)}× it`,
     );
   }
   console.log(
