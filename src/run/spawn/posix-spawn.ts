@@ -13,11 +13,14 @@
  * the child (addchdir_np, glibc ≥ 2.29), and the program is looked up on the step's own PATH
  * (resolve-command.ts), as libuv does — posix_spawnp would search gpuplan's PATH instead.
  *
- * Called on the main thread, which waits while the child borrows its memory, until it execs
- * (~1 ms on the 2-core CI VM: the cost that keeps bench:run above xargs). Not as a koffi async call on a pool thread: that left the main thread
- * running JS on the memory the child shares before it execs, and in a stress test (300 spawns,
- * children left unreaped) one run in two died of heap corruption (glibc "malloc_consolidate():
- * unaligned fastbin chunk"), never in the synchronous form; and it was no faster here.
+ * Called on the main thread, which waits while the child borrows its memory, until it execs:
+ * 0.13 ms alone, ~1 ms with two lanes on the 2-core CI VM, where the scheduler queues the new
+ * child behind the other lane's running one. A bare loop of these calls is already ~1.4× xargs
+ * (bench:run's "posix floor"). Tried and dropped: a worker thread making the call (the run loop
+ * took 900 ms instead of 810), and a koffi async call on a pool thread, which left the main
+ * thread running JS on the memory the child shares before it execs: in a stress test (300
+ * spawns, children left unreaped) one run in two died of heap corruption (glibc
+ * "malloc_consolidate(): unaligned fastbin chunk"), never in the synchronous form.
  *
  * Reaping: one SIGCHLD listener waitpid()s each pid started here (never waitpid(-1): children
  * started by child_process belong to libuv, which reaps its own by pid). Signals coalesce, so
