@@ -5,17 +5,13 @@
  * kernel drops them when the last process holding the open file description exits, so a lock
  * can never outlive its holder (no stale locks, no cleanup).
  */
+import type { LockHolder } from "../../schema-types/locks.js";
 
-/** Who holds a slot; written to a small info file beside the slot while it is held. */
-export interface HolderInfo {
-  pid: number;
-  run: string;
-  pipeline: string;
-  step: string | null;
-  /** ISO 8601 time the slot was taken. */
-  since: string;
-  host?: string;
-}
+/**
+ * Who holds a slot (`since`: ISO 8601 time it was taken); written to a small info file beside the
+ * slot while it is held. The shape `gpuplan locks --json` shows, from schemas/locks.schema.json.
+ */
+export type HolderInfo = NonNullable<LockHolder>;
 
 export interface SlotRequest {
   /** The GPU's UUID: slot files are named by UUID so indices can't be confused across processes. */

@@ -7,21 +7,11 @@
 import { readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import type { LockWarmWorker } from "../../schema-types/locks.js";
 import type { WarmWorkerInfo } from "./worker-pool.js";
 
-/** One warm worker in `gpuplan locks --json` (`workers[]`). */
-export interface WarmWorkerState {
-  key: string;
-  gpu: string;
-  /** The worker process. */
-  pid: number | null;
-  /** The gpuplan process that started it, and its run. */
-  gpuplanPid: number;
-  run: string;
-  busy: boolean;
-  /** ISO 8601 time its last task ended; null while it loads or runs a task. */
-  idleSince: string | null;
-}
+/** One warm worker in `gpuplan locks --json` (`workers[]`), as schemas/locks.schema.json defines it. */
+export type WarmWorkerState = LockWarmWorker;
 
 interface WarmInfoFile {
   pid: number;

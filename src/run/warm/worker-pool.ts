@@ -14,6 +14,7 @@
  */
 import { join } from "node:path";
 import { detectOom } from "../classify-failure.js";
+import type { RunEventName } from "../events.js";
 import { type LazyLog, lazyLog } from "../lazy-log.js";
 import type { SlotLease } from "../lock/types.js";
 import { safeName } from "../run-id.js";
@@ -22,15 +23,8 @@ import { type TaskResult, type WorkerExit, WorkerProcess } from "./worker-proces
 
 export type EvictReason = "expired" | "replacement" | "caller_disabled" | "error" | "manual" | "shutdown";
 
-export type ModelEventName =
-  | "gpu.model.load_start"
-  | "gpu.model.load_complete"
-  | "gpu.model.inference_start"
-  | "gpu.model.inference_end"
-  | "gpu.model.cache_store"
-  | "gpu.model.cache_reuse"
-  | "gpu.model.cache_evict"
-  | "gpu.model.cleanup";
+/** The run's gpu.model.* events (events.ts lists every event once). */
+export type ModelEventName = Extract<RunEventName, `gpu.model.${string}`>;
 
 /** Where an event belongs: the task's pipeline and step, or none (expiry, shutdown). */
 export interface ModelEventContext {
