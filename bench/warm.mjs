@@ -15,10 +15,11 @@ const slots = Number(process.argv[3] ?? 4);
 const loadMs = Number(process.argv[4] ?? 1000);
 const taskMs = Number(process.argv[5] ?? 20);
 const dist = (path) => pathToFileURL(join(root, "dist", path)).href;
-if (!existsSync(join(root, "dist/run/execute-run.js"))) throw new Error("build first: npm run build");
-const { executeRun } = await import(dist("run/execute-run.js"));
+if (!existsSync(join(root, "dist/run/executor/execute-run.js")))
+  throw new Error("build first: npm run build");
+const { executeRun } = await import(dist("run/executor/execute-run.js"));
 const { createMemorySlotLock } = await import(dist("run/memory-slot-lock.js"));
-const { createRunDir, openJournal } = await import(dist("run/journal.js"));
+const { createRunDir, openJournal } = await import(dist("run/record/journal.js"));
 
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-bench-warm-"));
 try {

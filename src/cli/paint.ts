@@ -1,4 +1,4 @@
-import { createPaint, type Paint } from "../format/paint.js";
+import { createPaint, type Paint } from "../ui/paint.js";
 import { shouldUseColor } from "./output.js";
 
 /** Colour for a person at a terminal only (a TTY, no NO_COLOR, or FORCE_COLOR). */

@@ -6,13 +6,13 @@
  */
 import type { DetectInventory } from "../inventory/types.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
-import { openEventFiles } from "./event-files.js";
+import type { RunSummary, UiMode } from "../ui/run/view.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
-import { createRunDir, openJournal } from "./journal.js";
 import type { SlotLock } from "./lock/types.js";
-import type { PreparedRun } from "./prepare-run.js";
-import type { RunSummary, UiMode } from "./ui/view.js";
+import type { PreparedRun } from "./prepare/prepare-run.js";
+import { openEventFiles } from "./record/event-files.js";
+import { createRunDir, openJournal } from "./record/journal.js";
 
 export interface ExecutePreparedOptions {
   /** The plan or pipeline file as given (the journal's header records it). */
@@ -50,7 +50,7 @@ export async function executePreparedRun(
   const events = openEventFiles(runDir, options.eventsFile);
   const needsLock = needsGpuLock(pipelines);
   const lock = await openLock(needsLock);
-  const { createView, resolveUiMode } = await import("./ui/index.js");
+  const { createView, resolveUiMode } = await import("../ui/run/index.js");
   const { out, err, color } = options.terminal;
   const mode = resolveUiMode(options.ui, { isTTY: Boolean(err.isTTY), columns: err.columns });
   const view = await createView(mode, {
@@ -61,8 +61,8 @@ export async function executePreparedRun(
     color,
   });
   const signals = listenForInterrupts();
-  const { executeRun } = await import("./execute-run.js");
-  const { createMemorySampler } = await import("./memory-snapshot.js");
+  const { executeRun } = await import("./executor/execute-run.js");
+  const { createMemorySampler } = await import("./record/memory-snapshot.js");
   const { writeWarmInfo } = await import("./warm/worker-info.js");
   try {
     const started = performance.now();
@@ -112,7 +112,7 @@ function needsGpuLock(pipelines: readonly PlannedPipeline[]): boolean {
 /** CPU-only runs never load koffi: nothing to lock across processes, an in-memory lock will do. */
 async function openLock(needsLock: boolean): Promise<SlotLock> {
   return needsLock
-    ? (await import("./open-slot-lock.js")).openSlotLock()
+    ? (await import("./lock/open-slot-lock.js")).openSlotLock()
     : (await import("./memory-slot-lock.js")).createMemorySlotLock();
 }
 

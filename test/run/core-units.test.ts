@@ -4,11 +4,11 @@ import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { planAttempts, runsOnCpu, willRetry } from "../../src/run/attempts.js";
-import { classifyEnding, detectOom } from "../../src/run/classify-failure.js";
-import { openJournal, readJournal, stepKey } from "../../src/run/journal.js";
-import { makeRunId, RUN_ID_PATTERN, safeName } from "../../src/run/run-id.js";
-import { Semaphore, topologicalOrder } from "../../src/run/scheduler.js";
+import { planAttempts, runsOnCpu, willRetry } from "../../src/run/executor/attempts.js";
+import { Semaphore, topologicalOrder } from "../../src/run/executor/scheduler.js";
+import { makeRunId, RUN_ID_PATTERN, safeName } from "../../src/run/prepare/run-id.js";
+import { openJournal, readJournal, stepKey } from "../../src/run/record/journal.js";
+import { classifyEnding, detectOom } from "../../src/run/step/classify-failure.js";
 import type { PlannedStep } from "../../src/schema-types/plan.js";
 
 const step = (id: string, status: "ok" | "error" | "interrupted", pipeline = "p") => ({

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readJournal, stepKey } from "../../src/run/journal.js";
+import { readJournal, stepKey } from "../../src/run/record/journal.js";
 import { execute, type Harness, maxConcurrent, planFrom, records } from "./helpers/harness.js";
 
 let h: Harness | undefined;

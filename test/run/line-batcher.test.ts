@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createLineBatcher } from "../../src/run/line-batcher.js";
+import { createLineBatcher } from "../../src/run/record/line-batcher.js";
 
 afterEach(() => {
   vi.useRealTimers();

@@ -17,9 +17,9 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { decodeStatus, loadPosixSpawner, placeFds } from "../../src/run/spawn/posix-spawn.js";
-import { resolveCommand } from "../../src/run/spawn/resolve-command.js";
-import type { StartRequest, StartResult } from "../../src/run/spawn/start-process.js";
+import { decodeStatus, loadPosixSpawner, placeFds } from "../../src/run/step/spawn/posix-spawn.js";
+import { resolveCommand } from "../../src/run/step/spawn/resolve-command.js";
+import type { StartRequest, StartResult } from "../../src/run/step/spawn/start-process.js";
 
 type Start = (request: StartRequest) => Promise<StartResult>;
 /** The tests' starter: each call gets two fresh files as the step's stdout and stderr. */
@@ -29,7 +29,7 @@ async function nodeStarter(): Promise<Start> {
   vi.resetModules();
   process.env.GPUPLAN_SPAWN = "node";
   try {
-    const mod = await import("../../src/run/spawn/start-process.js");
+    const mod = await import("../../src/run/step/spawn/start-process.js");
     // Bind now, while the variable says so.
     const devNull = openSync("/dev/null", "w");
     const probe = await mod.startProcess({
@@ -52,7 +52,7 @@ async function nodeStarter(): Promise<Start> {
 
 let dir: string;
 const starters: [string, () => Promise<Start>][] = [
-  ["posix_spawn", async () => (await import("../../src/run/spawn/start-process.js")).startProcess],
+  ["posix_spawn", async () => (await import("../../src/run/step/spawn/start-process.js")).startProcess],
   ["child_process", nodeStarter],
 ];
 

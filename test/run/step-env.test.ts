@@ -6,7 +6,7 @@ import {
   computeStepEnv,
   frameworkMemoryEnv,
   localDeviceMap,
-} from "../../src/run/step-env.js";
+} from "../../src/run/step/step-env.js";
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../src/schema-types/plan.js";
 
 const GiB = 1024 ** 3;

@@ -5,8 +5,8 @@ import { appendFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runStepProcess } from "../../src/run/run-step.js";
-import { follow, OutputFile, openOutput, unfollow } from "../../src/run/step-output.js";
+import { follow, OutputFile, openOutput, unfollow } from "../../src/run/step/step-output.js";
+import { runStepProcess } from "../../src/run/step/step-process.js";
 
 let dir: string;
 beforeAll(() => {

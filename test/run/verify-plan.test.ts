@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { compilePlan } from "../../src/compile/compile.js";
 import { detectInventory } from "../../src/detect/index.js";
 import type { Inventory } from "../../src/inventory/types.js";
-import { gpusUsed, verifyPlan } from "../../src/run/verify-plan.js";
+import { gpusUsed, verifyPlan } from "../../src/plan/verify-plan.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
 import { choose, inventory } from "../helpers/inventory.js";
 import { check } from "../helpers/pipeline.js";

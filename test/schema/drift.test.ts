@@ -62,7 +62,7 @@ describe("schema drift", () => {
 
 describe("compile --format json report", () => {
   it("matches schemas/compile-report.schema.json, with and without problems", async () => {
-    const { formatJson } = await import("../../src/cli/format/json.js");
+    const { formatJson } = await import("../../src/ui/problems/json.js");
     const { default: validateReport } = await import("../../src/generated/compile-report-validator.js");
     const good = compilePlan(
       checkPipelineText("examples/jax-training.yaml", read("examples/jax-training.yaml")),

@@ -8,10 +8,10 @@ import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { EXIT, UsageError } from "../../problems/errors.js";
 import { error, hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { formatGithub } from "../../ui/problems/github.js";
+import { countLine, formatHuman } from "../../ui/problems/human.js";
+import { formatJson } from "../../ui/problems/json.js";
 import { formatDuration } from "../../units/duration.js";
-import { formatGithub } from "../format/github.js";
-import { countLine, formatHuman } from "../format/human.js";
-import { formatJson } from "../format/json.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 

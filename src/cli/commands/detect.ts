@@ -5,9 +5,9 @@
  */
 import { renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { formatInventory } from "../../detect/format-human.js";
 import { detect } from "../../detect/index.js";
 import { UsageError } from "../../problems/errors.js";
+import { formatInventory } from "../../ui/detect-table.js";
 import { parseDuration } from "../../units/duration.js";
 // Renamed on import: biome reads any use… call as a React hook, and this is not one.
 import { shouldUseColor as wantsColour, writeErr, writeOut } from "../output.js";

@@ -1,15 +1,15 @@
 /**
- * `gpuplan run PLAN|PIPELINE`: parse the options, prepare the run (src/run/prepare-run.ts), carry
+ * `gpuplan run PLAN|PIPELINE`: parse the options, prepare the run (src/run/prepare/prepare-run.ts), carry
  * it out (src/run/execute-prepared-run.ts), print what went wrong and choose the exit code — the
  * only part of the run that prints or decides how it ends.
  */
 import type { DetectInventory } from "../../inventory/types.js";
 import { EXIT, UsageError } from "../../problems/errors.js";
 import type { Problem } from "../../problems/problem.js";
-import type { DryRun } from "../../run/dry-run.js";
+import type { DryRun } from "../../run/prepare/dry-run.js";
 import type { SourceFile } from "../../source/source-file.js";
+import { formatHuman } from "../../ui/problems/human.js";
 import { parseDuration } from "../../units/duration.js";
-import { formatHuman } from "../format/human.js";
 import { shouldUseColor, writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
@@ -34,7 +34,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   }
   const detect: DetectInventory = async (o) => (await import("../../detect/index.js")).detectInventory(o);
 
-  const { prepareRun } = await import("../../run/prepare-run.js");
+  const { prepareRun } = await import("../../run/prepare/prepare-run.js");
   const prepared = await prepareRun({
     file,
     pipelines: options.pipeline,
@@ -48,7 +48,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   const { plan, pipelines, baseDir, runId } = prepared.run;
 
   if (options.dryRun) {
-    const { describeDryRun } = await import("../../run/dry-run.js");
+    const { describeDryRun } = await import("../../run/prepare/dry-run.js");
     const description = describeDryRun(plan, pipelines, baseDir, runId);
     writeOut(options.ui === "json" ? `${JSON.stringify(description, null, 2)}\n` : formatDryRun(description));
     return EXIT.ok;
@@ -66,7 +66,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     detect,
   });
   if (result.busy) {
-    const { busyGpuMessage } = await import("../../run/busy-gpu-message.js");
+    const { busyGpuMessage } = await import("../../ui/busy-gpu-message.js");
     const { message, hint } = busyGpuMessage(result.busy);
     writeErr(`gpuplan: ${message}\n  hint: ${hint}\n`);
     return EXIT.busy;

@@ -5,8 +5,8 @@
  */
 import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
 import type { SlotLease } from "../lock/types.js";
-import { announceWait } from "../lock-waits.js";
 import type { HostWorker } from "./host-worker.js";
+import { announceWait } from "./lock-waits.js";
 import type { HeldSlot } from "./pipeline-slots.js";
 import type { RunContext } from "./run-context.js";
 

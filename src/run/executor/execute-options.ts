@@ -1,14 +1,14 @@
 /**
  * What the executor is given and what it gives back. Kept apart from the executor's parts so that
- * each of them can name the options without importing the orchestrator (src/run/execute-run.ts,
+ * each of them can name the options without importing the orchestrator (src/run/executor/execute-run.ts,
  * which re-exports these types for the CLI and the tests).
  */
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
-import type { EventSink } from "../events.js";
-import type { Journal } from "../journal.js";
+import type { RunSummary } from "../../ui/run/view.js";
 import type { GpuBusyError, SlotLock } from "../lock/types.js";
-import type { MemorySampler } from "../memory-snapshot.js";
-import type { RunSummary } from "../ui/view.js";
+import type { EventSink } from "../record/events.js";
+import type { Journal } from "../record/journal.js";
+import type { MemorySampler } from "../record/memory-snapshot.js";
 import type { WarmWorkerInfo } from "../warm/worker-pool.js";
 
 export interface ExecuteOptions {

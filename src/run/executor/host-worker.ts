@@ -3,7 +3,7 @@
  * running at once; not a warm worker). It is let go while an exclusive step waits for the rest of
  * its GPU, which is what keeps a run with fewer workers than slots from deadlocking.
  */
-import type { Semaphore } from "../scheduler.js";
+import type { Semaphore } from "./scheduler.js";
 
 export class HostWorker {
   private release: (() => void) | undefined;

@@ -4,8 +4,8 @@
  * still in flight before it ends.
  */
 import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
-import { readSnapshot } from "../memory-snapshot.js";
-import { visibleGpus } from "../step-env.js";
+import { readSnapshot } from "../record/memory-snapshot.js";
+import { visibleGpus } from "../step/step-env.js";
 import type { RunContext } from "./run-context.js";
 
 export function snapshotMemory(

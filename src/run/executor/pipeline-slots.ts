@@ -5,7 +5,7 @@
  */
 import type { PlannedPipeline, PlanRegistryEntry } from "../../schema-types/plan.js";
 import type { HolderInfo, SlotLease } from "../lock/types.js";
-import { announceWait, holdersOf, registryEntries } from "../lock-waits.js";
+import { announceWait, holdersOf, registryEntries } from "./lock-waits.js";
 import type { RunContext } from "./run-context.js";
 
 export interface HeldSlot {

@@ -6,15 +6,15 @@
 import { join, resolve } from "node:path";
 import { formatCpuList } from "../../detect/cpu-list.js";
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
-import { willRetry } from "../attempts.js";
-import { classifyEnding } from "../classify-failure.js";
-import type { StepStatus } from "../events.js";
 import type { SlotLease } from "../lock/types.js";
-import { safeName } from "../run-id.js";
-import { runStepProcess, type StepProcessOptions } from "../run-step.js";
-import { loadAffinityControl, stepCpus } from "../spawn/cpu-affinity.js";
-import { buildStepEnvironment, visibleGpus } from "../step-env.js";
+import { safeName } from "../prepare/run-id.js";
+import type { StepStatus } from "../record/events.js";
+import { classifyEnding } from "../step/classify-failure.js";
+import { loadAffinityControl, stepCpus } from "../step/spawn/cpu-affinity.js";
+import { buildStepEnvironment, visibleGpus } from "../step/step-env.js";
+import { runStepProcess, type StepProcessOptions } from "../step/step-process.js";
 import { runWorkerTask } from "../warm/worker-step.js";
+import { willRetry } from "./attempts.js";
 import { snapshotMemory } from "./memory-snapshots.js";
 import type { RunContext } from "./run-context.js";
 

@@ -7,12 +7,12 @@
 import { setMaxListeners } from "node:events";
 import { join } from "node:path";
 import type { GpuplanPlan, PlannedStep } from "../../schema-types/plan.js";
-import type { RunEvent, RunEventName, StepStatus } from "../events.js";
 import type { GpuBusyError } from "../lock/types.js";
-import { readSnapshot } from "../memory-snapshot.js";
-import { Semaphore } from "../scheduler.js";
+import type { RunEvent, RunEventName, StepStatus } from "../record/events.js";
+import { readSnapshot } from "../record/memory-snapshot.js";
 import { WorkerPool } from "../warm/worker-pool.js";
 import type { ExecuteOptions, Failure } from "./execute-options.js";
+import { Semaphore } from "./scheduler.js";
 import { SlotHandover } from "./slot-handover.js";
 
 const DEFAULT_KILL_GRACE_MS = 5000;

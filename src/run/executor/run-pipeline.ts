@@ -5,14 +5,14 @@
  * fails only this pipeline.
  */
 import type { PlannedPipeline } from "../../schema-types/plan.js";
-import { stepKey } from "../journal.js";
 import { GpuBusyError, LockTimeoutError } from "../lock/types.js";
-import { describeHolders } from "../lock-waits.js";
-import { topologicalOrder } from "../scheduler.js";
+import { stepKey } from "../record/journal.js";
 import { HostWorker } from "./host-worker.js";
+import { describeHolders } from "./lock-waits.js";
 import { givePipelineSlotsBack, type HeldSlot, type HolderFor, takePipelineSlots } from "./pipeline-slots.js";
 import type { RunContext } from "./run-context.js";
 import { runStepWithRetries } from "./run-step-with-retries.js";
+import { topologicalOrder } from "./scheduler.js";
 
 export async function runPipeline(ctx: RunContext, pipeline: PlannedPipeline): Promise<void> {
   const steps = topologicalOrder(pipeline.steps);

@@ -4,12 +4,12 @@
  * when the step allows) and one more try for a warm worker that did not load in time.
  */
 import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
-import { isGpuStep, planAttempts, runsOnCpu, willRetry } from "../attempts.js";
-import type { StepStatus } from "../events.js";
 import { GpuBusyError, LockTimeoutError, type SlotLease } from "../lock/types.js";
-import { describeHolders } from "../lock-waits.js";
+import type { StepStatus } from "../record/events.js";
+import { isGpuStep, planAttempts, runsOnCpu, willRetry } from "./attempts.js";
 import { ExclusiveUpgrade } from "./exclusive-upgrade.js";
 import type { HostWorker } from "./host-worker.js";
+import { describeHolders } from "./lock-waits.js";
 import type { HeldSlot, HolderFor } from "./pipeline-slots.js";
 import { runAttempt } from "./run-attempt.js";
 import type { RunContext } from "./run-context.js";

@@ -5,8 +5,8 @@
  * timeout or abort), so waiting is done by polling in waiters.ts.
  */
 import { constants } from "node:os";
+import { errnoCode } from "../../libc/errno-code.js";
 import { VendorError } from "../../problems/errors.js";
-import { errnoCode } from "../errno-code.js";
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;

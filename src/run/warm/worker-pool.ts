@@ -13,11 +13,11 @@
  * inherit.
  */
 import { join } from "node:path";
-import { detectOom } from "../classify-failure.js";
-import type { RunEventName } from "../events.js";
-import { type LazyLog, lazyLog } from "../lazy-log.js";
 import type { SlotLease } from "../lock/types.js";
-import { safeName } from "../run-id.js";
+import { safeName } from "../prepare/run-id.js";
+import type { RunEventName } from "../record/events.js";
+import { type LazyLog, lazyLog } from "../record/lazy-log.js";
+import { detectOom } from "../step/classify-failure.js";
 import type { TaskMessage } from "./protocol.js";
 import { type TaskResult, type WorkerExit, WorkerProcess } from "./worker-process.js";
 

@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
-import { startPinned } from "../spawn/cpu-affinity.js";
+import { startPinned } from "../step/spawn/cpu-affinity.js";
 import { encodeTask, parseWorkerLine, type TaskMessage, type WorkerMessage } from "./protocol.js";
 
 export interface WorkerProcessOptions {

@@ -4,10 +4,10 @@
  * retries and failure report need not know the difference.
  */
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
-import { type Classification, detectOom } from "../classify-failure.js";
-import { lazyLog } from "../lazy-log.js";
 import type { SlotLease } from "../lock/types.js";
-import type { StepProcessResult } from "../run-step.js";
+import { lazyLog } from "../record/lazy-log.js";
+import { type Classification, detectOom } from "../step/classify-failure.js";
+import type { StepProcessResult } from "../step/step-process.js";
 import type { WarmTaskOutcome, WorkerPool } from "./worker-pool.js";
 
 export interface WorkerTaskInput {

@@ -2,9 +2,13 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { RunEvent } from "../../../src/run/events.js";
-import { type ExecuteOptions, type ExecuteResult, executeRun } from "../../../src/run/execute-run.js";
-import { createRunDir, openJournal } from "../../../src/run/journal.js";
+import {
+  type ExecuteOptions,
+  type ExecuteResult,
+  executeRun,
+} from "../../../src/run/executor/execute-run.js";
+import type { RunEvent } from "../../../src/run/record/events.js";
+import { createRunDir, openJournal } from "../../../src/run/record/journal.js";
 import type { GpuplanPlan } from "../../../src/schema-types/plan.js";
 import { compileText, GiB, inventory } from "../../helpers/inventory.js";
 import { createRecordingLock, type RecordingLock } from "./recording-lock.js";

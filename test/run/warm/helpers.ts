@@ -1,7 +1,7 @@
 /** Plans with worker steps on one GPU, and readers for the fixture worker's records. */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { RunEvent } from "../../../src/run/events.js";
+import type { RunEvent } from "../../../src/run/record/events.js";
 import { inventory } from "../../helpers/inventory.js";
 import { planFrom } from "../helpers/harness.js";
 

@@ -1,0 +1,113 @@
+/**
+ * What `gpuplan run` was given: a plan (JSON from compile, schema-checked here) or a pipeline
+ * file (compiled in memory against live detection). Either way the result is a plan, the
+ * directory step `cwd`s are relative to, and every problem found on the way.
+ */
+import { existsSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import type { DetectInventory, Inventory } from "../../inventory/types.js";
+import { error, hasErrors, type Problem } from "../../problems/problem.js";
+import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { readSourceText, type SourceFile } from "../../source/read-source-text.js";
+import type { ParsedSource } from "../../source/source-file.js";
+
+export interface RunInput {
+  kind: "plan" | "pipeline";
+  plan: GpuplanPlan | undefined;
+  /** Absolute directory of the pipeline file: step cwds are relative to it. */
+  baseDir: string;
+  /** The live inventory when compiling needed it (so verification does not detect twice). */
+  inventory?: Inventory;
+  problems: Problem[];
+  sources: SourceFile[];
+  /** The command that makes a fresh plan for this input, for hints. */
+  recompile: string;
+}
+
+export async function loadRunInput(
+  file: string,
+  detect: DetectInventory,
+  cwd = process.cwd(),
+): Promise<RunInput> {
+  const text = await readSourceText(file, "plan");
+  const parsed = await parseFast(file, text);
+  const data = parsed.data;
+  const isPlan =
+    file.endsWith(".json") ||
+    (typeof data === "object" && data !== null && (data as { schema?: unknown }).schema === "gpuplan/plan@1");
+  if (!isPlan) {
+    // A pipeline file: the compiler (and the YAML parser) is loaded only for this case.
+    const [{ checkPipelineText }, { compilePlan }] = await Promise.all([
+      import("../../pipeline/load-pipeline.js"),
+      import("../../compile/compile.js"),
+    ]);
+    const loaded = checkPipelineText(file, text);
+    const inventory = await detect();
+    const result = compilePlan(loaded, { inventory, label: "detect", problems: [] });
+    return {
+      kind: "pipeline",
+      plan: result.plan,
+      baseDir: resolve(cwd, dirname(file)),
+      inventory,
+      problems: result.problems,
+      sources: result.sources,
+      recompile: `gpuplan run ${file} compiles it again`,
+    };
+  }
+  const base = { kind: "plan" as const, sources: [parsed.source] };
+  if (hasErrors(parsed.problems))
+    return { ...base, plan: undefined, baseDir: cwd, problems: parsed.problems, recompile: "" };
+  // Loaded here: only runs of a plan file need the plan validator.
+  const { default: validatePlan } = await import("../../generated/plan-validator.js");
+  if (!validatePlan(data)) {
+    const { schemaProblems } = await import("../../problems/schema-errors.js");
+    return {
+      ...base,
+      plan: undefined,
+      baseDir: cwd,
+      problems: [
+        error({
+          code: "invalid-plan",
+          message: `${file} is not a gpuplan plan (schema gpuplan/plan@1)`,
+          hint: "make one with gpuplan compile PIPELINE.yaml -o plan.json",
+          file,
+        }),
+        ...schemaProblems(validatePlan.errors ?? [], file),
+      ],
+      recompile: "",
+    };
+  }
+  const plan = data as GpuplanPlan;
+  return {
+    ...base,
+    plan,
+    baseDir: pipelineDir(plan.source.file, file, cwd),
+    problems: [],
+    recompile: `gpuplan compile ${plan.source.file} -o ${file}`,
+  };
+}
+
+/**
+ * The plan records the pipeline file as given to compile (relative to where compile ran). Most
+ * often that is here; else it is next to the plan; else the name is all we have.
+ */
+export function pipelineDir(source: string, planFile: string, cwd: string): string {
+  if (isAbsolute(source)) return dirname(source);
+  const fromCwd = resolve(cwd, source);
+  if (existsSync(fromCwd)) return dirname(fromCwd);
+  const fromPlan = resolve(cwd, dirname(planFile), source);
+  if (existsSync(fromPlan)) return dirname(fromPlan);
+  return dirname(fromCwd);
+}
+
+/** JSON.parse first (a plan is JSON, and the YAML parser is ~10× slower on a big one); YAML for located errors. */
+async function parseFast(file: string, text: string): Promise<ParsedSource> {
+  if (file.endsWith(".json")) {
+    try {
+      return { source: { file, text }, data: JSON.parse(text) as unknown, problems: [] };
+    } catch {
+      // Fall through: the YAML parser says where the syntax error is.
+    }
+  }
+  return (await import("../../source/source-file.js")).parseSource(file, text);
+}

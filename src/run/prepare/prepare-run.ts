@@ -1,0 +1,91 @@
+/**
+ * Everything `gpuplan run` settles before it starts anything: the plan (the one a resumed run
+ * started with, or the file given, compiled in memory when it is a pipeline), the run's id and
+ * directory, the selected pipelines, and the check against the live machine — never run on the
+ * wrong card. Problems come back as data for the CLI to print; usage mistakes are thrown.
+ */
+import { join } from "node:path";
+import type { DetectInventory, Inventory } from "../../inventory/types.js";
+import { gpusUsed, verifyPlan } from "../../plan/verify-plan.js";
+import { hasErrors, type Problem } from "../../problems/problem.js";
+import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
+import type { SourceFile } from "../../source/source-file.js";
+import { RUNS_DIR } from "../record/journal.js";
+import { loadResumedRun } from "./resume-run.js";
+import { makeRunId } from "./run-id.js";
+import { selectPipelines } from "./select-pipelines.js";
+
+export interface PrepareRequest {
+  /** The plan or pipeline file, as given. */
+  file: string;
+  /** `--pipeline` names; none: all (or, resuming, those the run started with). */
+  pipelines: readonly string[];
+  /** `--resume RUN`. */
+  resume?: string;
+  detect: DetectInventory;
+}
+
+export interface PreparedRun {
+  plan: GpuplanPlan;
+  pipelines: PlannedPipeline[];
+  /** Directory step `cwd`s are relative to. */
+  baseDir: string;
+  runId: string;
+  runDir: string;
+  /** Steps an earlier attempt of this run finished ok (empty for a new run). */
+  completed: Set<string>;
+  /** An earlier run's directory, journal and header are there already. */
+  resumed: boolean;
+}
+
+export type Preparation =
+  /** `warnings`: what compiling the pipeline file or checking the plan against the machine noted. */
+  | { ok: true; run: PreparedRun; warnings: Problem[]; sources: SourceFile[] }
+  | { ok: false; problems: Problem[]; sources: SourceFile[] };
+
+export async function prepareRun(request: PrepareRequest): Promise<Preparation> {
+  const { file, detect } = request;
+  let inventory: Inventory | undefined;
+  let recompile: string;
+  let run: Omit<PreparedRun, "pipelines">;
+  let startedWith: string[] | undefined;
+  const warnings: Problem[] = [];
+  let sources: SourceFile[] = [];
+  if (request.resume !== undefined) {
+    const resumed = await loadResumedRun(request.resume, file);
+    const { pipelines, ...rest } = resumed;
+    run = { ...rest, resumed: true };
+    startedWith = pipelines;
+    recompile = `gpuplan run ${file} (a new run)`;
+  } else {
+    // Loaded here: it compiles pipeline files, which a resumed run never does.
+    const { loadRunInput } = await import("./load-run-input.js");
+    const input = await loadRunInput(file, detect);
+    if (hasErrors(input.problems) || !input.plan) {
+      return { ok: false, problems: input.problems, sources: input.sources };
+    }
+    inventory = input.inventory;
+    recompile = input.recompile;
+    warnings.push(...input.problems);
+    sources = input.sources;
+    const runId = makeRunId();
+    run = {
+      plan: input.plan,
+      baseDir: input.baseDir,
+      runId,
+      runDir: join(RUNS_DIR, runId),
+      completed: new Set(),
+      resumed: false,
+    };
+  }
+  const pipelines = selectPipelines(run.plan, request.pipelines.length ? request.pipelines : startedWith);
+
+  // Verify against the live machine: never run on the wrong card. CPU-only work needs no GPU.
+  if (gpusUsed(pipelines).length > 0) {
+    inventory ??= await detect();
+    const problems = verifyPlan(run.plan, pipelines, inventory, { planFile: file, recompile });
+    if (hasErrors(problems)) return { ok: false, problems, sources: [] };
+    warnings.push(...problems);
+  }
+  return { ok: true, run: { ...run, pipelines }, warnings, sources };
+}

@@ -1,0 +1,66 @@
+/**
+ * `--resume RUN`: what an earlier run left in its directory — the plan it started with, where its
+ * steps run, which pipelines it ran and which steps finished ok — so that only the rest runs again.
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join, sep } from "node:path";
+import { UsageError } from "../../problems/errors.js";
+import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { RUNS_DIR, readJournal } from "../record/journal.js";
+
+export interface ResumedRun {
+  plan: GpuplanPlan;
+  baseDir: string;
+  runId: string;
+  runDir: string;
+  /** Steps whose last attempt ended ok, keyed by stepKey. */
+  completed: Set<string>;
+  /** The pipelines the run was started with. */
+  pipelines: string[];
+}
+
+/** The run named by `--resume` (an id in the runs directory, or a path); `file` is the input given now. */
+export async function loadResumedRun(resume: string, file: string): Promise<ResumedRun> {
+  const runDir = resume.includes(sep) || resume.startsWith(".") ? resume : join(RUNS_DIR, resume);
+  if (!existsSync(join(runDir, "journal.jsonl"))) {
+    throw new UsageError(
+      `--resume: no run ${resume} (looked in ${runDir})`,
+      "unknown-run",
+      `runs are in ${RUNS_DIR}/`,
+    );
+  }
+  const state = await readJournal(runDir);
+  if (!state.header) throw new UsageError(`--resume: ${runDir} has no run header`, "unknown-run");
+  const plan = JSON.parse(await readFile(join(runDir, "plan.json"), "utf8")) as GpuplanPlan;
+  await checkSamePlan(file, plan, resume);
+  return {
+    plan,
+    baseDir: state.header.baseDir,
+    runId: state.header.run,
+    runDir,
+    completed: state.completed,
+    pipelines: state.header.pipelines,
+  };
+}
+
+/**
+ * A resumed run runs the plan it started with (stored in its directory), so that a pipeline file
+ * compiled in memory cannot change under it. A plan file given now must be that same plan.
+ */
+async function checkSamePlan(file: string, stored: GpuplanPlan, run: string): Promise<void> {
+  if (!file.endsWith(".json")) return;
+  let given: GpuplanPlan;
+  try {
+    given = JSON.parse(await readFile(file, "utf8")) as GpuplanPlan;
+  } catch {
+    return;
+  }
+  if (JSON.stringify(given.pipelines) !== JSON.stringify(stored.pipelines)) {
+    throw new UsageError(
+      `--resume: run ${run} was started from a different plan than ${file}`,
+      "resume-plan-changed",
+      `resume with the plan it started with (kept in its run directory as plan.json), or start a new run without --resume`,
+    );
+  }
+}

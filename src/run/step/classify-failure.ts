@@ -1,0 +1,83 @@
+/**
+ * What went wrong with a step, from how it ended and the last lines it wrote to stderr. OOM is
+ * recognised per framework by the messages each one prints when an allocation fails; a step
+ * that prints one of them and exits non-zero ran out of (GPU) memory, whatever its exit code.
+ */
+import type { StepStatus } from "../record/events.js";
+
+export type Framework = "pytorch" | "jax" | "tensorflow" | "cupy" | "hip";
+
+/** Checked in order: the first match names the framework. */
+const OOM_PATTERNS: readonly { framework: Framework; pattern: RegExp }[] = [
+  {
+    framework: "pytorch",
+    pattern: /CUDA out of memory|torch\.(cuda\.)?OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED/,
+  },
+  { framework: "tensorflow", pattern: /OOM when allocating/ },
+  // Before JAX: CuPy's message ("OutOfMemoryError: Out of memory allocating …") contains XLA's phrase.
+  { framework: "cupy", pattern: /cupy[\w.]*OutOfMemoryError/ },
+  { framework: "hip", pattern: /hipErrorOutOfMemory/ },
+  { framework: "jax", pattern: /RESOURCE_EXHAUSTED|\bOut of memory\b/ },
+  // A bare OutOfMemoryError (no module named) is PyTorch's since 2.x.
+  { framework: "pytorch", pattern: /\bOutOfMemoryError\b/ },
+];
+
+export interface StepEnding {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  interrupted: boolean;
+  stderrTail: readonly string[];
+  /** The step failed to start (ENOENT, EACCES): its message. */
+  spawnError?: string;
+}
+
+export interface Classification {
+  status: StepStatus;
+  framework: Framework | null;
+  hint: string | null;
+}
+
+/** ok | error | oom | timeout | interrupted, with a hint for a person. */
+export function classifyEnding(
+  ending: StepEnding,
+  timeoutMs: number | null = null,
+  device = "gpu",
+): Classification {
+  if (ending.interrupted)
+    return { status: "interrupted", framework: null, hint: "resume with gpuplan run --resume" };
+  if (ending.timedOut) {
+    return {
+      status: "timeout",
+      framework: null,
+      hint: `the step ran past its timeout${timeoutMs !== null ? ` (${timeoutMs} ms)` : ""}; raise \`timeout\` or make it faster`,
+    };
+  }
+  if (ending.spawnError !== undefined) {
+    return { status: "error", framework: null, hint: `could not start the step: ${ending.spawnError}` };
+  }
+  if (ending.exitCode === 0 && ending.signal === null) return { status: "ok", framework: null, hint: null };
+  const framework = detectOom(ending.stderrTail);
+  if (framework) {
+    const hint =
+      device === "cpu"
+        ? `${framework} ran out of memory on the CPU (host memory); lower the step's batch size or free host memory`
+        : `${framework} ran out of GPU memory; lower the step's batch size, raise \`vram\` and recompile, or add on_oom: { retries: 1, fallback: cpu }`;
+    return { status: "oom", framework, hint };
+  }
+  if (ending.signal === "SIGKILL") {
+    return {
+      status: "error",
+      framework: null,
+      hint: "killed by SIGKILL: the kernel's OOM killer (host memory) or another process",
+    };
+  }
+  return { status: "error", framework: null, hint: "see the last lines of stderr above and the step's log" };
+}
+
+/** The framework whose out-of-memory message appears in these stderr lines, if any. */
+export function detectOom(lines: readonly string[]): Framework | null {
+  const text = lines.join("\n");
+  for (const { framework, pattern } of OOM_PATTERNS) if (pattern.test(text)) return framework;
+  return null;
+}

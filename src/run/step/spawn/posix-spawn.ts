@@ -1,0 +1,224 @@
+/**
+ * Starting step processes with glibc's posix_spawn(3) through koffi, reaped on SIGCHLD.
+ *
+ * Why not child_process.spawn: libuv fork()s the whole Node process (tens of MB of page tables)
+ * for every child, which makes a burst of short steps cost ~2× what `xargs -P` pays for the same
+ * commands on these machines (bench/run.mjs). posix_spawn uses clone(CLONE_VM|CLONE_VFORK): the
+ * child borrows the parent's memory until exec, so starting a step costs about what xargs pays.
+ *
+ * What libuv did for us, done here: the step is a session and process-group leader (SETSID, so a
+ * timeout or Ctrl-C can signal its whole group), every signal disposition is reset to default and
+ * the mask emptied (Node ignores SIGPIPE; a step must not inherit that), fds are placed with
+ * dup2 file actions (all of Node's own fds are close-on-exec), the working directory is set in
+ * the child (addchdir_np, glibc ≥ 2.29), and the program is looked up on the step's own PATH
+ * (resolve-command.ts), as libuv does — posix_spawnp would search gpuplan's PATH instead.
+ *
+ * Called on the main thread, which waits while the child borrows its memory, until it execs:
+ * 0.13 ms alone, ~1 ms with two lanes on the 2-core CI VM, where the scheduler queues the new
+ * child behind the other lane's running one. A bare loop of these calls is already ~1.4× xargs
+ * (bench:run's "posix floor"). Tried and dropped: a worker thread making the call (the run loop
+ * took 900 ms instead of 810), and a koffi async call on a pool thread, which left the main
+ * thread running JS on the memory the child shares before it execs: in a stress test (300
+ * spawns, children left unreaped) one run in two died of heap corruption (glibc
+ * "malloc_consolidate(): unaligned fastbin chunk"), never in the synchronous form.
+ *
+ * Reaping: one SIGCHLD listener waitpid()s each pid started here (never waitpid(-1): children
+ * started by child_process belong to libuv, which reaps its own by pid). Signals coalesce, so
+ * every pending pid is checked each time; a slow poll also runs while any child is pending, as a
+ * safety net should a SIGCHLD be missed, and keeps the event loop alive (signal handles do not).
+ *
+ * Linux with glibc only; anything else (musl, macOS, no koffi, a worker thread, which gets no
+ * signals) reports `unavailable` and the caller uses child_process.
+ */
+import { constants } from "node:os";
+import { isMainThread } from "node:worker_threads";
+import { errnoCode } from "../../../libc/errno-code.js";
+
+export interface SpawnRequest {
+  /** Absolute path of the program (resolved against the step's PATH by the caller). */
+  file: string;
+  /** argv, argv[0] included. */
+  argv: readonly string[];
+  env: Record<string, string>;
+  /** Absolute directory; null keeps gpuplan's own. */
+  cwd: string | null;
+  /** fds[i] becomes the child's fd i (0, 1, 2, then the inherited slot locks). */
+  fds: readonly number[];
+}
+
+export interface ProcessExit {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export type SpawnOutcome = { pid: number; exit: Promise<ProcessExit> } | { error: string };
+
+export interface PosixSpawner {
+  spawn(request: SpawnRequest): SpawnOutcome;
+}
+
+const POSIX_SPAWN_SETSIGDEF = 0x04;
+const POSIX_SPAWN_SETSIGMASK = 0x08;
+const POSIX_SPAWN_SETSID = 0x80;
+const WNOHANG = 1;
+/** Generous: glibc's posix_spawnattr_t is 336 bytes and posix_spawn_file_actions_t 80 on 64-bit Linux. */
+const OPAQUE_BYTES = 1024;
+const SIGSET_BYTES = 128;
+/** Safety-net poll while children are pending (SIGCHLD does the real work). */
+const POLL_MS = 1000;
+
+let loading: Promise<PosixSpawner | null> | undefined;
+
+/** The process-wide spawner, or null where posix_spawn cannot be used (see the header). */
+export function loadPosixSpawner(): Promise<PosixSpawner | null> {
+  loading ??= bind().catch(() => null);
+  return loading;
+}
+
+async function bind(): Promise<PosixSpawner | null> {
+  if (process.platform !== "linux" || !isMainThread || process.env.GPUPLAN_SPAWN === "node") return null;
+  const koffi = (await import("koffi")).default;
+  // glibc's soname; musl has none by that name, so this fails there and child_process is used.
+  const libc = koffi.load("libc.so.6");
+  const fn = <T>(signature: string) => libc.func(signature) as T;
+  const posixSpawn = fn<
+    (
+      pid: Int32Array,
+      file: string,
+      fa: Buffer,
+      attr: Buffer,
+      argv: (string | null)[],
+      envp: (string | null)[],
+    ) => number
+  >(
+    "int posix_spawn(_Out_ int *pid, const char *path, void *fa, void *attr, const char **argv, const char **envp)",
+  );
+  const faInit = fn<(fa: Buffer) => number>("int posix_spawn_file_actions_init(void *fa)");
+  const faDestroy = fn<(fa: Buffer) => number>("int posix_spawn_file_actions_destroy(void *fa)");
+  const faDup2 = fn<(fa: Buffer, fd: number, to: number) => number>(
+    "int posix_spawn_file_actions_adddup2(void *fa, int fd, int newfd)",
+  );
+  const faClose = fn<(fa: Buffer, fd: number) => number>(
+    "int posix_spawn_file_actions_addclose(void *fa, int fd)",
+  );
+  const faChdir = fn<(fa: Buffer, path: string) => number>(
+    "int posix_spawn_file_actions_addchdir_np(void *fa, const char *path)",
+  );
+  const attrInit = fn<(attr: Buffer) => number>("int posix_spawnattr_init(void *attr)");
+  const attrFlags = fn<(attr: Buffer, flags: number) => number>(
+    "int posix_spawnattr_setflags(void *attr, short flags)",
+  );
+  const attrSigDefault = fn<(attr: Buffer, set: Buffer) => number>(
+    "int posix_spawnattr_setsigdefault(void *attr, void *set)",
+  );
+  const attrSigMask = fn<(attr: Buffer, set: Buffer) => number>(
+    "int posix_spawnattr_setsigmask(void *attr, void *set)",
+  );
+  const sigEmptySet = fn<(set: Buffer) => number>("int sigemptyset(void *set)");
+  const waitpid = fn<(pid: number, status: Int32Array, options: number) => number>(
+    "int waitpid(int pid, _Out_ int *status, int options)",
+  );
+
+  // One attribute object for every spawn: it is only read by posix_spawn.
+  const attr = Buffer.alloc(OPAQUE_BYTES);
+  // Every signal, glibc's two internal ones (32, 33) included: sigfillset leaves those out, and
+  // glibc's spawn then sets them to SIG_IGN in the child, which exec keeps.
+  const all = Buffer.alloc(SIGSET_BYTES, 0xff);
+  const none = Buffer.alloc(SIGSET_BYTES);
+  if (
+    attrInit(attr) !== 0 ||
+    sigEmptySet(none) !== 0 ||
+    attrSigDefault(attr, all) !== 0 ||
+    attrSigMask(attr, none) !== 0 ||
+    // SETSID needs glibc ≥ 2.26; older ones answer EINVAL and child_process is used.
+    attrFlags(attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK) !== 0
+  ) {
+    return null;
+  }
+
+  const pending = new Map<number, (exit: ProcessExit) => void>();
+  const status = new Int32Array(1);
+  let poll: NodeJS.Timeout | undefined;
+  const reap = () => {
+    for (const [pid, done] of pending) {
+      const r = waitpid(pid, status, WNOHANG);
+      if (r === pid) {
+        pending.delete(pid);
+        done(decodeStatus(status[0]!));
+      } else if (r === -1 && koffi.errno() === constants.errno.ECHILD) {
+        // Someone else reaped it (a native library calling waitpid(-1)): its status is lost.
+        pending.delete(pid);
+        done({ exitCode: null, signal: null });
+      }
+    }
+    if (pending.size === 0 && poll) {
+      clearInterval(poll);
+      poll = undefined;
+    }
+  };
+  process.on("SIGCHLD", reap);
+
+  return {
+    spawn(request) {
+      const fa = Buffer.alloc(OPAQUE_BYTES);
+      faInit(fa);
+      placeFds(
+        request.fds,
+        (from, to) => faDup2(fa, from, to),
+        (fd) => faClose(fa, fd),
+      );
+      if (request.cwd !== null) faChdir(fa, request.cwd);
+      const argv: (string | null)[] = [...request.argv, null];
+      const envp: (string | null)[] = [];
+      for (const key in request.env) envp.push(`${key}=${request.env[key]}`);
+      envp.push(null);
+      const pid = new Int32Array(1);
+      let rc: number;
+      try {
+        rc = posixSpawn(pid, request.file, fa, attr, argv, envp);
+      } finally {
+        faDestroy(fa);
+      }
+      if (rc !== 0) return { error: errnoCode(rc) };
+      const child = pid[0]!;
+      const exit = new Promise<ProcessExit>((done) => pending.set(child, done));
+      poll ??= setInterval(reap, POLL_MS);
+      return { pid: child, exit };
+    },
+  };
+}
+
+/**
+ * dup2 file actions that give the child fds[i] as fd i. dup2 clears close-on-exec on the new fd,
+ * which is what lets the child keep them. When a source is itself one of the target numbers (a
+ * low fd; or fd == i, where dup2 would do nothing and leave close-on-exec set), every source is
+ * first moved above all of them, so no action overwrites a source another one still needs.
+ */
+export function placeFds(
+  fds: readonly number[],
+  dup2: (from: number, to: number) => void,
+  close: (fd: number) => void,
+): void {
+  const k = fds.length;
+  if (fds.every((fd) => fd >= k)) {
+    fds.forEach((fd, i) => {
+      dup2(fd, i);
+    });
+    return;
+  }
+  const base = Math.max(k, ...fds) + 1;
+  for (const [i, fd] of fds.entries()) dup2(fd, base + i);
+  for (let i = 0; i < k; i++) dup2(base + i, i);
+  for (let i = 0; i < k; i++) close(base + i);
+}
+
+const signalNames = new Map<number, NodeJS.Signals>(
+  Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
+);
+
+/** waitpid's status word: WIFEXITED → exit code, WIFSIGNALED → signal. */
+export function decodeStatus(status: number): ProcessExit {
+  const low = status & 0x7f;
+  if (low === 0) return { exitCode: (status >> 8) & 0xff, signal: null };
+  return { exitCode: null, signal: signalNames.get(low) ?? (`SIG${low}` as NodeJS.Signals) };
+}

@@ -1,0 +1,131 @@
+/**
+ * The environment a step starts with: which GPUs it sees, how much memory its framework may take,
+ * and who it is. Pure (a table-tested function of the plan entries), so `--dry-run`, the executor
+ * and the tests agree byte for byte. Set before the process starts because JAX, TensorFlow and
+ * CuPy read these variables once, at import.
+ */
+import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
+
+export interface StepEnvInput {
+  run: string;
+  pipeline: PlannedPipeline;
+  step: PlannedStep;
+  /** The plan's registry (GPU uuid, backend, total memory). */
+  registry: readonly PlanRegistryEntry[];
+  /** Run this attempt on the CPU (the `on_oom: { fallback: cpu }` rerun). */
+  onCpu?: boolean;
+}
+
+/** Variables inherited from gpuplan's own environment that would contradict the step's view. */
+const CONFLICTING = [
+  "CUDA_VISIBLE_DEVICES",
+  "HIP_VISIBLE_DEVICES",
+  "ROCR_VISIBLE_DEVICES",
+  "GPU_DEVICE_ORDINAL",
+];
+
+export interface StepEnv {
+  /** What gpuplan sets (before the step's own env, which wins). */
+  set: Record<string, string>;
+  /** Inherited variables gpuplan removes (unless the step's env sets them). */
+  unset: string[];
+}
+
+/** The devices a step sees, in the order it sees them (its cuda:0, cuda:1, …). */
+export function visibleGpus(input: StepEnvInput): PlanRegistryEntry[] {
+  if (input.onCpu || !input.step.gpu || input.step.uuid === null) return [];
+  const ids = input.pipeline.gpus.length > 0 ? input.pipeline.gpus : [input.step.device];
+  // The step's own device first: a single-GPU step of a pipeline that has several still sees "its" GPU as 0.
+  const ordered = [input.step.device, ...ids.filter((id) => id !== input.step.device)];
+  const found: PlanRegistryEntry[] = [];
+  for (const id of ordered) {
+    const entry = input.registry.find((r) => r.gpu === id);
+    if (entry) found.push(entry);
+  }
+  return found;
+}
+
+/** The variables gpuplan sets for one step attempt, and the inherited ones it removes. */
+export function computeStepEnv(input: StepEnvInput): StepEnv {
+  const { step, pipeline } = input;
+  const gpus = visibleGpus(input);
+  const device = gpus.length === 0 ? "cpu" : step.device;
+  const set: Record<string, string> = { CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
+  const unset = [...CONFLICTING];
+  const backend = gpus[0]?.backend;
+  if (backend === "rocm") {
+    // Never both AMD variables: HIP_VISIBLE_DEVICES indexes within ROCR's set, so both together can hide every GPU.
+    set.ROCR_VISIBLE_DEVICES = gpus.map((g) => g.uuid).join(",");
+  } else {
+    // Empty for CPU steps: a framework that finds no device cannot grab one by accident.
+    set.CUDA_VISIBLE_DEVICES = gpus.map((g) => g.uuid).join(",");
+  }
+  set.GPUPLAN_RUN = input.run;
+  set.GPUPLAN_PIPELINE = pipeline.name;
+  set.GPUPLAN_STEP = step.id;
+  set.GPUPLAN_DEVICE = device;
+  const budget = gpus.length > 0 ? step.memoryBudgetBytes : null;
+  if (budget !== null) set.GPUPLAN_MEMORY_BUDGET_BYTES = String(budget);
+  if (step.deviceMap) set.GPUPLAN_DEVICE_MAP = JSON.stringify(localDeviceMap(step.deviceMap.map, gpus));
+  set.GPUPLAN_MEMORY_TYPES = memoryTypes(step).join(",");
+  const first = gpus[0];
+  if (budget !== null && first) Object.assign(set, frameworkMemoryEnv(budget, first.memoryBytes));
+  for (const name of Object.keys(set)) {
+    const i = unset.indexOf(name);
+    if (i >= 0) unset.splice(i, 1);
+  }
+  return { set, unset: unset.filter((name) => !(name in step.env)) };
+}
+
+/** process env − conflicting inherited variables + gpuplan's variables + the step's own env (which wins). */
+export function buildStepEnvironment(
+  input: StepEnvInput,
+  base: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const { set, unset } = computeStepEnv(input);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
+  for (const k of unset) delete env[k];
+  return { ...env, ...set, ...input.step.env };
+}
+
+/**
+ * Framework limits from the step's budget. The fraction is of the whole card, rounded down to
+ * 3 decimals so that it never exceeds the budget.
+ */
+export function frameworkMemoryEnv(budgetBytes: number, totalBytes: number): Record<string, string> {
+  const fraction = totalBytes > 0 ? Math.floor((budgetBytes / totalBytes) * 1000) / 1000 : 0;
+  return {
+    XLA_PYTHON_CLIENT_PREALLOCATE: "false",
+    XLA_PYTHON_CLIENT_MEM_FRACTION: fraction.toFixed(3),
+    TF_FORCE_GPU_ALLOW_GROWTH: "true",
+    CUPY_GPU_MEMORY_LIMIT: String(budgetBytes),
+    PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:True",
+  };
+}
+
+/**
+ * The plan's device map in the step's own view: the step sees only its GPUs, renumbered from 0
+ * in CUDA_VISIBLE_DEVICES order, so the plan's cuda:3 is the process's cuda:0. On the CPU every
+ * GPU entry becomes cpu.
+ */
+export function localDeviceMap(
+  map: Record<string, string>,
+  gpus: readonly PlanRegistryEntry[],
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [component, device] of Object.entries(map)) {
+    if (device === "cpu" || device === "disk") {
+      out[component] = device;
+      continue;
+    }
+    const index = gpus.findIndex((g) => g.gpu === device);
+    if (index >= 0) out[component] = `${gpus[index]!.backend === "rocm" ? "rocm" : "cuda"}:${index}`;
+    else out[component] = gpus.length === 0 ? "cpu" : device;
+  }
+  return out;
+}
+
+function memoryTypes(step: PlannedStep): string[] {
+  return [...new Set([step.memory.input, step.memory.output, ...step.memory.uses])];
+}

@@ -1,0 +1,31 @@
+/**
+ * The JSON view (`--ui json`): every event as one JSON line on stdout — exactly the RunEvent
+ * objects, in order — then one final `{"event":"run.summary", …}` line carrying the RunSummary
+ * (with ts, run, and null pipeline/step/device like any run-level event). Step output is not
+ * streamed: it is in the per-step logs. Nothing else is written, to stdout or stderr.
+ */
+import type { RunEvent } from "../../run/record/events.js";
+import type { RunSummary, RunView, ViewOptions } from "./view.js";
+import { writeOut } from "./write-out.js";
+
+export function createJsonView(options: ViewOptions, now: () => Date = () => new Date()): RunView {
+  return {
+    onEvent(event: RunEvent) {
+      options.out.write(`${JSON.stringify(event)}\n`);
+    },
+    onOutput() {},
+    async close(summary: RunSummary) {
+      const { run, ...rest } = summary;
+      const line = {
+        ts: now().toISOString(),
+        event: "run.summary",
+        run,
+        pipeline: null,
+        step: null,
+        device: null,
+        ...rest,
+      };
+      await writeOut(options.out, `${JSON.stringify(line)}\n`);
+    },
+  };
+}

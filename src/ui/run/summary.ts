@@ -1,0 +1,44 @@
+/** The final words of a run — the same text for the plain and the live view, on stderr. */
+
+import type { Paint } from "../paint.js";
+import { describeFailure, formatDuration } from "./format.js";
+import type { RunSummary } from "./view.js";
+
+/** How many stderr lines of a failed step are shown; the log has the rest. */
+export const STDERR_TAIL_LINES = 10;
+
+/** Summary line, run dir, then one block per failure: where, why, its last stderr lines, log, hint. */
+export function formatSummary(summary: RunSummary, paint: Paint): string {
+  // A blank line first: the summary follows a stream of step lines (plain) or the last frame (live).
+  const lines: string[] = [""];
+  const counts = [
+    paint.green(`${summary.ok} ok`),
+    summary.failed > 0 ? paint.red(`${summary.failed} failed`) : `${summary.failed} failed`,
+    `${summary.skipped} skipped`,
+  ].join(", ");
+  const verb = summary.interrupted ? paint.yellow("interrupted") : summary.failed > 0 ? "failed" : "done";
+  lines.push(
+    `${paint.bold(`run ${summary.run}`)} ${verb}: ${counts} in ${formatDuration(summary.durationMs)}`,
+  );
+  lines.push(`${paint.dim("run dir:")} ${summary.runDir}`);
+  for (const f of summary.failures) {
+    lines.push("");
+    lines.push(
+      `${paint.red("✗")} ${paint.bold(`${f.pipeline}/${f.step}`)} on ${f.device}: ${describeFailure(f)}`,
+    );
+    const tail = f.stderrTail.slice(-STDERR_TAIL_LINES);
+    if (tail.length > 0) {
+      lines.push(`  ${paint.dim("last stderr lines:")}`);
+      for (const line of tail) lines.push(`    ${line}`);
+    }
+    // No log when the step never started (it timed out waiting for its GPU).
+    if (f.logPath) lines.push(`  ${paint.dim(f.stderrPath ? "stdout:" : "log:")}  ${f.logPath}`);
+    if (f.stderrPath) lines.push(`  ${paint.dim("stderr:")}  ${f.stderrPath}`);
+    if (f.hint) lines.push(`  ${paint.dim("hint:")} ${f.hint}`);
+  }
+  if (summary.interrupted) {
+    lines.push("");
+    lines.push(`Resume with: gpuplan run --resume ${summary.run}`);
+  }
+  return `${lines.join("\n")}\n`;
+}

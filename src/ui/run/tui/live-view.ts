@@ -1,0 +1,62 @@
+/**
+ * The live view on a TTY: ink renders the RunScreen on stderr (stdout stays for results), redrawn
+ * at most every 100 ms while events arrive and once a second for the clocks. Ctrl-C is left to
+ * the executor (ink does not take the terminal's input), which interrupts the run and then calls
+ * close(): the view unmounts, keeping its last frame, and prints the same summary as the plain view.
+ */
+import { render } from "ink";
+import { createElement as h } from "react";
+import { createPaint } from "../../paint.js";
+import { reduceRunState } from "../reduce-run-state.js";
+import { appendOutput, createRunState, type RunState } from "../run-state.js";
+import { formatSummary } from "../summary.js";
+import type { RunSummary, RunView, ViewOptions } from "../view.js";
+import { writeOut } from "../write-out.js";
+import { RunScreen } from "./run-screen.js";
+
+const REDRAW_MS = 100;
+const CLOCK_MS = 1000;
+
+export function createLiveView(options: ViewOptions, clock: () => number = Date.now): RunView {
+  let state: RunState = createRunState(options.plan, options.pipelines);
+  let dirty = false;
+  let lastDraw = 0;
+  const columns = (): number => options.columns ?? options.err.columns ?? 80;
+  const screen = () => h(RunScreen, { state, now: clock(), columns: columns() });
+  const instance = render(screen(), {
+    stdout: options.err,
+    stderr: options.err,
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
+  const draw = (): void => {
+    dirty = false;
+    lastDraw = clock();
+    instance.rerender(screen());
+  };
+  const timer = setInterval(() => {
+    if (dirty || clock() - lastDraw >= CLOCK_MS) draw();
+  }, REDRAW_MS);
+  // The run's own work keeps the process alive; the redraw clock must not.
+  timer.unref();
+  let closed = false;
+  return {
+    onEvent(event) {
+      state = reduceRunState(state, event);
+      dirty = true;
+    },
+    onOutput(pipeline, step, stream, line) {
+      state = appendOutput(state, { pipeline, step, stream, line });
+      dirty = true;
+    },
+    async close(summary: RunSummary) {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      draw();
+      instance.unmount();
+      await instance.waitUntilExit();
+      await writeOut(options.err, formatSummary(summary, createPaint(options.color)));
+    },
+  };
+}

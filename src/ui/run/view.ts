@@ -1,0 +1,75 @@
+/**
+ * The run's user interface, fed by the executor. `plain`: prefixed lines on stderr, no animation
+ * (not a TTY, CI). `json`: the events as JSON lines on stdout. `tui`: an ink live view on a TTY —
+ * one lane per GPU with its slots, what runs in each, elapsed time, memory when known, and overall
+ * progress with a bar. ink and react are imported only for `tui`.
+ */
+
+import type { RunEvent } from "../../run/record/events.js";
+import type { GpuplanPlan } from "../../schema-types/plan.js";
+
+export type UiMode = "auto" | "tui" | "plain" | "json";
+
+export interface RunView {
+  onEvent(event: RunEvent): void;
+  /** One line a step printed (already split; without the newline). */
+  onOutput(pipeline: string, step: string, stream: "stdout" | "stderr", line: string): void;
+  /** Final words (summary, failures) and teardown; resolves when the view has let go of the terminal. */
+  close(summary: RunSummary): Promise<void>;
+}
+
+export interface RunSummary {
+  run: string;
+  runDir: string;
+  ok: number;
+  failed: number;
+  skipped: number;
+  interrupted: boolean;
+  durationMs: number;
+  /** One entry per failed step, with what a person needs: device, exit, last lines of stderr, log path, hint. */
+  failures: {
+    pipeline: string;
+    step: string;
+    device: string;
+    status: string;
+    exitCode: number | null;
+    signal: string | null;
+    stderrTail: string[];
+    /** stdout's log (a worker task's whole log); "" when the step never started. */
+    logPath: string;
+    /** A plain step's stderr log. */
+    stderrPath?: string | null;
+    hint: string | null;
+  }[];
+}
+
+export interface ViewOptions {
+  plan: GpuplanPlan;
+  /** Pipelines selected for this run (names). */
+  pipelines: string[];
+  out: NodeJS.WriteStream;
+  err: NodeJS.WriteStream;
+  color: boolean;
+  /** Columns for the live view (tests render at a fixed width). */
+  columns?: number;
+}
+
+/**
+ * auto → tui on an interactive terminal outside CI, else plain. CI is judged as ink judges it
+ * (is-in-ci: CI set to anything but 0/false, CONTINUOUS_INTEGRATION, a CI_* variable), since ink
+ * draws nothing but a last frame there. A terminal that reports no size (a pty nobody sized, as
+ * `script` or some runners make) gets plain too: ink would draw every frame zero columns wide.
+ */
+export function resolveUiMode(
+  mode: UiMode,
+  terminal: { isTTY: boolean; columns?: number | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): Exclude<UiMode, "auto"> {
+  if (mode !== "auto") return mode;
+  const ci =
+    env.CI !== "0" &&
+    env.CI !== "false" &&
+    ("CI" in env || "CONTINUOUS_INTEGRATION" in env || Object.keys(env).some((k) => k.startsWith("CI_")));
+  const sized = (terminal.columns ?? 0) > 0;
+  return terminal.isTTY && sized && !ci && env.TERM !== "dumb" ? "tui" : "plain";
+}

@@ -1,0 +1,190 @@
+import { describe, expect, it } from "vitest";
+import { createView, resolveUiMode } from "../../../src/ui/run/index.js";
+import {
+  ALL_PIPELINES,
+  captureStream,
+  ev,
+  failedSummary,
+  failureEvents,
+  makePlan,
+  plainText,
+  RUN,
+} from "./fixtures.js";
+
+async function plainRun(color: boolean) {
+  const out = captureStream();
+  const err = captureStream();
+  const view = await createView("plain", { plan: makePlan(), pipelines: ALL_PIPELINES, out, err, color });
+  for (const event of failureEvents()) view.onEvent(event);
+  view.onOutput("plate-2", "segment", "stdout", "tile 1/96");
+  view.onEvent(
+    ev(30_000, "gpu.step.end", "plate-3", "segment", "cuda:0", {
+      status: "timeout",
+      exitCode: null,
+      signal: "SIGTERM",
+      durationMs: 600_000,
+    }),
+  );
+  view.onEvent(
+    ev(30_001, "gpu.step.retry", "plate-3", "segment", "cuda:0", {
+      attempt: 2,
+      reason: "oom",
+      nextDevice: "cpu",
+    }),
+  );
+  view.onEvent(ev(30_002, "gpu.step.start", "plate-3", "segment", "cpu", { attempt: 2 }));
+  view.onOutput("plate-3", "segment", "stderr", "falling back to numpy");
+  view.onEvent(
+    ev(30_003, "gpu.step.end", "plate-3", "segment", "cpu", {
+      status: "error",
+      exitCode: null,
+      signal: "SIGKILL",
+    }),
+  );
+  await view.close(failedSummary());
+  return { out: out.text(), err: err.text() };
+}
+
+describe("the plain view", () => {
+  it("writes prefixed lifecycle and output lines, then the summary, all on stderr", async () => {
+    const { out, err } = await plainRun(false);
+    expect(out).toBe("");
+    expect(`\n${err}`).toMatchInlineSnapshot(`
+      "
+      [run] started run 20261122-010000-abcd (5 pipelines) in .gpuplan/runs/20261122-010000-abcd
+      [plate-1 cuda:0] waiting for a slot on cuda:0
+      [plate-1 cuda:0] got slot 0 of cuda:0 after 2ms
+      [plate-1/segment cuda:0] started
+      [plate-2 cuda:0] got slot 1 of cuda:0
+      [plate-2/segment cuda:0] started
+      [plate-3 cuda:0] waiting for a slot on cuda:0
+      [train cuda:1] got slot 0 of cuda:1
+      [train/fit cuda:1] waiting for all 2 slots of cuda:1 (exclusive)
+      [train/fit cuda:1] got slots 0,1 of cuda:1 after 10ms
+      [train/fit cuda:1] started
+      [report/export cpu] started
+      [report/export cpu] finished ok in 12.2s
+      [plate-1/segment cuda:0] failed: out of GPU memory (exit 1) after 19.9s
+      [plate-3 cuda:0] got slot 0 of cuda:0 after 19.9s
+      [plate-1/measure cuda:0] skipped: needs plate-1/segment, which failed
+      [plate-2/segment cuda:0] failed: out of GPU memory (exit 1) after 20.9s
+      [plate-2/segment cuda:0] retrying (attempt 2 of 2) on cuda:0 after oom
+      [plate-2/segment cuda:0] started (attempt 2)
+      [plate-2/segment cuda:0] tile 1/96
+      [plate-3/segment cuda:0] failed: timed out after 10m00s
+      [plate-3/segment cuda:0] retrying (attempt 2) on cpu after oom
+      [plate-3/segment cpu] started (attempt 2)
+      [plate-3/segment cpu] falling back to numpy
+      [plate-3/segment cpu] failed: killed by SIGKILL
+
+      run 20261122-010000-abcd failed: 5 ok, 1 failed, 1 skipped in 1m35s
+      run dir: .gpuplan/runs/20261122-010000-abcd
+
+      ✗ plate-1/segment on cuda:0: oom (exit 1)
+        last stderr lines:
+          Traceback (most recent call last):
+          torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB
+        log:  .gpuplan/runs/20261122-010000-abcd/plate-1/segment.log
+        hint: lower the step's batch size, or give it more memory (vram:) so fewer pipelines share cuda:0
+      "
+    `);
+  });
+
+  it("never moves the cursor, and colours only when asked", async () => {
+    const plain = await plainRun(false);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for escape codes
+    expect(plain.err).not.toMatch(/\u001b/);
+    const coloured = await plainRun(true);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: only SGR colour codes may appear
+    expect(coloured.err.replace(/\u001b\[[0-9;]*m/g, "")).not.toMatch(/\u001b/);
+    expect(coloured.err).toContain("\u001b[31m");
+    expect(plainText(coloured.err)).toBe(plain.err);
+  });
+
+  it("names a step that never started by its status alone, with no log line", async () => {
+    const err = captureStream();
+    const view = await createView("plain", {
+      plan: makePlan(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      color: false,
+    });
+    const [failure] = failedSummary().failures;
+    if (!failure) throw new Error("fixture has a failure");
+    const waited = {
+      ...failure,
+      status: "lock-timeout",
+      exitCode: null,
+      stderrTail: [],
+      logPath: "",
+      hint: "raise --lock-timeout",
+    };
+    await view.close({ ...failedSummary(), failures: [waited] });
+    expect(err.text()).toContain("✗ plate-1/segment on cuda:0: lock-timeout\n  hint: raise --lock-timeout\n");
+  });
+
+  it("says how to resume an interrupted run", async () => {
+    const err = captureStream();
+    const view = await createView("plain", {
+      plan: makePlan(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      color: false,
+    });
+    await view.close({ ...failedSummary(), failures: [], failed: 0, interrupted: true });
+    expect(err.text()).toContain(`run ${RUN} interrupted: 5 ok, 0 failed, 1 skipped in 1m35s`);
+    expect(err.text()).toContain(`Resume with: gpuplan run --resume ${RUN}`);
+  });
+});
+
+describe("plain view: warm workers", () => {
+  it("says when a worker loads, is ready and is stopped, and not for every reuse", async () => {
+    const err = captureStream();
+    const view = await createView("plain", {
+      plan: makePlan(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      color: false,
+    });
+    const fields = { model_key: "cyto3", allocated_devices: ["cuda:0"] };
+    view.onEvent(ev(0, "gpu.model.load_start", "plate-1", "segment", "cuda:0", fields));
+    view.onEvent(
+      ev(1500, "gpu.model.load_complete", "plate-1", "segment", "cuda:0", { ...fields, duration_ms: 1500 }),
+    );
+    view.onEvent(
+      ev(1600, "gpu.model.cache_reuse", "plate-2", "segment", "cuda:0", { ...fields, idle_ms: 3 }),
+    );
+    view.onEvent(ev(9000, "gpu.model.cache_evict", null, null, "cuda:0", { ...fields, reason: "shutdown" }));
+    // Lines go out in batches, at most 20 ms late.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const text = plainText(err.text());
+    expect(text).toContain("plate-1/segment cuda:0] loading worker cyto3");
+    expect(text).toMatch(/worker cyto3 ready in 1\.5s/);
+    expect(text).toContain("worker cyto3 stopped (shutdown)");
+    expect(text).not.toContain("idle");
+  });
+});
+
+describe("resolveUiMode", () => {
+  const tty = { isTTY: true, columns: 120 };
+  it("auto is the live view only on a sized terminal outside CI (as ink judges CI)", () => {
+    expect(resolveUiMode("auto", tty, { TERM: "xterm" })).toBe("tui");
+    expect(resolveUiMode("auto", { isTTY: false }, { TERM: "xterm" })).toBe("plain");
+    // A pty nobody gave a size: ink would draw zero columns wide.
+    expect(resolveUiMode("auto", { isTTY: true, columns: 0 }, { TERM: "xterm" })).toBe("plain");
+    expect(resolveUiMode("auto", { isTTY: true }, { TERM: "xterm" })).toBe("plain");
+    expect(resolveUiMode("auto", tty, { TERM: "dumb" })).toBe("plain");
+    for (const env of [{ CI: "true" }, { CI: "" }, { CONTINUOUS_INTEGRATION: "1" }, { CI_JOB_ID: "7" }])
+      expect(resolveUiMode("auto", tty, { TERM: "xterm", ...env })).toBe("plain");
+    for (const env of [{ CI: "0" }, { CI: "false" }])
+      expect(resolveUiMode("auto", tty, { TERM: "xterm", ...env })).toBe("tui");
+  });
+
+  it("an explicit mode is kept", () => {
+    expect(resolveUiMode("tui", { isTTY: false }, { CI: "1" })).toBe("tui");
+    expect(resolveUiMode("json", tty, {})).toBe("json");
+  });
+});
