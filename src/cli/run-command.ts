@@ -20,7 +20,7 @@ export async function runCommand(load: () => Promise<CommandModule>, ...args: un
 }
 
 /** Print a failure for a person, never a stack trace unless it is our bug. */
-export function reportFailure(e: unknown): number {
+function reportFailure(e: unknown): number {
   if (e instanceof UsageError) {
     writeErr(`gpuplan: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ""}\n`);
     return EXIT.usage;

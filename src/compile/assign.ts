@@ -23,7 +23,7 @@ export interface Assignment {
   estimatedStartMs: number;
 }
 
-export interface GpuLoad {
+interface GpuLoad {
   entry: RegistryEntry;
   pipelines: number;
   workMs: number;
@@ -38,8 +38,7 @@ export interface Schedule {
   lowerBoundMs: number;
 }
 
-export const pipelineWorkMs = (p: ResolvedPipeline): number =>
-  p.steps.reduce((sum, s) => sum + s.estimateMs, 0);
+const pipelineWorkMs = (p: ResolvedPipeline): number => p.steps.reduce((sum, s) => sum + s.estimateMs, 0);
 const exclusiveMs = (p: ResolvedPipeline): number =>
   p.steps.filter((s) => s.isGpu && s.exclusive).reduce((sum, s) => sum + s.estimateMs, 0);
 

@@ -29,7 +29,7 @@ export function sharedPeakVram(p: ResolvedPipeline): number {
 }
 
 /** VRAM of each warm worker a pipeline can leave behind (keep_warm worker steps on a GPU). */
-export function warmWorkerVram(p: ResolvedPipeline): number[] {
+function warmWorkerVram(p: ResolvedPipeline): number[] {
   return p.steps
     .filter((s) => s.isGpu && s.worker !== null && s.keepWarm !== false && !s.exclusive)
     .map((s) => s.vramBytes ?? 0);
@@ -40,7 +40,7 @@ export function warmWorkerVram(p: ResolvedPipeline): number[] {
  * worker lives on in its slot after its task, so it is counted once here, beside every slot's
  * shared peak, rather than in one pipeline's peak.
  */
-export function warmReserve(sizes: readonly number[], maxWarm: number): number {
+function warmReserve(sizes: readonly number[], maxWarm: number): number {
   return [...sizes]
     .sort((a, b) => b - a)
     .slice(0, maxWarm)

@@ -103,7 +103,7 @@ export function probeCpu(roots: Roots): { cpu: CpuInfo; probe: ProbeReport } {
 }
 
 /** NUMA nodes from /sys/devices/system/node/nodeN/{cpulist,meminfo}. */
-export function readNumaNodes(roots: Roots): NonNullable<CpuInfo["numaNodes"]> {
+function readNumaNodes(roots: Roots): NonNullable<CpuInfo["numaNodes"]> {
   const base = join(roots.sys, "devices/system/node");
   let names: string[];
   try {

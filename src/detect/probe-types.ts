@@ -4,7 +4,7 @@
  */
 import type { ProbeReport } from "../inventory/types.js";
 
-export type ProbeName = ProbeReport["name"];
+type ProbeName = ProbeReport["name"];
 export type ProbeStatus = ProbeReport["status"];
 /** The probes that call a vendor library, and so run in the child process. */
 export type VendorProbeName = "nvml" | "cuda" | "rocm-smi" | "amd-smi" | "hip";

@@ -35,7 +35,7 @@ const NARROWING_VARIABLES = [
  * next to this module once built, and two levels up from the sources (tests) or from a bundle
  * chunk in dist/bundle/.
  */
-export function childEntry(): string {
+function childEntry(): string {
   const candidates = ["./probe-child.cjs", "../../dist/detect/probe-child.cjs", "../detect/probe-child.cjs"];
   const paths = candidates.map((c) => fileURLToPath(new URL(c, import.meta.url)));
   return paths.find((p) => existsSync(p)) ?? paths[1]!;
@@ -58,7 +58,7 @@ export function childKey(tasks: ProbeTask[], options: ChildOptions): string {
   return JSON.stringify([tasks, options.slowInitMs, options.amdDriverLoaded, childEnvironment(options.env)]);
 }
 
-export interface ChildRun {
+interface ChildRun {
   results: ProbeResult[];
   /** The probe that had started but not answered when the child ended. */
   current: { probe: VendorProbeName; call: string | null; startedAt: number } | null;

@@ -76,14 +76,14 @@ export function probeAmdSysfs(roots: Roots): { probe: ProbeReport; gpus: RawGpu[
 }
 
 /** The CPU-side NUMA node of a PCI device (-1 in sysfs means none): null when unknown. */
-export function readPciNumaNode(roots: Roots, pciBusId: string): number | null {
+function readPciNumaNode(roots: Roots, pciBusId: string): number | null {
   const text = read(join(roots.sys, "bus/pci/devices", pciBusId, "numa_node"));
   const n = Number(text ?? "-1");
   return Number.isInteger(n) && n >= 0 ? n : null;
 }
 
 /** The CPUs local to a PCI device (`local_cpulist`), or null when sysfs does not say. */
-export function readPciLocalCpus(roots: Roots, pciBusId: string): number[] | null {
+function readPciLocalCpus(roots: Roots, pciBusId: string): number[] | null {
   const text = read(join(roots.sys, "bus/pci/devices", pciBusId, "local_cpulist"));
   const cpus = text ? parseCpuList(text) : [];
   return cpus.length > 0 ? cpus : null;

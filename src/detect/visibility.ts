@@ -11,7 +11,7 @@
  */
 import type { GpuInfo, Visibility } from "../inventory/types.js";
 
-export const VISIBILITY_VARIABLES = [
+const VISIBILITY_VARIABLES = [
   "CUDA_VISIBLE_DEVICES",
   "CUDA_DEVICE_ORDER",
   "ROCR_VISIBLE_DEVICES",

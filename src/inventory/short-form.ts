@@ -8,7 +8,7 @@ import { parseSize } from "../units/size.js";
 import { VERSION } from "../version.js";
 import { type GpuInfo, INVENTORY_SCHEMA, type Inventory, type ShortInventory } from "./types.js";
 
-export function syntheticUuid(seed: string): string {
+function syntheticUuid(seed: string): string {
   const h = createHash("sha256").update(seed).digest("hex");
   return `GPU-${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }

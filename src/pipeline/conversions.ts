@@ -15,7 +15,7 @@ export interface Conversion {
 }
 
 /** PCIe 4.0 x16 moves about 25 GB/s in practice; enough for an order-of-magnitude estimate. */
-export const HOST_LINK_BYTES_PER_SECOND = 25e9;
+const HOST_LINK_BYTES_PER_SECOND = 25e9;
 
 export function incomingConversions(pipeline: ResolvedPipeline, stepIndex: number): Conversion[] {
   const step = pipeline.steps[stepIndex]!;

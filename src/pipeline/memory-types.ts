@@ -2,8 +2,8 @@
  * Memory types (OpenHCS vocabulary): numpy lives in host memory, the rest on a GPU. Names are
  * case-sensitive, as the frameworks' own module names are.
  */
-export const CPU_MEMORY_TYPES = ["numpy"] as const;
-export const GPU_MEMORY_TYPES = ["cupy", "torch", "tensorflow", "jax", "pyclesperanto"] as const;
+const CPU_MEMORY_TYPES = ["numpy"] as const;
+const GPU_MEMORY_TYPES = ["cupy", "torch", "tensorflow", "jax", "pyclesperanto"] as const;
 export const MEMORY_TYPES = [...CPU_MEMORY_TYPES, ...GPU_MEMORY_TYPES] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 

@@ -32,7 +32,7 @@ export interface RegistryConfig {
   maxWarmPerGpu: number;
 }
 
-export interface StepMemory {
+interface StepMemory {
   input: MemoryType;
   output: MemoryType;
   uses: MemoryType[];
@@ -65,7 +65,7 @@ export interface ResolvedStep {
 }
 
 /** A worker step's process: started once per (key, GPU), fed one task per line. */
-export interface ResolvedWorker {
+interface ResolvedWorker {
   argv: string[];
   key: string;
   readyTimeoutMs: number;

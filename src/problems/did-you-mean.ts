@@ -1,5 +1,5 @@
 /** Levenshtein distance, small inputs only (names of types, presets, keys). */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let diag = prev[0]!;

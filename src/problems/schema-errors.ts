@@ -13,11 +13,6 @@ export interface AjvError {
   message?: string;
 }
 
-export interface SchemaValidator {
-  (data: unknown): boolean;
-  errors?: AjvError[] | null;
-}
-
 /** Keywords that only say "one of the branches failed"; their branch errors say more. */
 const NOISE = new Set(["if", "anyOf", "oneOf", "then", "else"]);
 

@@ -27,7 +27,7 @@ function documentOf(source: SourceFile): Document {
 }
 
 /** Character offset of what the problem is about; the nearest existing ancestor when the exact node is absent. */
-export function offsetOf(source: SourceFile, pointer: string, at: "key" | "value" = "value"): number {
+function offsetOf(source: SourceFile, pointer: string, at: "key" | "value" = "value"): number {
   const doc = documentOf(source);
   if (!doc.contents) return 0;
   const { isMap, isPair, isScalar, isSeq } = yaml();
@@ -57,7 +57,7 @@ function startOf(node: Node | null | undefined): number {
 }
 
 /** 1-based line and column of a character offset. */
-export function linePosition(source: SourceFile, offset: number): { line: number; column: number } {
+function linePosition(source: SourceFile, offset: number): { line: number; column: number } {
   let starts = lineStarts.get(source);
   if (!starts) {
     starts = [0];

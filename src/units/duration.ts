@@ -1,7 +1,6 @@
 /** Durations: `30s`, `15m`, `2h`, `1.5h`, `250ms`, or a number of milliseconds. */
 const FACTORS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-export const DURATION_PATTERN = "^[0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h|d)$";
 const DURATION_RE = /^([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)$/;
 
 export function parseDuration(value: string | number): number | undefined {

@@ -14,7 +14,6 @@ const UNITS: Record<string, number> = {
   TIB: 1024 ** 4,
 };
 
-export const SIZE_PATTERN = "^[0-9]+(\\.[0-9]+)?\\s*([KMGT]i?B|[kK]B|B)$";
 const SIZE_RE = /^([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|[kK]B|B)$/;
 
 /** Parse a size to bytes; undefined when the text is not a size. */

@@ -4,7 +4,7 @@ import type { ResolvedPipeline, ResolvedStep } from "../../src/pipeline/model.js
 import type { Problem } from "../../src/problems/problem.js";
 import { locateProblems } from "../../src/source/locate.js";
 
-export const FILE = "pipeline.yaml";
+const FILE = "pipeline.yaml";
 
 /** Strip the common indentation of a template literal, so YAML can be written inline. */
 export function yaml(strings: TemplateStringsArray, ...values: unknown[]): string {
@@ -48,9 +48,4 @@ export function step(loaded: LoadedPipelineFile, id: string, pipeline = 0): Reso
   const s = pipelines(loaded)[pipeline]?.steps.find((x) => x.id === id);
   if (!s) throw new Error(`no step ${id}`);
   return s;
-}
-
-/** A one-pipeline file with these steps (YAML list items, indented by 6). */
-export function withSteps(steps: string, extra = ""): string {
-  return `version: 1\nname: t\n${extra}pipelines:\n  - name: p\n    steps:\n${steps}`;
 }

@@ -10,7 +10,7 @@ import { formatDuration } from "../../units/duration.js";
 import { writeOut } from "../output.js";
 
 /** `gpuplan locks --json`: the slots, and the warm workers of running gpuplan processes. */
-export interface LocksJson {
+interface LocksJson {
   schema: "gpuplan/locks@1";
   dir: string;
   slots: SlotState[];

@@ -16,7 +16,7 @@ function locate(ctx: Where, segments: readonly string[]): Pick<Problem, "file" |
 }
 
 /** "`unet` (5 GiB), `vae` (300 MiB)" or "`unet`" when sizes are unknown. */
-export function listComponents(names: readonly string[], sizes?: ReadonlyMap<string, number>): string {
+function listComponents(names: readonly string[], sizes?: ReadonlyMap<string, number>): string {
   return names
     .map((n) => {
       const bytes = sizes?.get(n);

@@ -11,8 +11,3 @@ export function parseDeviceTarget(text: string): DeviceTarget | undefined {
   const index = Number(m[1]);
   return Number.isSafeInteger(index) ? { kind: "gpu", index } : undefined;
 }
-
-/** The target as the user wrote it, for messages. */
-export function formatDeviceTarget(target: DeviceTarget): string {
-  return target.kind === "gpu" ? `cuda:${target.index}` : target.kind;
-}

@@ -50,7 +50,7 @@ export class VendorLibrary {
   }
 }
 
-export class MissingSymbolError extends Error {
+class MissingSymbolError extends Error {
   constructor(
     readonly symbol: string,
     library: string,

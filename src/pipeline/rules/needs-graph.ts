@@ -46,7 +46,7 @@ export const needsGraph: Rule = ({ pipeline, spec, file, report }) => {
 };
 
 /** Ids along a cycle (first id repeated at the end), or undefined for a DAG. */
-export function findCycle(steps: readonly ResolvedStep[]): string[] | undefined {
+function findCycle(steps: readonly ResolvedStep[]): string[] | undefined {
   const byId = new Map(steps.map((s) => [s.id, s]));
   const state = new Map<string, "visiting" | "done">();
   const stack: string[] = [];

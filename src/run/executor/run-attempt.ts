@@ -162,7 +162,7 @@ async function pinnedCpus(gpus: readonly PlanRegistryEntry[]): Promise<number[] 
  * Unambiguous: safeName turns `@` into `_`, a step id is unique in its pipeline, and the
  * endings differ. An ok step that printed nothing leaves no files (run-step.ts).
  */
-export function stepLogPaths(
+function stepLogPaths(
   runDir: string,
   pipeline: string,
   step: PlannedStep,

@@ -7,8 +7,8 @@
  * another process (or the kernel freeing a dead step's lock) is seen within one period.
  */
 
-export const MIN_POLL_MS = 2;
-export const MAX_POLL_MS = 25;
+const MIN_POLL_MS = 2;
+const MAX_POLL_MS = 25;
 
 export interface Waiter {
   /**

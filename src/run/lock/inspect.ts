@@ -12,7 +12,7 @@ import { openExisting, parseSlotFile, slotPath } from "./lock-dir.js";
 import type { HolderInfo, SlotState } from "./types.js";
 
 /** Whether some open file description holds a lock on the file (false when it does not exist). */
-export function isLocked(flock: Flock, path: string): boolean {
+function isLocked(flock: Flock, path: string): boolean {
   const fd = openExisting(path);
   if (fd === null) return false;
   try {

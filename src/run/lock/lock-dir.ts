@@ -51,11 +51,11 @@ export function ensureLockDir(dir: string): void {
 }
 
 /** GPU UUIDs are file-name safe except old-style MIG ids (`MIG-GPU-…/1/0`); escape anything else. */
-export function encodeUuid(uuid: string): string {
+function encodeUuid(uuid: string): string {
   return uuid.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
-export function decodeUuid(name: string): string {
+function decodeUuid(name: string): string {
   return name.replace(/%([0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
@@ -132,7 +132,7 @@ function checkRegular(fd: number, path: string): number {
   throw new UsageError(`${path} is not a regular file`, "lock-file-not-regular", lockHint(path));
 }
 
-export function errorCode(e: unknown): string | undefined {
+function errorCode(e: unknown): string | undefined {
   return typeof e === "object" && e !== null && "code" in e ? String(e.code) : undefined;
 }
 

@@ -14,7 +14,7 @@ import { LockTimeoutError } from "./types.js";
  * its slot back and collects all of them once it has the gate. Shared acquirers hold the gate for
  * microseconds, so a gate still closed after this long belongs to another upgrader.
  */
-export const YIELD_AFTER_MS = 30;
+const YIELD_AFTER_MS = 30;
 
 abstract class Settling<T> implements Waiter {
   readonly promise: Promise<T>;

@@ -91,7 +91,7 @@ export async function loadRunInput(
  * The plan records the pipeline file as given to compile (relative to where compile ran). Most
  * often that is here; else it is next to the plan; else the name is all we have.
  */
-export function pipelineDir(source: string, planFile: string, cwd: string): string {
+function pipelineDir(source: string, planFile: string, cwd: string): string {
   if (isAbsolute(source)) return dirname(source);
   const fromCwd = resolve(cwd, source);
   if (existsSync(fromCwd)) return dirname(fromCwd);

@@ -11,7 +11,7 @@ import type { StepStatus } from "./events.js";
 
 export const RUNS_DIR = join(".gpuplan", "runs");
 
-export interface JournalHeader {
+interface JournalHeader {
   type: "run";
   run: string;
   startedAt: string;
@@ -22,7 +22,7 @@ export interface JournalHeader {
   pipelines: string[];
 }
 
-export interface JournalStep {
+interface JournalStep {
   type: "step";
   ts: string;
   pipeline: string;
@@ -34,7 +34,7 @@ export interface JournalStep {
   durationMs: number;
 }
 
-export interface JournalEnd {
+interface JournalEnd {
   type: "end";
   ts: string;
   interrupted: boolean;
@@ -43,7 +43,7 @@ export interface JournalEnd {
   skipped: number;
 }
 
-export type JournalEntry = JournalHeader | JournalStep | JournalEnd;
+type JournalEntry = JournalHeader | JournalStep | JournalEnd;
 
 /** Appends in order; an append resolves once its entry is on disk (fdatasync). */
 export interface Journal {

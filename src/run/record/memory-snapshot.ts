@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import type { DetectInventory } from "../../inventory/types.js";
 
-export interface GpuMemory {
+interface GpuMemory {
   gpu: string;
   uuid: string;
   totalBytes: number;
@@ -15,7 +15,7 @@ export interface GpuMemory {
   freeBytes: number | null;
 }
 
-export interface CpuMemory {
+interface CpuMemory {
   totalBytes: number;
   availableBytes: number;
 }
@@ -75,7 +75,7 @@ export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 
   };
 }
 
-export async function readMeminfo(): Promise<CpuMemory | null> {
+async function readMeminfo(): Promise<CpuMemory | null> {
   try {
     const text = await readFile("/proc/meminfo", "utf8");
     const kib = (key: string) =>

@@ -12,8 +12,6 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, unlinkSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 
-export type OutputStream = "stdout" | "stderr";
-
 /** How often followed files are read while their steps run (the views batch lines for 20 ms too). */
 const FOLLOW_MS = 25;
 /** Read per file per poll at most, so a step that prints fast cannot stall the event loop. */

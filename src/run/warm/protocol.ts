@@ -11,7 +11,7 @@
  */
 
 /** What a task carries: the pipeline's matrix values and the step's own `run` words. */
-export interface TaskArgs {
+interface TaskArgs {
   matrix: Record<string, string>;
   argv: string[];
 }

@@ -81,7 +81,7 @@ export async function runWorkerTask(
 }
 
 /** The step status and a hint for a person, from how the task (or the load) went. */
-export function classifyWorkerOutcome(
+function classifyWorkerOutcome(
   outcome: WarmTaskOutcome,
   readyTimeoutMs: number,
   device: string,

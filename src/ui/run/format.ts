@@ -58,7 +58,7 @@ export function describeEnding(end: StepEnding): string {
 }
 
 /** "exit 1", "killed by SIGKILL", or "exit unknown" when the child left no status. */
-export function describeExit(end: { exitCode: number | null; signal: string | null }): string {
+function describeExit(end: { exitCode: number | null; signal: string | null }): string {
   if (end.signal) return `killed by ${end.signal}`;
   if (end.exitCode !== null) return `exit ${end.exitCode}`;
   return "exit unknown";

@@ -7,7 +7,7 @@ import { createJsonView } from "./json-view.js";
 import { createPlainView } from "./plain-view.js";
 import type { RunView, ViewOptions } from "./view.js";
 
-export type { RunSummary, RunView, UiMode, ViewOptions } from "./view.js";
+export type { RunView, ViewOptions } from "./view.js";
 export { resolveUiMode } from "./view.js";
 
 /** A view for the run; call resolveUiMode first to turn `auto` into one of these. */

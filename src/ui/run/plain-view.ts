@@ -42,7 +42,7 @@ export function createPlainView(options: ViewOptions): RunView {
 }
 
 /** One line for a lifecycle event, or null for events a reader of the log need not see. */
-export function describeEvent(event: RunEvent, paint: Paint): string | null {
+function describeEvent(event: RunEvent, paint: Paint): string | null {
   const head = paint.dim(prefix(event.pipeline, event.step, event.device));
   switch (event.event) {
     case "run.start": {

@@ -5,7 +5,7 @@ import { describeFailure, formatDuration } from "./format.js";
 import type { RunSummary } from "./view.js";
 
 /** How many stderr lines of a failed step are shown; the log has the rest. */
-export const STDERR_TAIL_LINES = 10;
+const STDERR_TAIL_LINES = 10;
 
 /** Summary line, run dir, then one block per failure: where, why, its last stderr lines, log, hint. */
 export function formatSummary(summary: RunSummary, paint: Paint): string {

@@ -10,7 +10,7 @@ import {
 import type { RunEvent } from "../../../src/run/record/events.js";
 import { createRunDir, openJournal } from "../../../src/run/record/journal.js";
 import type { GpuplanPlan } from "../../../src/schema-types/plan.js";
-import { compileText, GiB, inventory } from "../../helpers/inventory.js";
+import { compileText, inventory } from "../../helpers/inventory.js";
 import { createRecordingLock, type RecordingLock } from "./recording-lock.js";
 
 export const FIXTURES = resolve(import.meta.dirname, "../../../fixtures/run");
@@ -110,5 +110,3 @@ export function maxConcurrent(list: readonly Record[], filter: (r: Record) => bo
   }
   return most;
 }
-
-export { GiB };

@@ -5,7 +5,7 @@
 import type { SlotLease, SlotLock } from "../../../src/run/lock/types.js";
 import { createMemorySlotLock } from "../../../src/run/memory-slot-lock.js";
 
-export interface LockCall {
+interface LockCall {
   call: "acquire" | "acquired" | "upgrade" | "upgraded" | "downgrade" | "release";
   gpu: string;
   pipeline: string;

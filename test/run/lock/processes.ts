@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-export const ROOT = resolve(import.meta.dirname, "../../..");
+const ROOT = resolve(import.meta.dirname, "../../..");
 export const FIXTURES = join(ROOT, "fixtures/run/lock");
 /** The fixtures import dist/run/lock: `npm test` builds first; while developing run `npm run build`. */
 export const built = existsSync(join(ROOT, "dist/run/lock/index.js"));

@@ -34,7 +34,7 @@ import { constants } from "node:os";
 import { isMainThread } from "node:worker_threads";
 import { errnoCode } from "../../../libc/errno-code.js";
 
-export interface SpawnRequest {
+interface SpawnRequest {
   /** Absolute path of the program (resolved against the step's PATH by the caller). */
   file: string;
   /** argv, argv[0] included. */
@@ -51,7 +51,7 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
-export type SpawnOutcome = { pid: number; exit: Promise<ProcessExit> } | { error: string };
+type SpawnOutcome = { pid: number; exit: Promise<ProcessExit> } | { error: string };
 
 export interface PosixSpawner {
   spawn(request: SpawnRequest): SpawnOutcome;
