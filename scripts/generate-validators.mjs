@@ -48,6 +48,6 @@ for (const { name, file } of SCHEMAS) {
   );
   writeFileSync(
     join(outDir, `${name}-validator.d.ts`),
-    `import type { SchemaValidator } from "../problems/schema-errors.js";\ndeclare const validate: SchemaValidator;\nexport default validate;\n`,
+    `import type { AjvError } from "../problems/schema-errors.js";\ndeclare const validate: { (data: unknown): boolean; errors?: AjvError[] | null };\nexport default validate;\n`,
   );
 }
