@@ -9,4 +9,5 @@ export const SCHEMAS = [
     types: "src/schema-types/compile-report.ts",
   },
   { name: "locks", file: "schemas/locks.schema.json", types: "src/schema-types/locks.ts" },
+  { name: "run-events", file: "schemas/run-events.schema.json", types: "src/schema-types/run-events.ts" },
 ];

@@ -6,10 +6,11 @@
  */
 import type { DetectInventory } from "../inventory/types.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
-import type { RunSummary, UiMode } from "../ui/run/view.js";
+import type { UiMode } from "../ui/run/view.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
 import type { SlotLock } from "./lock/types.js";
+import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, openJournal } from "./record/journal.js";

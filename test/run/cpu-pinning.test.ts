@@ -88,7 +88,7 @@ pipelines:
     expect(seen("gpu")).toBe(`Cpus_allowed_list: ${last}`);
     expect(seen("host")).toBe(`Cpus_allowed_list: ${formatCpuList(allowed)}`);
     const start = h.events.find((e) => e.event === "gpu.step.start" && e.pipeline === "gpu");
-    expect(start?.cpus).toBe(String(last));
+    expect(start && "cpus" in start && start.cpus).toBe(String(last));
     // gpuplan's own thread got its mask back.
     expect(control!.allowed()).toEqual(allowed);
   });

@@ -304,7 +304,9 @@ pipelines:
 `);
     h = await execute(plan);
     const seg = h.events.filter((e) => e.pipeline === "seg" && e.event.startsWith("gpu.step."));
-    expect(seg.map((e) => `${e.event}:${e.device}:${e.status ?? e.attempt ?? ""}`)).toEqual([
+    expect(
+      seg.map((e) => `${e.event}:${e.device}:${"status" in e ? e.status : "attempt" in e ? e.attempt : ""}`),
+    ).toEqual([
       `gpu.step.start:${plan.pipelines[0]!.gpu}:1`,
       `gpu.step.oom:${plan.pipelines[0]!.gpu}:1`,
       `gpu.step.end:${plan.pipelines[0]!.gpu}:oom`,

@@ -40,14 +40,22 @@ export class ExclusiveUpgrade {
           }),
         ),
         () =>
-          ctx.emit("gpu.lock.wait", pipeline.name, step.id, entry.gpu, {
+          ctx.emit({
+            event: "gpu.lock.wait",
+            pipeline: pipeline.name,
+            step: step.id,
+            device: entry.gpu,
             gpu: entry.gpu,
             slots: entry.maxPipelines,
             exclusive: true,
           }),
       );
       this.upgraded.push(lease);
-      ctx.emit("gpu.lock.acquired", pipeline.name, step.id, entry.gpu, {
+      ctx.emit({
+        event: "gpu.lock.acquired",
+        pipeline: pipeline.name,
+        step: step.id,
+        device: entry.gpu,
         gpu: entry.gpu,
         slots: [...lease.slots],
         waitedMs: Math.round(performance.now() - waitStart),
@@ -67,7 +75,11 @@ export class ExclusiveUpgrade {
       const given = before.filter((n) => !kept.has(n));
       // A one-slot GPU gives nothing back (and an empty list would read as "all of them").
       if (given.length > 0) {
-        ctx.emit("gpu.lock.released", pipeline.name, step.id, lease.gpu, {
+        ctx.emit({
+          event: "gpu.lock.released",
+          pipeline: pipeline.name,
+          step: step.id,
+          device: lease.gpu,
           gpu: lease.gpu,
           slots: given,
           exclusive: true,

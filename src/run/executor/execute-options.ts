@@ -4,8 +4,8 @@
  * which re-exports these types for the CLI and the tests).
  */
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
-import type { RunSummary } from "../../ui/run/view.js";
 import type { GpuBusyError, SlotLock } from "../lock/types.js";
+import type { RunSummary, StepFailure } from "../outcome/run-tally.js";
 import type { EventSink } from "../record/events.js";
 import type { Journal } from "../record/journal.js";
 import type { MemorySampler } from "../record/memory-snapshot.js";
@@ -51,4 +51,4 @@ export interface ExecuteResult {
 }
 
 /** One failed step in the summary. */
-export type Failure = RunSummary["failures"][number];
+export type Failure = StepFailure;

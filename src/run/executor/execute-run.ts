@@ -22,6 +22,7 @@
  * with exclusive-upgrade, run-attempt with memory-snapshots. This file starts the pipelines and
  * sums the run up.
  */
+import { RUN_EVENTS_SCHEMA } from "../record/events.js";
 import type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
 import { RunContext } from "./run-context.js";
 import { runPipeline } from "./run-pipeline.js";
@@ -33,7 +34,12 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   const started = performance.now();
   const ctx = new RunContext(options);
   const { run, runDir } = options;
-  ctx.emit("run.start", null, null, null, {
+  ctx.emit({
+    event: "run.start",
+    pipeline: null,
+    step: null,
+    device: null,
+    schema: RUN_EVENTS_SCHEMA,
     pipelines: options.pipelines.map((p) => p.name),
     runDir,
   });
@@ -53,7 +59,11 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   const interrupted = options.signal?.aborted === true;
   const durationMs = Math.round(performance.now() - started);
   await options.journal.append({ type: "end", ts: new Date().toISOString(), interrupted, ...counts });
-  ctx.emit("run.end", null, null, null, {
+  ctx.emit({
+    event: "run.end",
+    pipeline: null,
+    step: null,
+    device: null,
     durationMs,
     status: interrupted || busy ? "interrupted" : counts.failed > 0 ? "failed" : "ok",
     ...counts,

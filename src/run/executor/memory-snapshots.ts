@@ -4,6 +4,7 @@
  * still in flight before it ends.
  */
 import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
+import type { RunEventOf } from "../record/events.js";
 import { readSnapshot } from "../record/memory-snapshot.js";
 import { visibleGpus } from "../step/step-env.js";
 import type { RunContext } from "./run-context.js";
@@ -14,7 +15,7 @@ export function snapshotMemory(
   step: PlannedStep,
   device: string,
   onCpu: boolean,
-  at: string,
+  at: RunEventOf<"gpu.memory.snapshot">["at"],
 ): void {
   const { sampler } = ctx.options;
   if (!sampler) return;
@@ -24,7 +25,8 @@ export function snapshotMemory(
       : visibleGpus({ run: ctx.run, pipeline, step, registry: ctx.plan.registry, onCpu }).map((g) => g.uuid);
   ctx.track(
     readSnapshot(sampler, device, uuids).then((gpus) => {
-      if (gpus) ctx.emit("gpu.memory.snapshot", pipeline.name, step.id, device, { at, gpus });
+      if (gpus)
+        ctx.emit({ event: "gpu.memory.snapshot", pipeline: pipeline.name, step: step.id, device, at, gpus });
     }),
   );
 }

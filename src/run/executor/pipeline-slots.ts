@@ -45,14 +45,28 @@ export async function takePipelineSlots(
         // Who holds the slots, for the view; looked up only when there is a wait.
         const holders = await holdersOf(options.lock, entry.uuid);
         if (!held.some((l) => l.entry === entry))
-          ctx.emit("gpu.lock.wait", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots: 1, holders });
+          ctx.emit({
+            event: "gpu.lock.wait",
+            pipeline: pipeline.name,
+            step: null,
+            device: entry.gpu,
+            gpu: entry.gpu,
+            slots: 1,
+            exclusive: false,
+            holders,
+          });
       },
     );
     held.push({ entry, lease });
-    ctx.emit("gpu.lock.acquired", pipeline.name, null, entry.gpu, {
+    ctx.emit({
+      event: "gpu.lock.acquired",
+      pipeline: pipeline.name,
+      step: null,
+      device: entry.gpu,
       gpu: entry.gpu,
       slots: [...lease.slots],
       waitedMs: Math.round(performance.now() - waitStart),
+      exclusive: false,
     });
   }
 }
@@ -67,6 +81,14 @@ export async function givePipelineSlotsBack(
   for (const { entry, lease } of held.reverse()) {
     const slots = [...lease.slots];
     await ctx.slots.giveBack(lease, holder(null));
-    ctx.emit("gpu.lock.released", pipeline.name, null, entry.gpu, { gpu: entry.gpu, slots });
+    ctx.emit({
+      event: "gpu.lock.released",
+      pipeline: pipeline.name,
+      step: null,
+      device: entry.gpu,
+      gpu: entry.gpu,
+      slots,
+      exclusive: false,
+    });
   }
 }

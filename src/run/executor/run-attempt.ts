@@ -43,7 +43,11 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
   const env = buildStepEnvironment({ run, pipeline, step, registry: plan.registry, onCpu }, ctx.baseEnv);
   const gpus = visibleGpus({ run, pipeline, step, registry: plan.registry, onCpu });
   const cpus = await pinnedCpus(gpus);
-  ctx.emit("gpu.step.start", pipeline.name, step.id, device, {
+  ctx.emit({
+    event: "gpu.step.start",
+    pipeline: pipeline.name,
+    step: step.id,
+    device,
     attempt,
     logPath,
     ...(stderrPath && { stderrPath }),
@@ -92,10 +96,24 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
     ((verdict.status === "load-timeout" && a.loadRetry) || willRetry(step, a.planned, verdict.status));
   if (!retries) a.onSettled?.(verdict.status);
   if (verdict.status === "timeout") {
-    ctx.emit("gpu.step.timeout", pipeline.name, step.id, device, { timeoutMs: step.timeoutMs, attempt });
+    ctx.emit({
+      event: "gpu.step.timeout",
+      pipeline: pipeline.name,
+      step: step.id,
+      device,
+      timeoutMs: step.timeoutMs,
+      attempt,
+    });
   }
   if (verdict.status === "oom") {
-    ctx.emit("gpu.step.oom", pipeline.name, step.id, device, { framework: verdict.framework, attempt });
+    ctx.emit({
+      event: "gpu.step.oom",
+      pipeline: pipeline.name,
+      step: step.id,
+      device,
+      framework: verdict.framework,
+      attempt,
+    });
   }
   // Flushed before the step is reported done: a resume never redoes a step reported ok.
   await ctx.journalStep(
@@ -107,7 +125,12 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
     result.exitCode,
     result.durationMs,
   );
-  ctx.emit("gpu.step.end", pipeline.name, step.id, device, {
+  const failed = verdict.status !== "ok" && verdict.status !== "interrupted";
+  ctx.emit({
+    event: "gpu.step.end",
+    pipeline: pipeline.name,
+    step: step.id,
+    device,
     status: verdict.status,
     exitCode: result.exitCode,
     signal: result.signal,
@@ -116,6 +139,8 @@ export async function runAttempt(ctx: RunContext, a: Attempt): Promise<StepStatu
     logPath,
     ...(stderrPath && { stderrPath }),
     ...(verdict.framework && { framework: verdict.framework }),
+    ...(failed && verdict.hint !== null && { hint: verdict.hint }),
+    ...(failed && { stderrTail: result.stderrTail.slice(-FAILURE_TAIL_LINES) }),
   });
   if (verdict.status === "ok") ctx.counts.ok++;
   else if (

@@ -8,7 +8,7 @@ import { setMaxListeners } from "node:events";
 import { join } from "node:path";
 import type { GpuplanPlan, PlannedStep } from "../../schema-types/plan.js";
 import type { GpuBusyError } from "../lock/types.js";
-import type { RunEvent, RunEventName, StepStatus } from "../record/events.js";
+import { type EventDraft, type RunEventOf, type StepStatus, stampEvent } from "../record/events.js";
 import { readSnapshot } from "../record/memory-snapshot.js";
 import { WorkerPool } from "../warm/worker-pool.js";
 import type { ExecuteOptions, Failure } from "./execute-options.js";
@@ -16,6 +16,8 @@ import { Semaphore } from "./scheduler.js";
 import { SlotHandover } from "./slot-handover.js";
 
 const DEFAULT_KILL_GRACE_MS = 5000;
+
+type SkipCause = RunEventOf<"gpu.step.skip">["cause"];
 
 export class RunContext {
   readonly plan: GpuplanPlan;
@@ -55,31 +57,15 @@ export class RunContext {
       maxWarm: this.plan.settings.maxWarmPerGpu,
       stopGraceMs: this.killGraceMs,
       logDir: join(options.runDir, "logs", "workers"),
-      emit: (name, context, device, fields) =>
-        this.emit(name, context.pipeline, context.step, device, fields),
+      emit: (draft) => this.emit(draft),
       ...(sampler && { memoryAfterStop: (uuids: string[]) => readSnapshot(sampler, "gpu", uuids) }),
       ...(options.onWarmWorkers && { onChange: options.onWarmWorkers }),
     });
     this.slots = new SlotHandover(options.lock, this.pool);
   }
 
-  emit(
-    name: RunEventName,
-    pipeline: string | null,
-    step: string | null,
-    device: string | null,
-    fields: Record<string, unknown> = {},
-  ): void {
-    const event: RunEvent = {
-      ts: new Date().toISOString(),
-      event: name,
-      run: this.run,
-      pipeline,
-      step,
-      device,
-      ...fields,
-    };
-    this.options.emit(event);
+  emit(draft: EventDraft): void {
+    this.options.emit(stampEvent(this.run, draft));
   }
 
   /** Work the run waits for before it ends but no step waits for (memory readings). */
@@ -105,7 +91,20 @@ export class RunContext {
   }
 
   /** A step that never started because its slot wait ran past `--lock-timeout`. */
-  recordLockTimeout(pipeline: string, step: string, device: string, hint: string): void {
+  recordLockTimeout(pipeline: string, step: string, device: string, waitedMs: number, hint: string): void {
+    this.emit({
+      event: "gpu.step.end",
+      pipeline,
+      step,
+      device,
+      status: "lock-timeout",
+      exitCode: null,
+      signal: null,
+      durationMs: Math.round(waitedMs),
+      attempt: 1,
+      hint,
+      stderrTail: [],
+    });
     this.recordFailure({
       pipeline,
       step,
@@ -120,9 +119,10 @@ export class RunContext {
   }
 
   /** A step that will not run; counted as skipped. */
-  skip(pipeline: string, step: PlannedStep, reason: string): void {
-    this.counts.skipped++;
-    this.emit("gpu.step.skip", pipeline, step.id, step.device, { reason });
+  skip(pipeline: string, step: PlannedStep, cause: SkipCause, reason: string): void {
+    if (cause === "completed") this.counts.ok++;
+    else this.counts.skipped++;
+    this.emit({ event: "gpu.step.skip", pipeline, step: step.id, device: step.device, reason, cause });
   }
 
   /** Journal one step attempt (or a skip); resolves once it is on disk. */

@@ -19,8 +19,7 @@ export async function runPipeline(ctx: RunContext, pipeline: PlannedPipeline): P
   const todo = steps.filter((s) => !ctx.options.completed?.has(stepKey(pipeline.name, s.id)));
   for (const s of steps) {
     if (todo.includes(s)) continue;
-    ctx.counts.ok++;
-    ctx.emit("gpu.step.skip", pipeline.name, s.id, s.device, { reason: "completed in an earlier run" });
+    ctx.skip(pipeline.name, s, "completed", "completed in an earlier run");
   }
   if (todo.length === 0 || ctx.stopSignal.aborted) return;
 
@@ -44,7 +43,12 @@ export async function runPipeline(ctx: RunContext, pipeline: PlannedPipeline): P
       if (status === "interrupted") return;
       if (status !== "ok") {
         for (const later of todo.slice(i + 1)) {
-          ctx.skip(pipeline.name, later, `needs ${pipeline.name}/${step.id}, which failed`);
+          ctx.skip(
+            pipeline.name,
+            later,
+            "dependency-failed",
+            `needs ${pipeline.name}/${step.id}, which failed`,
+          );
           await ctx.journalStep(pipeline.name, later, "skipped", 0, later.device, null, 0);
         }
         return;
@@ -59,9 +63,10 @@ export async function runPipeline(ctx: RunContext, pipeline: PlannedPipeline): P
         pipeline.name,
         first!.id,
         e.gpu,
+        e.waitedMs,
         `waited ${e.waitedMs} ms for a slot of ${e.gpu}${describeHolders(e.holders)}; raise --lock-timeout or see gpuplan locks`,
       );
-      for (const later of rest) ctx.skip(pipeline.name, later, `no slot of ${e.gpu}`);
+      for (const later of rest) ctx.skip(pipeline.name, later, "no-slot", `no slot of ${e.gpu}`);
     } else if (!ctx.stopSignal.aborted) {
       throw e;
     }

@@ -48,7 +48,7 @@ export async function runStepWithRetries(ctx: RunContext, s: PipelineStep): Prom
   } catch (e) {
     if (e instanceof LockTimeoutError) {
       const hint = `the exclusive step waited ${e.waitedMs} ms for every slot of ${e.gpu}${describeHolders(e.holders)}`;
-      ctx.recordLockTimeout(pipeline.name, step.id, step.device, hint);
+      ctx.recordLockTimeout(pipeline.name, step.id, step.device, e.waitedMs, hint);
       return "error";
     }
     if (ctx.stopSignal.aborted && !(e instanceof GpuBusyError)) return "interrupted";
@@ -90,7 +90,11 @@ async function runAttempts(
       loadRetry = false;
       extra++;
       planned--;
-      ctx.emit("gpu.step.retry", pipeline.name, step.id, onCpu ? "cpu" : step.device, {
+      ctx.emit({
+        event: "gpu.step.retry",
+        pipeline: pipeline.name,
+        step: step.id,
+        device: onCpu ? "cpu" : step.device,
         attempt: attempt + 1,
         of: total + extra,
         reason: "load-timeout",
@@ -99,7 +103,11 @@ async function runAttempts(
     }
     if (!willRetry(step, planned, status) || ctx.stopSignal.aborted) return status;
     const nextOnCpu = runsOnCpu(step, planned + 1);
-    ctx.emit("gpu.step.retry", pipeline.name, step.id, nextOnCpu ? "cpu" : step.device, {
+    ctx.emit({
+      event: "gpu.step.retry",
+      pipeline: pipeline.name,
+      step: step.id,
+      device: nextOnCpu ? "cpu" : step.device,
       attempt: attempt + 1,
       of: total + extra,
       reason: "oom",

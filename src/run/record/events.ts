@@ -1,45 +1,31 @@
 /**
- * Run telemetry: one JSON object per line in `<run dir>/events.jsonl` (and `--events FILE`,
- * and stdout with `--ui json`). Every event has ts, event, run, pipeline, step, device; the rest
- * depends on the event.
+ * Run telemetry: one JSON object per line in `<run dir>/events.jsonl` (and `--events FILE`, and
+ * stdout with `--ui json`). schemas/run-events.schema.json is the contract; the types here are
+ * the generated ones, narrowed to what the executor emits (the `run.summary` line is the JSON
+ * view's). Parts of the executor hand over drafts; the run stamps `ts` and `run` on each.
  */
-export type RunEventName =
-  | "run.start"
-  | "run.end"
-  | "gpu.lock.wait"
-  | "gpu.lock.acquired"
-  | "gpu.lock.released"
-  | "gpu.step.start"
-  | "gpu.step.end"
-  | "gpu.step.skip"
-  | "gpu.step.oom"
-  | "gpu.step.timeout"
-  | "gpu.step.retry"
-  | "gpu.memory.snapshot"
-  | "gpu.model.load_start"
-  | "gpu.model.load_complete"
-  | "gpu.model.inference_start"
-  | "gpu.model.inference_end"
-  | "gpu.model.cache_store"
-  | "gpu.model.cache_reuse"
-  | "gpu.model.cache_evict"
-  | "gpu.model.cleanup";
+import type { GpuplanRunEvent, RunSummaryEvent } from "../../schema-types/run-events.js";
 
-/** `load-timeout`: a worker step's worker did not answer `{"ready": true}` within ready_timeout. */
-export type StepStatus = "ok" | "error" | "oom" | "timeout" | "load-timeout" | "interrupted";
+export type { StepStatus } from "../../schema-types/run-events.js";
 
-export interface RunEvent {
-  /** ISO 8601 with milliseconds, UTC. */
-  ts: string;
-  event: RunEventName;
-  run: string;
-  pipeline: string | null;
-  step: string | null;
-  /** cuda:N, rocm:N, cpu, or null for run-level events. */
-  device: string | null;
-  /** gpu.step.end: status, exitCode, signal, durationMs, attempt, logPath, stderrPath; gpu.lock.*: gpu, slots, waitedMs, holders; … */
-  [field: string]: unknown;
-}
+/** The version readers check, on every `run.start`. */
+export const RUN_EVENTS_SCHEMA = "gpuplan/run-events@1";
+
+/** An event of events.jsonl: a discriminated union on `event`. */
+export type RunEvent = Exclude<GpuplanRunEvent, RunSummaryEvent>;
+export type RunEventName = RunEvent["event"];
+export type RunEventOf<N extends RunEventName> = Extract<RunEvent, { event: N }>;
+
+/** An event before the run stamps it: everything but `ts` and `run`. */
+export type EventDraft = Unstamped<RunEvent>;
+type Unstamped<E> = E extends unknown ? Omit<E, "ts" | "run"> : never;
 
 /** Where events go: the journal, an --events file, the live view. */
 export type EventSink = (event: RunEvent) => void;
+
+/** The event with its time and run, the common fields first (ts, event, run, pipeline, step, device). */
+export function stampEvent(run: string, draft: EventDraft, now: Date = new Date()): RunEvent {
+  const { event, pipeline, step, device, ...fields } = draft;
+  // The draft is one member of the union and gets exactly the two fields it lacks.
+  return { ts: now.toISOString(), event, run, pipeline, step, device, ...fields } as RunEvent;
+}

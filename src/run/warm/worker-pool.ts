@@ -15,16 +15,23 @@
 import { join } from "node:path";
 import type { SlotLease } from "../lock/types.js";
 import { safeName } from "../prepare/run-id.js";
-import type { RunEventName } from "../record/events.js";
+import type { EventDraft, RunEventName } from "../record/events.js";
 import { type LazyLog, lazyLog } from "../record/lazy-log.js";
+import type { SnapshotReading } from "../record/memory-snapshot.js";
 import { detectOom } from "../step/classify-failure.js";
 import type { TaskMessage } from "./protocol.js";
 import { type TaskResult, type WorkerExit, WorkerProcess } from "./worker-process.js";
 
 export type EvictReason = "expired" | "replacement" | "caller_disabled" | "error" | "manual" | "shutdown";
 
-/** The run's gpu.model.* events (events.ts lists every event once). */
+/** The run's gpu.model.* events (schemas/run-events.schema.json). */
 export type ModelEventName = Extract<RunEventName, `gpu.model.${string}`>;
+type ModelEventDraft = Extract<EventDraft, { event: ModelEventName }>;
+/** What each gpu.model.* event says beyond the worker (key, devices) and where it belongs. */
+type ModelEventFields<N extends ModelEventName> = Omit<
+  Extract<ModelEventDraft, { event: N }>,
+  "event" | "pipeline" | "step" | "device" | "model_key" | "allocated_devices"
+>;
 
 /** Where an event belongs: the task's pipeline and step, or none (expiry, shutdown). */
 export interface ModelEventContext {
@@ -39,14 +46,9 @@ export interface WorkerPoolOptions {
   stopGraceMs: number;
   /** Every non-protocol line of a worker also goes to `<logDir>/<key>@<device>.log`; null: none. */
   logDir: string | null;
-  emit: (
-    name: ModelEventName,
-    context: ModelEventContext,
-    device: string,
-    fields: Record<string, unknown>,
-  ) => void;
+  emit: (event: ModelEventDraft) => void;
   /** Memory after a worker stopped, for `gpu.model.cleanup` (null where unknown). */
-  memoryAfterStop?: (uuids: string[]) => Promise<unknown | null>;
+  memoryAfterStop?: (uuids: string[]) => Promise<SnapshotReading[] | null>;
   /** Called when the set of warm workers changes (for `gpuplan locks`). */
   onChange?: (workers: WarmWorkerInfo[]) => void;
 }
@@ -472,17 +474,22 @@ export class WorkerPool {
     }
   }
 
-  private emit(
-    name: ModelEventName,
+  private emit<N extends ModelEventName>(
+    name: N,
     entry: Entry,
     context: ModelEventContext,
-    fields: Record<string, unknown>,
+    fields: ModelEventFields<N>,
   ): void {
-    this.options.emit(name, context, entry.device, {
+    // One member of the union, put together from its parts (TypeScript cannot follow N through the spread).
+    this.options.emit({
+      event: name,
+      pipeline: context.pipeline,
+      step: context.step,
+      device: entry.device,
       model_key: entry.key,
       allocated_devices: entry.allocatedDevices,
       ...fields,
-    });
+    } as unknown as ModelEventDraft);
   }
 
   private changed(): void {

@@ -50,6 +50,8 @@ export function describeEnding(end: StepEnding): string {
       return `failed: timed out${after}`;
     case "load-timeout":
       return `failed: the worker did not load in time${after}`;
+    case "lock-timeout":
+      return `failed: no GPU slot within --lock-timeout${after}`;
     case "interrupted":
       return `interrupted${after}`;
     default:

@@ -1,10 +1,12 @@
 /**
  * The JSON view (`--ui json`): every event as one JSON line on stdout — exactly the RunEvent
  * objects, in order — then one final `{"event":"run.summary", …}` line carrying the RunSummary
- * (with ts, run, and null pipeline/step/device like any run-level event). Step output is not
+ * (with ts, run, and null pipeline/step/device like any run-level event); all of them as
+ * schemas/run-events.schema.json describes. Step output is not
  * streamed: it is in the per-step logs. Nothing else is written, to stdout or stderr.
  */
 import type { RunEvent } from "../../run/record/events.js";
+import type { RunSummaryEvent } from "../../schema-types/run-events.js";
 import type { RunSummary, RunView, ViewOptions } from "./view.js";
 import { writeOut } from "./write-out.js";
 
@@ -16,7 +18,7 @@ export function createJsonView(options: ViewOptions, now: () => Date = () => new
     onOutput() {},
     async close(summary: RunSummary) {
       const { run, ...rest } = summary;
-      const line = {
+      const line: RunSummaryEvent = {
         ts: now().toISOString(),
         event: "run.summary",
         run,

@@ -6,7 +6,6 @@
 import type { RunEvent } from "../../run/record/events.js";
 import { createLineBatcher } from "../../run/record/line-batcher.js";
 import { createPaint, type Paint } from "../paint.js";
-import { readNumber, readSlotCount, readSlotNumbers, readStatus, readString } from "./event-fields.js";
 import { describeEnding, formatDuration, prefix } from "./format.js";
 import { formatSummary } from "./summary.js";
 import type { RunSummary, RunView, ViewOptions } from "./view.js";
@@ -45,62 +44,36 @@ export function createPlainView(options: ViewOptions): RunView {
 function describeEvent(event: RunEvent, paint: Paint): string | null {
   const head = paint.dim(prefix(event.pipeline, event.step, event.device));
   switch (event.event) {
-    case "run.start": {
-      const pipelines = Array.isArray(event.pipelines) ? event.pipelines.length : null;
-      const dir = readString(event, "runDir");
-      return `${head} started run ${event.run}${pipelines !== null ? ` (${pipelines} pipelines)` : ""}${dir ? ` in ${dir}` : ""}`;
-    }
+    case "run.start":
+      return `${head} started run ${event.run} (${event.pipelines.length} pipelines) in ${event.runDir}`;
     case "gpu.lock.wait": {
-      const gpu = readString(event, "gpu") ?? event.device ?? "?";
-      const slots = readSlotCount(event) ?? 1;
-      const what = slots > 1 ? `all ${slots} slots of ${gpu} (exclusive)` : `a slot on ${gpu}`;
+      const what =
+        event.slots > 1 ? `all ${event.slots} slots of ${event.gpu} (exclusive)` : `a slot on ${event.gpu}`;
       return `${head} ${paint.yellow(`waiting for ${what}`)}`;
     }
     case "gpu.lock.acquired": {
-      const gpu = readString(event, "gpu") ?? event.device ?? "?";
-      const numbers = readSlotNumbers(event);
-      const waited = readNumber(event, "waitedMs");
-      const which =
-        numbers && numbers.length > 0
-          ? `slot${numbers.length > 1 ? "s" : ""} ${numbers.join(",")}`
-          : "a slot";
-      return `${head} got ${which} of ${gpu}${waited !== null && waited > 0 ? ` after ${formatDuration(waited)}` : ""}`;
+      const n = event.slots;
+      const which = n.length > 0 ? `slot${n.length > 1 ? "s" : ""} ${n.join(",")}` : "a slot";
+      const waited = event.waitedMs > 0 ? ` after ${formatDuration(event.waitedMs)}` : "";
+      return `${head} got ${which} of ${event.gpu}${waited}`;
     }
-    case "gpu.step.start": {
-      const attempt = readNumber(event, "attempt");
-      const cpus = readString(event, "cpus");
-      return `${head} started${attempt !== null && attempt > 1 ? ` (attempt ${attempt})` : ""}${cpus ? ` on CPUs ${cpus}` : ""}`;
-    }
+    case "gpu.step.start":
+      return `${head} started${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}${event.cpus ? ` on CPUs ${event.cpus}` : ""}`;
     case "gpu.step.end": {
-      const status = readStatus(event);
-      const text = describeEnding({
-        status,
-        exitCode: readNumber(event, "exitCode"),
-        signal: readString(event, "signal"),
-        durationMs: readNumber(event, "durationMs"),
-      });
-      return `${head} ${status === "ok" ? paint.green(text) : paint.red(text)}`;
+      const text = describeEnding(event);
+      return `${head} ${event.status === "ok" ? paint.green(text) : paint.red(text)}`;
     }
-    case "gpu.step.retry": {
-      const attempt = readNumber(event, "attempt");
-      const of = readNumber(event, "of");
-      const reason = readString(event, "reason");
-      const next = readString(event, "nextDevice");
-      const count = attempt !== null ? ` (attempt ${attempt}${of !== null ? ` of ${of}` : ""})` : "";
-      return `${head} ${paint.yellow(`retrying${count}${next ? ` on ${next}` : ""}${reason ? ` after ${reason}` : ""}`)}`;
-    }
-    case "gpu.step.skip": {
-      const reason = readString(event, "reason");
-      return `${head} skipped${reason ? `: ${reason}` : ""}`;
-    }
+    case "gpu.step.retry":
+      // `device`: where the next attempt runs (cpu for an on_oom fallback).
+      return `${head} ${paint.yellow(`retrying (attempt ${event.attempt} of ${event.of}) on ${event.device} after ${event.reason}`)}`;
+    case "gpu.step.skip":
+      return `${head} skipped: ${event.reason}`;
     case "gpu.model.load_start":
-      return `${head} loading worker ${readString(event, "model_key") ?? "?"}`;
-    case "gpu.model.load_complete": {
-      const ms = readNumber(event, "duration_ms");
-      return `${head} worker ${readString(event, "model_key") ?? "?"} ready${ms !== null ? ` in ${formatDuration(ms)}` : ""}`;
-    }
+      return `${head} loading worker ${event.model_key}`;
+    case "gpu.model.load_complete":
+      return `${head} worker ${event.model_key} ready in ${formatDuration(event.duration_ms)}`;
     case "gpu.model.cache_evict":
-      return `${head} ${paint.dim(`worker ${readString(event, "model_key") ?? "?"} stopped (${readString(event, "reason") ?? "?"})`)}`;
+      return `${head} ${paint.dim(`worker ${event.model_key} stopped (${event.reason})`)}`;
     default:
       // lock.released, memory snapshots, per-task model events (gpu.model.cache_reuse and the like), step.oom/timeout (step.end says it) and run.end (the summary says it).
       return null;

@@ -1,16 +1,11 @@
 /**
- * The pure reducer behind the live view: RunState × RunEvent → RunState. Tolerant: unknown events
- * and missing fields leave the state as it is (see event-fields.ts for what is read).
+ * The pure reducer behind the live view: RunState × RunEvent → RunState, reading the typed events
+ * of schemas/run-events.schema.json. Steps done, failed and skipped are the core's tally
+ * (run/outcome/run-tally.ts), folded here from the same events; this adds what the screen shows.
  */
-import type { RunEvent } from "../../run/record/events.js";
-import {
-  readMemory,
-  readNumber,
-  readSlotCount,
-  readSlotNumbers,
-  readStatus,
-  readString,
-} from "./event-fields.js";
+import { type RunTally, tallyEvent } from "../../run/outcome/run-tally.js";
+import type { RunEvent, RunEventOf } from "../../run/record/events.js";
+import type { MemoryReading } from "../../schema-types/run-events.js";
 import {
   CPU_LANE,
   cpuLane,
@@ -19,17 +14,18 @@ import {
   type RunningStep,
   type RunState,
   type SlotHolder,
-  type StepOutcome,
   stepKey,
   updateLane,
   type WarmWorker,
 } from "./run-state.js";
 
-/** The next state after one event. Never mutates `state`; unknown events and fields leave it as is. */
+/** The next state after one event. Never mutates `state`; events the view does not show leave it as is. */
 export function reduceRunState(state: RunState, event: RunEvent): RunState {
   const ts = Date.parse(event.ts);
-  const base: RunState =
-    state.startedMs === null && Number.isFinite(ts) ? { ...state, startedMs: ts, run: event.run } : state;
+  // The counts and failures: the core's tally of the same events (what the summary is made of).
+  const tally = tallyEvent(state.tally, event);
+  let base: RunState = tally === state.tally ? state : withTally(state, tally);
+  if (base.startedMs === null && Number.isFinite(ts)) base = { ...base, startedMs: ts, run: event.run };
   switch (event.event) {
     case "run.start":
       return { ...base, run: event.run, startedMs: Number.isFinite(ts) ? ts : base.startedMs, ended: false };
@@ -45,12 +41,8 @@ export function reduceRunState(state: RunState, event: RunEvent): RunState {
       return onStepStart(base, event, ts);
     case "gpu.step.end":
       return onStepEnd(base, event);
-    case "gpu.step.skip":
-      return withOutcome(base, event, "skipped");
-    case "gpu.step.retry":
-      return onRetry(base, event);
     case "gpu.memory.snapshot":
-      return onMemory(base, event);
+      return onMemory(base, event.gpus);
     case "gpu.model.load_start":
       return onWarm(base, event, ts, "loading");
     case "gpu.model.inference_start":
@@ -68,52 +60,51 @@ export function reduceRunState(state: RunState, event: RunEvent): RunState {
   }
 }
 
-function lockLane(state: RunState, event: RunEvent): string | null {
-  return laneIdOf(state, readString(event, "gpu") ?? event.device);
+/** The state with a new tally, and the failures it added listed as the view shows them. */
+function withTally(state: RunState, tally: RunTally): RunState {
+  const added = tally.failures.slice(state.tally.failures.length).map(
+    (f): FailedStep => ({
+      pipeline: f.pipeline,
+      step: f.step,
+      device: f.device,
+      status: f.status,
+      exitCode: f.exitCode,
+      signal: f.signal,
+    }),
+  );
+  return { ...state, tally, failures: added.length > 0 ? [...state.failures, ...added] : state.failures };
 }
 
-function onLockWait(state: RunState, event: RunEvent): RunState {
+type LockEvent = RunEventOf<"gpu.lock.wait" | "gpu.lock.acquired" | "gpu.lock.released">;
+
+const lockLane = (state: RunState, event: LockEvent): string | null => laneIdOf(state, event.gpu);
+
+function onLockWait(state: RunState, event: RunEventOf<"gpu.lock.wait">): RunState {
   const pipeline = event.pipeline;
-  if (pipeline === null) return state;
   return updateLane(state, lockLane(state, event), (lane) =>
     lane.waiting.includes(pipeline) ? lane : { ...lane, waiting: [...lane.waiting, pipeline] },
   );
 }
 
-function onLockAcquired(state: RunState, event: RunEvent): RunState {
+function onLockAcquired(state: RunState, event: RunEventOf<"gpu.lock.acquired">): RunState {
   const pipeline = event.pipeline;
-  if (pipeline === null) return state;
   return updateLane(state, lockLane(state, event), (lane) => {
     const slots = lane.slots.map((s) => (s?.pipeline === pipeline && s.implicit ? null : s));
-    const numbers = readSlotNumbers(event) ?? [];
-    const count = numbers.length > 0 ? numbers.length : (readSlotCount(event) ?? 1);
-    const exclusive = count > 1 && count >= lane.slotCount;
+    const exclusive = event.slots.length > 1 && event.slots.length >= lane.slotCount;
     const holder: SlotHolder = { pipeline, exclusive, implicit: false };
-    if (numbers.length > 0) {
-      for (const n of numbers) if (n < slots.length) slots[n] = holder;
-    } else {
-      // No slot numbers: fill free slots, counting the ones this pipeline already has.
-      let have = slots.filter((s) => s?.pipeline === pipeline).length;
-      for (let i = 0; i < slots.length && have < count; i++) {
-        if (slots[i] === null) {
-          slots[i] = holder;
-          have++;
-        }
-      }
-    }
+    for (const n of event.slots) if (n < slots.length) slots[n] = holder;
     const marked = slots.map((s) => (s?.pipeline === pipeline ? { ...s, exclusive } : s));
     return { ...lane, slots: marked, waiting: lane.waiting.filter((p) => p !== pipeline) };
   });
 }
 
-function onLockReleased(state: RunState, event: RunEvent): RunState {
+function onLockReleased(state: RunState, event: RunEventOf<"gpu.lock.released">): RunState {
   const pipeline = event.pipeline;
-  if (pipeline === null) return state;
   return updateLane(state, lockLane(state, event), (lane) => {
-    const numbers = readSlotNumbers(event);
-    const freeAll = numbers === null || numbers.length === 0;
+    // The pipeline's own release (not an exclusive step's downgrade) ends its wait too.
+    const freeAll = event.step === null;
     const slots = lane.slots.map((s, i) =>
-      s?.pipeline === pipeline && (freeAll || numbers.includes(i)) ? null : s,
+      s?.pipeline === pipeline && (freeAll || event.slots.includes(i)) ? null : s,
     );
     const stillExclusive = slots.filter((s) => s?.pipeline === pipeline).length >= lane.slotCount;
     return {
@@ -124,20 +115,17 @@ function onLockReleased(state: RunState, event: RunEvent): RunState {
   });
 }
 
-function onStepStart(state: RunState, event: RunEvent, ts: number): RunState {
-  const { pipeline, step } = event;
-  if (pipeline === null || step === null) return state;
+function onStepStart(state: RunState, event: RunEventOf<"gpu.step.start">, ts: number): RunState {
+  const { pipeline, step, device } = event;
   const key = stepKey(pipeline, step);
-  const device = event.device ?? CPU_LANE;
-  const { [key]: _previous, ...outcomes } = state.outcomes;
   const running: RunningStep = {
     pipeline,
     step,
     device,
     startedMs: Number.isFinite(ts) ? ts : (state.startedMs ?? 0),
-    attempt: readNumber(event, "attempt") ?? 1,
+    attempt: event.attempt,
   };
-  let next: RunState = { ...state, outcomes, running: { ...state.running, [key]: running } };
+  let next: RunState = { ...state, running: { ...state.running, [key]: running } };
   const laneId = laneIdOf(next, device);
   if (laneId === CPU_LANE && !next.lanes.some((l) => l.id === CPU_LANE)) {
     next = { ...next, lanes: [...next.lanes, cpuLane()] };
@@ -153,72 +141,36 @@ function onStepStart(state: RunState, event: RunEvent, ts: number): RunState {
   });
 }
 
-function onStepEnd(state: RunState, event: RunEvent): RunState {
-  const { pipeline, step } = event;
-  if (pipeline === null || step === null) return state;
-  const status = readStatus(event);
-  const key = stepKey(pipeline, step);
-  const device = event.device ?? state.running[key]?.device ?? CPU_LANE;
-  let next: RunState;
-  if (status === "interrupted") {
-    // Not an outcome: the step did not fail, and --resume will run it again.
-    const { [key]: _stopped, ...running } = state.running;
-    next = { ...state, running };
-  } else {
-    next = withOutcome(state, event, status === "ok" ? "ok" : "failed");
-  }
-  if (status !== "ok" && status !== "interrupted") {
-    const failure: FailedStep = {
-      pipeline,
-      step,
-      device,
-      status,
-      exitCode: readNumber(event, "exitCode"),
-      signal: readString(event, "signal"),
-    };
-    next = { ...next, failures: [...next.failures, failure] };
-  }
-  return updateLane(next, laneIdOf(next, device), (lane) =>
+/** The attempt is over: it no longer runs (whether it counts, and how, is the tally's). */
+function onStepEnd(state: RunState, event: RunEventOf<"gpu.step.end">): RunState {
+  const { pipeline, step, device } = event;
+  const { [stepKey(pipeline, step)]: _ended, ...running } = state.running;
+  return updateLane({ ...state, running }, laneIdOf(state, device), (lane) =>
     lane.slots.some((s) => s?.pipeline === pipeline && s.implicit)
       ? { ...lane, slots: lane.slots.map((s) => (s?.pipeline === pipeline && s.implicit ? null : s)) }
       : lane,
   );
 }
 
-function withOutcome(state: RunState, event: RunEvent, outcome: StepOutcome): RunState {
-  const { pipeline, step } = event;
-  if (pipeline === null || step === null) return state;
-  const key = stepKey(pipeline, step);
-  const { [key]: _done, ...running } = state.running;
-  return { ...state, running, outcomes: { ...state.outcomes, [key]: outcome } };
-}
-
-function onRetry(state: RunState, event: RunEvent): RunState {
-  const { pipeline, step } = event;
-  if (pipeline === null || step === null) return state;
-  const key = stepKey(pipeline, step);
-  // The failed attempt is not the step's outcome after all: drop its outcome and its (latest) failure entry.
-  const { [key]: _failed, ...outcomes } = state.outcomes;
-  const last = state.failures.findLastIndex((f) => f.pipeline === pipeline && f.step === step);
-  const failures = state.failures.filter((_, i) => i !== last);
-  return { ...state, outcomes, failures };
-}
-
-function onMemory(state: RunState, event: RunEvent): RunState {
+/** The lanes' memory from a snapshot: used, or total minus free when only that is known. */
+function onMemory(state: RunState, readings: readonly MemoryReading[]): RunState {
   let next = state;
-  for (const reading of readMemory(event)) {
-    next = updateLane(next, laneIdOf(next, reading.gpu), (lane) => ({
+  for (const r of readings) {
+    const usedBytes = r.usedBytes ?? (r.freeBytes !== null ? r.totalBytes - r.freeBytes : null);
+    if (usedBytes === null || r.totalBytes <= 0) continue;
+    next = updateLane(next, laneIdOf(next, r.gpu), (lane) => ({
       ...lane,
-      memory: { usedBytes: reading.usedBytes, totalBytes: reading.totalBytes },
+      memory: { usedBytes, totalBytes: r.totalBytes },
     }));
   }
   return next;
 }
 
+type ModelEvent = RunEventOf<Extract<RunEvent["event"], `gpu.model.${string}`>>;
+
 /** A warm worker changes state on its device's lane; null removes it (evicted, cleaned up). */
-function onWarm(state: RunState, event: RunEvent, ts: number, next: WarmWorker["state"] | null): RunState {
-  const key = readString(event, "model_key");
-  if (key === null) return state;
+function onWarm(state: RunState, event: ModelEvent, ts: number, next: WarmWorker["state"] | null): RunState {
+  const key = event.model_key;
   const sinceMs = Number.isFinite(ts) ? ts : (state.startedMs ?? 0);
   return updateLane(state, laneIdOf(state, event.device), (lane) => {
     const others = lane.warm.filter((w) => w.key !== key);

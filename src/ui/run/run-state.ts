@@ -3,6 +3,7 @@
  * alone — no clocks, no I/O — so every screen state can be built from an event list in a test.
  * Elapsed times are computed at render time from `startedMs` and the clock the renderer is given.
  */
+import { createTally, type RunTally, type StepFailure } from "../../run/outcome/run-tally.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 
 /** The lane id for CPU pipelines and CPU steps. */
@@ -51,16 +52,8 @@ export interface RunningStep {
   attempt: number;
 }
 
-export type StepOutcome = "ok" | "failed" | "skipped";
-
-export interface FailedStep {
-  pipeline: string;
-  step: string;
-  device: string;
-  status: string;
-  exitCode: number | null;
-  signal: string | null;
-}
+/** A failure as the live view lists it. */
+export type FailedStep = Pick<StepFailure, "pipeline" | "step" | "device" | "status" | "exitCode" | "signal">;
 
 export interface OutputLine {
   pipeline: string;
@@ -77,11 +70,11 @@ export interface RunState {
   lanes: Lane[];
   /** Steps of the selected pipelines. */
   totalSteps: number;
-  /** Final outcome per `pipeline/step`; a retry removes the entry until the next attempt ends. */
-  outcomes: Record<string, StepOutcome>;
+  /** Steps ok, failed and skipped: the core's tally of the events (what the summary is made of). */
+  tally: RunTally;
   /** Running steps by `pipeline/step`. */
   running: Record<string, RunningStep>;
-  /** Failures in the order they happened. */
+  /** The tally's failures in the order they happened, as the view lists them. */
   failures: FailedStep[];
   /** The last few lines steps printed. */
   output: OutputLine[];
@@ -118,7 +111,7 @@ export function createRunState(plan: GpuplanPlan, pipelines: readonly string[]):
     ended: false,
     lanes,
     totalSteps: selected.reduce((n, p) => n + p.steps.length, 0),
-    outcomes: {},
+    tally: createTally(selected),
     running: {},
     failures: [],
     output: [],
@@ -141,14 +134,7 @@ export function cpuLane(): Lane {
 
 /** Counts for the progress line, derived from the state. */
 export function countSteps(state: RunState): StepCounts {
-  let ok = 0;
-  let failed = 0;
-  let skipped = 0;
-  for (const outcome of Object.values(state.outcomes)) {
-    if (outcome === "ok") ok++;
-    else if (outcome === "failed") failed++;
-    else skipped++;
-  }
+  const { ok, failed, skipped } = state.tally;
   return {
     total: state.totalSteps,
     done: ok + failed + skipped,

@@ -5,6 +5,7 @@
  * progress with a bar. ink and react are imported only for `tui`.
  */
 
+import type { RunSummary } from "../../run/outcome/run-tally.js";
 import type { RunEvent } from "../../run/record/events.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 
@@ -18,30 +19,7 @@ export interface RunView {
   close(summary: RunSummary): Promise<void>;
 }
 
-export interface RunSummary {
-  run: string;
-  runDir: string;
-  ok: number;
-  failed: number;
-  skipped: number;
-  interrupted: boolean;
-  durationMs: number;
-  /** One entry per failed step, with what a person needs: device, exit, last lines of stderr, log path, hint. */
-  failures: {
-    pipeline: string;
-    step: string;
-    device: string;
-    status: string;
-    exitCode: number | null;
-    signal: string | null;
-    stderrTail: string[];
-    /** stdout's log (a worker task's whole log); "" when the step never started. */
-    logPath: string;
-    /** A plain step's stderr log. */
-    stderrPath?: string | null;
-    hint: string | null;
-  }[];
-}
+export type { RunSummary } from "../../run/outcome/run-tally.js";
 
 export interface ViewOptions {
   plan: GpuplanPlan;

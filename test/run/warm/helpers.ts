@@ -77,7 +77,8 @@ export function workerRecords(dir: string): WorkerRecord[] {
 export const modelEvents = (events: readonly RunEvent[]): string[] =>
   events
     .filter((e) => e.event.startsWith("gpu.model."))
-    .map((e) => (e.event === "gpu.model.cache_evict" ? `${e.event} ${String(e.reason)}` : e.event));
+    .map((e) => (e.event === "gpu.model.cache_evict" ? `${e.event} ${e.reason}` : e.event));
 
 export const count = (events: readonly RunEvent[], name: string, reason?: string): number =>
-  events.filter((e) => e.event === name && (reason === undefined || e.reason === reason)).length;
+  events.filter((e) => e.event === name && (reason === undefined || ("reason" in e && e.reason === reason)))
+    .length;

@@ -17,7 +17,9 @@ function pool(maxWarm: number) {
     maxWarm,
     stopGraceMs: 200,
     logDir: null,
-    emit: (name, _context, _device, fields) => events.push({ name, fields }),
+    emit: (event) => {
+      events.push({ name: event.event, fields: { ...event } });
+    },
   });
   return {
     p,

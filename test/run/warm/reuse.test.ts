@@ -37,8 +37,8 @@ describe("warm workers: reuse", () => {
     expect(tasks.find((t) => t.pipeline === "p-7")?.matrix).toEqual({ n: "7" });
     // Every model event names its key and devices.
     for (const e of h.events.filter((e) => e.event.startsWith("gpu.model."))) {
-      expect(e.model_key).toBe("cyto3");
-      expect(e.allocated_devices).toEqual(["cuda:0"]);
+      expect("model_key" in e && e.model_key).toBe("cyto3");
+      expect("allocated_devices" in e && e.allocated_devices).toEqual(["cuda:0"]);
     }
     // The slot: one at a time, all given back, and the worker's end before the run's.
     expect(h.lock.peak.get("cuda:0")).toBe(1);
@@ -120,7 +120,7 @@ describe("warm workers: reuse", () => {
       baseDir: join(import.meta.dirname, "../../../fixtures/run/warm"),
     });
     expect(h.summary.ok).toBe(2);
-    const names = h.events.map((e) => `${e.event}${e.reason ? ` ${String(e.reason)}` : ""}`);
+    const names = h.events.map((e) => `${e.event}${"reason" in e ? ` ${e.reason}` : ""}`);
     expect(names.indexOf("gpu.model.cache_evict replacement")).toBeGreaterThan(-1);
     expect(names.indexOf("gpu.model.cache_evict replacement")).toBeLessThan(
       h.events.findIndex((e) => e.event === "gpu.step.start" && e.step === "x"),

@@ -1,5 +1,5 @@
 /** A small plan (two GPUs with two slots, a CPU pipeline) and an event builder with fixed clocks. */
-import type { RunEvent, RunEventName } from "../../../src/run/record/events.js";
+import type { RunEvent, RunEventName, RunEventOf } from "../../../src/run/record/events.js";
 import type { GpuplanPlan, PlannedPipeline, PlannedStep } from "../../../src/schema-types/plan.js";
 import type { RunSummary } from "../../../src/ui/run/view.js";
 
@@ -7,7 +7,7 @@ export const RUN = "20261122-010000-abcd";
 export const T0 = Date.parse("2026-11-22T01:00:00.000Z");
 const GIB = 1024 ** 3;
 
-function step(id: string, device: string, exclusive = false): PlannedStep {
+function step(id: string, device: string, exclusive = false, oomRetries = 0): PlannedStep {
   return {
     id,
     device,
@@ -27,7 +27,7 @@ function step(id: string, device: string, exclusive = false): PlannedStep {
     exclusive,
     timeoutMs: null,
     estimateMs: 1000,
-    onOom: { retries: 0, fallback: null },
+    onOom: { retries: oomRetries, fallback: null },
     keepWarm: false,
     worker: null,
     source: `pipeline.yaml#/pipelines/0/steps/0`,
@@ -80,7 +80,8 @@ export function makePlan(): GpuplanPlan {
     })),
     pipelines: [
       pipeline("plate-1", "cuda:0", [step("segment", "cuda:0"), step("measure", "cuda:0")]),
-      pipeline("plate-2", "cuda:0", [step("segment", "cuda:0"), step("measure", "cuda:0")]),
+      // plate-2/segment may be retried once after an OOM (failureEvents).
+      pipeline("plate-2", "cuda:0", [step("segment", "cuda:0", false, 1), step("measure", "cuda:0")]),
       pipeline("plate-3", "cuda:0", [step("segment", "cuda:0"), step("measure", "cuda:0")]),
       pipeline("train", "cuda:1", [step("fit", "cuda:1", true)]),
       pipeline("report", null, [step("export", "cpu")]),
@@ -100,15 +101,21 @@ export function makePlan(): GpuplanPlan {
 
 export const ALL_PIPELINES = ["plate-1", "plate-2", "plate-3", "train", "report"];
 
-/** An event at T0 + `atMs`. */
-export function ev(
+/** What an event says beyond the fields every event has. */
+export type EventFields<N extends RunEventName> = Omit<
+  RunEventOf<N>,
+  "ts" | "event" | "run" | "pipeline" | "step" | "device"
+>;
+
+/** An event at T0 + `atMs` (the fixtures are valid events: run-state.test.ts checks them against the schema). */
+export function ev<N extends RunEventName>(
   atMs: number,
-  event: RunEventName,
-  pipeline: string | null,
-  stepId: string | null,
-  device: string | null,
-  fields: Record<string, unknown> = {},
-): RunEvent {
+  event: N,
+  pipeline: RunEventOf<N>["pipeline"],
+  stepId: RunEventOf<N>["step"],
+  device: RunEventOf<N>["device"],
+  fields: EventFields<N>,
+): RunEventOf<N> {
   return {
     ts: new Date(T0 + atMs).toISOString(),
     event,
@@ -117,39 +124,72 @@ export function ev(
     step: stepId,
     device,
     ...fields,
-  };
+  } as unknown as RunEventOf<N>;
 }
 
 export const GIB_BYTES = GIB;
 
+const log = (pipeline: string, step: string, attempt = 1) =>
+  `.gpuplan/runs/${RUN}/logs/${pipeline}@${step}${attempt > 1 ? `@${attempt}` : ""}.out.log`;
+
 /** Two pipelines busy on cuda:0, a third waiting for it, the exclusive trainer on cuda:1. */
 export function busyEvents(): RunEvent[] {
   return [
-    ev(0, "run.start", null, null, null, { pipelines: ALL_PIPELINES, runDir: `.gpuplan/runs/${RUN}` }),
-    ev(10, "gpu.lock.wait", "plate-1", null, "cuda:0", { gpu: "cuda:0", slots: 1 }),
-    ev(12, "gpu.lock.acquired", "plate-1", null, "cuda:0", { gpu: "cuda:0", slots: [0], waitedMs: 2 }),
-    ev(20, "gpu.step.start", "plate-1", "segment", "cuda:0", { attempt: 1 }),
-    ev(30, "gpu.lock.acquired", "plate-2", null, "cuda:0", { gpu: "cuda:0", slots: [1], waitedMs: 0 }),
-    ev(40, "gpu.step.start", "plate-2", "segment", "cuda:0", { attempt: 1 }),
-    ev(50, "gpu.lock.wait", "plate-3", null, "cuda:0", { gpu: "cuda:0", slots: 1 }),
-    ev(60, "gpu.lock.acquired", "train", null, "cuda:1", { gpu: "cuda:1", slots: [0] }),
-    ev(70, "gpu.lock.wait", "train", "fit", "cuda:1", { gpu: "cuda:1", slots: 2 }),
-    ev(80, "gpu.lock.acquired", "train", "fit", "cuda:1", { gpu: "cuda:1", slots: [0, 1], waitedMs: 10 }),
-    ev(90, "gpu.step.start", "train", "fit", "cuda:1", { attempt: 1 }),
-    ev(100, "gpu.memory.snapshot", null, null, null, {
+    ev(0, "run.start", null, null, null, {
+      schema: "gpuplan/run-events@1",
+      pipelines: ALL_PIPELINES,
+      runDir: `.gpuplan/runs/${RUN}`,
+    }),
+    ev(10, "gpu.lock.wait", "plate-1", null, "cuda:0", { gpu: "cuda:0", slots: 1, exclusive: false }),
+    ev(12, "gpu.lock.acquired", "plate-1", null, "cuda:0", {
+      gpu: "cuda:0",
+      slots: [0],
+      waitedMs: 2,
+      exclusive: false,
+    }),
+    ev(20, "gpu.step.start", "plate-1", "segment", "cuda:0", {
+      attempt: 1,
+      logPath: log("plate-1", "segment"),
+    }),
+    ev(30, "gpu.lock.acquired", "plate-2", null, "cuda:0", {
+      gpu: "cuda:0",
+      slots: [1],
+      waitedMs: 0,
+      exclusive: false,
+    }),
+    ev(40, "gpu.step.start", "plate-2", "segment", "cuda:0", {
+      attempt: 1,
+      logPath: log("plate-2", "segment"),
+    }),
+    ev(50, "gpu.lock.wait", "plate-3", null, "cuda:0", { gpu: "cuda:0", slots: 1, exclusive: false }),
+    ev(60, "gpu.lock.acquired", "train", null, "cuda:1", {
+      gpu: "cuda:1",
+      slots: [0],
+      waitedMs: 0,
+      exclusive: false,
+    }),
+    ev(70, "gpu.lock.wait", "train", "fit", "cuda:1", { gpu: "cuda:1", slots: 2, exclusive: true }),
+    ev(80, "gpu.lock.acquired", "train", "fit", "cuda:1", {
+      gpu: "cuda:1",
+      slots: [0, 1],
+      waitedMs: 10,
+      exclusive: true,
+    }),
+    ev(90, "gpu.step.start", "train", "fit", "cuda:1", { attempt: 1, logPath: log("train", "fit") }),
+    ev(100, "gpu.memory.snapshot", "plate-1", "segment", "cuda:0", {
       at: "step.start",
       gpus: [
         { gpu: "cuda:0", uuid: "GPU-cuda:0", usedBytes: 30 * GIB, freeBytes: 50 * GIB, totalBytes: 80 * GIB },
       ],
     }),
-    ev(200, "gpu.step.start", "report", "export", "cpu", { attempt: 1 }),
+    ev(200, "gpu.step.start", "report", "export", "cpu", { attempt: 1, logPath: log("report", "export") }),
     ev(12_400, "gpu.step.end", "report", "export", "cpu", {
       status: "ok",
       exitCode: 0,
       signal: null,
       durationMs: 12_200,
       attempt: 1,
-      logPath: `.gpuplan/runs/${RUN}/report/export.log`,
+      logPath: log("report", "export"),
     }),
   ];
 }
@@ -164,16 +204,22 @@ export function failureEvents(): RunEvent[] {
       signal: null,
       durationMs: 19_980,
       attempt: 1,
-      logPath: `.gpuplan/runs/${RUN}/plate-1/segment.log`,
+      logPath: log("plate-1", "segment"),
     }),
-    ev(20_010, "gpu.lock.released", "plate-1", null, "cuda:0", { gpu: "cuda:0", slots: [0] }),
+    ev(20_010, "gpu.lock.released", "plate-1", null, "cuda:0", {
+      gpu: "cuda:0",
+      slots: [0],
+      exclusive: false,
+    }),
     ev(20_020, "gpu.lock.acquired", "plate-3", null, "cuda:0", {
       gpu: "cuda:0",
       slots: [0],
       waitedMs: 19_970,
+      exclusive: false,
     }),
     ev(20_030, "gpu.step.skip", "plate-1", "measure", "cuda:0", {
       reason: "needs plate-1/segment, which failed",
+      cause: "dependency-failed",
     }),
     ev(21_000, "gpu.step.end", "plate-2", "segment", "cuda:0", {
       status: "oom",
@@ -181,15 +227,13 @@ export function failureEvents(): RunEvent[] {
       signal: null,
       durationMs: 20_960,
       attempt: 1,
-      logPath: `.gpuplan/runs/${RUN}/plate-2/segment.log`,
+      logPath: log("plate-2", "segment"),
     }),
-    ev(21_001, "gpu.step.retry", "plate-2", "segment", "cuda:0", {
+    ev(21_001, "gpu.step.retry", "plate-2", "segment", "cuda:0", { attempt: 2, of: 2, reason: "oom" }),
+    ev(21_002, "gpu.step.start", "plate-2", "segment", "cuda:0", {
       attempt: 2,
-      of: 2,
-      reason: "oom",
-      nextDevice: "cuda:0",
+      logPath: log("plate-2", "segment", 2),
     }),
-    ev(21_002, "gpu.step.start", "plate-2", "segment", "cuda:0", { attempt: 2 }),
   ];
 }
 

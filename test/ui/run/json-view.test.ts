@@ -33,6 +33,9 @@ describe("the JSON view", () => {
       ...failedSummary(),
     });
     expect(Number.isNaN(Date.parse(summary.ts))).toBe(false);
+    // Every line is a run event as schemas/run-events.schema.json has it, the summary line included.
+    const { default: validateRunEvent } = await import("../../../src/generated/run-events-validator.js");
+    for (const line of lines) expect(validateRunEvent(JSON.parse(line)), line).toBe(true);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: machine output carries no colour
     expect(text).not.toMatch(/\u001b/);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { StepFailure } from "../../../src/run/outcome/run-tally.js";
 import { createView, resolveUiMode } from "../../../src/ui/run/index.js";
 import {
   ALL_PIPELINES,
@@ -23,22 +24,26 @@ async function plainRun(color: boolean) {
       exitCode: null,
       signal: "SIGTERM",
       durationMs: 600_000,
+      attempt: 1,
     }),
   );
   view.onEvent(
-    ev(30_001, "gpu.step.retry", "plate-3", "segment", "cuda:0", {
+    ev(30_001, "gpu.step.retry", "plate-3", "segment", "cpu", {
       attempt: 2,
+      of: 2,
       reason: "oom",
       nextDevice: "cpu",
     }),
   );
-  view.onEvent(ev(30_002, "gpu.step.start", "plate-3", "segment", "cpu", { attempt: 2 }));
+  view.onEvent(ev(30_002, "gpu.step.start", "plate-3", "segment", "cpu", { attempt: 2, logPath: "p3.log" }));
   view.onOutput("plate-3", "segment", "stderr", "falling back to numpy");
   view.onEvent(
     ev(30_003, "gpu.step.end", "plate-3", "segment", "cpu", {
       status: "error",
       exitCode: null,
       signal: "SIGKILL",
+      durationMs: 0,
+      attempt: 2,
     }),
   );
   await view.close(failedSummary());
@@ -72,10 +77,10 @@ describe("the plain view", () => {
       [plate-2/segment cuda:0] started (attempt 2)
       [plate-2/segment cuda:0] tile 1/96
       [plate-3/segment cuda:0] failed: timed out after 10m00s
-      [plate-3/segment cuda:0] retrying (attempt 2) on cpu after oom
+      [plate-3/segment cpu] retrying (attempt 2 of 2) on cpu after oom
       [plate-3/segment cpu] started (attempt 2)
       [plate-3/segment cpu] falling back to numpy
-      [plate-3/segment cpu] failed: killed by SIGKILL
+      [plate-3/segment cpu] failed: killed by SIGKILL after 0ms
 
       run 20261122-010000-abcd failed: 5 ok, 1 failed, 1 skipped in 1m35s
       run dir: .gpuplan/runs/20261122-010000-abcd
@@ -112,7 +117,7 @@ describe("the plain view", () => {
     });
     const [failure] = failedSummary().failures;
     if (!failure) throw new Error("fixture has a failure");
-    const waited = {
+    const waited: StepFailure = {
       ...failure,
       status: "lock-timeout",
       exitCode: null,
@@ -150,9 +155,15 @@ describe("plain view: warm workers", () => {
       color: false,
     });
     const fields = { model_key: "cyto3", allocated_devices: ["cuda:0"] };
-    view.onEvent(ev(0, "gpu.model.load_start", "plate-1", "segment", "cuda:0", fields));
     view.onEvent(
-      ev(1500, "gpu.model.load_complete", "plate-1", "segment", "cuda:0", { ...fields, duration_ms: 1500 }),
+      ev(0, "gpu.model.load_start", "plate-1", "segment", "cuda:0", { ...fields, ready_timeout_ms: 60_000 }),
+    );
+    view.onEvent(
+      ev(1500, "gpu.model.load_complete", "plate-1", "segment", "cuda:0", {
+        ...fields,
+        duration_ms: 1500,
+        pid: 4242,
+      }),
     );
     view.onEvent(
       ev(1600, "gpu.model.cache_reuse", "plate-2", "segment", "cuda:0", { ...fields, idle_ms: 3 }),

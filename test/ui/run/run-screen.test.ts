@@ -3,7 +3,7 @@ import type { RunEvent } from "../../../src/run/record/events.js";
 import { reduceRunState } from "../../../src/ui/run/reduce-run-state.js";
 import { appendOutput, createRunState, type RunState } from "../../../src/ui/run/run-state.js";
 import { renderRunScreen } from "../../../src/ui/run/tui/run-screen.js";
-import { ALL_PIPELINES, busyEvents, failureEvents, makePlan, plainText, T0 } from "./fixtures.js";
+import { ALL_PIPELINES, busyEvents, ev, failureEvents, makePlan, plainText, T0 } from "./fixtures.js";
 
 const WIDTH = 80;
 
@@ -104,21 +104,16 @@ describe("the live view as text at 80 columns", () => {
   });
 
   it("a warm worker shows in its GPU's lane with its idle time", () => {
-    const warm = (atMs: number, name: RunEvent["event"], fields: Record<string, unknown> = {}) => ({
-      ts: new Date(T0 + atMs).toISOString(),
-      event: name,
-      run: "r",
-      pipeline: "plate-1",
-      step: "segment",
-      device: "cuda:0",
-      model_key: "cellpose-cyto3",
-      allocated_devices: ["cuda:0"],
-      ...fields,
-    });
+    const worker = { model_key: "cellpose-cyto3", allocated_devices: ["cuda:0"] };
     const state = stateAfter([
-      warm(0, "gpu.model.load_start"),
-      warm(1_000, "gpu.model.inference_start"),
-      warm(2_000, "gpu.model.inference_end", { status: "ok" }),
+      ev(0, "gpu.model.load_start", "plate-1", "segment", "cuda:0", { ...worker, ready_timeout_ms: 60_000 }),
+      ev(1_000, "gpu.model.inference_start", "plate-1", "segment", "cuda:0", { ...worker, task: "t1" }),
+      ev(2_000, "gpu.model.inference_end", "plate-1", "segment", "cuda:0", {
+        ...worker,
+        task: "t1",
+        duration_ms: 1_000,
+        status: "ok",
+      }),
     ]);
     const text = screen(state, 14_000);
     expect(text).toMatch(/cuda:0[^\n]*\n(?:.*\n){2}\s+warm\s+cellpose-cyto3\s+idle 0:12/);

@@ -1,8 +1,17 @@
 import { describe, expect, it } from "vitest";
-import type { RunEvent } from "../../../src/run/record/events.js";
+import type { RunEvent, RunEventName } from "../../../src/run/record/events.js";
 import { reduceRunState } from "../../../src/ui/run/reduce-run-state.js";
 import { appendOutput, countSteps, createRunState, type RunState } from "../../../src/ui/run/run-state.js";
-import { ALL_PIPELINES, busyEvents, ev, failureEvents, GIB_BYTES, makePlan, T0 } from "./fixtures.js";
+import {
+  ALL_PIPELINES,
+  busyEvents,
+  type EventFields,
+  ev,
+  failureEvents,
+  GIB_BYTES,
+  makePlan,
+  T0,
+} from "./fixtures.js";
 
 function stateAfter(events: RunEvent[], pipelines = ALL_PIPELINES): RunState {
   return events.reduce(reduceRunState, createRunState(makePlan(), pipelines));
@@ -83,52 +92,75 @@ describe("reduceRunState", () => {
     expect(lane(state, "cuda:0").slots.map((s) => s?.pipeline ?? null)).toEqual(["plate-3", "plate-2"]);
   });
 
-  it("gives every slot back on a release without slot numbers, and drops exclusivity on a partial one", () => {
+  it("gives every slot of the pipeline back on its release, and drops exclusivity on a partial one", () => {
     let state = stateAfter(busyEvents());
     state = reduceRunState(
       state,
-      ev(1, "gpu.lock.released", "train", "fit", "cuda:1", { gpu: "cuda:1", slots: [1] }),
+      ev(1, "gpu.lock.released", "train", "fit", "cuda:1", { gpu: "cuda:1", slots: [1], exclusive: true }),
     );
     expect(lane(state, "cuda:1").slots).toEqual([
       { pipeline: "train", exclusive: false, implicit: false },
       null,
     ]);
-    state = reduceRunState(state, ev(2, "gpu.lock.released", "train", null, "cuda:1", { gpu: "cuda:1" }));
+    state = reduceRunState(
+      state,
+      ev(2, "gpu.lock.released", "train", null, "cuda:1", { gpu: "cuda:1", slots: [0], exclusive: false }),
+    );
     expect(lane(state, "cuda:1").slots).toEqual([null, null]);
   });
 
-  it("fills free slots when acquired gives a count instead of slot numbers", () => {
+  it("fills the slots acquired names", () => {
     const state = stateAfter([
-      ev(0, "gpu.lock.acquired", "plate-1", null, "cuda:0", { gpu: "cuda:0", slots: 1 }),
+      ev(0, "gpu.lock.acquired", "plate-1", null, "cuda:0", {
+        gpu: "cuda:0",
+        slots: [0],
+        waitedMs: 0,
+        exclusive: false,
+      }),
     ]);
     expect(lane(state, "cuda:0").slots.map((s) => s?.pipeline ?? null)).toEqual(["plate-1", null]);
   });
 
   it("shows a GPU step that started without lock events in a free slot until it ends", () => {
-    let state = stateAfter([ev(0, "gpu.step.start", "plate-1", "segment", "cuda:0", { attempt: 1 })]);
+    let state = stateAfter([
+      ev(0, "gpu.step.start", "plate-1", "segment", "cuda:0", { attempt: 1, logPath: "a.log" }),
+    ]);
     expect(lane(state, "cuda:0").slots[0]).toEqual({ pipeline: "plate-1", exclusive: false, implicit: true });
     state = reduceRunState(
       state,
-      ev(5, "gpu.step.end", "plate-1", "segment", "cuda:0", { status: "ok", exitCode: 0, durationMs: 5 }),
+      ev(5, "gpu.step.end", "plate-1", "segment", "cuda:0", {
+        status: "ok",
+        exitCode: 0,
+        signal: null,
+        durationMs: 5,
+        attempt: 1,
+      }),
     );
     expect(lane(state, "cuda:0").slots).toEqual([null, null]);
   });
 
   it("adds a CPU lane when a step falls back to the CPU", () => {
     const state = stateAfter(
-      [ev(0, "gpu.step.start", "plate-1", "segment", "cpu", { attempt: 2 })],
+      [ev(0, "gpu.step.start", "plate-1", "segment", "cpu", { attempt: 2, logPath: "a@2.log" })],
       ["plate-1"],
     );
     expect(state.lanes.map((l) => l.id)).toEqual(["cuda:0", "cuda:1", "cpu"]);
     expect(state.running["plate-1/segment"]?.device).toBe("cpu");
   });
 
-  it("reads a flat memory snapshot and the CPU's /proc/meminfo form", () => {
+  it("reads memory snapshots: a GPU's used memory, total minus free when only that is known, and the host's", () => {
     const state = stateAfter([
-      ev(0, "gpu.memory.snapshot", null, null, "cuda:1", { usedBytes: 1, freeBytes: 9, totalBytes: 10 }),
-      ev(1, "gpu.memory.snapshot", null, null, null, {
+      ev(0, "gpu.memory.snapshot", "train", "fit", "cuda:1", {
+        at: "step.start",
+        gpus: [{ gpu: "cuda:1", usedBytes: 1, freeBytes: 9, totalBytes: 10 }],
+      }),
+      ev(1, "gpu.memory.snapshot", "plate-1", "segment", "cuda:0", {
+        at: "step.end",
         gpus: [{ gpu: "cuda:0", usedBytes: null, freeBytes: 6, totalBytes: 10 }],
-        cpu: { totalBytes: 100, availableBytes: 40 },
+      }),
+      ev(2, "gpu.memory.snapshot", "report", "export", "cpu", {
+        at: "step.start",
+        gpus: [{ gpu: "cpu", usedBytes: 60, freeBytes: 40, totalBytes: 100 }],
       }),
     ]);
     expect(state.lanes.map((l) => l.memory)).toEqual([
@@ -138,22 +170,40 @@ describe("reduceRunState", () => {
     ]);
   });
 
-  it("treats an unknown status as a failure and ignores events it does not know", () => {
-    let state = stateAfter([ev(0, "gpu.step.end", "plate-1", "segment", "cuda:0", { status: "weird" })]);
+  it("never takes an event of unknown status for one (the schema rejects it) and leaves the counts to step.end", async () => {
+    const { default: validateRunEvent } = await import("../../../src/generated/run-events-validator.js");
+    const end = ev(0, "gpu.step.end", "plate-1", "segment", "cuda:0", {
+      status: "error",
+      exitCode: 1,
+      signal: null,
+      durationMs: 1,
+      attempt: 1,
+    });
+    expect(validateRunEvent(end)).toBe(true);
+    expect(validateRunEvent({ ...end, status: "weird" })).toBe(false);
+    let state = stateAfter([end]);
     expect(countSteps(state).failed).toBe(1);
-    const same = reduceRunState(state, { ...ev(1, "run.start", null, null, null), event: "gpu.step.oom" });
-    expect(same.outcomes).toBe(state.outcomes);
-    state = reduceRunState(state, ev(2, "run.end", null, null, null));
+    const same = reduceRunState(
+      state,
+      ev(1, "gpu.step.oom", "plate-1", "segment", "cuda:0", { framework: null, attempt: 1 }),
+    );
+    expect(same.tally).toBe(state.tally);
+    state = reduceRunState(
+      state,
+      ev(2, "run.end", null, null, null, { durationMs: 2, status: "failed", ok: 0, failed: 1, skipped: 0 }),
+    );
     expect(state.ended).toBe(true);
   });
 
   it("counts an interrupted step as neither done nor failed", () => {
     const state = stateAfter([
-      ev(0, "gpu.step.start", "plate-1", "segment", "cuda:0", { attempt: 1 }),
+      ev(0, "gpu.step.start", "plate-1", "segment", "cuda:0", { attempt: 1, logPath: "a.log" }),
       ev(9, "gpu.step.end", "plate-1", "segment", "cuda:0", {
         status: "interrupted",
         exitCode: null,
         signal: "SIGINT",
+        durationMs: 9,
+        attempt: 1,
       }),
     ]);
     expect(countSteps(state)).toMatchObject({ done: 0, failed: 0, running: 0 });
@@ -175,40 +225,41 @@ describe("reduceRunState", () => {
 });
 
 describe("warm workers in their GPU's lane", () => {
-  const model = (
+  type ModelName = Extract<RunEventName, `gpu.model.${string}`>;
+  const model = <N extends ModelName>(
     atMs: number,
-    name: Parameters<typeof ev>[1],
+    name: N,
     key: string,
-    fields: Record<string, unknown> = {},
+    fields: Omit<EventFields<N>, "model_key" | "allocated_devices">,
   ) =>
-    ev(atMs, name, "plate-1", "segment", "cuda:0", {
+    ev<ModelName>(atMs, name, "plate-1", "segment", "cuda:0", {
       model_key: key,
       allocated_devices: ["cuda:0"],
       ...fields,
-    });
+    } as EventFields<ModelName>);
 
   it("follows load, inference, idle and eviction", () => {
-    const loading = stateAfter([model(0, "gpu.model.load_start", "cyto3")]);
+    const loading = stateAfter([model(0, "gpu.model.load_start", "cyto3", { ready_timeout_ms: 60_000 })]);
     expect(lane(loading, "cuda:0").warm).toEqual([{ key: "cyto3", state: "loading", sinceMs: T0 }]);
     const busy = stateAfter([
-      model(0, "gpu.model.load_start", "cyto3"),
-      model(1000, "gpu.model.load_complete", "cyto3"),
-      model(1001, "gpu.model.inference_start", "cyto3"),
+      model(0, "gpu.model.load_start", "cyto3", { ready_timeout_ms: 60_000 }),
+      model(1000, "gpu.model.load_complete", "cyto3", { duration_ms: 1000, pid: 7 }),
+      model(1001, "gpu.model.inference_start", "cyto3", { task: "t1" }),
     ]);
     expect(lane(busy, "cuda:0").warm).toEqual([{ key: "cyto3", state: "busy", sinceMs: T0 + 1001 }]);
     const idle = stateAfter([
-      model(0, "gpu.model.load_start", "cyto3"),
-      model(1001, "gpu.model.inference_start", "cyto3"),
-      model(1500, "gpu.model.inference_end", "cyto3", { status: "ok" }),
+      model(0, "gpu.model.load_start", "cyto3", { ready_timeout_ms: 60_000 }),
+      model(1001, "gpu.model.inference_start", "cyto3", { task: "t1" }),
+      model(1500, "gpu.model.inference_end", "cyto3", { task: "t1", duration_ms: 499, status: "ok" }),
       model(1501, "gpu.model.cache_store", "cyto3", { ttl_s: 900 }),
-      model(1600, "gpu.model.load_start", "nuclei"),
+      model(1600, "gpu.model.load_start", "nuclei", { ready_timeout_ms: 60_000 }),
     ]);
     expect(lane(idle, "cuda:0").warm.map((w) => [w.key, w.state])).toEqual([
       ["cyto3", "idle"],
       ["nuclei", "loading"],
     ]);
     const evicted = stateAfter([
-      model(0, "gpu.model.load_start", "cyto3"),
+      model(0, "gpu.model.load_start", "cyto3", { ready_timeout_ms: 60_000 }),
       model(2000, "gpu.model.cache_evict", "cyto3", { reason: "replacement" }),
     ]);
     expect(lane(evicted, "cuda:0").warm).toEqual([]);
