@@ -5,15 +5,17 @@
  * in the probe child, and the child is not started when no vendor library exists.
  */
 import { hostname, release } from "node:os";
-import type { DetectOptions, GpuInfo, Inventory, ProbeReport } from "../inventory/types.js";
+import type { DetectOptions, Drivers, GpuInfo, Inventory, ProbeReport } from "../inventory/types.js";
 import { INVENTORY_SCHEMA } from "../inventory/types.js";
 import { VERSION } from "../version.js";
 import { probeCpu } from "./cpu.js";
 import { mergeAmd, mergeNvidia } from "./merge.js";
 import { planVendorProbes, VENDOR_PROBES, type VendorProbePlan } from "./probe-plan.js";
 import type { ProbeResult, RawGpu } from "./probe-types.js";
+import { describeProcesses } from "./processes.js";
 import { type Roots, rootsFrom } from "./roots.js";
 import { runVendorProbes } from "./run-child.js";
+import { slotHoldersReader } from "./slot-holders.js";
 import { fillNumaNodes, hasNvidiaPciDevice, probeAmdSysfs } from "./sysfs.js";
 import { applyVisibility } from "./visibility.js";
 
@@ -64,6 +66,7 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
   ];
   fillNumaNodes(all, roots);
   const seen = applyVisibility(all, env, options.all ?? false);
+  await describeProcesses(seen.gpus, roots, slotHoldersReader(env));
 
   const inventory: Inventory = {
     schema: INVENTORY_SCHEMA,
@@ -72,10 +75,24 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
     host: { hostname: hostname(), platform: process.platform, arch: process.arch, kernel: release() },
     cpu: cpu.cpu,
     gpus: seen.gpus,
+    drivers: driverVersions(results),
     visibility: seen.visibility,
     probes,
   };
   return { inventory, visibilityNotes: seen.notes };
+}
+
+/** The header nvidia-smi and amd-smi print, from whichever probe told each version. */
+function driverVersions(results: Map<string, ProbeResult>): Drivers {
+  const drivers: Drivers = {};
+  const nvidiaDriver = results.get("nvml")?.driverVersion ?? null;
+  const cudaVersion = results.get("nvml")?.cudaVersion ?? results.get("cuda")?.cudaVersion ?? null;
+  if (nvidiaDriver || cudaVersion) drivers.nvidia = { driverVersion: nvidiaDriver, cudaVersion };
+  const amdDriver = results.get("rocm-smi")?.driverVersion ?? results.get("amd-smi")?.driverVersion ?? null;
+  // The HIP probe's version is the runtime's (hipRuntimeGetVersion), known even without a GPU.
+  const hipVersion = results.get("hip")?.version ?? null;
+  if (amdDriver || hipVersion) drivers.amd = { driverVersion: amdDriver, hipVersion };
+  return drivers;
 }
 
 const NVML_ERROR_DRIVER_NOT_LOADED = 9;

@@ -3,11 +3,23 @@
  * probes saw it (matched by UUID, then PCI bus id), ordered by PCI bus id, with ids cuda:N /
  * rocm:N in that order and MIG instances as cuda:N/migK right after their parent.
  */
-import type { GpuInfo } from "../inventory/types.js";
+import type { GpuInfo, GpuProcess } from "../inventory/types.js";
 import { comparePciBusId } from "./pci.js";
-import type { ProbeResult, RawGpu } from "./probe-types.js";
+import type { ProbeResult, RawGpu, RawProcess } from "./probe-types.js";
 
 const answered = (r: ProbeResult | undefined): RawGpu[] => (r?.status === "ok" ? r.gpus : []);
+
+/** The library's view of a process; who it is (user, command, gpuplan) is filled in by processes.ts. */
+const toProcesses = (list: RawProcess[] | null | undefined): GpuProcess[] | null =>
+  list
+    ? list.map((p) => ({
+        pid: p.pid,
+        usedMemoryBytes: p.usedMemoryBytes,
+        user: null,
+        command: null,
+        gpuplan: null,
+      }))
+    : null;
 
 /** UUIDs compare without their GPU-/MIG- prefix: CUDA hands back raw bytes either way. */
 const uuidKey = (uuid: string | null | undefined): string | null =>
@@ -103,6 +115,7 @@ export function mergeNvidia(
         powerWatts: null,
         temperatureC: null,
         utilizationPercent: null,
+        processes: toProcesses(m.processes),
         cudaIndex: row.migCudaIndex.get(m.index) ?? null,
         mig: {
           enabled: true,
@@ -196,6 +209,7 @@ function toGpu(
     powerWatts: r.powerWatts ?? null,
     temperatureC: r.temperatureC ?? null,
     utilizationPercent: r.utilizationPercent ?? null,
+    processes: toProcesses(r.processes),
     cudaIndex: backend === "cuda" ? row.cudaIndex : null,
     hipIndex: backend === "rocm" ? row.hipIndex : null,
     mig:

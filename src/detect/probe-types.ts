@@ -32,6 +32,18 @@ export interface RawGpu {
   migEnabled?: boolean | null;
   /** NVML: the MIG instances of a MIG-enabled GPU, in NVML's MIG index order. */
   migDevices?: RawMigDevice[];
+  /** Compute processes on the GPU; null when the library cannot say (not [] — that means none). */
+  processes?: RawProcess[] | null;
+}
+
+/** A process the vendor library says uses a GPU: only what the library knows (who it is comes from /proc). */
+export interface RawProcess {
+  pid: number;
+  /** Null when the library does not know (NVML_VALUE_NOT_AVAILABLE, or a process on several AMD GPUs). */
+  usedMemoryBytes: number | null;
+  /** NVML on a MIG-enabled GPU: the MIG instance the process runs in. */
+  gpuInstanceId?: number | null;
+  computeInstanceId?: number | null;
 }
 
 export interface RawMigDevice {
@@ -44,6 +56,7 @@ export interface RawMigDevice {
   usedMemoryBytes?: number | null;
   gpuInstanceId: number | null;
   computeInstanceId: number | null;
+  processes?: RawProcess[] | null;
 }
 
 /** One probe's answer. */
@@ -57,6 +70,8 @@ export interface ProbeResult {
   durationMs: number;
   /** Driver version as the library reports it (NVML, ROCm SMI kernel driver). */
   driverVersion?: string | null;
+  /** The CUDA version the driver supports, "12.4" (NVML, or the CUDA driver API itself). */
+  cudaVersion?: string | null;
   /** The vendor's return code of the failed init call, for the parent's second look. */
   initCode?: number;
   gpus: RawGpu[];

@@ -1,7 +1,9 @@
 /** Inventory types follow schemas/inventory.schema.json (generated into src/schema-types). */
 export type {
   CpuInfo,
+  Drivers,
   GpuInfo,
+  GpuProcess,
   Inventory,
   ProbeReport,
   ShortInventory,

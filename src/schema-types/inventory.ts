@@ -30,6 +30,7 @@ export interface Inventory {
   };
   cpu: CpuInfo;
   gpus: GpuInfo[];
+  drivers?: Drivers;
   visibility?: Visibility;
   probes: ProbeReport[];
 }
@@ -100,6 +101,10 @@ export interface GpuInfo {
   temperatureC?: number | null;
   utilizationPercent?: number | null;
   /**
+   * Compute processes using the GPU, as the vendor library lists them (NVML, ROCm SMI); null when it cannot say. Like free memory, power and temperature, left out of the inventory fingerprint.
+   */
+  processes?: GpuProcess[] | null;
+  /**
    * Ordinal in the CUDA driver's own enumeration order (fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID).
    */
   cudaIndex?: number | null;
@@ -117,6 +122,67 @@ export interface GpuInfo {
     computeInstanceId?: number;
   } | null;
   sources?: string[];
+}
+/**
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "GpuProcess".
+ */
+export interface GpuProcess {
+  /**
+   * As the vendor library reports it.
+   */
+  pid: number;
+  /**
+   * GPU memory the process uses on this GPU; null when the library does not say.
+   */
+  usedMemoryBytes: number | null;
+  /**
+   * The owner's user name (the uid when /etc/passwd does not name it); null when this process cannot see it in /proc (another pid namespace, a process that already ended).
+   */
+  user: string | null;
+  /**
+   * Its command line from /proc (arguments joined by spaces, at most 1000 characters); null when unknown.
+   */
+  command: string | null;
+  /**
+   * Set when `gpuplan run` started the process: one of its ancestors is a gpuplan run that holds a GPU slot lock (checked with flock, so a stale record never counts) and started before it took the slot.
+   */
+  gpuplan: {
+    run: string;
+    /**
+     * null when the run holds slots for several pipelines and which one started the process is not known.
+     */
+    pipeline: string | null;
+    step: string | null;
+  } | null;
+}
+/**
+ * Driver and runtime versions, the header nvidia-smi and amd-smi print. A vendor is present when one of its libraries told any of them.
+ *
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "Drivers".
+ */
+export interface Drivers {
+  nvidia?: {
+    /**
+     * NVIDIA driver version, from NVML: "550.54.15".
+     */
+    driverVersion: string | null;
+    /**
+     * The newest CUDA version the driver supports (NVML, else libcuda): "12.4".
+     */
+    cudaVersion: string | null;
+  };
+  amd?: {
+    /**
+     * amdgpu kernel driver version, from ROCm SMI or AMD SMI.
+     */
+    driverVersion: string | null;
+    /**
+     * The HIP runtime's version, which follows the ROCm release it ships in (6.3.x in ROCm 6.3).
+     */
+    hipVersion: string | null;
+  };
 }
 /**
  * This interface was referenced by `GpuplanInventory`'s JSON-Schema

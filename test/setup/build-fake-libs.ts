@@ -3,7 +3,7 @@
 // one-file bundles in dist/detect/), since the child runs as plain node even when the tests
 // run TypeScript.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FAKE_LIB_DIR, FAKE_LIBS, FAKE_SRC_DIR } from "../detect/fake-libs.js";
 
@@ -26,19 +26,41 @@ export default function setup(): void {
     );
   } else {
     for (const lib of Object.values(FAKE_LIBS)) {
-      const out = join(FAKE_LIB_DIR, lib.dir, lib.file);
+      const dir = join(FAKE_LIB_DIR, lib.dir);
+      const out = join(dir, lib.file);
       const sources = [join(FAKE_SRC_DIR, lib.source), join(FAKE_SRC_DIR, "scenario.c")];
+      // Exact names in `local` win over the `global` glob: only the hidden symbols go.
+      const hide = "hide" in lib ? lib.hide : [];
+      const map = join(dir, "exports.map");
+      const script = hide.length
+        ? `{ global: *; local: ${hide.map((s) => `${s}; `).join("")}};\n`
+        : "{ global: *; };\n";
       const stale =
         !existsSync(out) ||
+        !existsSync(map) ||
+        readFileSync(map, "utf8") !== script ||
         Math.max(
           ...sources.map((s) => statSync(s).mtimeMs),
           statSync(join(FAKE_SRC_DIR, "scenario.h")).mtimeMs,
         ) > statSync(out).mtimeMs;
       if (!stale) continue;
-      mkdirSync(join(FAKE_LIB_DIR, lib.dir), { recursive: true });
-      execFileSync(compiler, ["-shared", "-fPIC", "-O1", "-Wall", ...lib.flags, "-o", out, ...sources], {
-        stdio: "inherit",
-      });
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(map, script);
+      execFileSync(
+        compiler,
+        [
+          "-shared",
+          "-fPIC",
+          "-O1",
+          "-Wall",
+          `-Wl,--version-script=${map}`,
+          ...lib.flags,
+          "-o",
+          out,
+          ...sources,
+        ],
+        { stdio: "inherit" },
+      );
     }
   }
   const bundles = ["dist/detect/probe-child.cjs", "dist/detect/prestart.mjs"];

@@ -10,12 +10,19 @@ import { gfxTargetFromVersion } from "../gfx.js";
 import { formatBdfId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
 import { countGpus, type ProbeContext, startResult } from "./context.js";
-import { cString, decodeCString, pointerAt, VendorLibrary } from "./ffi.js";
+import { cString, decodeCString, type NativeFn, pointerAt, VendorLibrary } from "./ffi.js";
+import { AMD_SMI_SYMBOLS } from "./symbols/amd-smi.js";
 
 const AMDSMI_STATUS_SUCCESS = 0;
 const AMDSMI_INIT_AMD_GPUS = 2n;
 const AMDSMI_PROCESSOR_TYPE_AMD_GPU = 1;
 const AMDSMI_MEM_TYPE_VRAM = 0;
+const AMDSMI_TEMPERATURE_TYPE_EDGE = 0;
+/** MI300-class GPUs have no edge sensor; hotspot (junction) is what they report. */
+const AMDSMI_TEMPERATURE_TYPE_HOTSPOT = 1;
+const AMDSMI_TEMP_CURRENT = 0;
+/** What amdsmi_power_info_t holds in a member the GPU does not support. */
+const UNSUPPORTED_U32 = 0xffffffff;
 /** Larger than any measured struct (the biggest, board info in 26.x, is 1792 bytes). */
 const STRUCT_BUFFER = 4096;
 
@@ -24,6 +31,16 @@ export function asicGfxOffset(major: number, minor: number): number | null {
   if (major === 24 && minor >= 7) return 384;
   if (major === 25) return 384;
   if (major === 26) return 800;
+  return null;
+}
+
+/**
+ * Where current_socket_power and average_socket_power (uint32, watts) sit in amdsmi_power_info_t,
+ * per library line (ABI.md §4: 24.7 starts with them; 26.x puts a uint64 socket_power first).
+ */
+export function powerInfoOffsets(major: number, minor: number): { current: number; average: number } | null {
+  if (major === 24 && minor >= 7) return { current: 0, average: 4 };
+  if (major === 26) return { current: 8, average: 12 };
   return null;
 }
 
@@ -40,10 +57,8 @@ export function readLibVersion(buf: Buffer): { major: number; minor: number; tex
 /** Run the AMD SMI probe. */
 export function probeAmdSmi(ctx: ProbeContext) {
   const { result, finish } = startResult("amd-smi", ctx.library);
-  const lib = new VendorLibrary(ctx.library, ctx.track);
-  const statusString = lib.optional(
-    "uint32_t amdsmi_status_code_to_string(uint32_t status, void *statusString)",
-  );
+  const lib = new VendorLibrary(ctx.library, AMD_SMI_SYMBOLS, ctx.track);
+  const statusString = lib.fn("amdsmi_status_code_to_string");
   const describe = (rc: number): string => {
     const out = Buffer.alloc(8);
     if (statusString?.(rc, out) === AMDSMI_STATUS_SUCCESS)
@@ -51,7 +66,7 @@ export function probeAmdSmi(ctx: ProbeContext) {
     return `status ${rc}`;
   };
 
-  const rc = lib.require("uint32_t amdsmi_init(uint64_t flags)")(AMDSMI_INIT_AMD_GPUS) as number;
+  const rc = lib.need("amdsmi_init")(AMDSMI_INIT_AMD_GPUS) as number;
   if (rc !== AMDSMI_STATUS_SUCCESS) {
     if (!ctx.amdDriverLoaded) {
       return finish(
@@ -68,36 +83,55 @@ export function probeAmdSmi(ctx: ProbeContext) {
   try {
     const versionBuf = Buffer.alloc(64);
     let gfxOffset: number | null = null;
-    if (
-      lib.optional("uint32_t amdsmi_get_lib_version(void *version)")?.(versionBuf) === AMDSMI_STATUS_SUCCESS
-    ) {
+    let powerOffsets: { current: number; average: number } | null = null;
+    if (lib.fn("amdsmi_get_lib_version")?.(versionBuf) === AMDSMI_STATUS_SUCCESS) {
       const v = readLibVersion(versionBuf);
       result.version = v.text;
       gfxOffset = asicGfxOffset(v.major, v.minor);
+      powerOffsets = powerInfoOffsets(v.major, v.minor);
     }
     const handles = listGpuHandles(lib);
     if (handles === null) return finish("error", "amdsmi_get_socket_handles failed");
     if (handles.length === 0) return finish("no-devices", "AMD SMI found no AMD GPU");
 
-    const asicInfo = lib.optional("uint32_t amdsmi_get_gpu_asic_info(void *handle, void *info)");
-    const driverInfo = lib.optional("uint32_t amdsmi_get_gpu_driver_info(void *handle, void *info)");
-    const memTotal = lib.optional(
-      "uint32_t amdsmi_get_gpu_memory_total(void *handle, uint32_t type, void *total)",
-    );
-    const memUsage = lib.optional(
-      "uint32_t amdsmi_get_gpu_memory_usage(void *handle, uint32_t type, void *used)",
-    );
-    const bdfId = lib.optional("uint32_t amdsmi_get_gpu_bdf_id(void *handle, void *bdfid)");
-    const uuidFn = lib.optional(
-      "uint32_t amdsmi_get_gpu_device_uuid(void *handle, _Inout_ uint32_t *len, _Out_ char *uuid)",
-    );
-    const numa = lib.optional(
-      "uint32_t amdsmi_topo_get_numa_node_number(void *handle, _Out_ uint32_t *numaNode)",
-    );
-    const u64Out = (fn: typeof memTotal, ...args: unknown[]): bigint | null => {
+    const asicInfo = lib.fn("amdsmi_get_gpu_asic_info");
+    const driverInfo = lib.fn("amdsmi_get_gpu_driver_info");
+    const memTotal = lib.fn("amdsmi_get_gpu_memory_total");
+    const memUsage = lib.fn("amdsmi_get_gpu_memory_usage");
+    const bdfId = lib.fn("amdsmi_get_gpu_bdf_id");
+    const uuidFn = lib.fn("amdsmi_get_gpu_device_uuid");
+    const numa = lib.fn("amdsmi_topo_get_numa_node_number");
+    const activity = lib.fn("amdsmi_get_gpu_activity");
+    const temp = lib.fn("amdsmi_get_temp_metric");
+    const powerInfo = powerOffsets ? lib.fn("amdsmi_get_power_info") : null;
+    const u64Out = (fn: NativeFn | null, ...args: unknown[]): bigint | null => {
       if (!fn) return null;
       const buf = Buffer.alloc(8);
       return fn(...args, buf) === AMDSMI_STATUS_SUCCESS ? buf.readBigUInt64LE(0) : null;
+    };
+
+    /** gfx_activity (percent) at offset 0 of amdsmi_engine_usage_t. */
+    const busy = (handle: bigint): number | null => {
+      const buf = Buffer.alloc(STRUCT_BUFFER);
+      if (activity?.(handle, buf) !== AMDSMI_STATUS_SUCCESS) return null;
+      const percent = buf.readUInt32LE(0);
+      return percent <= 100 ? percent : null;
+    };
+    /** Degrees Celsius (int64): edge sensor, else hotspot. */
+    const celsius = (handle: bigint): number | null => {
+      const t =
+        u64Out(temp, handle, AMDSMI_TEMPERATURE_TYPE_EDGE, AMDSMI_TEMP_CURRENT) ??
+        u64Out(temp, handle, AMDSMI_TEMPERATURE_TYPE_HOTSPOT, AMDSMI_TEMP_CURRENT);
+      return t === null ? null : Number(BigInt.asIntN(64, t));
+    };
+    /** Watts: current socket power (MI300 on), else the average (older GPUs). */
+    const watts = (handle: bigint): number | null => {
+      const buf = Buffer.alloc(STRUCT_BUFFER);
+      if (!powerOffsets || powerInfo?.(handle, buf) !== AMDSMI_STATUS_SUCCESS) return null;
+      const current = buf.readUInt32LE(powerOffsets.current);
+      if (current !== UNSUPPORTED_U32 && current !== 0) return current;
+      const average = buf.readUInt32LE(powerOffsets.average);
+      return average !== UNSUPPORTED_U32 ? average : null;
     };
 
     handles.forEach((handle, i) => {
@@ -125,26 +159,25 @@ export function probeAmdSmi(ctx: ProbeContext) {
         computeCapability:
           hasAsic && gfxOffset !== null ? gfxTargetFromVersion(asic.readBigUInt64LE(gfxOffset)) : null,
         numaNode: numa?.(handle, numaOut) === AMDSMI_STATUS_SUCCESS ? numaOut[0]! : null,
+        utilizationPercent: busy(handle),
+        temperatureC: celsius(handle),
+        powerWatts: watts(handle),
       };
       result.gpus.push(gpu);
     });
     return finish("ok", `${countGpus(result.gpus.length)}, AMD SMI ${result.version ?? "unknown version"}`);
   } finally {
     // Shut down after the answer is out: a hang there must not cost the result.
-    const shutDown = lib.optional("uint32_t amdsmi_shut_down(void)");
+    const shutDown = lib.fn("amdsmi_shut_down");
     if (shutDown) ctx.defer(() => shutDown());
   }
 }
 
 /** Sockets, then each socket's processors (count-then-fill), keeping the AMD GPUs. */
-function listGpuHandles(lib: VendorLibrary): bigint[] | null {
-  const getSockets = lib.require(
-    "uint32_t amdsmi_get_socket_handles(_Inout_ uint32_t *count, void *handles)",
-  );
-  const getProcessors = lib.require(
-    "uint32_t amdsmi_get_processor_handles(void *socket, _Inout_ uint32_t *count, void *handles)",
-  );
-  const getType = lib.optional("uint32_t amdsmi_get_processor_type(void *handle, _Out_ uint32_t *type)");
+function listGpuHandles(lib: VendorLibrary<typeof AMD_SMI_SYMBOLS>): bigint[] | null {
+  const getSockets = lib.need("amdsmi_get_socket_handles");
+  const getProcessors = lib.need("amdsmi_get_processor_handles");
+  const getType = lib.fn("amdsmi_get_processor_type");
   const socketCount = [0];
   if (getSockets(socketCount, null) !== AMDSMI_STATUS_SUCCESS) return null;
   const sockets = Buffer.alloc(8 * Math.max(1, socketCount[0]!));

@@ -41,3 +41,8 @@ export function startResult(name: VendorProbeName, library: string) {
 
 /** "1 GPU" / "3 GPUs". */
 export const countGpus = (n: number): string => `${n} GPU${n === 1 ? "" : "s"}`;
+
+/** A CUDA version integer, 1000 * major + 10 * minor (ABI.md §6.5): 12040 is "12.4". */
+export function formatCudaVersion(v: number): string | null {
+  return v > 0 ? `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}` : null;
+}

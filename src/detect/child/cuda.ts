@@ -7,8 +7,9 @@
 import { normalizePciBusId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
 import { formatNvidiaUuid } from "../uuid.js";
-import { countGpus, type ProbeContext, startResult } from "./context.js";
+import { countGpus, formatCudaVersion, type ProbeContext, startResult } from "./context.js";
 import { cString, decodeCString, u64, VendorLibrary } from "./ffi.js";
+import { CUDA_SYMBOLS } from "./symbols/cuda.js";
 
 const CUDA_SUCCESS = 0;
 const CUDA_ERROR_NO_DEVICE = 100;
@@ -31,8 +32,8 @@ const INIT_HINTS: Record<number, string> = {
 /** Run the CUDA driver probe. */
 export function probeCuda(ctx: ProbeContext) {
   const { result, finish } = startResult("cuda", ctx.library);
-  const lib = new VendorLibrary(ctx.library, ctx.track);
-  const errorString = lib.optional("int cuGetErrorString(int error, void *pStr)");
+  const lib = new VendorLibrary(ctx.library, CUDA_SYMBOLS, ctx.track);
+  const errorString = lib.fn("cuGetErrorString");
   const describe = (rc: number): string => {
     const out = Buffer.alloc(8);
     // cuGetErrorString answers INVALID_VALUE and NULL for codes it does not know (ABI.md §2).
@@ -41,29 +42,27 @@ export function probeCuda(ctx: ProbeContext) {
     return `error ${rc}`;
   };
 
-  const cuInit = lib.require("int cuInit(unsigned int flags)");
-  const rc = cuInit(0) as number;
+  // cuDriverGetVersion needs no cuInit: the version is known even when no GPU answers.
+  const version = [0];
+  if (lib.fn("cuDriverGetVersion")?.(version) === CUDA_SUCCESS) {
+    result.cudaVersion = formatCudaVersion(version[0]!);
+    if (result.cudaVersion) result.version = `CUDA ${result.cudaVersion}`;
+  }
+  const rc = lib.need("cuInit")(0) as number;
   if (rc === CUDA_ERROR_NO_DEVICE) return finish("no-devices", `cuInit: ${describe(rc)}`);
   if (rc !== CUDA_SUCCESS) return finish("error", `cuInit: ${describe(rc)} (${rc})`, INIT_HINTS[rc]);
 
-  const version = [0];
-  if (lib.optional("int cuDriverGetVersion(_Out_ int *driverVersion)")?.(version) === CUDA_SUCCESS) {
-    result.version = `CUDA ${Math.floor(version[0]! / 1000)}.${Math.floor((version[0]! % 1000) / 10)}`;
-  }
   const count = [0];
-  const crc = lib.require("int cuDeviceGetCount(_Out_ int *count)")(count) as number;
+  const crc = lib.need("cuDeviceGetCount")(count) as number;
   if (crc !== CUDA_SUCCESS) return finish("error", `cuDeviceGetCount: ${describe(crc)} (${crc})`);
   if (count[0] === 0) return finish("no-devices", "CUDA found no device");
 
-  const deviceGet = lib.require("int cuDeviceGet(_Out_ int *device, int ordinal)");
-  const getName = lib.optional("int cuDeviceGetName(_Out_ char *name, int len, int dev)");
-  const totalMem = lib.optional("int cuDeviceTotalMem_v2(void *bytes, int dev)");
-  const getAttr = lib.optional("int cuDeviceGetAttribute(_Out_ int *pi, int attrib, int dev)");
-  const getUuid = lib.firstOf(
-    "int cuDeviceGetUuid_v2(void *uuid, int dev)",
-    "int cuDeviceGetUuid(void *uuid, int dev)",
-  );
-  const getBusId = lib.optional("int cuDeviceGetPCIBusId(_Out_ char *pciBusId, int len, int dev)");
+  const deviceGet = lib.need("cuDeviceGet");
+  const getName = lib.fn("cuDeviceGetName");
+  const totalMem = lib.fn("cuDeviceTotalMem_v2");
+  const getAttr = lib.fn("cuDeviceGetAttribute");
+  const getUuid = lib.first("cuDeviceGetUuid_v2", "cuDeviceGetUuid");
+  const getBusId = lib.fn("cuDeviceGetPCIBusId");
   const attr = (dev: number, which: number): number | null => {
     const out = [0];
     return getAttr?.(out, which, dev) === CUDA_SUCCESS ? out[0]! : null;

@@ -5,45 +5,52 @@
  */
 import koffi, { type LibraryHandle } from "koffi";
 
+import type { SymbolTable } from "./symbols/table.js";
+
 export type NativeFn = (...args: unknown[]) => unknown;
 
-/** A loaded vendor library whose calls report themselves before they run (for crash reports). */
-export class VendorLibrary {
+/**
+ * A loaded vendor library, bound only through its symbol table (symbols/*.ts), whose calls report
+ * themselves before they run (for crash reports).
+ */
+export class VendorLibrary<T extends SymbolTable> {
   private readonly lib: LibraryHandle;
 
   constructor(
     readonly path: string,
+    private readonly symbols: T,
     private readonly onCall: (name: string) => void,
   ) {
     this.lib = koffi.load(path);
   }
 
-  /** Bind a function every supported release exports; throws when it is missing. */
-  require(declaration: string): NativeFn {
-    const fn = this.optional(declaration);
-    if (!fn) throw new MissingSymbolError(symbolName(declaration), this.path);
+  /** A function the probe cannot do without; throws when the library lacks it. */
+  need(name: keyof T & string): NativeFn {
+    const fn = this.fn(name);
+    if (!fn) throw new MissingSymbolError(name, this.path);
     return fn;
   }
 
-  /** Bind a function older drivers may lack; null when the library does not export it. */
-  optional(declaration: string): NativeFn | null {
+  /** A function some releases lack: null when this library does not export it. */
+  fn(name: keyof T & string): NativeFn | null {
     let native: NativeFn;
     try {
-      native = this.lib.func(declaration) as NativeFn;
-    } catch {
-      return null;
+      native = this.lib.func(this.symbols[name]!.c) as NativeFn;
+    } catch (e) {
+      // Only a missing symbol is "not exported"; a declaration koffi cannot parse is our bug.
+      if (e instanceof Error && e.message.startsWith("Cannot find function")) return null;
+      throw e;
     }
-    const name = symbolName(declaration);
     return (...args: unknown[]) => {
       this.onCall(name);
       return native(...args);
     };
   }
 
-  /** The first of several names the library exports (versioned symbol first). */
-  firstOf(...declarations: string[]): NativeFn | null {
-    for (const d of declarations) {
-      const fn = this.optional(d);
+  /** The first of several names the library exports (the versioned symbol first). */
+  first(...names: (keyof T & string)[]): NativeFn | null {
+    for (const name of names) {
+      const fn = this.fn(name);
       if (fn) return fn;
     }
     return null;
@@ -57,11 +64,6 @@ class MissingSymbolError extends Error {
   ) {
     super(`${library} does not export ${symbol}`);
   }
-}
-
-function symbolName(declaration: string): string {
-  const m = /([A-Za-z_][A-Za-z0-9_]*)\s*\(/.exec(declaration);
-  return m ? m[1]! : declaration;
 }
 
 /** A NUL-terminated string from a buffer (at an offset, within a maximum length). */

@@ -9,6 +9,7 @@ import { normalizePciBusId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
 import { countGpus, type ProbeContext, startResult } from "./context.js";
 import { cString, u64, VendorLibrary } from "./ffi.js";
+import { HIP_SYMBOLS } from "./symbols/hip.js";
 
 const HIP_SUCCESS = 0;
 const HIP_ERROR_NO_DEVICE = 100;
@@ -20,17 +21,17 @@ const GCN_ARCH_NAME_OFFSET = 1160;
 /** Run the HIP probe. */
 export function probeHip(ctx: ProbeContext) {
   const { result, finish } = startResult("hip", ctx.library);
-  const lib = new VendorLibrary(ctx.library, ctx.track);
-  const errorString = lib.optional("const char *hipGetErrorString(int error)");
+  const lib = new VendorLibrary(ctx.library, HIP_SYMBOLS, ctx.track);
+  const errorString = lib.fn("hipGetErrorString");
   const describe = (rc: number) => String(errorString?.(rc) ?? `error ${rc}`);
 
   const version = [0];
-  if (lib.optional("int hipRuntimeGetVersion(_Out_ int *runtimeVersion)")?.(version) === HIP_SUCCESS) {
+  if (lib.fn("hipRuntimeGetVersion")?.(version) === HIP_SUCCESS) {
     // MAJOR*10000000 + MINOR*100000 + PATCH (clr source, ABI.md §5).
     const v = version[0]!;
     result.version = `${Math.floor(v / 10_000_000)}.${Math.floor((v % 10_000_000) / 100_000)}.${v % 100_000}`;
   }
-  const rc = lib.require("int hipInit(unsigned int flags)")(0) as number;
+  const rc = lib.need("hipInit")(0) as number;
   const noDriver = !ctx.amdDriverLoaded && " (the amdgpu kernel driver is not loaded)";
   if (rc === HIP_ERROR_NO_DEVICE || (rc !== HIP_SUCCESS && !ctx.amdDriverLoaded)) {
     return finish("no-devices", `hipInit: ${describe(rc)} (${rc})${noDriver || ""}`);
@@ -43,7 +44,7 @@ export function probeHip(ctx: ProbeContext) {
     return finish("error", `hipInit: ${describe(rc)} (${rc})`, hint);
   }
   const count = [0];
-  const crc = lib.require("int hipGetDeviceCount(_Out_ int *count)")(count) as number;
+  const crc = lib.need("hipGetDeviceCount")(count) as number;
   if (
     crc === HIP_ERROR_NO_DEVICE ||
     crc === HIP_ERROR_INVALID_DEVICE ||
@@ -56,10 +57,10 @@ export function probeHip(ctx: ProbeContext) {
   }
   if (crc !== HIP_SUCCESS) return finish("error", `hipGetDeviceCount: ${describe(crc)} (${crc})`);
 
-  const getName = lib.optional("int hipDeviceGetName(_Out_ char *name, int len, int device)");
-  const totalMem = lib.optional("int hipDeviceTotalMem(void *bytes, int device)");
-  const getBusId = lib.optional("int hipDeviceGetPCIBusId(_Out_ char *pciBusId, int len, int device)");
-  const getProps = lib.optional("int hipGetDevicePropertiesR0600(void *prop, int deviceId)");
+  const getName = lib.fn("hipDeviceGetName");
+  const totalMem = lib.fn("hipDeviceTotalMem");
+  const getBusId = lib.fn("hipDeviceGetPCIBusId");
+  const getProps = lib.fn("hipGetDevicePropertiesR0600");
   for (let i = 0; i < count[0]!; i++) {
     const name = Buffer.alloc(256);
     const mem = Buffer.alloc(8);

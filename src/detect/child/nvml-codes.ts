@@ -1,11 +1,19 @@
 /** NVML's numbers (ABI.md §1): return codes, struct versions, and the enums gpuplan names. */
 
 export const NVML_SUCCESS = 0;
-export const NVML_ERROR_NOT_FOUND = 6;
 export const NVML_ERROR_INSUFFICIENT_SIZE = 7;
 export const NVML_DEVICE_MIG_ENABLE = 1;
 /** nvmlMemory_v2 = sizeof(nvmlMemory_v2_t) | 2 << 24 (ABI.md §1). */
 export const NVML_MEMORY_V2 = 0x02000028;
+/** nvmlTemperature_v1 = sizeof(nvmlTemperature_v1_t) | 1 << 24 (ABI.md §1). */
+export const NVML_TEMPERATURE_V1 = 0x0100000c;
+export const NVML_TEMPERATURE_GPU = 0;
+/** NVML_VALUE_NOT_AVAILABLE (-1) as an unsigned long long: usedGpuMemory unknown (no permission, Windows WDDM). */
+export const NVML_VALUE_NOT_AVAILABLE = 0xffff_ffff_ffff_ffffn;
+/** sizeof(nvmlProcessInfo_t), the v3 call's element. */
+export const PROCESS_INFO_SIZE = 24;
+/** More processes than any GPU runs: a library answering more is not believed. */
+export const MAX_PROCESSES = 65_536;
 /** 1024 CPUs; cpuSet is an array of unsigned long, 64 CPUs each. */
 export const CPU_SET_WORDS = 16;
 

@@ -3,21 +3,28 @@
  * skipped, and any error from an optional query (NOT_SUPPORTED above all) leaves the field null.
  */
 import { normalizePciBusId } from "../pci.js";
-import type { RawGpu, RawMigDevice } from "../probe-types.js";
+import type { RawGpu, RawMigDevice, RawProcess } from "../probe-types.js";
 import { cpuMaskToList, cString, type NativeFn, u64, type VendorLibrary } from "./ffi.js";
 import {
   ARCHITECTURES,
   BRANDS,
   CPU_SET_WORDS,
+  MAX_PROCESSES,
   NVML_DEVICE_MIG_ENABLE,
   NVML_ERROR_INSUFFICIENT_SIZE,
-  NVML_ERROR_NOT_FOUND,
   NVML_MEMORY_V2,
   NVML_SUCCESS,
+  NVML_TEMPERATURE_GPU,
+  NVML_TEMPERATURE_V1,
+  NVML_VALUE_NOT_AVAILABLE,
+  PROCESS_INFO_SIZE,
 } from "./nvml-codes.js";
+import type { NVML_SYMBOLS } from "./symbols/nvml.js";
+
+type Nvml = VendorLibrary<typeof NVML_SYMBOLS>;
 
 export interface StringReaders {
-  system(symbol: string, size: number): string | null;
+  system(fn: NativeFn | null, size: number): string | null;
   device(fn: NativeFn | null, handle: bigint, size: number): string | null;
 }
 
@@ -25,7 +32,7 @@ export interface StringReaders {
  * String getters, retried with a larger buffer on NVML_ERROR_INSUFFICIENT_SIZE: buffer sizes
  * grew across releases (names from 64 to 96 bytes), so the documented size is only a start.
  */
-export function stringReaders(lib: VendorLibrary): StringReaders {
+export function stringReaders(): StringReaders {
   const call = (invoke: (buf: Buffer, size: number) => number, size: number): string | null => {
     for (let n = size; n <= 4096; n *= 2) {
       const buf = Buffer.alloc(n);
@@ -36,8 +43,7 @@ export function stringReaders(lib: VendorLibrary): StringReaders {
     return null;
   };
   return {
-    system(symbol, size) {
-      const fn = lib.optional(`int ${symbol}(_Out_ char *version, unsigned int length)`);
+    system(fn, size) {
       return fn ? call((buf, n) => fn(buf, n) as number, size) : null;
     },
     device(fn, handle, size) {
@@ -47,40 +53,28 @@ export function stringReaders(lib: VendorLibrary): StringReaders {
 }
 
 /** Per-device queries, each bound once; missing symbols are null and simply skipped. */
-export function deviceReaders(lib: VendorLibrary, strings: StringReaders) {
-  const getName = lib.optional("int nvmlDeviceGetName(void *device, _Out_ char *name, unsigned int length)");
-  const getUuid = lib.optional("int nvmlDeviceGetUUID(void *device, _Out_ char *uuid, unsigned int length)");
-  const getSerial = lib.optional(
-    "int nvmlDeviceGetSerial(void *device, _Out_ char *serial, unsigned int length)",
-  );
-  const getPci = lib.optional("int nvmlDeviceGetPciInfo_v3(void *device, void *pci)");
-  const getMemV2 = lib.optional("int nvmlDeviceGetMemoryInfo_v2(void *device, void *memory)");
-  const getMemV1 = lib.optional("int nvmlDeviceGetMemoryInfo(void *device, void *memory)");
-  const getCc = lib.optional(
-    "int nvmlDeviceGetCudaComputeCapability(void *device, _Out_ int *major, _Out_ int *minor)",
-  );
-  const getArch = lib.optional("int nvmlDeviceGetArchitecture(void *device, _Out_ uint32_t *arch)");
-  const getBrand = lib.optional("int nvmlDeviceGetBrand(void *device, _Out_ uint32_t *type)");
-  const getPower = lib.optional("int nvmlDeviceGetPowerUsage(void *device, _Out_ unsigned int *power)");
-  const getTemp = lib.optional(
-    "int nvmlDeviceGetTemperature(void *device, int sensorType, _Out_ unsigned int *temp)",
-  );
-  const getUtil = lib.optional("int nvmlDeviceGetUtilizationRates(void *device, void *utilization)");
-  const getAffinity = lib.optional(
-    "int nvmlDeviceGetCpuAffinity(void *device, unsigned int cpuSetSize, void *cpuSet)",
-  );
-  const getNuma = lib.optional("int nvmlDeviceGetNumaNodeId(void *device, _Out_ unsigned int *node)");
-  const getMigMode = lib.optional(
-    "int nvmlDeviceGetMigMode(void *device, _Out_ unsigned int *currentMode, _Out_ unsigned int *pendingMode)",
-  );
-  const getMaxMig = lib.optional(
-    "int nvmlDeviceGetMaxMigDeviceCount(void *device, _Out_ unsigned int *count)",
-  );
-  const getMigHandle = lib.optional(
-    "int nvmlDeviceGetMigDeviceHandleByIndex(void *device, unsigned int index, void *migDevice)",
-  );
-  const getGi = lib.optional("int nvmlDeviceGetGpuInstanceId(void *device, _Out_ unsigned int *id)");
-  const getCi = lib.optional("int nvmlDeviceGetComputeInstanceId(void *device, _Out_ unsigned int *id)");
+export function deviceReaders(lib: Nvml, strings: StringReaders) {
+  const getName = lib.fn("nvmlDeviceGetName");
+  const getUuid = lib.fn("nvmlDeviceGetUUID");
+  const getSerial = lib.fn("nvmlDeviceGetSerial");
+  const getPci = lib.fn("nvmlDeviceGetPciInfo_v3");
+  const getMemV2 = lib.fn("nvmlDeviceGetMemoryInfo_v2");
+  const getMemV1 = lib.fn("nvmlDeviceGetMemoryInfo");
+  const getCc = lib.fn("nvmlDeviceGetCudaComputeCapability");
+  const getArch = lib.fn("nvmlDeviceGetArchitecture");
+  const getBrand = lib.fn("nvmlDeviceGetBrand");
+  const getPower = lib.fn("nvmlDeviceGetPowerUsage");
+  const getTempV = lib.fn("nvmlDeviceGetTemperatureV");
+  const getTemp = lib.fn("nvmlDeviceGetTemperature");
+  const getUtil = lib.fn("nvmlDeviceGetUtilizationRates");
+  const getProcesses = lib.fn("nvmlDeviceGetComputeRunningProcesses_v3");
+  const getAffinity = lib.fn("nvmlDeviceGetCpuAffinity");
+  const getNuma = lib.fn("nvmlDeviceGetNumaNodeId");
+  const getMigMode = lib.fn("nvmlDeviceGetMigMode");
+  const getMaxMig = lib.fn("nvmlDeviceGetMaxMigDeviceCount");
+  const getMigHandle = lib.fn("nvmlDeviceGetMigDeviceHandleByIndex");
+  const getGi = lib.fn("nvmlDeviceGetGpuInstanceId");
+  const getCi = lib.fn("nvmlDeviceGetComputeInstanceId");
 
   /** A scalar out-parameter query; null on any error (NOT_SUPPORTED included). */
   const scalar = (fn: NativeFn | null, ...args: unknown[]): number | null => {
@@ -106,14 +100,50 @@ export function deviceReaders(lib: VendorLibrary, strings: StringReaders) {
     return null;
   };
 
+  /** GPU temperature: the versioned call where the driver has it (12.9 headers on), else the old one. */
+  const temperature = (handle: bigint): number | null => {
+    if (getTempV) {
+      // nvmlTemperature_v1_t: version@0, sensorType@4, temperature@8 (int).
+      const buf = Buffer.alloc(12);
+      buf.writeUInt32LE(NVML_TEMPERATURE_V1, 0);
+      buf.writeUInt32LE(NVML_TEMPERATURE_GPU, 4);
+      if (getTempV(handle, buf) === NVML_SUCCESS) return buf.readInt32LE(8);
+    }
+    return scalar(getTemp, handle, NVML_TEMPERATURE_GPU);
+  };
+
+  const utilization = (handle: bigint): number | null => {
+    if (!getUtil) return null;
+    // nvmlUtilization_t: gpu@0, memory@4 (the memory controller's busy time, not memory used).
+    const buf = Buffer.alloc(8);
+    return getUtil(handle, buf) === NVML_SUCCESS ? buf.readUInt32LE(0) : null;
+  };
+
+  /**
+   * Compute processes: size with *infoCount = 0 (INSUFFICIENT_SIZE, or SUCCESS when there are
+   * none), then fill with some headroom, since processes may start between the two calls.
+   */
+  const processes = (handle: bigint): RawProcess[] | null => {
+    if (!getProcesses) return null;
+    let capacity = 0;
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const count = [capacity];
+      const buf = capacity ? Buffer.alloc(capacity * PROCESS_INFO_SIZE) : null;
+      const rc = getProcesses(handle, count, buf) as number;
+      if (rc === NVML_SUCCESS) return buf ? decodeProcesses(buf, Math.min(count[0]!, capacity)) : [];
+      if (rc !== NVML_ERROR_INSUFFICIENT_SIZE || count[0]! > MAX_PROCESSES) return null;
+      capacity = count[0]! + 8;
+    }
+    return null;
+  };
+
   const migDevices = (handle: bigint): RawMigDevice[] => {
     const max = scalar(getMaxMig, handle);
     if (!max || !getMigHandle) return [];
     const list: RawMigDevice[] = [];
     for (let k = 0; k < max; k++) {
       const out = Buffer.alloc(8);
-      const rc = getMigHandle(handle, k, out) as number;
-      if (rc === NVML_ERROR_NOT_FOUND || rc !== NVML_SUCCESS) continue;
+      if (getMigHandle(handle, k, out) !== NVML_SUCCESS) continue;
       const mig = out.readBigUInt64LE(0);
       const mem = memory(mig);
       list.push({
@@ -125,6 +155,8 @@ export function deviceReaders(lib: VendorLibrary, strings: StringReaders) {
         usedMemoryBytes: mem?.used ?? null,
         gpuInstanceId: scalar(getGi, mig),
         computeInstanceId: scalar(getCi, mig),
+        // Per instance: on the parent, NVML answers in MIG mode only to privileged callers.
+        processes: processes(mig),
       });
     }
     return list;
@@ -150,11 +182,6 @@ export function deviceReaders(lib: VendorLibrary, strings: StringReaders) {
       const arch = scalar(getArch, handle);
       const brand = scalar(getBrand, handle);
       const powerMw = scalar(getPower, handle);
-      let utilization: number | null = null;
-      if (getUtil) {
-        const buf = Buffer.alloc(8);
-        if (getUtil(handle, buf) === NVML_SUCCESS) utilization = buf.readUInt32LE(0);
-      }
       let cpuAffinity: number[] | null = null;
       if (getAffinity) {
         const buf = Buffer.alloc(CPU_SET_WORDS * 8);
@@ -184,12 +211,37 @@ export function deviceReaders(lib: VendorLibrary, strings: StringReaders) {
         numaNode: scalar(getNuma, handle),
         cpuAffinity,
         powerWatts: powerMw === null ? null : powerMw / 1000,
-        temperatureC: scalar(getTemp, handle, 0),
-        utilizationPercent: utilization,
+        temperatureC: temperature(handle),
+        utilizationPercent: utilization(handle),
         migEnabled: migMode,
+        processes: processes(handle),
       };
-      if (migMode) gpu.migDevices = migDevices(handle);
+      if (migMode) {
+        gpu.migDevices = migDevices(handle);
+        // An unprivileged caller gets no aggregate list for a MIG-enabled GPU: its instances' lists add up to it.
+        if (gpu.processes === null && gpu.migDevices.length && gpu.migDevices.every((m) => m.processes))
+          gpu.processes = gpu.migDevices.flatMap((m) => m.processes!);
+      }
       return gpu;
     },
   };
+}
+
+/** nvmlProcessInfo_t (24 bytes): pid@0, usedGpuMemory@8, gpuInstanceId@16, computeInstanceId@20. */
+function decodeProcesses(buf: Buffer, count: number): RawProcess[] {
+  const list: RawProcess[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = i * PROCESS_INFO_SIZE;
+    const used = buf.readBigUInt64LE(at + 8);
+    const gi = buf.readUInt32LE(at + 16);
+    const ci = buf.readUInt32LE(at + 20);
+    list.push({
+      pid: buf.readUInt32LE(at),
+      usedMemoryBytes: used === NVML_VALUE_NOT_AVAILABLE ? null : Number(used),
+      // 0xFFFFFFFF: not in a MIG instance.
+      gpuInstanceId: gi === 0xffffffff ? null : gi,
+      computeInstanceId: ci === 0xffffffff ? null : ci,
+    });
+  }
+  return list;
 }

@@ -5,19 +5,20 @@
  * NVML_ERROR_NOT_SUPPORTED for others (power on GeForce, NUMA off Grace), which we skip.
  */
 import { nowMs } from "../clock.js";
-import { countGpus, type ProbeContext, startResult } from "./context.js";
+import { countGpus, formatCudaVersion, type ProbeContext, startResult } from "./context.js";
 import { VendorLibrary } from "./ffi.js";
 import { INIT_HINTS, NVML_SUCCESS } from "./nvml-codes.js";
 import { deviceReaders, stringReaders } from "./nvml-device.js";
+import { NVML_SYMBOLS } from "./symbols/nvml.js";
 
 /** Run the NVML probe. Never throws for vendor failures: they become the result's status. */
 export function probeNvml(ctx: ProbeContext) {
   const { result, finish } = startResult("nvml", ctx.library);
-  const lib = new VendorLibrary(ctx.library, ctx.track);
-  const errorString = lib.optional("const char *nvmlErrorString(int result)");
+  const lib = new VendorLibrary(ctx.library, NVML_SYMBOLS, ctx.track);
+  const errorString = lib.fn("nvmlErrorString");
   const describe = (rc: number) => (errorString ? String(errorString(rc) ?? `error ${rc}`) : `error ${rc}`);
 
-  const init = lib.firstOf("int nvmlInit_v2(void)", "int nvmlInit(void)");
+  const init = lib.first("nvmlInit_v2", "nvmlInit");
   if (!init)
     return finish(
       "error",
@@ -36,19 +37,16 @@ export function probeNvml(ctx: ProbeContext) {
       ? `nvmlInit took ${(initMs / 1000).toFixed(1)} s: enable persistence mode (\`sudo nvidia-smi -pm 1\` or the nvidia-persistenced service) so that the driver keeps the GPUs initialized`
       : undefined;
   try {
-    const strings = stringReaders(lib);
-    result.driverVersion = strings.system("nvmlSystemGetDriverVersion", 80);
-    const nvmlVersion = strings.system("nvmlSystemGetNVMLVersion", 80);
-    const cudaVersion = readCudaDriverVersion(lib);
+    const strings = stringReaders();
+    result.driverVersion = strings.system(lib.fn("nvmlSystemGetDriverVersion"), 80);
+    const nvmlVersion = strings.system(lib.fn("nvmlSystemGetNVMLVersion"), 80);
+    result.cudaVersion = readCudaDriverVersion(lib);
     result.version =
-      [nvmlVersion && `NVML ${nvmlVersion}`, cudaVersion && `CUDA ${cudaVersion}`]
+      [nvmlVersion && `NVML ${nvmlVersion}`, result.cudaVersion && `CUDA ${result.cudaVersion}`]
         .filter(Boolean)
         .join(", ") || null;
 
-    const getCount = lib.firstOf(
-      "int nvmlDeviceGetCount_v2(_Out_ unsigned int *deviceCount)",
-      "int nvmlDeviceGetCount(_Out_ unsigned int *deviceCount)",
-    );
+    const getCount = lib.first("nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
     if (!getCount) return finish("error", "the library exports no nvmlDeviceGetCount_v2");
     const countOut = [0];
     const countRc = getCount(countOut) as number;
@@ -62,10 +60,8 @@ export function probeNvml(ctx: ProbeContext) {
     const count = countOut[0]!;
     if (count === 0) return finish("no-devices", "NVML found no NVIDIA GPU", slowHint);
 
-    const getHandle = lib.firstOf(
-      "int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void *device)",
-      "int nvmlDeviceGetHandleByIndex(unsigned int index, void *device)",
-    )!;
+    const getHandle = lib.first("nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+    if (!getHandle) return finish("error", "the library exports no nvmlDeviceGetHandleByIndex_v2");
     const device = deviceReaders(lib, strings);
     const skipped: string[] = [];
     for (let i = 0; i < count; i++) {
@@ -82,18 +78,14 @@ export function probeNvml(ctx: ProbeContext) {
     return finish(result.gpus.length ? "ok" : "error", message, slowHint);
   } finally {
     // Shut down after the answer is out: a hang there must not cost the result.
-    const shutDown = lib.optional("int nvmlShutdown(void)");
+    const shutDown = lib.fn("nvmlShutdown");
     if (shutDown) ctx.defer(() => shutDown());
   }
 }
 
-function readCudaDriverVersion(lib: VendorLibrary): string | null {
-  const fn = lib.firstOf(
-    "int nvmlSystemGetCudaDriverVersion_v2(_Out_ int *cudaDriverVersion)",
-    "int nvmlSystemGetCudaDriverVersion(_Out_ int *cudaDriverVersion)",
-  );
+function readCudaDriverVersion(lib: VendorLibrary<typeof NVML_SYMBOLS>): string | null {
+  const fn = lib.first("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion");
   const out = [0];
   if (!fn || fn(out) !== NVML_SUCCESS) return null;
-  // 1000 * major + 10 * minor (ABI.md §6.5).
-  return `${Math.floor(out[0]! / 1000)}.${Math.floor((out[0]! % 1000) / 10)}`;
+  return formatCudaVersion(out[0]!);
 }

@@ -5,22 +5,30 @@
  */
 import { gfxTargetFromVersion } from "../gfx.js";
 import { formatBdfId } from "../pci.js";
-import type { RawGpu } from "../probe-types.js";
+import type { RawGpu, RawProcess } from "../probe-types.js";
 import { formatAmdUniqueId } from "../uuid.js";
 import { countGpus, type ProbeContext, startResult } from "./context.js";
-import { cString, decodeCString, VendorLibrary } from "./ffi.js";
+import { cString, decodeCString, type NativeFn, VendorLibrary } from "./ffi.js";
+import { ROCM_SMI_SYMBOLS } from "./symbols/rocm-smi.js";
 
 const RSMI_STATUS_SUCCESS = 0;
 const RSMI_STATUS_INSUFFICIENT_SIZE = 11;
 const RSMI_MEM_TYPE_VRAM = 0;
 const RSMI_TEMP_TYPE_EDGE = 0;
+/** MI300-class GPUs have no edge sensor; junction (hotspot) is what they report. */
+const RSMI_TEMP_TYPE_JUNCTION = 1;
 const RSMI_TEMP_CURRENT = 0;
+const RSMI_SW_COMP_DRIVER = 0;
+/** sizeof(rsmi_process_info_t): process_id@0, pasid@4, vram_usage@8 (ABI.md §3). */
+const PROCESS_INFO_SIZE = 32;
+/** More processes than any machine runs on its GPUs: a library answering more is not believed. */
+const MAX_PROCESSES = 65_536;
 
 /** Run the ROCm SMI probe. */
 export function probeRocmSmi(ctx: ProbeContext) {
   const { result, finish } = startResult("rocm-smi", ctx.library);
-  const lib = new VendorLibrary(ctx.library, ctx.track);
-  const statusString = lib.optional("uint32_t rsmi_status_string(uint32_t status, void *statusString)");
+  const lib = new VendorLibrary(ctx.library, ROCM_SMI_SYMBOLS, ctx.track);
+  const statusString = lib.fn("rsmi_status_string");
   const describe = (rc: number): string => {
     const out = Buffer.alloc(8);
     if (statusString?.(rc, out) === RSMI_STATUS_SUCCESS)
@@ -29,11 +37,11 @@ export function probeRocmSmi(ctx: ProbeContext) {
   };
 
   const version = Buffer.alloc(24);
-  if (lib.optional("uint32_t rsmi_version_get(void *version)")?.(version) === RSMI_STATUS_SUCCESS) {
+  if (lib.fn("rsmi_version_get")?.(version) === RSMI_STATUS_SUCCESS) {
     // rsmi_version_t: major@0, minor@4, patch@8 (build@16 is a char pointer).
     result.version = `${version.readUInt32LE(0)}.${version.readUInt32LE(4)}.${version.readUInt32LE(8)}`;
   }
-  const rc = lib.require("uint32_t rsmi_init(uint64_t flags)")(0n) as number;
+  const rc = lib.need("rsmi_init")(0n) as number;
   if (rc !== RSMI_STATUS_SUCCESS) {
     if (!ctx.amdDriverLoaded) {
       return finish(
@@ -49,45 +57,34 @@ export function probeRocmSmi(ctx: ProbeContext) {
   }
   try {
     const driver = Buffer.alloc(256);
-    const driverFn = lib.optional(
-      "uint32_t rsmi_version_str_get(uint32_t component, _Out_ char *verStr, uint32_t len)",
-    );
-    if (driverFn?.(0, driver, 256) === RSMI_STATUS_SUCCESS) result.driverVersion = cString(driver) || null;
+    if (lib.fn("rsmi_version_str_get")?.(RSMI_SW_COMP_DRIVER, driver, 256) === RSMI_STATUS_SUCCESS)
+      result.driverVersion = cString(driver) || null;
 
     const count = [0];
-    const crc = lib.require("uint32_t rsmi_num_monitor_devices(_Out_ uint32_t *numDevices)")(count) as number;
+    const crc = lib.need("rsmi_num_monitor_devices")(count) as number;
     if (crc !== RSMI_STATUS_SUCCESS)
       return finish("error", `rsmi_num_monitor_devices: ${describe(crc)} (${crc})`);
     if (count[0] === 0) return finish("no-devices", "ROCm SMI found no AMD GPU");
 
-    const getName = lib.optional("uint32_t rsmi_dev_name_get(uint32_t dv, _Out_ char *name, size_t len)");
-    const memTotal = lib.optional(
-      "uint32_t rsmi_dev_memory_total_get(uint32_t dv, uint32_t type, void *total)",
-    );
-    const memUsed = lib.optional(
-      "uint32_t rsmi_dev_memory_usage_get(uint32_t dv, uint32_t type, void *used)",
-    );
-    const pciId = lib.optional("uint32_t rsmi_dev_pci_id_get(uint32_t dv, void *bdfid)");
-    const uniqueId = lib.optional("uint32_t rsmi_dev_unique_id_get(uint32_t dv, void *id)");
-    const serialFn = lib.optional(
-      "uint32_t rsmi_dev_serial_number_get(uint32_t dv, _Out_ char *serial, uint32_t len)",
-    );
-    const numa = lib.optional("uint32_t rsmi_topo_numa_affinity_get(uint32_t dv, _Out_ int32_t *numaNode)");
-    const busy = lib.optional("uint32_t rsmi_dev_busy_percent_get(uint32_t dv, _Out_ uint32_t *busyPercent)");
-    const powerAve = lib.optional(
-      "uint32_t rsmi_dev_power_ave_get(uint32_t dv, uint32_t sensor, void *power)",
-    );
-    const temp = lib.optional(
-      "uint32_t rsmi_dev_temp_metric_get(uint32_t dv, uint32_t sensorType, uint32_t metric, void *temperature)",
-    );
-    const gfx = lib.optional("uint32_t rsmi_dev_target_graphics_version_get(uint32_t dv, void *gfxVersion)");
+    const getName = lib.fn("rsmi_dev_name_get");
+    const memTotal = lib.fn("rsmi_dev_memory_total_get");
+    const memUsed = lib.fn("rsmi_dev_memory_usage_get");
+    const pciId = lib.fn("rsmi_dev_pci_id_get");
+    const uniqueId = lib.fn("rsmi_dev_unique_id_get");
+    const serialFn = lib.fn("rsmi_dev_serial_number_get");
+    const numa = lib.fn("rsmi_topo_numa_affinity_get");
+    const busy = lib.fn("rsmi_dev_busy_percent_get");
+    const powerNow = lib.fn("rsmi_dev_power_get");
+    const powerAve = lib.fn("rsmi_dev_power_ave_get");
+    const temp = lib.fn("rsmi_dev_temp_metric_get");
+    const gfx = lib.fn("rsmi_dev_target_graphics_version_get");
 
-    const u64Out = (fn: typeof memTotal, ...args: unknown[]): bigint | null => {
+    const u64Out = (fn: NativeFn | null, ...args: unknown[]): bigint | null => {
       if (!fn) return null;
       const buf = Buffer.alloc(8);
       return fn(...args, buf) === RSMI_STATUS_SUCCESS ? buf.readBigUInt64LE(0) : null;
     };
-    const text = (fn: typeof getName, dv: number): string | null => {
+    const text = (fn: NativeFn | null, dv: number): string | null => {
       for (let n = 256; n <= 4096 && fn; n *= 2) {
         const buf = Buffer.alloc(n);
         const src = fn(dv, buf, n) as number;
@@ -96,6 +93,17 @@ export function probeRocmSmi(ctx: ProbeContext) {
       }
       return null;
     };
+    /** Microwatts: the current-or-average call of newer libraries, else the average one. */
+    const power = (dv: number): bigint | null => {
+      const buf = Buffer.alloc(8);
+      if (powerNow?.(dv, buf, [0]) === RSMI_STATUS_SUCCESS) return buf.readBigUInt64LE(0);
+      return u64Out(powerAve, dv, 0);
+    };
+    /** Signed millidegrees: edge sensor, else junction. */
+    const millidegrees = (dv: number): bigint | null =>
+      u64Out(temp, dv, RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_CURRENT) ??
+      u64Out(temp, dv, RSMI_TEMP_TYPE_JUNCTION, RSMI_TEMP_CURRENT);
+    const processes = listProcesses(lib);
 
     for (let i = 0; i < count[0]!; i++) {
       const total = u64Out(memTotal, i, RSMI_MEM_TYPE_VRAM);
@@ -104,8 +112,8 @@ export function probeRocmSmi(ctx: ProbeContext) {
       const uid = u64Out(uniqueId, i);
       const numaOut = [0];
       const busyOut = [0];
-      const power = u64Out(powerAve, i, 0);
-      const millidegrees = u64Out(temp, i, RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_CURRENT);
+      const microwatts = power(i);
+      const mc = millidegrees(i);
       const gpu: RawGpu = {
         index: i,
         name: text(getName, i) ?? "AMD GPU",
@@ -118,9 +126,9 @@ export function probeRocmSmi(ctx: ProbeContext) {
         serial: text(serialFn, i),
         numaNode: numa?.(i, numaOut) === RSMI_STATUS_SUCCESS && numaOut[0]! >= 0 ? numaOut[0]! : null,
         utilizationPercent: busy?.(i, busyOut) === RSMI_STATUS_SUCCESS ? busyOut[0]! : null,
-        // Average power in microwatts; temperature as signed millidegrees (ABI.md §3).
-        powerWatts: power === null ? null : Number(power) / 1e6,
-        temperatureC: millidegrees === null ? null : Number(BigInt.asIntN(64, millidegrees)) / 1000,
+        powerWatts: microwatts === null ? null : Number(microwatts) / 1e6,
+        temperatureC: mc === null ? null : Number(BigInt.asIntN(64, mc)) / 1000,
+        processes: processes === null ? null : (processes.get(i) ?? []),
       };
       result.gpus.push(gpu);
     }
@@ -130,7 +138,56 @@ export function probeRocmSmi(ctx: ProbeContext) {
     );
   } finally {
     // Shut down after the answer is out: a hang there must not cost the result.
-    const shutDown = lib.optional("uint32_t rsmi_shut_down(void)");
+    const shutDown = lib.fn("rsmi_shut_down");
     if (shutDown) ctx.defer(() => shutDown());
   }
+}
+
+/**
+ * Compute processes by device index: ROCm SMI lists them system-wide (count, then fill), and
+ * says per process which devices it uses. Its VRAM figure is the process's total, so it is given
+ * only for a process on one GPU. Null when the library cannot list them.
+ */
+function listProcesses(lib: VendorLibrary<typeof ROCM_SMI_SYMBOLS>): Map<number, RawProcess[]> | null {
+  const infoGet = lib.fn("rsmi_compute_process_info_get");
+  const gpusGet = lib.fn("rsmi_compute_process_gpus_get");
+  if (!infoGet || !gpusGet) return null;
+  const count = [0];
+  if (infoGet(null, count) !== RSMI_STATUS_SUCCESS || count[0]! > MAX_PROCESSES) return null;
+  let buf = Buffer.alloc(0);
+  for (let attempt = 0; attempt < 4; attempt++) {
+    // Headroom: processes may start between the two calls.
+    const capacity = count[0]! + 8;
+    buf = Buffer.alloc(capacity * PROCESS_INFO_SIZE);
+    count[0] = capacity;
+    const rc = infoGet(buf, count) as number;
+    if (rc === RSMI_STATUS_SUCCESS) break;
+    if (rc !== RSMI_STATUS_INSUFFICIENT_SIZE || attempt === 3 || count[0]! > MAX_PROCESSES) return null;
+  }
+  const byDevice = new Map<number, RawProcess[]>();
+  const n = Math.min(count[0]!, buf.length / PROCESS_INFO_SIZE);
+  for (let p = 0; p < n; p++) {
+    const pid = buf.readUInt32LE(p * PROCESS_INFO_SIZE);
+    const vram = buf.readBigUInt64LE(p * PROCESS_INFO_SIZE + 8);
+    const devices = processDevices(gpusGet, pid);
+    // A process that ended between the two calls answers NOT_FOUND: it no longer uses a GPU.
+    if (!devices) continue;
+    for (const dv of devices) {
+      const list = byDevice.get(dv) ?? [];
+      list.push({ pid, usedMemoryBytes: devices.length === 1 ? Number(vram) : null });
+      byDevice.set(dv, list);
+    }
+  }
+  return byDevice;
+}
+
+function processDevices(gpusGet: NativeFn, pid: number): number[] | null {
+  const num = [0];
+  if (gpusGet(pid, null, num) !== RSMI_STATUS_SUCCESS || num[0]! > 4096) return null;
+  if (num[0] === 0) return [];
+  const indices = Buffer.alloc(4 * num[0]!);
+  if (gpusGet(pid, indices, num) !== RSMI_STATUS_SUCCESS) return null;
+  const devices: number[] = [];
+  for (let k = 0; k < Math.min(num[0]!, indices.length / 4); k++) devices.push(indices.readUInt32LE(k * 4));
+  return [...new Set(devices)];
 }
