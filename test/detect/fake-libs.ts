@@ -16,7 +16,7 @@ export const FAKE_LIB_DIR = join(ROOT, "fixtures/lib/build");
 export const SCENARIOS = join(FAKE_SRC_DIR, "scenarios");
 
 /** Every symbol of a table the probe can do without. */
-export const optionalSymbols = (table: SymbolTable): string[] =>
+const optionalSymbols = (table: SymbolTable): string[] =>
   Object.entries(table)
     .filter(([, spec]) => !spec.required)
     .map(([name]) => name);

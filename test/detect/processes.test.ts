@@ -95,7 +95,7 @@ describe("GPU processes: who they are", () => {
 
   it("a released slot's leftover record is stale: no mark", async () => {
     await hold("GPU-aaaaaaaa-0000-4000-8000-000000000003", "train", "fit");
-    leases.splice(0).forEach((l) => l.release());
+    for (const l of leases.splice(0)) l.release();
     const pid = sleeper();
     expect((await described([pid]))[0]!.gpuplan).toBeNull();
   });

@@ -3,7 +3,7 @@
  * declaration koffi binds it with. Data only (no koffi), so tests can read the tables too.
  */
 
-export interface SymbolSpec {
+interface SymbolSpec {
   /** The declaration as koffi parses it: vendor enums and status codes as 4-byte ints, opaque
    *  handles as `void *`, structs as raw buffers decoded by the offsets in ABI.md. */
   readonly c: string;
