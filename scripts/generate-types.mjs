@@ -18,6 +18,8 @@ export async function generateTypes(name, file) {
     style: { semi: true, singleQuote: false, printWidth: 110 },
     format: true,
     declareExternallyReferenced: true,
+    // Where a $ref to another schema file ("problem.schema.json") is resolved.
+    cwd: join(root, "schemas"),
   });
   return ts;
 }

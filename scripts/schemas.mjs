@@ -10,4 +10,5 @@ export const SCHEMAS = [
   },
   { name: "locks", file: "schemas/locks.schema.json", types: "src/schema-types/locks.ts" },
   { name: "run-events", file: "schemas/run-events.schema.json", types: "src/schema-types/run-events.ts" },
+  { name: "problem", file: "schemas/problem.schema.json", types: "src/schema-types/problem.ts" },
 ];

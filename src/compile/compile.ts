@@ -8,6 +8,7 @@ import type { InventoryChoice } from "../inventory/load-inventory.js";
 import type { LoadedPipelineFile } from "../pipeline/load-pipeline.js";
 import { dedupeProblems } from "../problems/dedupe.js";
 import { hasErrors, type Problem, sortProblems } from "../problems/problem.js";
+import { toReportedProblem } from "../problems/reported-problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { locateProblems } from "../source/locate.js";
 import type { SourceFile } from "../source/source-file.js";
@@ -31,15 +32,7 @@ export function compilePlan(loaded: LoadedPipelineFile, choice: InventoryChoice)
     const located = sortProblems(locateProblems(dedupeProblems(problems), sources));
     if (!plan || hasErrors(located))
       return { plan: undefined, planText: undefined, problems: located, sources };
-    plan.diagnostics = located.map((p) => ({
-      code: p.code,
-      severity: p.severity,
-      message: p.message,
-      ...(p.hint !== undefined && { hint: p.hint }),
-      ...(p.file !== undefined && { file: p.file }),
-      ...(p.line !== undefined && { line: p.line, column: p.column }),
-      ...(p.pointer !== undefined && { pointer: p.pointer }),
-    }));
+    plan.diagnostics = located.map(toReportedProblem);
     return { plan, planText: `${JSON.stringify(plan, null, 2)}\n`, problems: located, sources };
   };
   const { resolved } = loaded;

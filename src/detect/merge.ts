@@ -185,7 +185,7 @@ function toGpu(
   row: Row,
   id: string,
   index: number,
-  backend: "cuda" | "rocm",
+  backend: GpuInfo["backend"],
   driverVersion: string | null,
 ): GpuInfo {
   const r = row.raw;

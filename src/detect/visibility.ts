@@ -91,7 +91,11 @@ export function selectAmdDevices(value: string, ordered: SelectableGpu[], allowU
 }
 
 /** Physical GPUs of one backend with their MIG instances, sorted by `key`. */
-function selectable(gpus: GpuInfo[], backend: "cuda" | "rocm", key: (g: GpuInfo) => number): SelectableGpu[] {
+function selectable(
+  gpus: GpuInfo[],
+  backend: GpuInfo["backend"],
+  key: (g: GpuInfo) => number,
+): SelectableGpu[] {
   return gpus
     .filter((g) => g.backend === backend && !g.mig?.parentUuid)
     .sort((a, b) => key(a) - key(b))
@@ -126,7 +130,7 @@ export function applyVisibility(gpus: GpuInfo[], env: NodeJS.ProcessEnv, all = f
   const visible = new Set(gpus.map((g) => g.id));
   const narrowedBy: string[] = [];
   const notes: string[] = [];
-  const restrict = (variable: string, backend: "cuda" | "rocm", selection: Selection) => {
+  const restrict = (variable: string, backend: GpuInfo["backend"], selection: Selection) => {
     const before = visible.size;
     for (const g of gpus) {
       if (g.backend === backend && !selection.ids.includes(g.id)) visible.delete(g.id);

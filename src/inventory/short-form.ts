@@ -4,9 +4,13 @@
  * same file always gives the same plan.
  */
 import { createHash } from "node:crypto";
+import { inventorySchema } from "../generated/schema-values.js";
 import { parseSize } from "../units/size.js";
 import { VERSION } from "../version.js";
 import { type GpuInfo, INVENTORY_SCHEMA, type Inventory, type ShortInventory } from "./types.js";
+
+/** Defaults come from the schema (`default` keywords), never restated here. */
+const { ShortGpu: GPU_DEFAULTS, ShortCpu: CPU_DEFAULTS } = inventorySchema.defaults;
 
 function syntheticUuid(seed: string): string {
   const h = createHash("sha256").update(seed).digest("hex");
@@ -21,8 +25,8 @@ export function expandShortInventory(
   const gpus: GpuInfo[] = [];
   const perBackend = { cuda: 0, rocm: 0 };
   for (const kind of short.gpus ?? []) {
-    const backend = kind.backend ?? "cuda";
-    for (let i = 0; i < (kind.count ?? 1); i++) {
+    const backend = kind.backend ?? GPU_DEFAULTS.backend;
+    for (let i = 0; i < (kind.count ?? GPU_DEFAULTS.count); i++) {
       const index = perBackend[backend]++;
       gpus.push({
         id: `${backend}:${index}`,
@@ -43,10 +47,10 @@ export function expandShortInventory(
     gpuplanVersion: VERSION,
     source,
     cpu: {
-      model: short.cpu.model ?? "unknown",
+      model: short.cpu.model ?? CPU_DEFAULTS.model,
       logicalCores: short.cpu.threads,
       usableCores: short.cpu.threads,
-      memoryBytes: short.cpu.memory !== undefined ? (parseSize(short.cpu.memory) ?? 0) : 0,
+      memoryBytes: parseSize(short.cpu.memory ?? CPU_DEFAULTS.memory) ?? 0,
     },
     gpus,
     probes: [],

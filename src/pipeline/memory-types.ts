@@ -1,20 +1,23 @@
 /**
  * Memory types (OpenHCS vocabulary): numpy lives in host memory, the rest on a GPU. Names are
- * case-sensitive, as the frameworks' own module names are.
+ * case-sensitive, as the frameworks' own module names are. The list is the plan schema's
+ * `MemoryType` (a pipeline file may name any string, so that a typo gets a did-you-mean).
  */
-const CPU_MEMORY_TYPES = ["numpy"] as const;
-const GPU_MEMORY_TYPES = ["cupy", "torch", "tensorflow", "jax", "pyclesperanto"] as const;
-export const MEMORY_TYPES = [...CPU_MEMORY_TYPES, ...GPU_MEMORY_TYPES] as const;
-export type MemoryType = (typeof MEMORY_TYPES)[number];
+import { planSchema } from "../generated/schema-values.js";
+import type { MemoryType, PlannedConversion } from "../schema-types/plan.js";
+
+export type { MemoryType };
+export const MEMORY_TYPES: readonly MemoryType[] = planSchema.enums.MemoryType;
+const CPU_MEMORY_TYPES: ReadonlySet<string> = new Set<MemoryType>(["numpy"]);
 
 /** Frameworks that exchange GPU arrays zero-copy through DLPack on the same device. */
 const DLPACK_TYPES: ReadonlySet<string> = new Set(["cupy", "torch", "tensorflow", "jax"]);
 
 export const isMemoryType = (name: string): name is MemoryType =>
   (MEMORY_TYPES as readonly string[]).includes(name);
-export const isGpuType = (name: string): boolean => (GPU_MEMORY_TYPES as readonly string[]).includes(name);
+export const isGpuType = (name: string): boolean => isMemoryType(name) && !CPU_MEMORY_TYPES.has(name);
 
-export type ConversionKind = "none" | "dlpack" | "host-to-device" | "device-to-host" | "host-roundtrip";
+export type ConversionKind = PlannedConversion["kind"];
 
 /**
  * How data moves from one step's output type to the next step's input type. A GPU→GPU move

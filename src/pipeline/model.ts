@@ -4,22 +4,21 @@
  * pointer of the source node it came from, so later rules can still point at the file.
  */
 
-import type { DeviceMapSpec } from "../schema-types/pipeline.js";
+import type {
+  DeviceMapSpec,
+  MemoryStrategy,
+  OnOom,
+  Platform,
+  Requirements as RequirementsSpec,
+} from "../schema-types/pipeline.js";
 import type { MemoryType } from "./memory-types.js";
 
-export type MemoryStrategy = "conservative" | "balanced" | "aggressive" | "custom";
-export type Platform = "cuda" | "rocm" | "cpu";
-
+/** The share of each GPU's memory a named strategy gives (the schema's MemoryStrategy says the same in words). */
 export const STRATEGY_FRACTIONS: Record<Exclude<MemoryStrategy, "custom">, number> = {
   conservative: 0.6,
   balanced: 0.75,
   aggressive: 0.9,
 };
-
-export const DEFAULT_ESTIMATE_MS = 60_000;
-/** How long a worker may take to answer `{"ready": true}` unless `worker.ready_timeout` says. */
-export const DEFAULT_READY_TIMEOUT_MS = 120_000;
-export const DEFAULT_CONTEXT_RESERVE_BYTES = 1024 ** 3;
 
 export interface RegistryConfig {
   memoryStrategy: MemoryStrategy;
@@ -58,7 +57,7 @@ export interface ResolvedStep {
   exclusive: boolean;
   timeoutMs: number | null;
   estimateMs: number;
-  onOom: { retries: number; fallback: "cpu" | null };
+  onOom: { retries: number; fallback: NonNullable<OnOom["fallback"]> | null };
   keepWarm: { ttlMs: number } | false;
   /** A worker step: its long-lived process; `argv` above is then the worker's too when `run` is absent. */
   worker: ResolvedWorker | null;
@@ -74,7 +73,7 @@ interface ResolvedWorker {
 }
 
 export interface Requirements {
-  backend: "cuda" | "rocm" | null;
+  backend: NonNullable<RequirementsSpec["backend"]> | null;
   minMemoryBytes: number | null;
   computeCapability: string | null;
   namePattern: string | null;

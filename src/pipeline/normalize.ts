@@ -3,6 +3,7 @@
  * memory types checked. Matrix expansion happens later (expand.ts) so that a mistake in a
  * template is reported once, not once per plate.
  */
+import { pipelineSchema } from "../generated/schema-values.js";
 import { didYouMean } from "../problems/did-you-mean.js";
 import { error, type Problem, toPointer } from "../problems/problem.js";
 import type {
@@ -16,15 +17,16 @@ import { parseDuration } from "../units/duration.js";
 import { parseSize } from "../units/size.js";
 import { isGpuType, isMemoryType, MEMORY_TYPES, type MemoryType } from "./memory-types.js";
 import {
-  DEFAULT_CONTEXT_RESERVE_BYTES,
-  DEFAULT_ESTIMATE_MS,
-  DEFAULT_READY_TIMEOUT_MS,
-  type Platform,
   type RegistryConfig,
   type ResolvedPipeline,
   type ResolvedStep,
   STRATEGY_FRACTIONS,
 } from "./model.js";
+
+/** Defaults come from the schema (`default` keywords), never restated here. */
+const DEFAULTS = pipelineSchema.defaults;
+const DEFAULT_ESTIMATE_MS = parseDuration(DEFAULTS.Step.estimate)!;
+const DEFAULT_READY_TIMEOUT_MS = parseDuration(DEFAULTS.Worker.ready_timeout)!;
 
 export interface Templates {
   name: string;
@@ -45,12 +47,12 @@ export function normalizeFile(
   const templates = data.pipelines.flatMap((spec, i) =>
     skip.has(i) ? [] : [{ spec, resolved: normalizePipeline(spec, i, defaults, file, problems) }],
   );
-  return { value: { name: data.name ?? "pipeline", registry, templates }, problems };
+  return { value: { name: data.name ?? DEFAULTS.root.name, registry, templates }, problems };
 }
 
 function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Problem[]): RegistryConfig {
   const r = data.registry ?? {};
-  const strategy = r.memory_strategy ?? "balanced";
+  const strategy = r.memory_strategy ?? DEFAULTS.Registry.memory_strategy;
   let fraction: number;
   if (strategy === "custom") {
     if (r.memory_fraction === undefined) {
@@ -64,7 +66,7 @@ function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Pr
         }),
       );
     }
-    fraction = r.memory_fraction ?? STRATEGY_FRACTIONS.balanced;
+    fraction = r.memory_fraction ?? STRATEGY_FRACTIONS[DEFAULTS.Registry.memory_strategy];
   } else {
     if (r.memory_fraction !== undefined) {
       problems.push(
@@ -83,11 +85,10 @@ function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Pr
     memoryStrategy: strategy,
     memoryFraction: fraction,
     maxPipelinesPerGpu: r.max_pipelines_per_gpu ?? null,
-    platformPriority: (r.platform_priority ?? ["cuda", "rocm", "cpu"]) as Platform[],
+    platformPriority: [...(r.platform_priority ?? DEFAULTS.Registry.platform_priority)],
     workers: r.workers ?? null,
-    maxWarmPerGpu: r.max_warm_per_gpu ?? 1,
-    contextReserveBytes:
-      r.context_reserve !== undefined ? (parseSize(r.context_reserve) ?? 0) : DEFAULT_CONTEXT_RESERVE_BYTES,
+    maxWarmPerGpu: r.max_warm_per_gpu ?? DEFAULTS.Registry.max_warm_per_gpu,
+    contextReserveBytes: parseSize(r.context_reserve ?? DEFAULTS.Registry.context_reserve) ?? 0,
   };
 }
 
@@ -123,8 +124,8 @@ function normalizePipeline(
       computeCapability: req.compute_capability ?? null,
       namePattern: req.name ?? null,
     },
-    gpus: spec.gpus ?? 1,
-    allowHostRoundtrip: spec.allow_host_roundtrip ?? false,
+    gpus: spec.gpus ?? DEFAULTS.Pipeline.gpus,
+    allowHostRoundtrip: spec.allow_host_roundtrip ?? DEFAULTS.Pipeline.allow_host_roundtrip,
     steps,
   };
 }
@@ -151,7 +152,7 @@ function normalizeStep(
     problems,
   );
   const unknownMemoryType = problems.length > before;
-  const shell = step.shell ?? defaults.shell ?? false;
+  const shell = step.shell ?? defaults.shell ?? DEFAULTS.Step.shell;
   const own = step.run === undefined ? [] : typeof step.run === "string" ? [step.run] : step.run.map(String);
   const workerArgv = step.worker?.run.map(String) ?? [];
   // A worker step without `run` shows (and plans) its worker's command.
@@ -192,10 +193,10 @@ function normalizeStep(
     dataBytes: size(step.data, "data"),
     needs: step.needs ?? (j > 0 && previousId !== undefined ? [previousId] : []),
     deviceMap: step.device_map ?? null,
-    exclusive: step.exclusive ?? false,
+    exclusive: step.exclusive ?? DEFAULTS.Step.exclusive,
     timeoutMs: duration(step.timeout ?? defaults.timeout),
     estimateMs: duration(step.estimate ?? defaults.estimate) ?? DEFAULT_ESTIMATE_MS,
-    onOom: { retries: onOom.retries ?? 0, fallback: onOom.fallback ?? null },
+    onOom: { retries: onOom.retries ?? DEFAULTS.OnOom.retries, fallback: onOom.fallback ?? null },
     keepWarm:
       keepWarm === false
         ? false

@@ -3,7 +3,9 @@
  * A problem is located by a JSON pointer into a source file (resolved to line:column only
  * when printed) or, for syntax errors, by a character offset.
  */
-export type Severity = "error" | "warning";
+import type { ReportedProblem } from "../schema-types/problem.js";
+
+export type Severity = ReportedProblem["severity"];
 
 export interface Problem {
   /** Stable, kebab-case code, e.g. `unknown-memory-type`. Tools match on this, never on text. */

@@ -1,7 +1,11 @@
 /* Generated from schemas/inventory.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
- * Bytes, or a size like 80GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
+ * A GPU's software stack: cuda (NVIDIA) or rocm (AMD).
+ */
+export type GpuBackend = "cuda" | "rocm";
+/**
+ * Bytes, or a size like 12GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
  *
  * This interface was referenced by `GpuplanInventory`'s JSON-Schema
  * via the `definition` "Size".
@@ -74,7 +78,7 @@ export interface GpuInfo {
    * Index in PCI bus order among this backend's GPUs.
    */
   index?: number;
-  backend: "cuda" | "rocm";
+  backend: GpuBackend;
   name: string;
   /**
    * GPU-… (NVIDIA), MIG-… (MIG instance), or the AMD unique id.
@@ -219,17 +223,35 @@ export interface ProbeReport {
  * via the `definition` "ShortInventory".
  */
 export interface ShortInventory {
-  gpus?: {
-    name: string;
-    memory: Size;
-    count?: number;
-    backend?: "cuda" | "rocm";
-    compute_capability?: string;
-    uuids?: string[];
-  }[];
-  cpu: {
-    threads: number;
-    memory?: Size;
-    model?: string;
-  };
+  gpus?: ShortInventoryGpu[];
+  cpu: ShortInventoryCpu;
+}
+/**
+ * One kind of GPU in the short form: `count` identical cards.
+ *
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "ShortGpu".
+ */
+export interface ShortInventoryGpu {
+  name: string;
+  memory: Size;
+  count?: number;
+  backend?: GpuBackend & string;
+  compute_capability?: string;
+  /**
+   * The cards' UUIDs; without them each gets a stable synthetic one.
+   */
+  uuids?: string[];
+}
+/**
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "ShortCpu".
+ */
+export interface ShortInventoryCpu {
+  threads: number;
+  /**
+   * Bytes, or a size like 12GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
+   */
+  memory?: number | string;
+  model?: string;
 }

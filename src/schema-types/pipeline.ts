@@ -1,6 +1,20 @@
 /* Generated from schemas/pipeline.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
+ * Share of each GPU's memory the plan may use: conservative 0.60, balanced 0.75, aggressive 0.90, custom = memory_fraction.
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "MemoryStrategy".
+ */
+export type MemoryStrategy = "conservative" | "balanced" | "aggressive" | "custom";
+/**
+ * Where a step runs: a GPU backend (GpuBackend) or the CPU.
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Platform".
+ */
+export type Platform = "cuda" | "rocm" | "cpu";
+/**
  * Memory type of the step's data: one type (input = output) or {input, output}. Known: numpy (CPU); cupy, torch, tensorflow, jax, pyclesperanto (GPU).
  *
  * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
@@ -36,6 +50,13 @@ export type KeepWarm =
       ttl: Duration;
     };
 /**
+ * A GPU's software stack: cuda (NVIDIA) or rocm (AMD).
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "GpuBackend".
+ */
+export type GpuBackend = "cuda" | "rocm";
+/**
  * cuda:N (the pipeline's N-th GPU), cpu or disk.
  *
  * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
@@ -52,6 +73,9 @@ export interface GpuplanPipelineFile {
    * File format version. Only 1 exists.
    */
   version: 1;
+  /**
+   * The plan's name.
+   */
   name?: string;
   description?: string;
   registry?: RegistrySettings;
@@ -68,10 +92,7 @@ export interface GpuplanPipelineFile {
  * via the `definition` "Registry".
  */
 export interface RegistrySettings {
-  /**
-   * Share of each GPU's memory the plan may use: conservative 0.60, balanced 0.75, aggressive 0.90, custom = memory_fraction.
-   */
-  memory_strategy?: "conservative" | "balanced" | "aggressive" | "custom";
+  memory_strategy?: MemoryStrategy & string;
   /**
    * With memory_strategy: custom, the share in [0.1, 1.0].
    */
@@ -89,13 +110,13 @@ export interface RegistrySettings {
    *
    * @minItems 1
    */
-  platform_priority?: ["cuda" | "rocm" | "cpu", ...("cuda" | "rocm" | "cpu")[]];
+  platform_priority?: [Platform, ...Platform[]];
   /**
    * Pipelines running at once on the host. Default: the usable CPU cores.
    */
   workers?: number;
   /**
-   * GPU memory kept free for the CUDA/HIP context when filling automatic device maps. Default 1GiB.
+   * GPU memory kept free for the CUDA/HIP context when filling automatic device maps.
    */
   context_reserve?: number | string;
 }
@@ -128,6 +149,9 @@ export interface Env {
  * via the `definition` "OnOom".
  */
 export interface OnOom {
+  /**
+   * Reruns after an out-of-memory failure.
+   */
   retries?: number;
   /**
    * After the retries, run on the CPU. Also lets compile place the step on the CPU when no GPU fits.
@@ -173,7 +197,7 @@ export interface PipelineSpec {
  * via the `definition` "Requirements".
  */
 export interface Requirements {
-  backend?: "cuda" | "rocm";
+  backend?: GpuBackend;
   /**
    * Bytes, or a size like 12GiB, 800MiB, 16GB (GiB = 1024^3, GB = 1000^3).
    */

@@ -1,6 +1,18 @@
 /* Generated from schemas/plan.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
+ * Share of each GPU's memory the plan may use: conservative 0.60, balanced 0.75, aggressive 0.90, custom = memory_fraction.
+ */
+export type MemoryStrategy = "conservative" | "balanced" | "aggressive" | "custom";
+/**
+ * Where a step runs: a GPU backend (GpuBackend) or the CPU.
+ */
+export type Platform = "cuda" | "rocm" | "cpu";
+/**
+ * A GPU's software stack: cuda (NVIDIA) or rocm (AMD).
+ */
+export type GpuBackend = "cuda" | "rocm";
+/**
  * This interface was referenced by `GpuplanPlan`'s JSON-Schema
  * via the `definition` "MemoryType".
  */
@@ -29,9 +41,9 @@ export interface GpuplanPlan {
     gpus: number;
   };
   settings: {
-    memoryStrategy: "conservative" | "balanced" | "aggressive" | "custom";
+    memoryStrategy: MemoryStrategy;
     memoryFraction: number;
-    platformPriority: ("cuda" | "rocm" | "cpu")[];
+    platformPriority: Platform[];
     /**
      * Pipelines running at once on the host.
      */
@@ -45,7 +57,10 @@ export interface GpuplanPlan {
   registry: PlanRegistryEntry[];
   pipelines: PlannedPipeline[];
   summary: PlanSummary;
-  diagnostics: Diagnostic[];
+  /**
+   * The warnings compile found (a plan is only written without errors).
+   */
+  diagnostics: ReportedProblem[];
 }
 /**
  * This interface was referenced by `GpuplanPlan`'s JSON-Schema
@@ -58,7 +73,7 @@ export interface PlanRegistryEntry {
   gpu: string;
   uuid: string;
   name: string;
-  backend: "cuda" | "rocm";
+  backend: GpuBackend;
   pciBusId: string | null;
   memoryBytes: number;
   memoryBudgetBytes: number;
@@ -93,7 +108,7 @@ export interface PlannedPipeline {
    * All its GPUs (gpus: N).
    */
   gpus: string[];
-  backend: "cuda" | "rocm" | "cpu";
+  backend: Platform;
   fellBackToCpu: boolean;
   estimateMs: number;
   estimatedStartMs: number;
@@ -228,18 +243,27 @@ export interface PlanSummary {
   }[];
 }
 /**
- * A problem found by compile, located in its file.
- *
- * This interface was referenced by `GpuplanPlan`'s JSON-Schema
- * via the `definition` "Diagnostic".
+ * One problem gpuplan found in its input, located in its file: the same shape in a compile report's `problems` and a plan's `diagnostics`. Tools match on `code`, never on `message`.
  */
-export interface Diagnostic {
+export interface ReportedProblem {
+  /**
+   * Stable kebab-case code, e.g. unknown-memory-type.
+   */
   code: string;
   severity: "error" | "warning";
   message: string;
+  /**
+   * How to fix it.
+   */
   hint?: string;
+  /**
+   * The file the problem is in, as the user named it.
+   */
   file?: string;
   line?: number;
   column?: number;
+  /**
+   * RFC 6901 JSON pointer into the parsed file.
+   */
   pointer?: string;
 }

@@ -1,15 +1,18 @@
 /** Durations: `30s`, `15m`, `2h`, `1.5h`, `250ms`, or a number of milliseconds. */
+import { pipelineSchema } from "../generated/schema-values.js";
+
 const FACTORS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-const DURATION_RE = /^([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)$/;
+/** The schema's pattern (`$defs/Duration`) decides what is a duration; the unit is its trailing letters. */
+const DURATION_RE = new RegExp(pipelineSchema.patterns.Duration, "u");
 
 export function parseDuration(value: string | number): number | undefined {
   if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
   const text = value.trim();
   if (/^[0-9]+$/.test(text)) return Number(text);
-  const m = DURATION_RE.exec(text);
-  if (!m) return undefined;
-  return Math.round(Number(m[1]) * FACTORS[m[2]!]!);
+  if (!DURATION_RE.test(text)) return undefined;
+  const unit = /[a-z]+$/.exec(text)![0];
+  return Math.round(Number(text.slice(0, -unit.length).trim()) * FACTORS[unit]!);
 }
 
 export function formatDuration(ms: number): string {

@@ -2,6 +2,8 @@
  * Sizes: `12GiB`, `800MiB`, `16GB`, `1.5TiB`, `512` (bytes). GiB = 1024³, GB = 1000³, as the
  * SI/IEC prefixes say — users mix both, and a 16 GB card is not 16 GiB.
  */
+import { pipelineSchema } from "../generated/schema-values.js";
+
 const UNITS: Record<string, number> = {
   B: 1,
   KB: 1e3,
@@ -14,16 +16,18 @@ const UNITS: Record<string, number> = {
   TIB: 1024 ** 4,
 };
 
-const SIZE_RE = /^([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|[kK]B|B)$/;
+/** The schema's pattern (`$defs/Size`) decides what is a size; the unit is its trailing letters. */
+const SIZE_RE = new RegExp(pipelineSchema.patterns.Size, "u");
 
 /** Parse a size to bytes; undefined when the text is not a size. */
 export function parseSize(value: string | number): number | undefined {
   if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-  const m = SIZE_RE.exec(value.trim());
-  if (!m) return /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : undefined;
-  const factor = UNITS[m[2]!.toUpperCase()];
+  const text = value.trim();
+  if (!SIZE_RE.test(text)) return /^[0-9]+$/.test(text) ? Number(text) : undefined;
+  const unit = /[A-Za-z]+$/.exec(text)![0];
+  const factor = UNITS[unit.toUpperCase()];
   if (factor === undefined) return undefined;
-  const bytes = Math.round(Number(m[1]) * factor);
+  const bytes = Math.round(Number(text.slice(0, -unit.length).trim()) * factor);
   return Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 

@@ -1,4 +1,5 @@
 /** `gpuplan targets`: the built-in inventory profiles for `compile --target`. */
+import { inventorySchema } from "../../generated/schema-values.js";
 import { TARGETS } from "../../inventory/targets.js";
 import { formatSize, parseSize } from "../../units/size.js";
 import { writeOut } from "../output.js";
@@ -10,7 +11,8 @@ export default async function targets(options: { json?: boolean }): Promise<numb
   }
   const rows = TARGETS.map((t) => {
     const gpus = (t.inventory.gpus ?? []).map(
-      (g) => `${g.count ?? 1}× ${g.name} ${formatSize(parseSize(g.memory) ?? 0)}`,
+      (g) =>
+        `${g.count ?? inventorySchema.defaults.ShortGpu.count}× ${g.name} ${formatSize(parseSize(g.memory) ?? 0)}`,
     );
     return [t.name, gpus.join(", ") || "no GPUs", `${t.inventory.cpu.threads} threads`];
   });

@@ -1,5 +1,6 @@
 /** The versioned machine-readable compile report (schemas/compile-report.schema.json). */
 import type { Problem } from "../../problems/problem.js";
+import { toReportedProblem } from "../../problems/reported-problem.js";
 import type { GpuplanCompileReport } from "../../schema-types/compile-report.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 
@@ -18,8 +19,7 @@ export function formatJson(input: ReportInput): string {
     ok: input.ok,
     errors,
     warnings: input.problems.length - errors,
-    // Offsets and key/value targeting are internal; line and column are what tools need.
-    problems: input.problems.map(({ offset: _o, at: _a, ...p }) => p),
+    problems: input.problems.map(toReportedProblem),
     output: input.output,
     check: input.check,
     plan: input.plan as GpuplanCompileReport["plan"],

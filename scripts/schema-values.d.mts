@@ -1,0 +1,8 @@
+export interface SchemaValues {
+  defaults: Record<string, Record<string, unknown>>;
+  enums: Record<string, unknown[]>;
+  patterns: Record<string, string>;
+}
+export function schemaValues(schema: object): SchemaValues;
+export function literalType(value: unknown): string;
+export function exportName(name: string): string;

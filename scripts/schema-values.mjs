@@ -1,0 +1,32 @@
+// The values code takes from the schemas instead of restating them: per definition ($defs entry,
+// or `root` for the document itself) the `default` of each property, the `enum` of an
+// enumeration and the `pattern` of a string format. scripts/generate-validators.mjs writes them
+// to src/generated/schema-values.js with literal types, one export per schema.
+
+/** `{ defaults, enums, patterns }` of one parsed schema, keyed by definition name. */
+export function schemaValues(schema) {
+  const defaults = {};
+  const enums = {};
+  const patterns = {};
+  for (const [name, def] of Object.entries({ root: schema, ...schema.$defs })) {
+    const own = Object.entries(def.properties ?? {}).filter(([, p]) => "default" in p);
+    if (own.length > 0) defaults[name] = Object.fromEntries(own.map(([key, p]) => [key, p.default]));
+    if (Array.isArray(def.enum)) enums[name] = def.enum;
+    const pattern = def.pattern ?? def.anyOf?.find((branch) => branch.type === "string")?.pattern;
+    if (typeof pattern === "string") patterns[name] = pattern;
+  }
+  return { defaults, enums, patterns };
+}
+
+/** A TypeScript type that is exactly this JSON value, read-only all the way down. */
+export function literalType(value) {
+  if (Array.isArray(value)) return `readonly [${value.map(literalType).join(", ")}]`;
+  if (value !== null && typeof value === "object")
+    return `{ ${Object.entries(value)
+      .map(([k, v]) => `readonly ${JSON.stringify(k)}: ${literalType(v)}`)
+      .join("; ")} }`;
+  return JSON.stringify(value);
+}
+
+/** `compile-report` → `compileReportSchema`. */
+export const exportName = (name) => `${name.replace(/-([a-z])/g, (_, c) => c.toUpperCase())}Schema`;
