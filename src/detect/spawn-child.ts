@@ -1,12 +1,14 @@
 /**
- * One probe child process: spawned with the vendor-narrowing variables removed, read on fd 3
- * (its stdout and stderr carry vendor noise and are never shown), killed with SIGKILL at the
- * deadline. Returns what it answered and how it ended; the retry policy is run-child.ts's.
+ * One probe child process: spawned with the vendor-narrowing variables removed, in a process
+ * group of its own (probe-groups.ts: whatever a vendor library starts ends with it), read on fd 3
+ * (its stdout and stderr carry vendor noise and are never shown), its group killed with SIGKILL
+ * at the deadline. Returns what it answered and how it ended; the retry policy is run-child.ts's.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { nowMs } from "./clock.js";
+import { killGroup, trackGroup } from "./probe-groups.js";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "./probe-types.js";
 
 export interface ProbeTask {
@@ -20,6 +22,9 @@ export interface ChildOptions {
   slowInitMs: number;
   amdDriverLoaded: boolean;
 }
+
+/** How long a child that has answered may take over its libraries' shutdown calls. */
+const SHUTDOWN_GRACE_MS = 2_000;
 
 /** Variables that narrow what the libraries enumerate: the child must see every device. */
 const NARROWING_VARIABLES = [
@@ -90,7 +95,11 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
     env: childEnvironment(options.env),
     stdio: ["ignore", "ignore", "pipe", "pipe"],
     windowsHide: true,
+    detached: true,
   });
+  const pid = child.pid;
+  if (pid !== undefined) trackGroup(pid);
+  const killAll = () => (pid === undefined ? child.kill("SIGKILL") : killGroup(pid));
   const streams = [child.stdio[2], child.stdio[3]] as ({ ref(): void; unref(): void } | null)[];
   const run: ChildRun = { results: [], current: null, end: { kind: "done" } };
   let stderrTail = "";
@@ -129,9 +138,11 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
       run.current = null;
     } else if (message.type === "done") {
       // Every answer is in: do not wait for the child's exit (node's teardown, threads a
-      // library left behind). It ends on its own, or with us (PR_SET_PDEATHSIG).
+      // library left behind). It ends on its own, with us (PR_SET_PDEATHSIG, probe-groups.ts),
+      // or, should its library's shutdown call hang, after a grace period.
       finish(0, null);
       refHandles(false);
+      setTimeout(killAll, SHUTDOWN_GRACE_MS).unref();
     }
   };
   child.stdio[3]!.on("data", (chunk: Buffer) => {
@@ -158,11 +169,15 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
   // 'close' waits for fd 3 to drain; a library that forked a helper holding the pipe
   // open must not stall us, so 'exit' settles too after a short grace.
   child.on("close", finish);
-  child.on("exit", (code, signal) => setTimeout(() => finish(code, signal), 100).unref());
+  child.on("exit", (code, signal) => {
+    // The child is gone: so is anything its libraries left in its group.
+    if (pid !== undefined) killGroup(pid);
+    setTimeout(() => finish(code, signal), 100).unref();
+  });
 
   return {
     key: childKey(tasks, options),
-    pid: child.pid,
+    pid,
     run: promise,
     limit(deadline) {
       if (settled) return;
@@ -170,7 +185,7 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
       timer = setTimeout(
         () => {
           timedOut = true;
-          child.kill("SIGKILL");
+          killAll();
         },
         Math.max(0, deadline - nowMs()),
       );
@@ -179,7 +194,7 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
       if (!settled || !ref) refHandles(ref);
     },
     kill() {
-      child.kill("SIGKILL");
+      killAll();
     },
   };
 }
