@@ -18,6 +18,8 @@ export function didYouMean(input: string, known: readonly string[]): string | un
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(input.length / 3)) + 1;
   for (const name of known) {
+    // The distance is at least the difference in length: most names need no table at all.
+    if (Math.abs(input.length - name.length) >= bestDistance) continue;
     const d = Math.min(
       editDistance(input, name),
       editDistance(input.toLowerCase(), name.toLowerCase()) + 0.5,

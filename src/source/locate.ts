@@ -1,59 +1,39 @@
 /**
- * Resolves a problem's JSON pointer to line:column in its source file — only when printing
+ * Resolves problems' JSON pointers to line:column in their source files — only when printing
  * (STYLE.md §5). Unknown/missing properties point at the key, everything else at the value.
- * The position-keeping `yaml` document is built here, lazily, once per source.
+ * All of a file's pointers are found in one streaming pass over its text (scan-offsets.ts);
+ * YAML that pass does not handle is read through the `yaml` package's document instead.
  */
-import { createRequire } from "node:module";
-import type { Document, Node, Pair } from "yaml";
-import { fromPointer, type Problem } from "../problems/problem.js";
+import type { Problem } from "../problems/problem.js";
+import { type DocumentIndex, documentOffset, indexDocument } from "./document-offsets.js";
+import { type OffsetRequest, requestKey, scanOffsets, Unsupported } from "./scan-offsets.js";
 import type { SourceFile } from "./source-file.js";
 
-// `yaml` is loaded on first use (synchronously, so locating stays a plain function): a clean
-// compile never locates anything and should not pay for loading it.
-type YamlModule = typeof import("yaml");
-let yamlModule: YamlModule | undefined;
-const yaml = (): YamlModule => (yamlModule ??= createRequire(import.meta.url)("yaml") as YamlModule);
-
-const documents = new WeakMap<SourceFile, Document>();
+const documents = new WeakMap<SourceFile, DocumentIndex>();
 const lineStarts = new WeakMap<SourceFile, number[]>();
 
-function documentOf(source: SourceFile): Document {
-  let doc = documents.get(source);
-  if (!doc) {
-    doc = yaml().parseDocument(source.text, { uniqueKeys: false, prettyErrors: false });
-    documents.set(source, doc);
+function documentOf(source: SourceFile): DocumentIndex {
+  let index = documents.get(source);
+  if (!index) {
+    index = indexDocument(source.text);
+    documents.set(source, index);
   }
-  return doc;
+  return index;
 }
 
-/** Character offset of what the problem is about; the nearest existing ancestor when the exact node is absent. */
-function offsetOf(source: SourceFile, pointer: string, at: "key" | "value" = "value"): number {
-  const doc = documentOf(source);
-  if (!doc.contents) return 0;
-  const { isMap, isPair, isScalar, isSeq } = yaml();
-  let node: unknown = doc.contents;
-  let pair: Pair | undefined;
-  for (const segment of fromPointer(pointer)) {
-    if (isMap(node)) {
-      const found = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === segment);
-      if (!found) return startOf(pair && at === "key" ? (pair.key as Node) : (node as Node));
-      pair = found as Pair;
-      node = found.value;
-    } else if (isSeq(node)) {
-      const item = node.items[Number(segment)];
-      if (item === undefined) return startOf(node as Node);
-      pair = undefined;
-      node = item;
-    } else {
-      return startOf(node as Node);
+/** Offsets of many requests in one source, keyed by `requestKey`. */
+export function offsetsOf(source: SourceFile, requests: readonly OffsetRequest[]): Map<string, number> {
+  if (requests.length === 0) return new Map();
+  if (!documents.has(source)) {
+    try {
+      const found = scanOffsets(source.text, requests);
+      if (requests.every((r) => found.has(requestKey(r)))) return found;
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
     }
   }
-  if (at === "key" && pair && isScalar(pair.key)) return startOf(pair.key as Node);
-  return startOf(node as Node);
-}
-
-function startOf(node: Node | null | undefined): number {
-  return node?.range?.[0] ?? 0;
+  const index = documentOf(source);
+  return new Map(requests.map((r) => [requestKey(r), documentOffset(index, r)]));
 }
 
 /** 1-based line and column of a character offset. */
@@ -61,7 +41,8 @@ function linePosition(source: SourceFile, offset: number): { line: number; colum
   let starts = lineStarts.get(source);
   if (!starts) {
     starts = [0];
-    for (let i = 0; i < source.text.length; i++) if (source.text.charCodeAt(i) === 10) starts.push(i + 1);
+    const text = source.text;
+    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
     lineStarts.set(source, starts);
   }
   let lo = 0;
@@ -76,10 +57,23 @@ function linePosition(source: SourceFile, offset: number): { line: number; colum
 
 /** Fill line and column on every problem that belongs to one of these sources. */
 export function locateProblems(problems: Problem[], sources: readonly SourceFile[]): Problem[] {
+  const offsets = new Map<SourceFile, Map<string, number>>();
+  for (const source of sources) {
+    const requests: OffsetRequest[] = [];
+    for (const p of problems) {
+      if (p.file === source.file && p.line === undefined && p.offset === undefined && p.pointer !== undefined)
+        requests.push({ pointer: p.pointer, at: p.at ?? "value" });
+    }
+    offsets.set(source, offsetsOf(source, requests));
+  }
   return problems.map((p) => {
     const source = sources.find((s) => s.file === p.file);
     if (!source || p.line !== undefined) return p;
-    const offset = p.offset ?? (p.pointer !== undefined ? offsetOf(source, p.pointer, p.at) : undefined);
+    const offset =
+      p.offset ??
+      (p.pointer !== undefined
+        ? offsets.get(source)!.get(requestKey({ pointer: p.pointer, at: p.at ?? "value" }))
+        : undefined);
     if (offset === undefined) return p;
     const { line, column } = linePosition(source, offset);
     return { ...p, line, column };

@@ -1,0 +1,70 @@
+/**
+ * Where JSON pointers point, read from the `yaml` package's position-keeping document: the
+ * reference answer, used for YAML the streaming scanner (scan-offsets.ts) leaves alone. Each
+ * mapping's keys are indexed once, so locating many problems in one big mapping stays linear.
+ */
+import { createRequire } from "node:module";
+import type { Document, Node, Pair, YAMLMap } from "yaml";
+import { fromPointer } from "../problems/problem.js";
+import type { OffsetRequest } from "./scan-offsets.js";
+
+// `yaml` is loaded on first use (synchronously, so locating stays a plain function): most files
+// never need it.
+type YamlModule = typeof import("yaml");
+let yamlModule: YamlModule | undefined;
+const yaml = (): YamlModule => (yamlModule ??= createRequire(import.meta.url)("yaml") as YamlModule);
+
+export interface DocumentIndex {
+  doc: Document;
+  keys: WeakMap<YAMLMap, Map<string, Pair>>;
+}
+
+export function indexDocument(text: string): DocumentIndex {
+  return { doc: yaml().parseDocument(text, { uniqueKeys: false, prettyErrors: false }), keys: new WeakMap() };
+}
+
+/** The first pair of each key, as `items.find` would give it. */
+function pairsOf(index: DocumentIndex, map: YAMLMap): Map<string, Pair> {
+  let pairs = index.keys.get(map);
+  if (!pairs) {
+    const { isPair, isScalar } = yaml();
+    pairs = new Map();
+    for (const p of map.items) {
+      if (!isPair(p) || !isScalar(p.key)) continue;
+      const k = String(p.key.value);
+      if (!pairs.has(k)) pairs.set(k, p as Pair);
+    }
+    index.keys.set(map, pairs);
+  }
+  return pairs;
+}
+
+/** Character offset of what a request is about; the nearest existing ancestor when the exact node is absent. */
+export function documentOffset(index: DocumentIndex, { pointer, at }: OffsetRequest): number {
+  const { doc } = index;
+  if (!doc.contents) return 0;
+  const { isMap, isScalar, isSeq } = yaml();
+  let node: unknown = doc.contents;
+  let pair: Pair | undefined;
+  for (const segment of fromPointer(pointer)) {
+    if (isMap(node)) {
+      const found = pairsOf(index, node as YAMLMap).get(segment);
+      if (!found) return startOf(pair && at === "key" ? (pair.key as Node) : (node as Node));
+      pair = found;
+      node = found.value;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(segment)];
+      if (item === undefined) return startOf(node as Node);
+      pair = undefined;
+      node = item;
+    } else {
+      return startOf(node as Node);
+    }
+  }
+  if (at === "key" && pair && isScalar(pair.key)) return startOf(pair.key as Node);
+  return startOf(node as Node);
+}
+
+function startOf(node: Node | null | undefined): number {
+  return node?.range?.[0] ?? 0;
+}
