@@ -254,14 +254,27 @@ describe("start-up stays lean", () => {
   const HEAVY = "(^|[/\\\\])(koffi|ink|react)([/\\\\.]|$)";
 
   it("the module recorder sees what it should (control)", () => {
-    // compile is imported lazily (ESM) and yaml is required only to locate a problem (CommonJS).
+    // compile is imported lazily (ESM); yaml is required (CommonJS) only to locate a problem in
+    // syntax the streaming locator leaves to the yaml document (here an explicit `? key`).
+    const file = join(tmp.dir, "explicit-key.yaml");
+    writeFileSync(file, "? version\n: 1\npipelines: []\n");
     const { result, modules } = loadedModules(
-      ["compile", "examples/jax-training.yaml", "--target", "mi300x-8"],
+      ["compile", file, "--target", "mi300x-8"],
       "(^|[/\\\\])(yaml$|compile[-.])",
     );
     expect(result.exitCode).toBe(1);
     expect(modules.some((m) => m.startsWith("esm ") && /compile/.test(m))).toBe(true);
     expect(modules.some((m) => m === "cjs yaml" || /node_modules\/yaml\//.test(m))).toBe(true);
+  });
+
+  it("locating problems in ordinary YAML never loads the yaml package", () => {
+    const { result, modules } = loadedModules(
+      ["compile", "examples/jax-training.yaml", "--target", "mi300x-8"],
+      "(^|[/\\\\])yaml$",
+    );
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/jax-training\.yaml:\d+:\d+/);
+    expect(modules.filter((m) => m === "cjs yaml" || /node_modules\/yaml\//.test(m))).toEqual([]);
   });
 
   it.each([
