@@ -1,15 +1,13 @@
-// Small core pieces: the journal (order, flush, torn last line), the semaphore and step order,
-// run ids, and failure classification beyond OOM.
+// Small core pieces: the journal (order, flush, torn last line), the semaphore, run ids, and
+// failure classification beyond OOM.
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { planAttempts, runsOnCpu, willRetry } from "../../src/run/executor/attempts.js";
-import { Semaphore, topologicalOrder } from "../../src/run/executor/scheduler.js";
+import { Semaphore } from "../../src/run/executor/semaphore.js";
 import { makeRunId, RUN_ID_PATTERN, safeName } from "../../src/run/prepare/run-id.js";
 import { openJournal, readJournal, stepKey } from "../../src/run/record/journal.js";
 import { classifyEnding, detectOom } from "../../src/run/step/classify-failure.js";
-import type { PlannedStep } from "../../src/schema-types/plan.js";
 
 const step = (id: string, status: "ok" | "error" | "interrupted", pipeline = "p") => ({
   type: "step" as const,
@@ -62,7 +60,7 @@ describe("journal", () => {
   });
 });
 
-describe("scheduling primitives", () => {
+describe("semaphore and run ids", () => {
   it("the semaphore serves waiters first come, first served, and an aborted waiter leaves the queue", async () => {
     const sem = new Semaphore(1);
     const order: string[] = [];
@@ -81,12 +79,6 @@ describe("scheduling primitives", () => {
     first();
     await Promise.all([a, b, c]);
     expect(order).toEqual(["b aborted", "a", "c"]);
-  });
-
-  it("orders steps by needs, keeping file order among ready steps", () => {
-    const s = (id: string, needs: string[] = []) => ({ id, needs }) as unknown as PlannedStep;
-    const order = topologicalOrder([s("report", ["b", "a"]), s("b", ["a"]), s("a"), s("lint")]);
-    expect(order.map((x) => x.id)).toEqual(["a", "b", "report", "lint"]);
   });
 
   it("run ids sort by time and are file-name safe", () => {
@@ -144,26 +136,5 @@ describe("failure classification", () => {
     ["MemoryError", null],
   ])("%s → %s", (line, framework) => {
     expect(detectOom(["Traceback (most recent call last):", line])).toBe(framework);
-  });
-});
-
-describe("attempts", () => {
-  const gpuStep = (retries: number, fallback: "cpu" | null) =>
-    ({ gpu: true, uuid: "GPU-1", onOom: { retries, fallback } }) as unknown as PlannedStep;
-  it.each([
-    [gpuStep(0, null), { onDevice: 1, total: 1 }, ["gpu"]],
-    [gpuStep(2, null), { onDevice: 3, total: 3 }, ["gpu", "gpu", "gpu"]],
-    [gpuStep(1, "cpu"), { onDevice: 2, total: 3 }, ["gpu", "gpu", "cpu"]],
-    [
-      { gpu: false, uuid: null, onOom: { retries: 3, fallback: "cpu" } } as unknown as PlannedStep,
-      { onDevice: 1, total: 1 },
-      ["cpu"],
-    ],
-  ])("%o → %o", (step, plan, devices) => {
-    expect(planAttempts(step)).toEqual(plan);
-    expect(devices.map((_, i) => (runsOnCpu(step, i + 1) ? "cpu" : "gpu"))).toEqual(devices);
-    expect(willRetry(step, plan.total, "oom")).toBe(false);
-    if (plan.total > 1) expect(willRetry(step, 1, "oom")).toBe(true);
-    expect(willRetry(step, 1, "error")).toBe(false);
   });
 });

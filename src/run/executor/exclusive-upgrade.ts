@@ -5,23 +5,23 @@
  */
 import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
 import type { SlotLease } from "../lock/types.js";
-import type { HostWorker } from "./host-worker.js";
+import type { PipelineContext } from "./contexts.js";
 import { announceWait } from "./lock-waits.js";
+import type { PipelinePermit } from "./pipeline-permit.js";
 import type { HeldSlot } from "./pipeline-slots.js";
-import type { RunContext } from "./run-context.js";
 
 export class ExclusiveUpgrade {
   private upgraded: SlotLease[] = [];
   private claimed: string[] = [];
 
   constructor(
-    private readonly ctx: RunContext,
+    private readonly ctx: PipelineContext,
     private readonly pipeline: PlannedPipeline,
     private readonly step: PlannedStep,
   ) {}
 
   /** Every slot of each held GPU, one GPU after the other; what was upgraded is remembered for downgrade(). */
-  async upgrade(held: readonly HeldSlot[], worker: HostWorker): Promise<void> {
+  async upgrade(held: readonly HeldSlot[], permit: PipelinePermit): Promise<void> {
     const { ctx, pipeline, step } = this;
     for (const { entry, lease } of held) {
       const waitStart = performance.now();
@@ -32,11 +32,11 @@ export class ExclusiveUpgrade {
       // Always waits (bounded by --lock-timeout): --no-wait is about starting on a busy GPU;
       // once running, the other holders are often this run's own pipelines, which will finish.
       await announceWait(
-        worker.whileWaiting(() =>
+        permit.whileWaiting(() =>
           lease.upgrade({
             wait: true,
-            ...(ctx.options.lockTimeoutMs !== undefined && { timeoutMs: ctx.options.lockTimeoutMs }),
-            signal: ctx.stopSignal,
+            ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),
+            signal: ctx.stop,
           }),
         ),
         () =>

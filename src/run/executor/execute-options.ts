@@ -5,7 +5,7 @@
  */
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import type { GpuBusyError, SlotLock } from "../lock/types.js";
-import type { RunSummary, StepFailure } from "../outcome/run-tally.js";
+import type { RunSummary } from "../outcome/run-tally.js";
 import type { EventSink } from "../record/events.js";
 import type { Journal } from "../record/journal.js";
 import type { MemorySampler } from "../record/memory-snapshot.js";
@@ -39,16 +39,17 @@ export interface ExecuteOptions {
   sampler?: MemorySampler;
   /** The environment steps inherit (default process.env). */
   env?: NodeJS.ProcessEnv;
-  workers?: number;
+  /** Pipelines running at once on the host; default: the plan's `settings.workers`. */
+  maxParallelPipelines?: number;
+  /** Pin GPU steps to their GPU's local CPUs; default on, GPUPLAN_CPU_PINNING=off turns it off. */
+  cpuPinning?: boolean;
   /** The run's warm workers, whenever they change (`gpuplan locks` reads them from info files). */
   onWarmWorkers?: (workers: WarmWorkerInfo[]) => void;
 }
 
 export interface ExecuteResult {
+  /** Made from the run's events by the tally the views keep too (outcome/run-tally.ts). */
   summary: RunSummary;
   /** Set when `wait: false` met a busy GPU: the run stopped (exit 75). */
   busy: GpuBusyError | null;
 }
-
-/** One failed step in the summary. */
-export type Failure = StepFailure;

@@ -4,37 +4,108 @@
  * Scheduling, in one paragraph: every pipeline starts at once as an async task. A GPU pipeline
  * first takes one slot of each of its GPUs (in UUID order, the same order in every gpuplan
  * process, so two multi-GPU pipelines can never hold one card each and wait for the other's),
- * then a worker (`settings.workers` bounds the pipelines running on the host). Waiting for a
- * slot does not hold a worker, so a busy GPU never stops CPU pipelines or other GPUs (the price:
- * with fewer workers than slots, a pipeline may hold its slot while it waits for a worker). Inside a
- * pipeline, steps run one at a time in topological order of `needs` (a pipeline is a chain of
- * framework processes sharing one memory budget; running two at once would break the budget).
- * An exclusive step upgrades every lease to all slots first and downgrades after. A failed step
- * fails its pipeline: the rest of its steps are skipped; other pipelines go on. A worker step
- * sends a task to a warm worker (warm/worker-pool.ts) instead of spawning: a lease that a live
- * worker was started with outlives its pipeline (the pool keeps it, or it goes straight to the
- * next pipeline of this run waiting for that GPU), and an exclusive step evicts its GPU's workers.
+ * then a permit to run (`settings.workers` bounds the pipelines running on the host). Waiting for
+ * a slot does not hold a permit, so a busy GPU never stops CPU pipelines or other GPUs (the price:
+ * with fewer permits than slots, a pipeline may hold its slot while it waits for a permit). Inside
+ * a pipeline, steps run one at a time in `needs` order (a pipeline is a chain of framework
+ * processes sharing one memory budget; running two at once would break the budget). An exclusive
+ * step upgrades every lease to all slots first and downgrades after. A failed step fails its
+ * pipeline: the rest of its steps are skipped; other pipelines go on. A worker step sends a task
+ * to a warm worker (warm/worker-pool.ts) instead of spawning: a lease that a live worker was
+ * started with outlives its pipeline (the pool keeps it, or it goes straight to the next pipeline
+ * of this run waiting for that GPU), and an exclusive step evicts its GPU's workers.
  *
  * The core never prints: everything goes out as events (`emit`) and output lines (`onOutput`).
+ * The summary it returns is the tally of those same events (outcome/run-tally.ts).
  *
- * The parts, in src/run/executor/: run-context (what the pipelines share), slot-handover (leases
- * kept for warm workers), run-pipeline with pipeline-slots and host-worker, run-step-with-retries
- * with exclusive-upgrade, run-attempt with memory-snapshots. This file starts the pipelines and
- * sums the run up.
+ * The parts, in src/run/executor/: contexts (what a pipeline and a step are handed),
+ * slot-handover (leases kept for warm workers), run-pipeline with pipeline-slots and
+ * pipeline-permit, settle-step with exclusive-upgrade, run-attempt with memory-snapshots. This
+ * file sets the run up, starts the pipelines and sums the run up.
  */
-import { RUN_EVENTS_SCHEMA } from "../record/events.js";
+import { setMaxListeners } from "node:events";
+import { join } from "node:path";
+import type { GpuBusyError } from "../lock/types.js";
+import { createTally, type RunTally, summarize, tallyEvent } from "../outcome/run-tally.js";
+import { type EventDraft, RUN_EVENTS_SCHEMA, stampEvent } from "../record/events.js";
+import { readSnapshot } from "../record/memory-snapshot.js";
+import { WorkerPool } from "../warm/worker-pool.js";
+import type { PipelineContext } from "./contexts.js";
 import type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
-import { RunContext } from "./run-context.js";
 import { runPipeline } from "./run-pipeline.js";
+import { Semaphore } from "./semaphore.js";
+import { SlotHandover } from "./slot-handover.js";
 
 export type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
+
+const DEFAULT_KILL_GRACE_MS = 5000;
 
 /** Run the pipelines to the end (or to a stop) and say how it went; bugs reject. */
 export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult> {
   const started = performance.now();
-  const ctx = new RunContext(options);
-  const { run, runDir } = options;
-  ctx.emit({
+  const { plan, run, runDir } = options;
+  // Aborted by whatever stops the run: the caller's interrupt, or a busy GPU under --no-wait.
+  const stop = new AbortController();
+  // Every waiting pipeline listens for the stop (and removes its listener when it goes on).
+  setMaxListeners(0, stop.signal);
+  const onInterrupt = () => stop.abort(options.signal?.reason);
+  if (options.signal?.aborted) onInterrupt();
+  else options.signal?.addEventListener("abort", onInterrupt, { once: true });
+  let busy: GpuBusyError | null = null;
+  let tally: RunTally = createTally(options.pipelines, run, runDir);
+  const emit = (draft: EventDraft): void => {
+    const event = stampEvent(run, draft);
+    tally = tallyEvent(tally, event);
+    options.emit(event);
+  };
+  // Work the run waits for before it ends but no step waits for (memory readings).
+  const pending = new Set<Promise<void>>();
+  const settle = () => Promise.allSettled([...pending]);
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const { sampler } = options;
+  const pool = new WorkerPool({
+    maxWarm: plan.settings.maxWarmPerGpu,
+    stopGraceMs: killGraceMs,
+    logDir: join(runDir, "logs", "workers"),
+    emit,
+    ...(sampler && { memoryAfterStop: (uuids: string[]) => readSnapshot(sampler, "gpu", uuids) }),
+    ...(options.onWarmWorkers && { onChange: options.onWarmWorkers }),
+  });
+  const ctx: PipelineContext = {
+    run,
+    runDir,
+    baseDir: options.baseDir,
+    registry: plan.registry,
+    // One plain copy: reading process.env goes through a getter per variable, per step otherwise.
+    env: { ...(options.env ?? process.env) },
+    killGraceMs,
+    cpuPinning: options.cpuPinning ?? process.env.GPUPLAN_CPU_PINNING !== "off",
+    stop: stop.signal,
+    ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
+    ...(options.killNow && { killNow: options.killNow }),
+    pool,
+    ...(sampler && { sampler }),
+    journal: options.journal,
+    ...(options.onOutput && { onOutput: options.onOutput }),
+    emit,
+    track(work) {
+      pending.add(work);
+      void work.finally(() => pending.delete(work));
+    },
+    plan,
+    lock: options.lock,
+    slots: new SlotHandover(options.lock, pool),
+    permits: new Semaphore(Math.max(1, options.maxParallelPipelines ?? plan.settings.workers)),
+    wait: options.wait,
+    lockTimeoutMs: options.lockTimeoutMs,
+    completed: options.completed ?? new Set(),
+    stopForBusyGpu(e) {
+      busy ??= e;
+      stop.abort(e);
+    },
+  };
+
+  emit({
     event: "run.start",
     pipeline: null,
     step: null,
@@ -44,32 +115,36 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     runDir,
   });
   try {
-    const tasks = options.pipelines.map((p) => runPipeline(ctx, p));
-    const outcomes = await Promise.allSettled(tasks);
-    await ctx.settle();
+    const outcomes = await Promise.allSettled(options.pipelines.map((p) => runPipeline(ctx, p)));
+    await settle();
     const bug = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
     if (bug) throw bug.reason;
   } finally {
     // Every pipeline is done: warm workers stop (`shutdown`) and give back the slots they kept.
-    await ctx.pool.shutdown();
-    await ctx.settle();
-    ctx.dispose();
+    await pool.shutdown();
+    await settle();
+    options.signal?.removeEventListener("abort", onInterrupt);
   }
-  const { counts, failures, busy } = ctx;
-  const interrupted = options.signal?.aborted === true;
-  const durationMs = Math.round(performance.now() - started);
-  await options.journal.append({ type: "end", ts: new Date().toISOString(), interrupted, ...counts });
-  ctx.emit({
+  const interrupted = options.signal?.aborted === true || busy !== null;
+  const { ok, failed, skipped } = tally;
+  await options.journal.append({
+    type: "end",
+    ts: new Date().toISOString(),
+    interrupted,
+    ok,
+    failed,
+    skipped,
+  });
+  emit({
     event: "run.end",
     pipeline: null,
     step: null,
     device: null,
-    durationMs,
-    status: interrupted || busy ? "interrupted" : counts.failed > 0 ? "failed" : "ok",
-    ...counts,
+    durationMs: Math.round(performance.now() - started),
+    status: interrupted ? "interrupted" : failed > 0 ? "failed" : "ok",
+    ok,
+    failed,
+    skipped,
   });
-  return {
-    summary: { run, runDir, ...counts, interrupted, durationMs, failures },
-    busy,
-  };
+  return { summary: summarize(tally), busy };
 }

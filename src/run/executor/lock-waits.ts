@@ -1,9 +1,11 @@
 /**
  * The executor's side of the slot lock: the order pipelines take their GPUs in, announcing a
- * wait only when there is one, and naming who holds a GPU in events and hints.
+ * wait only when there is one, naming who holds a GPU in events and hints, and reporting a wait
+ * that ran past `--lock-timeout`.
  */
 import type { GpuplanPlan, PlannedPipeline, PlanRegistryEntry } from "../../schema-types/plan.js";
 import type { HolderInfo, SlotLock } from "../lock/types.js";
+import type { StepContext } from "./contexts.js";
 
 /** The registry entries of a pipeline's GPUs, in UUID order (the global lock order). */
 export function registryEntries(plan: GpuplanPlan, pipeline: PlannedPipeline): PlanRegistryEntry[] {
@@ -48,4 +50,28 @@ export async function holdersOf(lock: SlotLock, uuid: string) {
 export function describeHolders(holders: readonly HolderInfo[]): string {
   if (holders.length === 0) return "";
   return ` (held by ${holders.map((h) => `pid ${h.pid} ${h.pipeline}${h.step ? `/${h.step}` : ""} since ${h.since}`).join(", ")})`;
+}
+
+/** A step that never started because its slot wait ran past `--lock-timeout`: it failed. */
+export function reportLockTimeout(
+  ctx: StepContext,
+  pipeline: string,
+  step: string,
+  device: string,
+  waitedMs: number,
+  hint: string,
+): void {
+  ctx.emit({
+    event: "gpu.step.end",
+    pipeline,
+    step,
+    device,
+    status: "lock-timeout",
+    exitCode: null,
+    signal: null,
+    durationMs: Math.round(waitedMs),
+    attempt: 1,
+    hint,
+    stderrTail: [],
+  });
 }

@@ -7,22 +7,22 @@ import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
 import type { RunEventOf } from "../record/events.js";
 import { readSnapshot } from "../record/memory-snapshot.js";
 import { visibleGpus } from "../step/step-env.js";
-import type { RunContext } from "./run-context.js";
+import type { StepContext } from "./contexts.js";
 
 export function snapshotMemory(
-  ctx: RunContext,
+  ctx: StepContext,
   pipeline: PlannedPipeline,
   step: PlannedStep,
   device: string,
   onCpu: boolean,
   at: RunEventOf<"gpu.memory.snapshot">["at"],
 ): void {
-  const { sampler } = ctx.options;
+  const { sampler } = ctx;
   if (!sampler) return;
   const uuids =
     device === "cpu"
       ? []
-      : visibleGpus({ run: ctx.run, pipeline, step, registry: ctx.plan.registry, onCpu }).map((g) => g.uuid);
+      : visibleGpus({ run: ctx.run, pipeline, step, registry: ctx.registry, onCpu }).map((g) => g.uuid);
   ctx.track(
     readSnapshot(sampler, device, uuids).then((gpus) => {
       if (gpus)

@@ -5,8 +5,8 @@
  */
 import type { PlannedPipeline, PlanRegistryEntry } from "../../schema-types/plan.js";
 import type { HolderInfo, SlotLease } from "../lock/types.js";
+import type { PipelineContext } from "./contexts.js";
 import { announceWait, holdersOf, registryEntries } from "./lock-waits.js";
-import type { RunContext } from "./run-context.js";
 
 export interface HeldSlot {
   entry: PlanRegistryEntry;
@@ -21,12 +21,11 @@ export type HolderFor = (step: string | null) => HolderInfo;
  * the caller gives back what was taken even when a later wait fails.
  */
 export async function takePipelineSlots(
-  ctx: RunContext,
+  ctx: PipelineContext,
   pipeline: PlannedPipeline,
   holder: HolderFor,
   held: HeldSlot[],
 ): Promise<void> {
-  const { options } = ctx;
   for (const entry of registryEntries(ctx.plan, pipeline)) {
     const waitStart = performance.now();
     // The lock queues this process's waiters first come, first served; `--lock-timeout` and
@@ -37,13 +36,13 @@ export async function takePipelineSlots(
         gpu: entry.gpu,
         maxPipelines: entry.maxPipelines,
         holder: holder(null),
-        wait: options.wait,
-        ...(options.lockTimeoutMs !== undefined && { timeoutMs: options.lockTimeoutMs }),
-        signal: ctx.stopSignal,
+        wait: ctx.wait,
+        ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),
+        signal: ctx.stop,
       }),
       async () => {
         // Who holds the slots, for the view; looked up only when there is a wait.
-        const holders = await holdersOf(options.lock, entry.uuid);
+        const holders = await holdersOf(ctx.lock, entry.uuid);
         if (!held.some((l) => l.entry === entry))
           ctx.emit({
             event: "gpu.lock.wait",
@@ -73,7 +72,7 @@ export async function takePipelineSlots(
 
 /** Give back (or keep for warm workers) every lease taken, last taken first. */
 export async function givePipelineSlotsBack(
-  ctx: RunContext,
+  ctx: PipelineContext,
   pipeline: PlannedPipeline,
   holder: HolderFor,
   held: HeldSlot[],

@@ -1,30 +1,31 @@
 /**
  * One pipeline from start to end: skip what an earlier attempt finished (`--resume`), take its
- * slots and then a host worker, run its steps one at a time in `needs` order, and on a failure
+ * slots and then a permit to run, run its steps one at a time in `needs` order, and on a failure
  * skip the rest. A busy GPU (`--no-wait`) stops the whole run; a slot wait past `--lock-timeout`
  * fails only this pipeline.
  */
-import type { PlannedPipeline } from "../../schema-types/plan.js";
+import { stepOrder } from "../../plan/step-order.js";
+import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
 import { GpuBusyError, LockTimeoutError } from "../lock/types.js";
+import type { RunEventOf } from "../record/events.js";
 import { stepKey } from "../record/journal.js";
-import { HostWorker } from "./host-worker.js";
-import { describeHolders } from "./lock-waits.js";
+import { journalStep, type PipelineContext } from "./contexts.js";
+import { describeHolders, reportLockTimeout } from "./lock-waits.js";
+import { PipelinePermit } from "./pipeline-permit.js";
 import { givePipelineSlotsBack, type HeldSlot, type HolderFor, takePipelineSlots } from "./pipeline-slots.js";
-import type { RunContext } from "./run-context.js";
-import { runStepWithRetries } from "./run-step-with-retries.js";
-import { topologicalOrder } from "./scheduler.js";
+import { settleStep } from "./settle-step.js";
 
-export async function runPipeline(ctx: RunContext, pipeline: PlannedPipeline): Promise<void> {
-  const steps = topologicalOrder(pipeline.steps);
-  const todo = steps.filter((s) => !ctx.options.completed?.has(stepKey(pipeline.name, s.id)));
-  for (const s of steps) {
-    if (todo.includes(s)) continue;
-    ctx.skip(pipeline.name, s, "completed", "completed in an earlier run");
-  }
-  if (todo.length === 0 || ctx.stopSignal.aborted) return;
+type SkipCause = RunEventOf<"gpu.step.skip">["cause"];
+
+export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipeline): Promise<void> {
+  const steps = stepOrder(pipeline.steps);
+  const todo = steps.filter((s) => !ctx.completed.has(stepKey(pipeline.name, s.id)));
+  for (const s of steps)
+    if (!todo.includes(s)) skip(ctx, pipeline, s, "completed", "completed in an earlier run");
+  if (todo.length === 0 || ctx.stop.aborted) return;
 
   const held: HeldSlot[] = [];
-  const worker = new HostWorker(ctx.workers, ctx.stopSignal);
+  const permit = new PipelinePermit(ctx.permits, ctx.stop);
   const holder: HolderFor = (step) => ({
     pid: process.pid,
     run: ctx.run,
@@ -34,22 +35,23 @@ export async function runPipeline(ctx: RunContext, pipeline: PlannedPipeline): P
   });
   try {
     await takePipelineSlots(ctx, pipeline, holder, held);
-    await worker.take();
+    await permit.take();
     for (let i = 0; i < todo.length; i++) {
       const step = todo[i]!;
-      if (ctx.stopSignal.aborted) return;
+      if (ctx.stop.aborted) return;
       const last = i === todo.length - 1;
-      const status = await runStepWithRetries(ctx, { pipeline, step, held, holder, worker, last });
-      if (status === "interrupted") return;
-      if (status !== "ok") {
+      const end = await settleStep(ctx, { pipeline, step, held, holder, permit, last });
+      if (end === "interrupted") return;
+      if (end === "failed") {
         for (const later of todo.slice(i + 1)) {
-          ctx.skip(
-            pipeline.name,
-            later,
-            "dependency-failed",
-            `needs ${pipeline.name}/${step.id}, which failed`,
-          );
-          await ctx.journalStep(pipeline.name, later, "skipped", 0, later.device, null, 0);
+          skip(ctx, pipeline, later, "dependency-failed", `needs ${pipeline.name}/${step.id}, which failed`);
+          await journalStep(ctx, pipeline.name, later, {
+            status: "skipped",
+            attempt: 0,
+            device: later.device,
+            exitCode: null,
+            durationMs: 0,
+          });
         }
         return;
       }
@@ -59,19 +61,38 @@ export async function runPipeline(ctx: RunContext, pipeline: PlannedPipeline): P
       ctx.stopForBusyGpu(e);
     } else if (e instanceof LockTimeoutError) {
       const [first, ...rest] = todo;
-      ctx.recordLockTimeout(
+      reportLockTimeout(
+        ctx,
         pipeline.name,
         first!.id,
         e.gpu,
         e.waitedMs,
         `waited ${e.waitedMs} ms for a slot of ${e.gpu}${describeHolders(e.holders)}; raise --lock-timeout or see gpuplan locks`,
       );
-      for (const later of rest) ctx.skip(pipeline.name, later, "no-slot", `no slot of ${e.gpu}`);
-    } else if (!ctx.stopSignal.aborted) {
+      for (const later of rest) skip(ctx, pipeline, later, "no-slot", `no slot of ${e.gpu}`);
+    } else if (!ctx.stop.aborted) {
       throw e;
     }
   } finally {
-    worker.giveBack();
+    permit.giveBack();
     await givePipelineSlotsBack(ctx, pipeline, holder, held);
   }
+}
+
+/** A step that will not run (or need not: an earlier attempt of the run finished it). */
+function skip(
+  ctx: PipelineContext,
+  pipeline: PlannedPipeline,
+  step: PlannedStep,
+  cause: SkipCause,
+  reason: string,
+): void {
+  ctx.emit({
+    event: "gpu.step.skip",
+    pipeline: pipeline.name,
+    step: step.id,
+    device: step.device,
+    reason,
+    cause,
+  });
 }

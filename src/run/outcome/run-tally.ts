@@ -97,3 +97,17 @@ function failureOf(event: RunEventOf<"gpu.step.end">): StepFailure {
     hint: event.hint ?? null,
   };
 }
+
+/** The summary so far; a run without its run.end (it broke off) reads as not interrupted, 0 ms long. */
+export function summarize(tally: RunTally): RunSummary {
+  return {
+    run: tally.run,
+    runDir: tally.runDir,
+    ok: tally.ok,
+    failed: tally.failed,
+    skipped: tally.skipped,
+    interrupted: tally.end?.status === "interrupted",
+    durationMs: tally.end?.durationMs ?? 0,
+    failures: [...tally.failures],
+  };
+}

@@ -1,7 +1,7 @@
 /** What `--dry-run` shows: per pipeline, its GPUs, and per step the command, cwd and env delta. */
 import { resolve } from "node:path";
+import { stepOrder } from "../../plan/step-order.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
-import { topologicalOrder } from "../executor/scheduler.js";
 import { computeStepEnv } from "../step/step-env.js";
 
 export interface DryRun {
@@ -37,7 +37,7 @@ export function describeDryRun(
     pipelines: pipelines.map((pipeline) => ({
       name: pipeline.name,
       gpus: pipeline.gpus,
-      steps: topologicalOrder(pipeline.steps).map((step) => {
+      steps: stepOrder(pipeline.steps).map((step) => {
         const { set, unset } = computeStepEnv({ run, pipeline, step, registry: plan.registry });
         return {
           id: step.id,

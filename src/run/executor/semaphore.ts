@@ -1,8 +1,7 @@
 /**
- * Scheduling primitives: a counting semaphore whose waits can be aborted (the workers bound),
- * and the topological order of a pipeline's steps.
+ * A FIFO counting semaphore whose waits can be aborted: the bound on the pipelines running at
+ * once on the host (pipeline-permit.ts).
  */
-import type { PlannedStep } from "../../schema-types/plan.js";
 
 /** FIFO counting semaphore. */
 export class Semaphore {
@@ -46,23 +45,4 @@ export class Semaphore {
       else this.free++;
     };
   }
-}
-
-/**
- * Steps in an order that honours `needs`, keeping the file's order among ready steps (Kahn).
- * Needs naming no step of the pipeline are ignored (compile reports them); a cycle keeps the
- * remaining steps in file order (compile rejects cycles, so a plan never has one).
- */
-export function topologicalOrder(steps: readonly PlannedStep[]): PlannedStep[] {
-  const ids = new Set(steps.map((s) => s.id));
-  const done = new Set<string>();
-  const order: PlannedStep[] = [];
-  const remaining = [...steps];
-  while (remaining.length > 0) {
-    const i = remaining.findIndex((s) => s.needs.every((n) => done.has(n) || !ids.has(n)));
-    const [next] = remaining.splice(i >= 0 ? i : 0, 1);
-    order.push(next!);
-    done.add(next!.id);
-  }
-  return order;
 }

@@ -1,0 +1,82 @@
+/**
+ * What the parts of the executor are handed. A step's attempt needs the run's identity and
+ * directories, the environment to start from, how to stop it, the warm workers and where its
+ * events and journal entries go: StepContext, nothing more. A pipeline also takes slots, waits
+ * and a permit to run, and may stop the run for a busy GPU: PipelineContext. Both are plain
+ * objects that execute-run.ts builds once per run.
+ */
+import type { GpuplanPlan, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
+import type { GpuBusyError, SlotLock } from "../lock/types.js";
+import type { EventDraft, StepStatus } from "../record/events.js";
+import type { Journal } from "../record/journal.js";
+import type { MemorySampler } from "../record/memory-snapshot.js";
+import type { WorkerPool } from "../warm/worker-pool.js";
+import type { Semaphore } from "./semaphore.js";
+import type { SlotHandover } from "./slot-handover.js";
+
+export interface StepContext {
+  readonly run: string;
+  /** `.gpuplan/runs/<run>` (as it should appear in messages). */
+  readonly runDir: string;
+  /** Directory step `cwd`s are relative to. */
+  readonly baseDir: string;
+  /** The plan's GPUs: what a step sees and is pinned to. */
+  readonly registry: readonly PlanRegistryEntry[];
+  /** The environment steps inherit, as one plain copy. */
+  readonly env: NodeJS.ProcessEnv;
+  /** SIGTERM → SIGKILL delay, for steps and warm workers alike. */
+  readonly killGraceMs: number;
+  /** Pin GPU steps to their GPU's local CPUs. */
+  readonly cpuPinning: boolean;
+  /** Aborted by whatever stops the run: the user's interrupt or a busy GPU. */
+  readonly stop: AbortSignal;
+  /** The signal forwarded to running steps at an interrupt (SIGINT unless told). */
+  readonly interruptSignal?: () => NodeJS.Signals;
+  /** Aborted at a second interrupt: kill at once. */
+  readonly killNow?: AbortSignal;
+  readonly pool: WorkerPool;
+  readonly sampler?: MemorySampler;
+  readonly journal: Journal;
+  readonly onOutput?: (pipeline: string, step: string, stream: "stdout" | "stderr", line: string) => void;
+  /** Stamp and send an event (and fold it into the run's tally). */
+  emit(draft: EventDraft): void;
+  /** Work the run waits for before it ends but no step waits for (memory readings). */
+  track(work: Promise<void>): void;
+}
+
+export interface PipelineContext extends StepContext {
+  readonly plan: GpuplanPlan;
+  readonly lock: SlotLock;
+  readonly slots: SlotHandover;
+  /** Bounds the pipelines running at once on the host (the plan's `settings.workers`). */
+  readonly permits: Semaphore;
+  /** false: a busy GPU ends the run at once (`--no-wait`). */
+  readonly wait: boolean;
+  readonly lockTimeoutMs: number | undefined;
+  /** Steps an earlier attempt of this run finished ok, by stepKey. */
+  readonly completed: ReadonlySet<string>;
+  /** A busy GPU under `--no-wait`: remember the first and stop the whole run. */
+  stopForBusyGpu(e: GpuBusyError): void;
+}
+
+/** Journal one attempt (or a skip); resolves once it is on disk. */
+export function journalStep(
+  ctx: StepContext,
+  pipeline: string,
+  step: PlannedStep,
+  entry: {
+    status: StepStatus | "skipped";
+    attempt: number;
+    device: string;
+    exitCode: number | null;
+    durationMs: number;
+  },
+): Promise<void> {
+  return ctx.journal.append({
+    type: "step",
+    ts: new Date().toISOString(),
+    pipeline,
+    step: step.id,
+    ...entry,
+  });
+}

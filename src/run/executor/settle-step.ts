@@ -1,0 +1,106 @@
+/**
+ * One step of a running pipeline, to its end: the exclusive upgrade when it asks for its GPUs
+ * alone, then attempts until one settles it. What follows each attempt (done, another one on the
+ * GPU or the CPU, failed) is outcome/attempt-decision.ts's call, the one the run's tally makes too.
+ */
+import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
+import { GpuBusyError, LockTimeoutError, type SlotLease } from "../lock/types.js";
+import { type AttemptDecision, attemptPolicy, decideAttempt } from "../outcome/attempt-decision.js";
+import type { StepStatus } from "../record/events.js";
+import type { PipelineContext } from "./contexts.js";
+import { ExclusiveUpgrade } from "./exclusive-upgrade.js";
+import { describeHolders, reportLockTimeout } from "./lock-waits.js";
+import type { PipelinePermit } from "./pipeline-permit.js";
+import type { HeldSlot, HolderFor } from "./pipeline-slots.js";
+import { runAttempt } from "./run-attempt.js";
+
+/** A step with what its pipeline holds while it runs. */
+export interface StepInPipeline {
+  pipeline: PlannedPipeline;
+  step: PlannedStep;
+  held: readonly HeldSlot[];
+  holder: HolderFor;
+  permit: PipelinePermit;
+  /** No step of the pipeline comes after this one. */
+  last: boolean;
+}
+
+/** How a step ended for its pipeline: done, failed (the rest is skipped), or stopped with the run. */
+export type StepEnd = "ok" | "failed" | "interrupted";
+
+export async function settleStep(ctx: PipelineContext, s: StepInPipeline): Promise<StepEnd> {
+  const { pipeline, step, held } = s;
+  for (const { lease } of held) lease.setHolder(s.holder(step.id));
+  const exclusive = new ExclusiveUpgrade(ctx, pipeline, step);
+  try {
+    if (step.exclusive && step.gpu && step.uuid !== null) await exclusive.upgrade(held, s.permit);
+    // Once the pipeline's last process has ended, its permit goes to the next pipeline at once,
+    // before this step's journal entry reaches the disk (that flush still comes before the step
+    // is reported done): with short steps the flush would otherwise idle every lane.
+    const lastProcessEnded = () => s.permit.giveBack();
+    return await runAttempts(
+      ctx,
+      s,
+      held.map(({ lease }) => lease),
+      lastProcessEnded,
+    );
+  } catch (e) {
+    if (e instanceof LockTimeoutError) {
+      const hint = `the exclusive step waited ${e.waitedMs} ms for every slot of ${e.gpu}${describeHolders(e.holders)}`;
+      reportLockTimeout(ctx, pipeline.name, step.id, step.device, e.waitedMs, hint);
+      return "failed";
+    }
+    if (ctx.stop.aborted && !(e instanceof GpuBusyError)) return "interrupted";
+    throw e;
+  } finally {
+    exclusive.downgrade();
+  }
+}
+
+async function runAttempts(
+  ctx: PipelineContext,
+  s: StepInPipeline,
+  leases: readonly SlotLease[],
+  lastProcessEnded: () => void,
+): Promise<StepEnd> {
+  const { pipeline, step } = s;
+  const policy = attemptPolicy(step);
+  const statuses: StepStatus[] = [];
+  let onCpu = policy.gpuAttempts === 0;
+  for (;;) {
+    let decision: AttemptDecision | undefined;
+    const decide = (status: StepStatus): AttemptDecision => {
+      decision ??= decideAttempt(policy, [...statuses, status]);
+      return decision;
+    };
+    const status = await runAttempt(ctx, {
+      pipeline,
+      step,
+      attempt: statuses.length + 1,
+      onCpu,
+      leases,
+      onEnded: (ended) => {
+        // No attempt follows: the pipeline's last process may have ended.
+        const next = decide(ended);
+        if (next.outcome === "retry" && !ctx.stop.aborted) return;
+        if (next.outcome !== "ok" || s.last) lastProcessEnded();
+      },
+    });
+    const next = decide(status);
+    statuses.push(status);
+    if (next.outcome !== "retry") return next.outcome;
+    // A retry that the stop cancels leaves the step unsettled, as an interrupt does.
+    if (ctx.stop.aborted) return "interrupted";
+    ctx.emit({
+      event: "gpu.step.retry",
+      pipeline: pipeline.name,
+      step: step.id,
+      device: next.onCpu ? "cpu" : step.device,
+      attempt: next.attempt,
+      of: next.of,
+      reason: next.reason,
+      ...(next.onCpu && !onCpu && { nextDevice: "cpu" as const }),
+    });
+    onCpu = next.onCpu;
+  }
+}
