@@ -1,7 +1,8 @@
 // Warm workers vs a fresh worker per task: TASKS pipelines on one GPU, each sending one task to a
 // worker with a 1 s load and 20 ms tasks (examples/workers/segment-worker.mjs), once with
 // `keep_warm` (one load) and once with `keep_warm: false` (a load per task), back to back in this
-// process, through the built executor with the in-memory slot lock (no GPU needed).
+// process, through the built executor with the real slot lock in a temporary directory (no GPU
+// needed: the plan's GPU comes from an inventory file).
 //   npm run bench:warm [-- TASKS SLOTS LOAD_MS TASK_MS]      (build first: npm run build)
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -18,7 +19,7 @@ const dist = (path) => pathToFileURL(join(root, "dist", path)).href;
 if (!existsSync(join(root, "dist/run/executor/execute-run.js")))
   throw new Error("build first: npm run build");
 const { executeRun } = await import(dist("run/executor/execute-run.js"));
-const { createMemorySlotLock } = await import(dist("run/memory-slot-lock.js"));
+const { createSlotLock } = await import(dist("run/lock/index.js"));
 const { createRunDir, openJournal } = await import(dist("run/record/journal.js"));
 
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-bench-warm-"));
@@ -68,7 +69,7 @@ try {
       run: name,
       runDir,
       baseDir: dir,
-      lock: createMemorySlotLock(),
+      lock: createSlotLock({ dir: join(dir, "locks") }),
       emit: (e) => {
         if (e.event === "gpu.model.load_start") loads.n++;
       },

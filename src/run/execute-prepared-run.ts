@@ -9,6 +9,7 @@ import type { PlannedPipeline } from "../schema-types/plan.js";
 import type { UiMode } from "../ui/run/view.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
+import { noGpuLock } from "./lock/no-gpu-lock.js";
 import type { SlotLock } from "./lock/types.js";
 import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
@@ -88,7 +89,7 @@ export async function executePreparedRun(
         view.onEvent(event);
       },
       onOutput: (pipeline, step, stream, line) => view.onOutput(pipeline, step, stream, line),
-      // Beside the slot files, for `gpuplan locks` (the in-memory lock of a CPU run has no directory).
+      // Beside the slot files, for `gpuplan locks` (a CPU run's lock has no directory).
       ...(needsLock && { onWarmWorkers: (workers) => writeWarmInfo(lock.dir, runId, workers) }),
     }).catch(async (e: unknown) => {
       // Our bug: let go of the terminal (the live view) before the stack is printed.
@@ -110,11 +111,9 @@ function needsGpuLock(pipelines: readonly PlannedPipeline[]): boolean {
   return pipelines.some((p) => p.gpus.length > 0 || p.steps.some((s) => s.uuid !== null));
 }
 
-/** CPU-only runs never load koffi: nothing to lock across processes, an in-memory lock will do. */
+/** CPU-only runs never load koffi: nothing to lock across processes, and a lock that refuses any use. */
 async function openLock(needsLock: boolean): Promise<SlotLock> {
-  return needsLock
-    ? (await import("./lock/open-slot-lock.js")).openSlotLock()
-    : (await import("./memory-slot-lock.js")).createMemorySlotLock();
+  return needsLock ? (await import("./lock/open-slot-lock.js")).openSlotLock() : noGpuLock();
 }
 
 function emptySummary(run: string, runDir: string, durationMs: number): RunSummary {

@@ -1,11 +1,19 @@
-// The executor with the in-memory lock double: ordering, bounds, slots, exclusivity, failures,
-// timeouts, OOM retries and the CPU fallback, journal and events. Steps are small node scripts
-// from fixtures/run.
-import { readdirSync, readFileSync } from "node:fs";
+// The executor with the real slot lock (recorded; a fake flock where a test decides who holds a
+// GPU): ordering, bounds, slots, exclusivity, failures, timeouts, OOM retries and the CPU
+// fallback, journal and events. Steps are small node scripts from fixtures/run.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { InternalError } from "../../src/problems/errors.js";
+import { writeHolderInfo } from "../../src/run/lock/holder-info.js";
+import { slotPath } from "../../src/run/lock/lock-dir.js";
+import { noGpuLock } from "../../src/run/lock/no-gpu-lock.js";
+import { GpuBusyError } from "../../src/run/lock/types.js";
 import { readJournal, stepKey } from "../../src/run/record/journal.js";
+import { createFakeFlock } from "./helpers/fake-flock.js";
 import { execute, type Harness, maxConcurrent, planFrom, records } from "./helpers/harness.js";
+import { createRecordingLock } from "./helpers/recording-lock.js";
 
 let h: Harness | undefined;
 afterEach(() => {
@@ -380,6 +388,74 @@ pipelines:
     expect(h.events.find((e) => e.event === "gpu.lock.wait")!.holders).toEqual([
       expect.objectContaining({ pid: process.pid, pipeline: "p-1" }),
     ]);
+  });
+
+  it("--no-wait: a GPU another process holds stops the run before any step, naming the holder (fake flock)", async () => {
+    const { inventory } = await import("../helpers/inventory.js");
+    const plan = planFrom(
+      `
+version: 1
+name: busy
+registry: { max_pipelines_per_gpu: 1 }
+pipelines:
+  - name: p
+    steps:
+      - id: s
+        run: [node, record.mjs, p, "10"]
+        memory: torch
+        vram: 4GiB
+`,
+      inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]),
+    );
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-run-"));
+    const lockDir = join(dir, "locks");
+    const uuid = plan.registry[0]!.uuid;
+    mkdirSync(lockDir);
+    writeFileSync(slotPath(lockDir, uuid, 0), "");
+    const since = "2026-11-23T10:00:00.000Z";
+    writeHolderInfo(lockDir, {
+      uuid,
+      gpu: "cuda:0",
+      slot: 0,
+      pid: 4242,
+      run: "r",
+      pipeline: "theirs",
+      step: "fit",
+      since,
+    });
+    const flock = createFakeFlock();
+    flock.holdOutside(slotPath(lockDir, uuid, 0));
+    h = await execute(plan, { dir, lock: createRecordingLock(lockDir, flock), wait: false });
+    expect(h.busy).toBeInstanceOf(GpuBusyError);
+    expect(h.busy!.holders).toEqual([
+      expect.objectContaining({ pid: 4242, pipeline: "theirs", step: "fit" }),
+    ]);
+    expect(h.summary).toMatchObject({ interrupted: true, ok: 0, failed: 0, skipped: 0 });
+    expect(records(h.dir)).toEqual([]);
+    // Let go outside: the same machine runs the step.
+    flock.releaseOutside(slotPath(lockDir, uuid, 0));
+    const again = await execute(plan, { dir, lock: createRecordingLock(lockDir, flock), wait: false });
+    expect(again.busy).toBeNull();
+    expect(again.summary).toMatchObject({ ok: 1, interrupted: false });
+    expect(records(h.dir).map((r) => r.name)).toEqual(["p", "p"]);
+  });
+
+  it("a run without GPU pipelines gets a lock that fails loudly, as a bug, if a GPU slot is ever asked of it", async () => {
+    const plan = planFrom(`
+version: 1
+name: misuse
+pipelines:
+  - name: g
+    steps:${gpuStep("a").replaceAll("{p}", "g")}
+`);
+    const lock = Object.assign(noGpuLock(), { calls: [], held: new Map(), peak: new Map() });
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-run-"));
+    try {
+      await expect(execute(plan, { dir, lock })).rejects.toBeInstanceOf(InternalError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(() => noGpuLock().dir).toThrow(InternalError);
   });
 
   it("a gpus: 2 pipeline takes a slot of each GPU in UUID order and its step sees both, its own first", async () => {

@@ -13,7 +13,7 @@ const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
 
-type LockMode = "shared" | "exclusive";
+export type LockMode = "shared" | "exclusive";
 
 export interface Flock {
   /** Take the lock on this open file description without waiting; false when another one holds it. */

@@ -22,9 +22,12 @@ import { SharedWaiter, UpgradeWaiter } from "./waiters.js";
 export { DEFAULT_LOCK_DIR } from "./lock-dir.js";
 export * from "./types.js";
 
-/** The slot lock over GPUPLAN_LOCK_DIR (or `options.dir`, or /tmp/gpuplan-locks). Cheap: nothing is touched until used. */
-export function createSlotLock(options: { dir?: string } = {}): SlotLock {
-  return new FlockSlotLock(resolveLockDir(options.dir));
+/**
+ * The slot lock over GPUPLAN_LOCK_DIR (or `options.dir`, or /tmp/gpuplan-locks). Cheap: nothing is
+ * touched until used. `flock` stands in for flock(2) where a test needs to decide who holds what.
+ */
+export function createSlotLock(options: { dir?: string; flock?: Flock } = {}): SlotLock {
+  return new FlockSlotLock(resolveLockDir(options.dir), options.flock);
 }
 
 /** A `--no-wait` request tries twice: a `gpuplan locks` probe can hold a free slot for microseconds. */
@@ -34,7 +37,10 @@ class FlockSlotLock implements SlotLock, LeaseOwner {
   private readonly gpus = new Map<string, GpuSlots>();
   private ready: Promise<Flock> | undefined;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly flock?: Flock,
+  ) {}
 
   async acquire(request: SlotRequest): Promise<SlotLease> {
     checkRequest(request);
@@ -82,7 +88,7 @@ class FlockSlotLock implements SlotLock, LeaseOwner {
   }
 
   async inspect(): Promise<SlotState[]> {
-    return inspectDir(await loadFlock(), this.dir);
+    return inspectDir(this.flock ?? (await loadFlock()), this.dir);
   }
 
   freed(uuid: string): void {
@@ -107,7 +113,7 @@ class FlockSlotLock implements SlotLock, LeaseOwner {
   }
 
   private prepare(): Promise<Flock> {
-    this.ready ??= loadFlock().then((flock) => {
+    this.ready ??= (this.flock ? Promise.resolve(this.flock) : loadFlock()).then((flock) => {
       ensureLockDir(this.dir);
       return flock;
     });

@@ -1,4 +1,4 @@
-/** Plans from pipeline text, and the executor run in a temporary directory with the lock double. */
+/** Plans from pipeline text, and the executor run in a temporary directory with the real slot lock (recorded). */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -39,18 +39,25 @@ export interface Harness extends ExecuteResult {
   cleanup: () => void;
 }
 
-/** Run a plan through the executor in a fresh temp dir (cwd of steps: fixtures/run). */
+/**
+ * Run a plan through the executor in a fresh temp dir (or `dir`; cwd of steps: fixtures/run), with
+ * the real slot lock on `<dir>/locks` unless a test brings its own.
+ */
 export async function execute(
   plan: GpuplanPlan,
-  overrides: Partial<ExecuteOptions> & { lock?: RecordingLock } = {},
+  {
+    dir: givenDir,
+    lock: givenLock,
+    ...overrides
+  }: Partial<ExecuteOptions> & { lock?: RecordingLock; dir?: string } = {},
 ): Promise<Harness> {
-  const dir = mkdtempSync(join(tmpdir(), "gpuplan-run-"));
+  const dir = givenDir ?? mkdtempSync(join(tmpdir(), "gpuplan-run-"));
   const runDir = join(dir, "run");
   await createRunDir(runDir, plan);
   const journal = await openJournal(runDir);
   const events: RunEvent[] = [];
   const output: Harness["output"] = [];
-  const lock = overrides.lock ?? createRecordingLock();
+  const lock = givenLock ?? createRecordingLock(join(dir, "locks"));
   const result = await executeRun({
     plan,
     pipelines: plan.pipelines,

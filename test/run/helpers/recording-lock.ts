@@ -1,9 +1,11 @@
 /**
- * The in-memory slot lock (src/run/memory-slot-lock.ts) with a log of every call and the most
- * holders seen per GPU at once, so executor tests can assert slot holding and exclusivity.
+ * The real slot lock (flock(2) on files in `dir`, or the fake flock a test gives) with a log of
+ * every call and the most holders seen per GPU at once, so executor tests can assert slot
+ * holding and exclusivity.
  */
+import type { Flock } from "../../../src/run/lock/flock.js";
+import { createSlotLock } from "../../../src/run/lock/index.js";
 import type { SlotLease, SlotLock } from "../../../src/run/lock/types.js";
-import { createMemorySlotLock } from "../../../src/run/memory-slot-lock.js";
 
 interface LockCall {
   call: "acquire" | "acquired" | "upgrade" | "upgraded" | "downgrade" | "release";
@@ -20,8 +22,8 @@ export interface RecordingLock extends SlotLock {
   peak: Map<string, number>;
 }
 
-export function createRecordingLock(): RecordingLock {
-  const inner = createMemorySlotLock();
+export function createRecordingLock(dir: string, flock?: Flock): RecordingLock {
+  const inner = createSlotLock({ dir, ...(flock && { flock }) });
   const calls: LockCall[] = [];
   const held = new Map<string, number>();
   const peak = new Map<string, number>();
