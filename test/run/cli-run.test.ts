@@ -156,6 +156,24 @@ describe("gpuplan run (CLI)", () => {
     expect(events.filter((e) => e.event === "gpu.step.skip")).toHaveLength(3);
   });
 
+  it("--resume of a run whose kept plan.json was damaged reports it as a plan problem (exit 1), not a crash", () => {
+    const cwd = temp();
+    const first = gpuplan(["run", EXAMPLE, "--ui", "plain", "--pipeline", "plate-P1"], { cwd, env: NO_GPU });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const [id] = runIds(cwd);
+    const kept = join(cwd, ".gpuplan/runs", id!, "plan.json");
+    writeFileSync(kept, readFileSync(kept, "utf8").slice(0, 200));
+    const torn = gpuplan(["run", EXAMPLE, "--resume", id!], { cwd, env: NO_GPU });
+    expect(hasCrashed(torn)).toBe(false);
+    expect(torn.exitCode).toBe(1);
+    expect(torn.stderr).toContain("plan.json");
+    writeFileSync(kept, JSON.stringify({ schema: "gpuplan/plan@1", pipelines: [] }));
+    const wrong = gpuplan(["run", EXAMPLE, "--resume", id!], { cwd, env: NO_GPU });
+    expect(hasCrashed(wrong)).toBe(false);
+    expect(wrong.exitCode).toBe(1);
+    expect(wrong.stderr).toContain("is not a gpuplan plan");
+  });
+
   it("SIGINT stops the run (exit 130) and --resume runs only the steps that did not complete", async () => {
     const cwd = temp();
     for (const f of ["slow-steps.yaml", "record.mjs"]) copyFileSync(join(FIXTURES, f), join(cwd, f));

@@ -5,7 +5,7 @@
  * timeout or abort), so waiting is done by polling in waiters.ts.
  */
 import { constants } from "node:os";
-import { errnoCode } from "../../libc/errno-code.js";
+import { errnoCode, type Libc, loadLibc } from "../../libc/libc.js";
 import { VendorError } from "../../problems/errors.js";
 
 const LOCK_SH = 1;
@@ -24,29 +24,25 @@ export interface Flock {
 
 let loading: Promise<Flock> | undefined;
 
-/** The process-wide flock binding (one koffi library handle, bound once). */
+/** The process-wide flock binding (src/libc's one library handle, bound once). */
 export function loadFlock(): Promise<Flock> {
   loading ??= bind();
   return loading;
 }
 
 async function bind(): Promise<Flock> {
-  const koffi = (await import("koffi")).default;
   let flock: (fd: number, operation: number) => number;
+  let libc: Libc;
   try {
-    flock = bindFrom(koffi, "libc.so.6");
-  } catch {
-    try {
-      // musl, macOS: node itself links libc, so the process's own symbols have flock.
-      flock = bindFrom(koffi, null);
-    } catch (e) {
-      throw new VendorError(
-        "cannot use flock(2) for the GPU slot lock",
-        "koffi.load(libc).func(flock)",
-        e instanceof Error ? e.message : String(e),
-        "the GPU slot lock needs a libc with flock(2) (Linux or macOS)",
-      );
-    }
+    libc = await loadLibc();
+    flock = libc.func("int flock(int fd, int operation)");
+  } catch (e) {
+    throw new VendorError(
+      "cannot use flock(2) for the GPU slot lock",
+      "koffi.load(libc).func(flock)",
+      e instanceof Error ? e.message : String(e),
+      "the GPU slot lock needs a libc with flock(2) (Linux or macOS)",
+    );
   }
   const { EWOULDBLOCK, EAGAIN, EINTR } = constants.errno;
   return {
@@ -54,7 +50,7 @@ async function bind(): Promise<Flock> {
       const operation = (mode === "shared" ? LOCK_SH : LOCK_EX) | LOCK_NB;
       for (;;) {
         if (flock(fd, operation) === 0) return true;
-        const errno = koffi.errno();
+        const errno = libc.errno();
         if (errno === EWOULDBLOCK || errno === EAGAIN) return false;
         if (errno === EINTR) continue;
         throw new VendorError(
@@ -68,15 +64,6 @@ async function bind(): Promise<Flock> {
       flock(fd, LOCK_UN);
     },
   };
-}
-
-type Koffi = typeof import("koffi").default;
-
-function bindFrom(koffi: Koffi, library: string | null): (fd: number, operation: number) => number {
-  return koffi.load(library).func("int flock(int fd, int operation)") as (
-    fd: number,
-    operation: number,
-  ) => number;
 }
 
 function errnoName(errno: number): string {

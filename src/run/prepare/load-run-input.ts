@@ -1,15 +1,16 @@
 /**
- * What `gpuplan run` was given: a plan (JSON from compile, schema-checked here) or a pipeline
- * file (compiled in memory against live detection). Either way the result is a plan, the
- * directory step `cwd`s are relative to, and every problem found on the way.
+ * What `gpuplan run` was given: a plan (JSON from compile, read and schema-checked by
+ * src/plan/read-plan.ts) or a pipeline file (compiled in memory against live detection). Either
+ * way the result is a plan, the directory step `cwd`s are relative to, and every problem found
+ * on the way.
  */
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import type { DetectInventory, Inventory } from "../../inventory/types.js";
-import { error, hasErrors, type Problem } from "../../problems/problem.js";
+import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
+import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText, type SourceFile } from "../../source/read-source-text.js";
-import type { ParsedSource } from "../../source/source-file.js";
 
 export interface RunInput {
   kind: "plan" | "pipeline";
@@ -30,7 +31,7 @@ export async function loadRunInput(
   cwd = process.cwd(),
 ): Promise<RunInput> {
   const text = await readSourceText(file, "plan");
-  const parsed = await parseFast(file, text);
+  const parsed = await parsePlanText(file, text);
   const data = parsed.data;
   const isPlan =
     file.endsWith(".json") ||
@@ -54,30 +55,11 @@ export async function loadRunInput(
       recompile: `gpuplan run ${file} compiles it again`,
     };
   }
-  const base = { kind: "plan" as const, sources: [parsed.source] };
-  if (hasErrors(parsed.problems))
-    return { ...base, plan: undefined, baseDir: cwd, problems: parsed.problems, recompile: "" };
-  // Loaded here: only runs of a plan file need the plan validator.
-  const { default: validatePlan } = await import("../../generated/plan-validator.js");
-  if (!validatePlan(data)) {
-    const { schemaProblems } = await import("../../problems/schema-errors.js");
-    return {
-      ...base,
-      plan: undefined,
-      baseDir: cwd,
-      problems: [
-        error({
-          code: "invalid-plan",
-          message: `${file} is not a gpuplan plan (schema gpuplan/plan@1)`,
-          hint: "make one with gpuplan compile PIPELINE.yaml -o plan.json",
-          file,
-        }),
-        ...schemaProblems(validatePlan.errors ?? [], file),
-      ],
-      recompile: "",
-    };
-  }
-  const plan = data as GpuplanPlan;
+  const checked = await checkPlan(parsed);
+  const base = { kind: "plan" as const, sources: [checked.source] };
+  if (!checked.plan)
+    return { ...base, plan: undefined, baseDir: cwd, problems: checked.problems, recompile: "" };
+  const { plan } = checked;
   return {
     ...base,
     plan,
@@ -98,16 +80,4 @@ function pipelineDir(source: string, planFile: string, cwd: string): string {
   const fromPlan = resolve(cwd, dirname(planFile), source);
   if (existsSync(fromPlan)) return dirname(fromPlan);
   return dirname(fromCwd);
-}
-
-/** JSON.parse first (a plan is JSON, and the YAML parser is ~10× slower on a big one); YAML for located errors. */
-async function parseFast(file: string, text: string): Promise<ParsedSource> {
-  if (file.endsWith(".json")) {
-    try {
-      return { source: { file, text }, data: JSON.parse(text) as unknown, problems: [] };
-    } catch {
-      // Fall through: the YAML parser says where the syntax error is.
-    }
-  }
-  return (await import("../../source/source-file.js")).parseSource(file, text);
 }

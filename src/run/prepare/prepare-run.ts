@@ -53,6 +53,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
   let sources: SourceFile[] = [];
   if (request.resume !== undefined) {
     const resumed = await loadResumedRun(request.resume, file);
+    if ("problems" in resumed) return { ok: false, problems: resumed.problems, sources: resumed.sources };
     const { pipelines, ...rest } = resumed;
     run = { ...rest, resumed: true };
     startedWith = pipelines;

@@ -5,8 +5,11 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, sep } from "node:path";
+import { readPlanFile } from "../../plan/read-plan.js";
 import { UsageError } from "../../problems/errors.js";
+import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
+import type { SourceFile } from "../../source/read-source-text.js";
 import { RUNS_DIR, readJournal } from "../record/journal.js";
 
 export interface ResumedRun {
@@ -20,8 +23,14 @@ export interface ResumedRun {
   pipelines: string[];
 }
 
-/** The run named by `--resume` (an id in the runs directory, or a path); `file` is the input given now. */
-export async function loadResumedRun(resume: string, file: string): Promise<ResumedRun> {
+/**
+ * The run named by `--resume` (an id in the runs directory, or a path); `file` is the input given
+ * now. Problems when the plan kept in the run directory is not a plan (any more).
+ */
+export async function loadResumedRun(
+  resume: string,
+  file: string,
+): Promise<ResumedRun | { problems: Problem[]; sources: SourceFile[] }> {
   const runDir = resume.includes(sep) || resume.startsWith(".") ? resume : join(RUNS_DIR, resume);
   if (!existsSync(join(runDir, "journal.jsonl"))) {
     throw new UsageError(
@@ -32,7 +41,10 @@ export async function loadResumedRun(resume: string, file: string): Promise<Resu
   }
   const state = await readJournal(runDir);
   if (!state.header) throw new UsageError(`--resume: ${runDir} has no run header`, "unknown-run");
-  const plan = JSON.parse(await readFile(join(runDir, "plan.json"), "utf8")) as GpuplanPlan;
+  // The run's own copy is read like any plan: a damaged one is a located problem, not a crash.
+  const stored = await readPlanFile(join(runDir, "plan.json"));
+  if (!stored.plan) return { problems: stored.problems, sources: [stored.source] };
+  const { plan } = stored;
   await checkSamePlan(file, plan, resume);
   return {
     plan,

@@ -5,10 +5,11 @@
  * step has its mask from its first instruction, before any runtime (OpenMP, PyTorch, nproc)
  * reads it to size its thread pools; setting it after the start would race with them.
  *
- * Linux only, through koffi (sched_getaffinity/sched_setaffinity on the calling thread, pid 0).
- * Elsewhere, or when koffi cannot load, nothing is pinned.
+ * Linux with glibc only, through src/libc (sched_getaffinity/sched_setaffinity on the calling
+ * thread, pid 0). Elsewhere, or when koffi cannot load, nothing is pinned.
  */
 import { isMainThread } from "node:worker_threads";
+import { loadLibc } from "../../../libc/libc.js";
 
 /** cpu_set_t of 1024 CPUs, glibc's size; the kernel accepts any multiple of the word size. */
 const MASK_BYTES = 128;
@@ -44,18 +45,14 @@ export function startPinned<T>(cpus: readonly number[] | null | undefined, start
 async function bind(): Promise<AffinityControl | null> {
   // A worker thread's mask is its own, not the one the spawning code would change.
   if (process.platform !== "linux" || !isMainThread) return null;
-  const koffi = (await import("koffi")).default;
-  const libc = koffi.load("libc.so.6");
-  const getAffinity = libc.func("int sched_getaffinity(int pid, size_t size, _Out_ uint8_t *mask)") as (
-    pid: number,
-    size: number,
-    mask: Buffer,
-  ) => number;
-  const setAffinity = libc.func("int sched_setaffinity(int pid, size_t size, const uint8_t *mask)") as (
-    pid: number,
-    size: number,
-    mask: Buffer,
-  ) => number;
+  const libc = await loadLibc();
+  if (!libc.glibc) return null;
+  const getAffinity = libc.func<(pid: number, size: number, mask: Buffer) => number>(
+    "int sched_getaffinity(int pid, size_t size, _Out_ uint8_t *mask)",
+  );
+  const setAffinity = libc.func<(pid: number, size: number, mask: Buffer) => number>(
+    "int sched_setaffinity(int pid, size_t size, const uint8_t *mask)",
+  );
   const own = Buffer.alloc(MASK_BYTES);
   if (getAffinity(0, MASK_BYTES, own) !== 0) return null;
   return {

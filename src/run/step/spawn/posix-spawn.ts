@@ -32,7 +32,7 @@
  */
 import { constants } from "node:os";
 import { isMainThread } from "node:worker_threads";
-import { errnoCode } from "../../../libc/errno-code.js";
+import { errnoCode, loadLibc } from "../../../libc/libc.js";
 
 interface SpawnRequest {
   /** Absolute path of the program (resolved against the step's PATH by the caller). */
@@ -77,10 +77,10 @@ export function loadPosixSpawner(): Promise<PosixSpawner | null> {
 
 async function bind(): Promise<PosixSpawner | null> {
   if (process.platform !== "linux" || !isMainThread || process.env.GPUPLAN_SPAWN === "node") return null;
-  const koffi = (await import("koffi")).default;
-  // glibc's soname; musl has none by that name, so this fails there and child_process is used.
-  const libc = koffi.load("libc.so.6");
-  const fn = <T>(signature: string) => libc.func(signature) as T;
+  const libc = await loadLibc();
+  // glibc only (addchdir_np, SETSID, its signal numbers): elsewhere child_process is used.
+  if (!libc.glibc) return null;
+  const fn = <T>(signature: string) => libc.func<T>(signature);
   const posixSpawn = fn<
     (
       pid: Int32Array,
@@ -145,7 +145,7 @@ async function bind(): Promise<PosixSpawner | null> {
       if (r === pid) {
         pending.delete(pid);
         done(decodeStatus(status[0]!));
-      } else if (r === -1 && koffi.errno() === constants.errno.ECHILD) {
+      } else if (r === -1 && libc.errno() === constants.errno.ECHILD) {
         // Someone else reaped it (a native library calling waitpid(-1)): its status is lost.
         pending.delete(pid);
         done({ exitCode: null, signal: null });
