@@ -16,11 +16,11 @@ const gpuplan = join(root, "bin/gpuplan.js");
 
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-bench-run-"));
 try {
-  // One pipeline per step (a matrix), so `workers` is the concurrency, as -P is for xargs.
+  // One pipeline per step (a matrix), so `max_parallel_pipelines` is the concurrency, as -P is for xargs.
   const values = Array.from({ length: steps }, (_, i) => i + 1).join(", ");
   writeFileSync(
     join(dir, "bench.yaml"),
-    `version: 1\nname: bench\nregistry: { platform_priority: [cpu], workers: ${concurrency} }\n` +
+    `version: 1\nname: bench\nregistry: { platform_priority: [cpu], max_parallel_pipelines: ${concurrency} }\n` +
       `pipelines:\n  - name: t-{n}\n    matrix: { n: [${values}] }\n    steps:\n      - id: s\n        run: ["true"]\n        memory: numpy\n`,
   );
   const compiled = spawnSync(

@@ -167,7 +167,7 @@ export function assignGpus(
   const totalWork = gpuAssignments.reduce((s, a) => s + a.workMs * a.gpus.length, 0);
   const totalSlots = Math.min(
     states.reduce((s, g) => s + g.slots.length, 0),
-    config.workers ?? Number.POSITIVE_INFINITY,
+    config.maxParallelPipelines ?? Number.POSITIVE_INFINITY,
   );
   const longest = Math.max(0, ...gpuAssignments.map((a) => a.workMs));
   return {

@@ -41,7 +41,7 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
       memoryStrategy: resolved.registry.memoryStrategy,
       memoryFraction: resolved.registry.memoryFraction,
       platformPriority: resolved.registry.platformPriority,
-      workers: resolved.registry.workers ?? inputs.usableCores,
+      maxParallelPipelines: resolved.registry.maxParallelPipelines ?? inputs.usableCores,
       contextReserveBytes: resolved.registry.contextReserveBytes,
       maxWarmPerGpu: resolved.registry.maxWarmPerGpu,
     },

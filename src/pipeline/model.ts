@@ -25,7 +25,8 @@ export interface RegistryConfig {
   memoryFraction: number;
   maxPipelinesPerGpu: number | null;
   platformPriority: Platform[];
-  workers: number | null;
+  /** Pipelines running at once on the host (`max_parallel_pipelines`; null: the usable cores). */
+  maxParallelPipelines: number | null;
   contextReserveBytes: number;
   /** Warm workers each GPU keeps loaded at once (`max_warm_per_gpu`, default 1). */
   maxWarmPerGpu: number;

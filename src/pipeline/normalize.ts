@@ -5,7 +5,7 @@
  */
 import { pipelineSchema } from "../generated/schema-values.js";
 import { didYouMean } from "../problems/did-you-mean.js";
-import { error, type Problem, toPointer } from "../problems/problem.js";
+import { error, type Problem, toPointer, warning } from "../problems/problem.js";
 import type {
   GpuplanPipelineFile,
   Memory,
@@ -52,6 +52,21 @@ export function normalizeFile(
 
 function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Problem[]): RegistryConfig {
   const r = data.registry ?? {};
+  if (r.workers !== undefined) {
+    // "worker" is the warm model process; the host's bound on running pipelines got its own name.
+    problems.push(
+      warning({
+        code: "deprecated-key",
+        message:
+          r.max_parallel_pipelines === undefined
+            ? "`registry.workers` is now `registry.max_parallel_pipelines` (read the same way)"
+            : "`registry.workers` is now `registry.max_parallel_pipelines`, which is set too: `workers` is ignored",
+        hint: "rename the key to `max_parallel_pipelines`",
+        file,
+        pointer: "/registry/workers",
+      }),
+    );
+  }
   const strategy = r.memory_strategy ?? DEFAULTS.Registry.memory_strategy;
   let fraction: number;
   if (strategy === "custom") {
@@ -86,7 +101,7 @@ function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Pr
     memoryFraction: fraction,
     maxPipelinesPerGpu: r.max_pipelines_per_gpu ?? null,
     platformPriority: [...(r.platform_priority ?? DEFAULTS.Registry.platform_priority)],
-    workers: r.workers ?? null,
+    maxParallelPipelines: r.max_parallel_pipelines ?? r.workers ?? null,
     maxWarmPerGpu: r.max_warm_per_gpu ?? DEFAULTS.Registry.max_warm_per_gpu,
     contextReserveBytes: parseSize(r.context_reserve ?? DEFAULTS.Registry.context_reserve) ?? 0,
   };

@@ -35,7 +35,8 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
   const { source, data } = parsed;
   if (hasErrors(parsed.problems)) return { plan: undefined, problems: parsed.problems, source };
   const { default: validatePlan } = await import("../generated/plan-validator.js");
-  if (validatePlan(data)) return { plan: data as GpuplanPlan, problems: [], source };
+  const upgraded = withRenamedSettings(data);
+  if (validatePlan(upgraded)) return { plan: upgraded as GpuplanPlan, problems: [], source };
   const { schemaProblems } = await import("../problems/schema-errors.js");
   return {
     plan: undefined,
@@ -50,4 +51,18 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
     ],
     source,
   };
+}
+
+/**
+ * `settings.workers` was renamed `settings.maxParallelPipelines` ("worker" is the warm model
+ * process); a plan written before is read with the new name, so a committed plan or a run kept
+ * for `--resume` goes on working.
+ */
+function withRenamedSettings(data: unknown): unknown {
+  const isRecord = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  if (!isRecord(data) || !isRecord(data.settings)) return data;
+  const { workers, ...settings } = data.settings;
+  if (workers === undefined || "maxParallelPipelines" in settings) return data;
+  return { ...data, settings: { ...settings, maxParallelPipelines: workers } };
 }

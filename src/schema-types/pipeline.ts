@@ -114,6 +114,11 @@ export interface RegistrySettings {
   /**
    * Pipelines running at once on the host. Default: the usable CPU cores.
    */
+  max_parallel_pipelines?: number;
+  /**
+   * @deprecated
+   * The old name of max_parallel_pipelines, still read (with a deprecated-key warning).
+   */
   workers?: number;
   /**
    * GPU memory kept free for the CUDA/HIP context when filling automatic device maps.

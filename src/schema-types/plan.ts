@@ -45,9 +45,9 @@ export interface GpuplanPlan {
     memoryFraction: number;
     platformPriority: Platform[];
     /**
-     * Pipelines running at once on the host.
+     * Pipelines running at once on the host (registry.max_parallel_pipelines).
      */
-    workers: number;
+    maxParallelPipelines: number;
     contextReserveBytes: number;
     /**
      * Warm workers each GPU keeps loaded at once (registry.max_warm_per_gpu).

@@ -201,10 +201,26 @@ describe("normalize: registry", () => {
       memoryFraction: 0.75,
       maxPipelinesPerGpu: null,
       platformPriority: ["cuda", "rocm", "cpu"],
-      workers: null,
+      maxParallelPipelines: null,
       contextReserveBytes: GiB,
       maxWarmPerGpu: 1,
     });
+  });
+
+  it("max_parallel_pipelines bounds the pipelines on the host; its old name workers is read with a deprecated-key warning", () => {
+    const current = registry("{ max_parallel_pipelines: 3 }");
+    expect(current.loaded.problems).toEqual([]);
+    expect(current.config!.maxParallelPipelines).toBe(3);
+    const old = registry("{ workers: 5 }");
+    expect(old.config!.maxParallelPipelines).toBe(5);
+    const p = one(old.loaded.problems, "deprecated-key");
+    expect(p.severity).toBe("warning");
+    expect(p.pointer).toBe("/registry/workers");
+    expect(p.message).toContain("max_parallel_pipelines");
+    expect([p.line, p.column]).toEqual([2, 22]);
+    const both = registry("{ workers: 5, max_parallel_pipelines: 2 }");
+    expect(both.config!.maxParallelPipelines).toBe(2);
+    expect(one(both.loaded.problems, "deprecated-key").message).toContain("`workers` is ignored");
   });
 
   it("takes the fraction from memory_fraction with custom", () => {

@@ -20,7 +20,7 @@ afterEach(() => {
 const PIPELINE = `
 version: 1
 name: events
-registry: { max_pipelines_per_gpu: 2, workers: 8 }
+registry: { max_pipelines_per_gpu: 2, max_parallel_pipelines: 8 }
 pipelines:
   - name: ok-{n}
     matrix: { n: [1, 2, 3] }

@@ -67,7 +67,7 @@ pipelines:
     const plan = planFrom(`
 version: 1
 name: workers
-registry: { workers: 2 }
+registry: { max_parallel_pipelines: 2 }
 pipelines:
   - name: p-{p}
     matrix: { p: [1, 2, 3, 4, 5] }
@@ -85,7 +85,7 @@ pipelines:
     const plan = planFrom(`
 version: 1
 name: flush
-registry: { workers: 1 }
+registry: { max_parallel_pipelines: 1 }
 pipelines:
   - name: one
     steps:
@@ -132,7 +132,7 @@ pipelines:
     const plan = planFrom(`
 version: 1
 name: slots
-registry: { max_pipelines_per_gpu: 2, workers: 16 }
+registry: { max_pipelines_per_gpu: 2, max_parallel_pipelines: 16 }
 pipelines:
   - name: p-{p}
     matrix: { p: [1, 2, 3, 4, 5, 6] }
@@ -163,7 +163,7 @@ pipelines:
       `
 version: 1
 name: exclusive
-registry: { max_pipelines_per_gpu: 3, workers: 16 }
+registry: { max_pipelines_per_gpu: 3, max_parallel_pipelines: 16 }
 pipelines:
   - name: p-{p}
     matrix: { p: [1, 2, 3] }
@@ -206,7 +206,7 @@ pipelines:
       `
 version: 1
 name: no-deadlock
-registry: { max_pipelines_per_gpu: 2, workers: 1 }
+registry: { max_pipelines_per_gpu: 2, max_parallel_pipelines: 1 }
 pipelines:
   - name: p-{p}
     matrix: { p: [1, 2] }
@@ -216,7 +216,7 @@ pipelines:
         { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
       ]),
     );
-    expect(one.settings.workers).toBe(1);
+    expect(one.settings.maxParallelPipelines).toBe(1);
     expect(one.registry[0]!.maxPipelines).toBe(2);
     h = await execute(one, { lockTimeoutMs: 20_000 });
     expect(h.summary).toMatchObject({ ok: 4, failed: 0 });
@@ -368,7 +368,7 @@ pipelines:
       `
 version: 1
 name: lock-timeout
-registry: { max_pipelines_per_gpu: 1, workers: 4 }
+registry: { max_pipelines_per_gpu: 1, max_parallel_pipelines: 4 }
 pipelines:
   - name: p-{p}
     matrix: { p: [1, 2] }

@@ -61,7 +61,7 @@ describe.skipIf(!fakeLibsBuilt)("gpuplan run with the real slot lock", () => {
     const { cwd, env, plan } = machine(`
 version: 1
 name: contention
-registry: { max_pipelines_per_gpu: 2, workers: 8 }
+registry: { max_pipelines_per_gpu: 2, max_parallel_pipelines: 8 }
 pipelines:
   - name: w-{n}
     matrix: { n: [1, 2, 3, 4] }

@@ -1,6 +1,6 @@
 /**
  * `gpuplan run PLAN|PIPELINE`: parse the options, prepare the run (src/run/prepare/prepare-run.ts), carry
- * it out (src/run/execute-prepared-run.ts), print what went wrong and choose the exit code — the
+ * it out (src/run/run-session.ts), print what went wrong and choose the exit code — the
  * only part of the run that prints or decides how it ends.
  */
 import type { DetectInventory } from "../../inventory/types.js";
@@ -54,8 +54,8 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     return EXIT.ok;
   }
 
-  const { executePreparedRun } = await import("../../run/execute-prepared-run.js");
-  const result = await executePreparedRun(prepared.run, {
+  const { runSession } = await import("../../run/run-session.js");
+  const result = await runSession(prepared.run, {
     input: file,
     ...(options.events && { eventsFile: options.events }),
     wait: options.wait,

@@ -48,7 +48,7 @@ export interface PipelineContext extends StepContext {
   readonly plan: GpuplanPlan;
   readonly lock: SlotLock;
   readonly slots: SlotHandover;
-  /** Bounds the pipelines running at once on the host (the plan's `settings.workers`). */
+  /** Bounds the pipelines running at once on the host (the plan's `settings.maxParallelPipelines`). */
   readonly permits: Semaphore;
   /** false: a busy GPU ends the run at once (`--no-wait`). */
   readonly wait: boolean;

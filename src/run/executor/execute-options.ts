@@ -39,7 +39,7 @@ export interface ExecuteOptions {
   sampler?: MemorySampler;
   /** The environment steps inherit (default process.env). */
   env?: NodeJS.ProcessEnv;
-  /** Pipelines running at once on the host; default: the plan's `settings.workers`. */
+  /** Pipelines running at once on the host; default: the plan's `settings.maxParallelPipelines`. */
   maxParallelPipelines?: number;
   /** Pin GPU steps to their GPU's local CPUs; default on, GPUPLAN_CPU_PINNING=off turns it off. */
   cpuPinning?: boolean;

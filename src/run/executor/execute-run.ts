@@ -1,27 +1,12 @@
 /**
- * The executor: runs the selected pipelines of a verified plan under the GPU slot lock.
- *
- * Scheduling, in one paragraph: every pipeline starts at once as an async task. A GPU pipeline
- * first takes one slot of each of its GPUs (in UUID order, the same order in every gpuplan
- * process, so two multi-GPU pipelines can never hold one card each and wait for the other's),
- * then a permit to run (`settings.workers` bounds the pipelines running on the host). Waiting for
- * a slot does not hold a permit, so a busy GPU never stops CPU pipelines or other GPUs (the price:
- * with fewer permits than slots, a pipeline may hold its slot while it waits for a permit). Inside
- * a pipeline, steps run one at a time in `needs` order (a pipeline is a chain of framework
- * processes sharing one memory budget; running two at once would break the budget). An exclusive
- * step upgrades every lease to all slots first and downgrades after. A failed step fails its
- * pipeline: the rest of its steps are skipped; other pipelines go on. A worker step sends a task
- * to a warm worker (warm/worker-pool.ts) instead of spawning: a lease that a live worker was
- * started with outlives its pipeline (the pool keeps it, or it goes straight to the next pipeline
- * of this run waiting for that GPU), and an exclusive step evicts its GPU's workers.
- *
- * The core never prints: everything goes out as events (`emit`) and output lines (`onOutput`).
- * The summary it returns is the tally of those same events (outcome/run-tally.ts).
- *
- * The parts, in src/run/executor/: contexts (what a pipeline and a step are handed),
- * slot-handover (leases kept for warm workers), run-pipeline with pipeline-slots and
- * pipeline-permit, settle-step with exclusive-upgrade, run-attempt with memory-snapshots. This
- * file sets the run up, starts the pipelines and sums the run up.
+ * The executor: runs the selected pipelines of a verified plan under the GPU slot lock. Every
+ * pipeline starts at once; a GPU pipeline takes a slot of each of its GPUs (UUID order, the same
+ * in every gpuplan process), then a permit to run (`settings.maxParallelPipelines`); its steps
+ * run one at a time in `needs` order; a failed step skips the rest of its pipeline
+ * (docs/decisions/0004-how-pipelines-share-gpus-and-the-host.md). The core never prints: events
+ * (`emit`) and output lines (`onOutput`) go out, and the summary it returns is the tally of those
+ * events (outcome/run-tally.ts). The parts: contexts, run-pipeline (pipeline-slots,
+ * pipeline-permit), settle-step (exclusive-upgrade), run-attempt (memory-snapshots), slot-handover.
  */
 import { setMaxListeners } from "node:events";
 import { join } from "node:path";
@@ -95,7 +80,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     plan,
     lock: options.lock,
     slots: new SlotHandover(options.lock, pool),
-    permits: new Semaphore(Math.max(1, options.maxParallelPipelines ?? plan.settings.workers)),
+    permits: new Semaphore(Math.max(1, options.maxParallelPipelines ?? plan.settings.maxParallelPipelines)),
     wait: options.wait,
     lockTimeoutMs: options.lockTimeoutMs,
     completed: options.completed ?? new Set(),

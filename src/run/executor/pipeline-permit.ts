@@ -1,8 +1,7 @@
 /**
- * A pipeline's permit to run on the host: one of the plan's `settings.workers` (the bound on the
- * pipelines running at once; nothing to do with warm workers). It is let go while an exclusive
- * step waits for the rest of its GPU, which is what keeps a run with fewer permits than slots
- * from deadlocking.
+ * A pipeline's permit to run on the host: one of the plan's `settings.maxParallelPipelines`.
+ * It is let go while an exclusive step waits for the rest of its GPU, which is what keeps a run
+ * with fewer permits than slots from deadlocking.
  */
 import type { Semaphore } from "./semaphore.js";
 

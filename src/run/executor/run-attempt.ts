@@ -136,9 +136,8 @@ async function pinnedCpus(gpus: readonly PlanRegistryEntry[]): Promise<number[] 
 
 /**
  * One flat directory, `logs/<pipeline>@<step>[@<attempt>]`, then `.out.log` and `.err.log` for a
- * plain step's stdout and stderr, `.log` for a worker task. Flat because a directory per pipeline
- * cost a create each, the dearest part of a one-step pipeline's overhead on a busy ext4 (bench:run).
- * Unambiguous: safeName turns `@` into `_`, a step id is unique in its pipeline, and the
+ * plain step's stdout and stderr, `.log` for a worker task. Flat: a directory per pipeline cost
+ * a create each (docs/decisions/0003-step-output-in-files.md). Unambiguous: safeName turns `@` into `_`, a step id is unique in its pipeline, and the
  * endings differ. An ok step that printed nothing leaves no files (step/step-process.ts).
  */
 function stepLogPaths(

@@ -1,11 +1,7 @@
 /**
  * A step's stdout and stderr are files in the run directory that the step writes itself: no pipe
- * runs through gpuplan. So a step outlives a `kill -9` of gpuplan (with a pipe, its next print
- * met a reader-less pipe and SIGPIPE killed it, or Python raised BrokenPipeError), a daemonised
- * grandchild cannot hold gpuplan up by keeping a pipe open, and a burst of short steps costs two
- * opens each instead of two pipes and two sockets.
- *
- * gpuplan reads the files back: while the step runs, new complete lines go to the view, polled
+ * runs through gpuplan, so a step outlives a `kill -9` of gpuplan
+ * (docs/decisions/0003-step-output-in-files.md). gpuplan reads the files back: while the step runs, new complete lines go to the view, polled
  * every FOLLOW_MS by one shared timer and only for a view that shows lines (plain, live); when it
  * has ended, the last lines of stderr, for the OOM classification and the failure report.
  */
@@ -36,8 +32,8 @@ export function ensureDir(dir: string): void {
 
 /**
  * Opens (creating) a step's output file, "a+": O_APPEND keeps lines whole when a step and its
- * grandchildren write at once. Synchronous on purpose: through libuv's pool, the wait for a free
- * thread (the journal's flushes use them too) left lanes idle, and 500 short steps took 40% longer.
+ * grandchildren write at once. Synchronous on purpose: through libuv's pool, short steps waited
+ * for a free thread (docs/decisions/0003-step-output-in-files.md).
  */
 export function openOutput(path: string): number {
   return openSync(path, "a+");

@@ -40,7 +40,7 @@ export const warmPlan = (steps: string, registry = "max_pipelines_per_gpu: 1", p
     `
 version: 1
 name: warm
-registry: { ${registry}, workers: 16 }
+registry: { ${registry}, max_parallel_pipelines: 16 }
 pipelines:
   - name: p-{n}
     matrix: { n: [${Array.from({ length: pipelines }, (_, i) => String(i + 1).padStart(2, "0")).join(", ")}] }

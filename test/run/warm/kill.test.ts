@@ -32,7 +32,7 @@ describe.skipIf(!built)("kill -9 of gpuplan with a warm worker", () => {
       `
 version: 1
 name: kill
-registry: { max_pipelines_per_gpu: 1, workers: 4 }
+registry: { max_pipelines_per_gpu: 1, max_parallel_pipelines: 4 }
 pipelines:
   - name: gpu
     steps:

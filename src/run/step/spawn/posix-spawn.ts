@@ -1,34 +1,13 @@
 /**
- * Starting step processes with glibc's posix_spawn(3) through koffi, reaped on SIGCHLD.
- *
- * Why not child_process.spawn: libuv fork()s the whole Node process (tens of MB of page tables)
- * for every child, which makes a burst of short steps cost ~2× what `xargs -P` pays for the same
- * commands on these machines (bench/run.mjs). posix_spawn uses clone(CLONE_VM|CLONE_VFORK): the
- * child borrows the parent's memory until exec, so starting a step costs about what xargs pays.
- *
- * What libuv did for us, done here: the step is a session and process-group leader (SETSID, so a
- * timeout or Ctrl-C can signal its whole group), every signal disposition is reset to default and
- * the mask emptied (Node ignores SIGPIPE; a step must not inherit that), fds are placed with
- * dup2 file actions (all of Node's own fds are close-on-exec), the working directory is set in
- * the child (addchdir_np, glibc ≥ 2.29), and the program is looked up on the step's own PATH
- * (resolve-command.ts), as libuv does — posix_spawnp would search gpuplan's PATH instead.
- *
- * Called on the main thread, which waits while the child borrows its memory, until it execs:
- * 0.13 ms alone, ~1 ms with two lanes on the 2-core CI VM, where the scheduler queues the new
- * child behind the other lane's running one. A bare loop of these calls is already ~1.4× xargs
- * (bench:run's "posix floor"). Tried and dropped: a worker thread making the call (the run loop
- * took 900 ms instead of 810), and a koffi async call on a pool thread, which left the main
- * thread running JS on the memory the child shares before it execs: in a stress test (300
- * spawns, children left unreaped) one run in two died of heap corruption (glibc
- * "malloc_consolidate(): unaligned fastbin chunk"), never in the synchronous form.
- *
- * Reaping: one SIGCHLD listener waitpid()s each pid started here (never waitpid(-1): children
- * started by child_process belong to libuv, which reaps its own by pid). Signals coalesce, so
- * every pending pid is checked each time; a slow poll also runs while any child is pending, as a
- * safety net should a SIGCHLD be missed, and keeps the event loop alive (signal handles do not).
- *
- * Linux with glibc only; anything else (musl, macOS, no koffi, a worker thread, which gets no
- * signals) reports `unavailable` and the caller uses child_process.
+ * Starting step processes with glibc's posix_spawn(3) through koffi, reaped on SIGCHLD: a burst
+ * of short steps then costs about what `xargs -P` pays, where child_process's fork of the whole
+ * Node process cost twice that (docs/decisions/0002-starting-steps-with-posix-spawn.md: the
+ * measurements, and why the call is synchronous on the main thread). What libuv did for us is
+ * done here: own session and process group, default signal dispositions and an empty mask, fds
+ * placed with dup2 file actions, cwd set in the child, the program looked up on the step's PATH.
+ * Each pid started here is waitpid()ed by pid on SIGCHLD (never waitpid(-1): libuv reaps its own).
+ * Linux with glibc only; elsewhere (musl, macOS, no koffi, a worker thread) the caller uses
+ * child_process.
  */
 import { constants } from "node:os";
 import { isMainThread } from "node:worker_threads";

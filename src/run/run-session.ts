@@ -1,7 +1,7 @@
 /**
- * A prepared run, carried out for the CLI: its directory and journal, its events files, the slot
- * lock, the view, the interrupt signals, and the executor in the middle of them — everything set
- * up before the first step and let go of after the last, whatever happens in between.
+ * A run session: a prepared run carried out for the CLI — its directory and journal, its events
+ * files, the slot lock, the view, the interrupt signals, and the executor in the middle of them;
+ * everything set up before the first step and let go of after the last, whatever happens between.
  * Heavy modules (koffi's lock, ink's view, the executor) are imported only here, when needed.
  */
 import type { DetectInventory } from "../inventory/types.js";
@@ -16,7 +16,7 @@ import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, openJournal } from "./record/journal.js";
 
-export interface ExecutePreparedOptions {
+export interface SessionOptions {
   /** The plan or pipeline file as given (the journal's header records it). */
   input: string;
   /** `--events FILE`: a copy of the events, appended. */
@@ -32,10 +32,7 @@ export interface ExecutePreparedOptions {
   detect: DetectInventory;
 }
 
-export async function executePreparedRun(
-  prepared: PreparedRun,
-  options: ExecutePreparedOptions,
-): Promise<ExecuteResult> {
+export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<ExecuteResult> {
   const { plan, pipelines, runId, runDir, baseDir } = prepared;
   if (!prepared.resumed) await createRunDir(runDir, plan);
   const journal = await openJournal(runDir);
