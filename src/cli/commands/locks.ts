@@ -6,16 +6,9 @@
 import { hostname } from "node:os";
 import type { HolderInfo, SlotState } from "../../run/lock/types.js";
 import type { WarmWorkerState } from "../../run/warm/worker-info.js";
+import type { GpuplanLocks } from "../../schema-types/locks.js";
 import { formatDuration } from "../../units/duration.js";
 import { writeOut } from "../output.js";
-
-/** `gpuplan locks --json`: the slots, and the warm workers of running gpuplan processes. */
-interface LocksJson {
-  schema: "gpuplan/locks@1";
-  dir: string;
-  slots: SlotState[];
-  workers: WarmWorkerState[];
-}
 
 export default async function locks(options: { json?: boolean }): Promise<number> {
   const { createSlotLock } = await import("../../run/lock/index.js");
@@ -26,7 +19,7 @@ export default async function locks(options: { json?: boolean }): Promise<number
     isRunning({ pid, run: "", pipeline: "", step: null, since: "" }),
   );
   if (options.json) {
-    const out: LocksJson = { schema: "gpuplan/locks@1", dir: lock.dir, slots, workers };
+    const out: GpuplanLocks = { schema: "gpuplan/locks@1", dir: lock.dir, slots, workers };
     writeOut(`${JSON.stringify(out, null, 2)}\n`);
   } else
     writeOut(formatLocks(lock.dir, slots, Date.now(), isRunning) + formatWarmWorkers(workers, Date.now()));

@@ -5,7 +5,7 @@
  * kernel drops them when the last process holding the open file description exits, so a lock
  * can never outlive its holder (no stale locks, no cleanup).
  */
-import type { LockHolder } from "../../schema-types/locks.js";
+import type { LockHolder, LockSlot } from "../../schema-types/locks.js";
 
 /**
  * Who holds a slot (`since`: ISO 8601 time it was taken); written to a small info file beside the
@@ -55,13 +55,8 @@ export interface SlotLock {
   inspect(): Promise<SlotState[]>;
 }
 
-export interface SlotState {
-  uuid: string;
-  gpu: string | null;
-  slot: number;
-  held: boolean;
-  holder: HolderInfo | null;
-}
+/** One slot as `gpuplan locks --json` shows it (schemas/locks.schema.json). */
+export type SlotState = LockSlot;
 
 export class GpuBusyError extends Error {
   override name = "GpuBusyError";

@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { DetectInventory } from "../../inventory/types.js";
+import type { MemoryReading } from "../../schema-types/run-events.js";
 
 interface GpuMemory {
   gpu: string;
@@ -90,21 +91,12 @@ async function readMeminfo(): Promise<CpuMemory | null> {
   }
 }
 
-/** One `gpu.memory.snapshot` reading as the view reads it (gpu "cpu" for host memory). */
-export interface SnapshotReading {
-  gpu: string;
-  uuid?: string;
-  usedBytes: number | null;
-  freeBytes: number | null;
-  totalBytes: number;
-}
-
 /** The readings for a step on `device` that sees the GPUs `uuids`; null when nothing is known. */
 export async function readSnapshot(
   sampler: MemorySampler,
   device: string,
   uuids: readonly string[],
-): Promise<SnapshotReading[] | null> {
+): Promise<MemoryReading[] | null> {
   if (device === "cpu") {
     const m = await sampler.cpu();
     if (!m) return null;

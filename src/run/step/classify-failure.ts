@@ -3,9 +3,11 @@
  * recognised per framework by the messages each one prints when an allocation fails; a step
  * that prints one of them and exits non-zero ran out of (GPU) memory, whatever its exit code.
  */
+import type { OomFramework } from "../../schema-types/run-events.js";
 import type { StepStatus } from "../record/events.js";
 
-export type Framework = "pytorch" | "jax" | "tensorflow" | "cupy" | "hip";
+/** The frameworks whose out-of-memory message is recognised (the events' `framework`). */
+export type Framework = OomFramework;
 
 /** Checked in order: the first match names the framework. */
 const OOM_PATTERNS: readonly { framework: Framework; pattern: RegExp }[] = [

@@ -13,16 +13,17 @@
  * inherit.
  */
 import { join } from "node:path";
+import type { MemoryReading } from "../../schema-types/run-events.js";
 import type { SlotLease } from "../lock/types.js";
 import { safeName } from "../prepare/run-id.js";
-import type { EventDraft, RunEventName } from "../record/events.js";
+import type { EventDraft, RunEventName, RunEventOf } from "../record/events.js";
 import { type LazyLog, lazyLog } from "../record/lazy-log.js";
-import type { SnapshotReading } from "../record/memory-snapshot.js";
 import { detectOom } from "../step/classify-failure.js";
 import type { TaskMessage } from "./protocol.js";
 import { type TaskResult, type WorkerExit, WorkerProcess } from "./worker-process.js";
 
-export type EvictReason = "expired" | "replacement" | "caller_disabled" | "error" | "manual" | "shutdown";
+/** Why a warm worker is stopped (sparkle_motion's vocabulary), as `gpu.model.cache_evict` says it. */
+export type EvictReason = RunEventOf<"gpu.model.cache_evict">["reason"];
 
 /** The run's gpu.model.* events (schemas/run-events.schema.json). */
 export type ModelEventName = Extract<RunEventName, `gpu.model.${string}`>;
@@ -48,7 +49,7 @@ export interface WorkerPoolOptions {
   logDir: string | null;
   emit: (event: ModelEventDraft) => void;
   /** Memory after a worker stopped, for `gpu.model.cleanup` (null where unknown). */
-  memoryAfterStop?: (uuids: string[]) => Promise<SnapshotReading[] | null>;
+  memoryAfterStop?: (uuids: string[]) => Promise<MemoryReading[] | null>;
   /** Called when the set of warm workers changes (for `gpuplan locks`). */
   onChange?: (workers: WarmWorkerInfo[]) => void;
 }
@@ -82,7 +83,7 @@ export interface WarmTaskRequest {
 }
 
 export interface WarmTaskOutcome {
-  status: "ok" | "error" | "oom" | "load-timeout" | "timeout" | "interrupted";
+  status: RunEventOf<"gpu.model.inference_end">["status"];
   phase: "load" | "task";
   /** The task went to a warm worker (no load). */
   reused: boolean;
