@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/setup/generate.ts", "test/setup/build-fake-libs.ts"],
+    globalSetup: ["test/setup/generate.ts", "test/setup/build-fake-libs.ts", "test/setup/slurm.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
