@@ -11,4 +11,9 @@ export const SCHEMAS = [
   { name: "locks", file: "schemas/locks.schema.json", types: "src/schema-types/locks.ts" },
   { name: "run-events", file: "schemas/run-events.schema.json", types: "src/schema-types/run-events.ts" },
   { name: "problem", file: "schemas/problem.schema.json", types: "src/schema-types/problem.ts" },
+  {
+    name: "slurm-node-types",
+    file: "schemas/slurm-node-types.schema.json",
+    types: "src/schema-types/slurm-node-types.ts",
+  },
 ];

@@ -29,16 +29,37 @@ program
   .option("--strict", "treat warnings as errors")
   .action((file, options) => runCommand(() => import("./commands/compile.js"), file, options));
 
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
 program
   .command("detect")
   .description("find NVIDIA and AMD GPUs and the CPU")
   .option("--json", "print the inventory as JSON (schema gpuplan/inventory@1)")
   .option("--save <file>", "also write the inventory JSON to FILE, for compile --inventory")
   .option("--all", "ignore CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and friends")
-  .option("--timeout <duration>", "hard limit for the vendor probes", "10s")
-  .action((options) => runCommand(() => import("./commands/detect.js"), options));
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+  .option(
+    "--timeout <duration>",
+    "hard limit for the vendor probes (with --slurm: for each Slurm command)",
+    "10s",
+  )
+  .option(
+    "--slurm",
+    "read the Slurm cluster's node types (sinfo, scontrol; SLURM_CONF honoured) instead of this machine",
+  )
+  .option("--partition <name>", "with --slurm: only this partition's nodes")
+  .option("--node-type <name>", "with --slurm: only this node type (the one --save writes)")
+  .option(
+    "--gpu-model <[type=]model>",
+    "with --slurm: the GPU model a GRES type names (e.g. hopper=h100)",
+    collect,
+    [],
+  )
+  .action((options) =>
+    // The Slurm-only flags go there too, which refuses them without --slurm.
+    options.slurm || options.partition || options.nodeType || options.gpuModel.length
+      ? runCommand(() => import("./commands/detect-slurm.js"), options)
+      : runCommand(() => import("./commands/detect.js"), options),
+  );
 
 program
   .command("run")

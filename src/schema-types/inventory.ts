@@ -225,6 +225,7 @@ export interface ProbeReport {
 export interface ShortInventory {
   gpus?: ShortInventoryGpu[];
   cpu: ShortInventoryCpu;
+  slurm?: ShortInventorySlurm;
 }
 /**
  * One kind of GPU in the short form: `count` identical cards.
@@ -254,4 +255,30 @@ export interface ShortInventoryCpu {
    */
   memory?: number | string;
   model?: string;
+}
+/**
+ * Set by `gpuplan detect --slurm`: the Slurm node type these figures describe, and how its GPUs are asked for (`--gres=gpu:TYPE:N`, `--gres=shard:TYPE:K`).
+ *
+ * This interface was referenced by `GpuplanInventory`'s JSON-Schema
+ * via the `definition` "ShortSlurm".
+ */
+export interface ShortInventorySlurm {
+  node_type: string;
+  partitions?: string[];
+  nodes?: string[];
+  gres: {
+    /**
+     * The `gpus[].name` this GRES is.
+     */
+    model: string;
+    /**
+     * The GRES type; null when the cluster's GPUs are untyped.
+     */
+    type: string | null;
+    count: number;
+  }[];
+  /**
+   * Shards (GPU sharing GRES) each GPU of the node has.
+   */
+  shards_per_gpu?: number;
 }
