@@ -94,7 +94,7 @@ export const GPU_MODELS: readonly GpuModel[] = [
 ];
 
 /** Lower case, runs of space/dash/underscore to one underscore, vendor prefix dropped: `NVIDIA_A100-SXM4-80GB` → `a100_sxm4_80gb`. */
-export function normalizeGresType(type: string): string {
+function normalizeGresType(type: string): string {
   return type
     .toLowerCase()
     .replace(/[\s_-]+/g, "_")
@@ -110,11 +110,6 @@ export function modelForGresType(type: string): GpuModel | undefined {
       normalizeGresType(m.name) === key ||
       m.aliases.some((a) => normalizeGresType(a) === key),
   );
-}
-
-/** The model an inventory GPU name is (exact NVML name, then normalized), or undefined. */
-export function modelForGpuName(name: string): GpuModel | undefined {
-  return GPU_MODELS.find((m) => m.name === name) ?? modelForGresType(name);
 }
 
 export const MiB = 1024 * 1024;

@@ -13,7 +13,7 @@ export interface GresEntry {
 export type GresParse = { ok: true; entries: GresEntry[] } | { ok: false; bad: string };
 
 /** GRES names and types: what slurm.conf and AutoDetect produce (`nvidia_a100-sxm4-80gb`, `1g.10gb`). */
-export const GRES_WORD = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
+const GRES_WORD = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
 const COUNT = /^[0-9]{1,6}$/;
 
 export function parseGres(value: string): GresParse {

@@ -12,8 +12,6 @@ import { GPU_MODELS, type GpuModel, MiB, modelForGresType } from "./gpu-models.j
 import type { GresEntry } from "./gres.js";
 import type { SlurmNode } from "./nodes.js";
 
-export type { NodeTypeGpu } from "../schema-types/slurm-node-types.js";
-
 /** A node type as schemas/slurm-node-types.schema.json describes it, with its inventory typed. */
 export interface SlurmNodeType extends Omit<SchemaNodeType, "inventory"> {
   inventory: ShortInventory | null;

@@ -22,7 +22,7 @@ export interface SlurmNode {
   gres: GresEntry[];
 }
 
-export const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export const PARTITION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}$/;
 const STATE = /^[A-Z_]+(\+[A-Z_]+)*[*~#!%$@^-]?$/;
 const NUMBER = /^[0-9]{1,10}$/;

@@ -86,11 +86,7 @@ export async function readSlurmNodeTypes(
 }
 
 /** stdout of a Slurm client command, or a VendorError that says what went wrong and what to do. */
-export async function slurmOutput(
-  run: RunCommand,
-  command: string,
-  args: readonly string[],
-): Promise<string> {
+async function slurmOutput(run: RunCommand, command: string, args: readonly string[]): Promise<string> {
   const call = `${command} ${args.join(" ")}`;
   const out = await run(command, args);
   if (out.failure === "not-found") {

@@ -16,13 +16,13 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, wr
 import { createServer } from "node:net";
 import { join } from "node:path";
 
-export const SLURM_BINARIES = ["munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "sinfo"];
+const SLURM_BINARIES = ["munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "sinfo"];
 export const CLUSTER_GPUS = 4;
 export const CLUSTER_CPUS = 16;
 export const CLUSTER_MEMORY_MIB = 16000;
-export const CLUSTER_SHARDS = 16;
+const CLUSTER_SHARDS = 16;
 
-export interface ReadyCluster {
+interface ReadyCluster {
   ok: true;
   /** SLURM_CONF for every client command. */
   conf: string;
@@ -44,7 +44,7 @@ function missingBinaries(): string[] {
 }
 
 /** True when a start failure must fail the test run instead of skipping: CI, as root, installs Slurm. */
-export function mustHaveSlurm(env: NodeJS.ProcessEnv = process.env): boolean {
+function mustHaveSlurm(env: NodeJS.ProcessEnv = process.env): boolean {
   const ci = env.CI !== undefined && env.CI !== "" && env.CI !== "0" && env.CI !== "false";
   return ci && process.getuid?.() === 0;
 }
@@ -141,7 +141,7 @@ function tail(file: string): string {
 }
 
 /** Start munged, slurmctld and slurmd under `base`, wait for one warm-up job to finish. */
-export async function startCluster(base: string): Promise<ReadyCluster> {
+async function startCluster(base: string): Promise<ReadyCluster> {
   const started = Date.now();
   for (const d of ["munge", "state/ctld", "state/slurmd", "run", "log", "etc"])
     mkdirSync(join(base, d), { recursive: true });
@@ -239,7 +239,7 @@ function stopPid(pid: number | undefined, graceMs: number): void {
 }
 
 /** Cancel what is left, then stop slurmd first, slurmctld, munged — each by its pid file. */
-export function stopCluster(base: string): void {
+function stopCluster(base: string): void {
   const conf = join(base, "etc/slurm.conf");
   const slurmd = readPid(join(base, "run/slurmd.pid"));
   if (existsSync(conf) && slurmd !== undefined && alive(slurmd)) {
