@@ -16,4 +16,9 @@ export const SCHEMAS = [
     file: "schemas/slurm-node-types.schema.json",
     types: "src/schema-types/slurm-node-types.ts",
   },
+  {
+    name: "slurm-export",
+    file: "schemas/slurm-export.schema.json",
+    types: "src/schema-types/slurm-export.ts",
+  },
 ];

@@ -79,6 +79,43 @@ program
   .action((plan, options) => runCommand(() => import("./commands/run.js"), plan, options));
 
 program
+  .command("export")
+  .description(
+    "write a plan as Slurm job arrays (commented sbatch scripts, one task per pipeline) and submit.sh",
+  )
+  .argument("<plan>", "plan JSON from gpuplan compile")
+  .addOption(new Option("--to <scheduler>", "where the plan goes").choices(["slurm"]).makeOptionMandatory())
+  .requiredOption("-o, --output <dir>", "folder to write (new or empty; see --force)")
+  .option(
+    "--inventory <file>",
+    "the node type the tasks land on (detect --slurm --save); default: the plan's own inventory",
+  )
+  .option("--partition <name>", "sbatch --partition")
+  .option("--account <name>", "sbatch --account")
+  .option("--qos <name>", "sbatch --qos")
+  .option(
+    "--gres-type <[model=]type>",
+    "GRES type to ask for a GPU model (repeatable; any: untyped gpu:N)",
+    collect,
+    [],
+  )
+  .option("--throttle <n>", "at most N tasks of each array at once (--array=…%N); default: no limit")
+  .option("--time-factor <x>", "--time for steps without a timeout: X × their estimate (default 3)")
+  .option("--time <duration>", "--time for every task instead of the derived one")
+  .option("--cpus-per-task <n>", "instead of the node type's share")
+  .option("--mem <size>", "--mem for every task instead of the node type's share")
+  .option("--no-shards", "one pipeline per GPU even where the node type has Slurm shards")
+  .option(
+    "--sbatch-arg <option>",
+    "another sbatch option, e.g. --sbatch-arg=--constraint=ib (repeatable)",
+    collect,
+    [],
+  )
+  .option("--json", "print what was written as JSON (schema gpuplan/slurm-export@1)")
+  .option("--force", "write into a folder that is not empty")
+  .action((plan, options) => runCommand(() => import("./commands/export.js"), plan, options));
+
+program
   .command("locks")
   .description("show which GPU slots are held, by whom and since when")
   .option("--json", "print as JSON")

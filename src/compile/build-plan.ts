@@ -44,6 +44,8 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
       maxParallelPipelines: resolved.registry.maxParallelPipelines ?? inputs.usableCores,
       contextReserveBytes: resolved.registry.contextReserveBytes,
       maxWarmPerGpu: resolved.registry.maxWarmPerGpu,
+      // Only when the file has one, so other plans stay byte for byte as they were.
+      ...(resolved.registry.executor && { executor: resolved.registry.executor }),
     },
     registry: registry.map((e) => ({
       gpu: e.gpu.id,

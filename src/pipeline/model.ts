@@ -11,6 +11,7 @@ import type {
   Platform,
   Requirements as RequirementsSpec,
 } from "../schema-types/pipeline.js";
+import type { GpuplanPlan } from "../schema-types/plan.js";
 import type { MemoryType } from "./memory-types.js";
 
 /** The share of each GPU's memory a named strategy gives (the schema's MemoryStrategy says the same in words). */
@@ -19,6 +20,9 @@ export const STRATEGY_FRACTIONS: Record<Exclude<MemoryStrategy, "custom">, numbe
   balanced: 0.75,
   aggressive: 0.9,
 };
+
+/** `registry.executor`, resolved as the plan records it (settings.executor). */
+type PlanExecutorSettings = NonNullable<GpuplanPlan["settings"]["executor"]>;
 
 export interface RegistryConfig {
   memoryStrategy: MemoryStrategy;
@@ -30,6 +34,8 @@ export interface RegistryConfig {
   contextReserveBytes: number;
   /** Warm workers each GPU keeps loaded at once (`max_warm_per_gpu`, default 1). */
   maxWarmPerGpu: number;
+  /** `executor:` as the plan records it; null when the file has none. */
+  executor: PlanExecutorSettings | null;
 }
 
 interface StepMemory {

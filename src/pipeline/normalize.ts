@@ -13,6 +13,7 @@ import type {
   StepDefaults,
   StepSpec,
 } from "../schema-types/pipeline.js";
+import { planSlurmSettings } from "../slurm/executor-settings.js";
 import { parseDuration } from "../units/duration.js";
 import { parseSize } from "../units/size.js";
 import { isGpuType, isMemoryType, MEMORY_TYPES, type MemoryType } from "./memory-types.js";
@@ -103,6 +104,7 @@ function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Pr
     platformPriority: [...(r.platform_priority ?? DEFAULTS.Registry.platform_priority)],
     maxParallelPipelines: r.max_parallel_pipelines ?? r.workers ?? null,
     maxWarmPerGpu: r.max_warm_per_gpu ?? DEFAULTS.Registry.max_warm_per_gpu,
+    executor: r.executor ? { ...(r.executor.slurm && { slurm: planSlurmSettings(r.executor.slurm) }) } : null,
     contextReserveBytes: parseSize(r.context_reserve ?? DEFAULTS.Registry.context_reserve) ?? 0,
   };
 }

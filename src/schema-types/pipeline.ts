@@ -15,6 +15,16 @@ export type MemoryStrategy = "conservative" | "balanced" | "aggressive" | "custo
  */
 export type Platform = "cuda" | "rocm" | "cpu";
 /**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "SlurmName".
+ */
+export type SlurmName = string;
+/**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "GresType".
+ */
+export type GresType = string;
+/**
  * Memory type of the step's data: one type (input = output) or {input, output}. Known: numpy (CPU); cupy, torch, tensorflow, jax, pyclesperanto (GPU).
  *
  * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
@@ -124,6 +134,60 @@ export interface RegistrySettings {
    * GPU memory kept free for the CUDA/HIP context when filling automatic device maps.
    */
   context_reserve?: number | string;
+  executor?: ExecutorSettings;
+}
+/**
+ * How to run the plan somewhere other than this machine. The command line's flags win over these.
+ */
+export interface ExecutorSettings {
+  slurm?: SlurmSettingsSpec;
+}
+/**
+ * For `gpuplan export --to slurm`: what every array task asks sbatch for, beyond the resources gpuplan derives from the plan.
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "SlurmSettings".
+ */
+export interface SlurmSettingsSpec {
+  partition?: SlurmName;
+  account?: SlurmName;
+  qos?: SlurmName;
+  /**
+   * The GRES type to ask for: one for every GPU model, or one per model name (`NVIDIA H100 80GB HBM3: h100`). `any` asks for untyped `gpu:N`. Default: the node type's own type, else gpuplan's model table.
+   */
+  gres_type?:
+    | GresType
+    | {
+        [k: string]: GresType;
+      };
+  /**
+   * At most this many tasks of each job array run at once (`--array=…%N`). Default: no limit.
+   */
+  throttle?: number;
+  /**
+   * --time for a step without a timeout is this many times its estimate.
+   */
+  time_factor?: number;
+  /**
+   * --time for every task instead of the derived one.
+   */
+  time?: number | string;
+  /**
+   * Instead of the node type's share.
+   */
+  cpus_per_task?: number;
+  /**
+   * --mem for every task instead of the node type's share.
+   */
+  mem_per_task?: number | string;
+  /**
+   * Where the plan lets pipelines share a GPU and the node type has Slurm shards, ask for shards (`--gres=shard:K`); false: one pipeline per GPU.
+   */
+  shards?: boolean;
+  /**
+   * More sbatch options, one per item (e.g. `--constraint=ib`), after gpuplan's own so they win.
+   */
+  sbatch_args?: string[];
 }
 /**
  * Values every step gets unless it sets its own (env is merged, the step's keys win).

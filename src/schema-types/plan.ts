@@ -53,6 +53,12 @@ export interface GpuplanPlan {
      * Warm workers each GPU keeps loaded at once (registry.max_warm_per_gpu).
      */
     maxWarmPerGpu: number;
+    /**
+     * registry.executor of the pipeline file, when it has one.
+     */
+    executor?: {
+      slurm?: PlanSlurmSettings;
+    };
   };
   registry: PlanRegistryEntry[];
   pipelines: PlannedPipeline[];
@@ -61,6 +67,30 @@ export interface GpuplanPlan {
    * The warnings compile found (a plan is only written without errors).
    */
   diagnostics: ReportedProblem[];
+}
+/**
+ * registry.executor.slurm, resolved: only what the pipeline file sets.
+ *
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "SlurmSettings".
+ */
+export interface PlanSlurmSettings {
+  partition?: string;
+  account?: string;
+  qos?: string;
+  /**
+   * GPU model name (`*`: every model) → GRES type (`any`: untyped).
+   */
+  gresTypes?: {
+    [k: string]: string;
+  };
+  throttle?: number;
+  timeFactor?: number;
+  timeMs?: number;
+  cpusPerTask?: number;
+  memPerTaskBytes?: number;
+  shards?: boolean;
+  sbatchArgs?: string[];
 }
 /**
  * This interface was referenced by `GpuplanPlan`'s JSON-Schema

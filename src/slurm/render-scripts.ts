@@ -1,0 +1,144 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are bash, where ${…} is bash's own
+/**
+ * The files `gpuplan export --to slurm` writes: one commented sbatch script per job array, and
+ * submit.sh that submits them all. Everything that reaches a shell is single-quoted; what goes
+ * on an `#SBATCH` line (read by sbatch, unquoted) was checked to be plain before it gets here.
+ */
+import { displayText } from "./display-text.js";
+import type { JobArrayPlan } from "./job-arrays.js";
+import { shellQuote } from "./shell-quote.js";
+import { formatSlurmTime } from "./time-limit.js";
+
+export interface ScriptContext {
+  planName: string;
+  /** The plan as the user named it, for comments. */
+  planLabel: string;
+  gpuplanVersion: string;
+  /** Absolute paths. */
+  outDir: string;
+  planFile: string;
+  projectDir: string;
+  node: string;
+  gpuplan: string;
+  arrayCount: number;
+  pipelineCount: number;
+  partition?: string;
+  account?: string;
+  qos?: string;
+  throttle?: number;
+  sbatchArgs: readonly string[];
+}
+
+/** `gpuplan-cell-painting-1`: letters, digits, `_ . -` only, as a job name and in log file names. */
+export function jobName(planName: string, index: number): string {
+  const safe = planName.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 40) || "plan";
+  return `gpuplan-${safe}-${index}`;
+}
+
+/** `01-gpu-h100-1.sbatch`, `02-cpu.sbatch`, `03-shard-h100-2.sbatch`. */
+export function scriptName(array: JobArrayPlan): string {
+  const what =
+    array.request.gres === null ? "cpu" : array.request.gres.replaceAll(":", "-").replaceAll(",", "+");
+  return `${String(array.index).padStart(2, "0")}-${what}.sbatch`;
+}
+
+export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): string {
+  const r = array.request;
+  const n = array.pipelines.length;
+  const what =
+    r.sharing === "cpu"
+      ? "no GPU"
+      : r.sharing === "shard"
+        ? "a share of one GPU (Slurm shards)"
+        : `${r.gpus} whole GPU${r.gpus === 1 ? "" : "s"}`;
+  const lines = [
+    "#!/bin/bash",
+    `# gpuplan ${ctx.gpuplanVersion} export --to slurm: plan ${comment(ctx.planName)} (${comment(ctx.planLabel)})`,
+    `# Job array ${array.index} of ${ctx.arrayCount}: ${n} of the plan's ${ctx.pipelineCount} pipelines, one array task each,`,
+    `# each asking for ${what}. Slurm gives every task of an array the same request,`,
+    "# so pipelines that need other resources are in other arrays.",
+    "#",
+    "# Where each request comes from:",
+    ...r.why.map((w) => `#   ${comment(w)}`),
+    "#",
+    "# Submit every array with ./submit.sh, or this one alone: sbatch THIS_FILE",
+    `#SBATCH --job-name=${jobName(ctx.planName, array.index)}`,
+    `#SBATCH --array=0-${n - 1}${ctx.throttle !== undefined ? `%${ctx.throttle}` : ""}`,
+    ...(r.gres !== null ? [`#SBATCH --gres=${r.gres}`] : []),
+    `#SBATCH --cpus-per-task=${r.cpusPerTask}`,
+    ...(r.memMiB !== null ? [`#SBATCH --mem=${r.memMiB}M`] : []),
+    `#SBATCH --time=${formatSlurmTime(r.timeMinutes)}`,
+    `#SBATCH --chdir=${ctx.projectDir}`,
+    `#SBATCH --output=${ctx.outDir}/logs/%x-%A_%a.out`,
+    `#SBATCH --error=${ctx.outDir}/logs/%x-%A_%a.err`,
+    ...(ctx.partition !== undefined ? [`#SBATCH --partition=${ctx.partition}`] : []),
+    ...(ctx.account !== undefined ? [`#SBATCH --account=${ctx.account}`] : []),
+    ...(ctx.qos !== undefined ? [`#SBATCH --qos=${ctx.qos}`] : []),
+    ...(ctx.sbatchArgs.length ? ["# --sbatch-arg, after the rest so they win:"] : []),
+    ...ctx.sbatchArgs.map((a) => `#SBATCH ${a}`),
+    "",
+    "set -euo pipefail",
+    "",
+    "# gpuplan as it was found at export time; set NODE and GPUPLAN to use another.",
+    `NODE=\${NODE:-${shellQuote(ctx.node)}}`,
+    `GPUPLAN=\${GPUPLAN:-${shellQuote(ctx.gpuplan)}}`,
+    `PLAN=${shellQuote(ctx.planFile)}`,
+    `EVENTS_DIR=${shellQuote(`${ctx.outDir}/events`)}`,
+    "",
+    "# Array task i runs pipeline i of this list (the plan's order).",
+    "PIPELINES=(",
+    ...array.pipelines.map(
+      (p, i) => `  ${shellQuote(p)}${/^[\x20-\x7e]*$/.test(p) ? "" : `  # ${i}: ${comment(p)}`}`,
+    ),
+    ")",
+    'pipeline="${PIPELINES[$SLURM_ARRAY_TASK_ID]}"',
+    'task="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"',
+    "",
+  ];
+  if (r.gpus > 0) {
+    lines.push(
+      "# The GPUs Slurm gave this task, as node-wide indices (CUDA_VISIBLE_DEVICES is renumbered",
+      "# from 0 where Slurm constrains devices). The pipeline needs exactly this many.",
+      'gpus="${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}"',
+      'IFS=, read -r -a gpu_list <<< "$gpus"',
+      `if [ "\${#gpu_list[@]}" -ne ${r.gpus} ]; then`,
+      `  echo "gpuplan: task $task (pipeline $pipeline) needs ${r.gpus} GPU${r.gpus === 1 ? "" : "s"}, Slurm gave '\${gpus}' (SLURM_JOB_GPUS); is the cluster's GRES configured with File=?" >&2`,
+      "  exit 1",
+      "fi",
+      'echo "gpuplan: task $task runs pipeline $pipeline on $(hostname) with GPU(s) $gpus" >&2',
+    );
+  } else {
+    lines.push('echo "gpuplan: task $task runs pipeline $pipeline on $(hostname)" >&2');
+  }
+  lines.push(
+    "",
+    'exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline" --ui plain --events "$EVENTS_DIR/$task.jsonl"',
+    "",
+  );
+  return lines.join("\n");
+}
+
+export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContext): string {
+  return [
+    "#!/bin/bash",
+    `# gpuplan ${ctx.gpuplanVersion} export --to slurm: submit plan ${comment(ctx.planName)} as ${scripts.length} job array${scripts.length === 1 ? "" : "s"}`,
+    `# (${ctx.pipelineCount} pipelines). Usage: ./submit.sh [more sbatch options, e.g. --hold]`,
+    "# Prints each script's job id, and appends it to jobs.txt. Step logs and the run record go",
+    "# where gpuplan run puts them (.gpuplan/runs/ in the project folder); Slurm's own output to",
+    "# logs/, gpuplan's events of each task to events/.",
+    "set -euo pipefail",
+    'cd "$(dirname "$0")"',
+    "mkdir -p logs events",
+    `for script in ${scripts.map(shellQuote).join(" ")}; do`,
+    '  if ! id=$(sbatch --parsable "$@" "$script"); then',
+    '    echo "gpuplan: sbatch refused $script; the arrays submitted before it are in jobs.txt (scancel them to start over)" >&2',
+    "    exit 1",
+    "  fi",
+    '  echo "$script ${id%%;*}" | tee -a jobs.txt',
+    "done",
+    "",
+  ].join("\n");
+}
+
+/** One line of a `#` comment: no line breaks or control characters from plan text. */
+const comment = (text: string): string => displayText(text, 160);
