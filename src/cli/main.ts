@@ -100,7 +100,10 @@ program
     [],
   )
   .option("--throttle <n>", "at most N tasks of each array at once (--array=…%N); default: no limit")
-  .option("--time-factor <x>", "--time for steps without a timeout: X × their estimate (default 3)")
+  .option(
+    "--time-factor <x>",
+    "--time for steps without a timeout: X × their estimate (the pipeline file's time_factor, else 3)",
+  )
   .option("--time <duration>", "--time for every task instead of the derived one")
   .option("--cpus-per-task <n>", "instead of the node type's share")
   .option("--mem <size>", "--mem for every task instead of the node type's share")

@@ -3,6 +3,7 @@
  * durations in ms, only what the file sets), and the options an export runs with: the plan's
  * settings with the command line's flags over them.
  */
+import { pipelineSchema } from "../generated/schema-values.js";
 import type { SlurmSettingsSpec } from "../schema-types/pipeline.js";
 import type { PlanSlurmSettings } from "../schema-types/plan.js";
 import { parseDuration } from "../units/duration.js";
@@ -54,7 +55,7 @@ export function slurmExportOptions(
   const options: SlurmExportOptions = {
     gresTypes: { ...p.gresTypes, ...flags.gresTypes },
     timeFactor: pick("timeFactor") ?? DEFAULT_TIME_FACTOR,
-    shards: pick("shards") ?? true,
+    shards: pick("shards") ?? pipelineSchema.defaults.SlurmSettings.shards,
     // The file's arguments first, the command line's after them: the later one wins in sbatch.
     sbatchArgs: [...(p.sbatchArgs ?? []), ...(flags.sbatchArgs ?? [])],
   };

@@ -7,6 +7,7 @@
 import { realpathSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { pipelineSchema } from "../../generated/schema-values.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { EXIT, UsageError } from "../../problems/errors.js";
 import { error, hasErrors, type Problem } from "../../problems/problem.js";
@@ -42,8 +43,9 @@ export interface ExportOptions {
   force?: boolean;
 }
 
-const SLURM_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}$/;
-const GRES_TYPE = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
+// The pipeline file's patterns for the same settings: one rule wherever they come from.
+const SLURM_NAME = new RegExp(pipelineSchema.patterns.SlurmName);
+const GRES_TYPE = new RegExp(pipelineSchema.patterns.GresType);
 /** One sbatch option per argument, nothing a shell or sbatch's #SBATCH reader would split or expand. */
 const SBATCH_ARG = /^-[^\s"'%\\]*$/;
 /** These would break the one-task-per-pipeline contract of the scripts. */
