@@ -34,8 +34,8 @@ export interface RegistryConfig {
   contextReserveBytes: number;
   /** Warm workers each GPU keeps loaded at once (`max_warm_per_gpu`, default 1). */
   maxWarmPerGpu: number;
-  /** `executor:` as the plan records it; null when the file has none. */
-  executor: PlanExecutorSettings | null;
+  /** `executor:` as the plan records it; absent when the file has none. */
+  executor?: PlanExecutorSettings;
 }
 
 interface StepMemory {

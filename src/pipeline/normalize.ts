@@ -104,7 +104,9 @@ function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Pr
     platformPriority: [...(r.platform_priority ?? DEFAULTS.Registry.platform_priority)],
     maxParallelPipelines: r.max_parallel_pipelines ?? r.workers ?? null,
     maxWarmPerGpu: r.max_warm_per_gpu ?? DEFAULTS.Registry.max_warm_per_gpu,
-    executor: r.executor ? { ...(r.executor.slurm && { slurm: planSlurmSettings(r.executor.slurm) }) } : null,
+    ...(r.executor && {
+      executor: { ...(r.executor.slurm && { slurm: planSlurmSettings(r.executor.slurm) }) },
+    }),
     contextReserveBytes: parseSize(r.context_reserve ?? DEFAULTS.Registry.context_reserve) ?? 0,
   };
 }

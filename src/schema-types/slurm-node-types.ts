@@ -11,7 +11,7 @@ export interface GpuplanSlurmNodeTypes {
   partition: string | null;
   partitions: SlurmPartition[];
   nodeTypes: SlurmNodeType[];
-  problems: SlurmProblem[];
+  problems: ReportedProblem[];
 }
 export interface SlurmPartition {
   name: string;
@@ -56,9 +56,28 @@ export interface NodeTypeGpu {
   model: string | null;
   memoryBytes: number | null;
 }
-export interface SlurmProblem {
+/**
+ * One problem gpuplan found in its input, located in its file: the same shape in a compile report's `problems` and a plan's `diagnostics`. Tools match on `code`, never on `message`.
+ */
+export interface ReportedProblem {
+  /**
+   * Stable kebab-case code, e.g. unknown-memory-type.
+   */
   code: string;
   severity: "error" | "warning";
   message: string;
+  /**
+   * How to fix it.
+   */
   hint?: string;
+  /**
+   * The file the problem is in, as the user named it.
+   */
+  file?: string;
+  line?: number;
+  column?: number;
+  /**
+   * RFC 6901 JSON pointer into the parsed file.
+   */
+  pointer?: string;
 }

@@ -1,7 +1,7 @@
 /**
  * `registry.executor.slurm` of a pipeline file, as the plan records it (camelCase, sizes in bytes,
- * durations in ms, only what the file sets), and the options an export runs with: the plan's
- * settings with the command line's flags over them.
+ * durations in ms; what the file sets, and the settings with a schema default resolved), and the
+ * options an export runs with: the plan's settings with the command line's flags over them.
  */
 import { pipelineSchema } from "../generated/schema-values.js";
 import type { SlurmSettingsSpec } from "../schema-types/pipeline.js";
@@ -9,7 +9,8 @@ import type { PlanSlurmSettings } from "../schema-types/plan.js";
 import { parseDuration } from "../units/duration.js";
 import { parseSize } from "../units/size.js";
 import type { SlurmExportOptions } from "./export-plan.js";
-import { DEFAULT_TIME_FACTOR } from "./time-limit.js";
+
+const DEFAULTS = pipelineSchema.defaults.SlurmSettings;
 
 export function planSlurmSettings(spec: SlurmSettingsSpec): PlanSlurmSettings {
   const gres = spec.gres_type;
@@ -21,11 +22,11 @@ export function planSlurmSettings(spec: SlurmSettingsSpec): PlanSlurmSettings {
     ...(spec.qos !== undefined && { qos: spec.qos }),
     ...(gres !== undefined && { gresTypes: typeof gres === "string" ? { "*": gres } : { ...gres } }),
     ...(spec.throttle !== undefined && { throttle: spec.throttle }),
-    ...(spec.time_factor !== undefined && { timeFactor: spec.time_factor }),
+    timeFactor: spec.time_factor ?? DEFAULTS.time_factor,
     ...(time !== undefined && { timeMs: time }),
     ...(spec.cpus_per_task !== undefined && { cpusPerTask: spec.cpus_per_task }),
     ...(mem !== undefined && { memPerTaskBytes: mem }),
-    ...(spec.shards !== undefined && { shards: spec.shards }),
+    shards: spec.shards ?? DEFAULTS.shards,
     ...(spec.sbatch_args !== undefined && { sbatchArgs: [...spec.sbatch_args] }),
   };
 }
@@ -54,8 +55,8 @@ export function slurmExportOptions(
   const timeMs = pick("timeMs");
   const options: SlurmExportOptions = {
     gresTypes: { ...p.gresTypes, ...flags.gresTypes },
-    timeFactor: pick("timeFactor") ?? DEFAULT_TIME_FACTOR,
-    shards: pick("shards") ?? pipelineSchema.defaults.SlurmSettings.shards,
+    timeFactor: pick("timeFactor") ?? DEFAULTS.time_factor,
+    shards: pick("shards") ?? DEFAULTS.shards,
     // The file's arguments first, the command line's after them: the later one wins in sbatch.
     sbatchArgs: [...(p.sbatchArgs ?? []), ...(flags.sbatchArgs ?? [])],
   };

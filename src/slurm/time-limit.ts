@@ -6,11 +6,8 @@
  * rounded up to whole minutes. attempts = 1 + on_oom.retries (+1 with fallback: cpu). Steps
  * are summed even where `needs` lets them overlap: an upper bound, never a cut-off run.
  */
-import { pipelineSchema } from "../generated/schema-values.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
 
-/** The safety factor on estimates (a step without a timeout): the schema's time_factor default. */
-export const DEFAULT_TIME_FACTOR: number = pipelineSchema.defaults.SlurmSettings.time_factor;
 const START_MS = 60_000;
 
 export function pipelineTimeLimitMinutes(pipeline: PlannedPipeline, timeFactor: number): number {

@@ -97,6 +97,14 @@ const PIPELINE_CASES: Record<string, { base: Json; at: (f: Json) => Json; choice
     at: (f) => f.registry as Json,
   },
   "/$defs/Pipeline/properties/gpus": { base: file(), at: (f) => (f.pipelines as Json[])[0]! },
+  "/$defs/SlurmSettings/properties/time_factor": {
+    base: file({}, { registry: { executor: { slurm: {} } } }),
+    at: (f) => ((f.registry as Json).executor as Json).slurm as Json,
+  },
+  "/$defs/SlurmSettings/properties/shards": {
+    base: file({}, { registry: { executor: { slurm: {} } } }),
+    at: (f) => ((f.registry as Json).executor as Json).slurm as Json,
+  },
   "/$defs/Pipeline/properties/allow_host_roundtrip": {
     base: file({ steps: [step({ memory: "cupy" }), step({ id: "b", memory: "pyclesperanto" })] }),
     at: (f) => (f.pipelines as Json[])[0]!,
@@ -209,6 +217,8 @@ const OTHER_VALUES: Record<string, unknown> = {
   "/$defs/Registry/properties/max_warm_per_gpu": 0,
   "/$defs/Registry/properties/platform_priority": ["rocm", "cuda", "cpu"],
   "/$defs/Registry/properties/context_reserve": "4GiB",
+  "/$defs/SlurmSettings/properties/time_factor": 5,
+  "/$defs/SlurmSettings/properties/shards": false,
   "/$defs/Pipeline/properties/gpus": 2,
   "/$defs/Pipeline/properties/allow_host_roundtrip": true,
   "/$defs/Step/properties/shell": true,

@@ -285,6 +285,7 @@ describe("sbatch generation", () => {
         account: "lab",
         gresTypes: { "NVIDIA H100 80GB HBM3": "hopper" },
         throttle: 2,
+        timeFactor: 3,
         timeMs: 45 * 60_000,
         cpusPerTask: 3,
         memPerTaskBytes: 2 * 1024 ** 3,

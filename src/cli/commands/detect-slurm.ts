@@ -6,6 +6,7 @@
 
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
+import { toReportedProblem } from "../../problems/reported-problem.js";
 import { GPU_MODELS, modelForGresType } from "../../slurm/gpu-models.js";
 import type { GpuModelChoice } from "../../slurm/node-types.js";
 import { readSlurmNodeTypes } from "../../slurm/read-cluster.js";
@@ -61,7 +62,8 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
     report.nodeTypes = report.nodeTypes.filter((t) => t.name === options.nodeType);
   }
   const paint = paintFor();
-  if (options.json) writeOut(`${JSON.stringify(report, null, 2)}\n`);
+  if (options.json)
+    writeOut(`${JSON.stringify({ ...report, problems: report.problems.map(toReportedProblem) }, null, 2)}\n`);
   else writeOut(formatSlurmNodeTypes(report, paintFor(process.stdout)));
   if (report.problems.length) writeErr(formatHuman(report.problems, [], paint));
   if (options.save === undefined) return 0;

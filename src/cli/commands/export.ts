@@ -11,6 +11,7 @@ import { pipelineSchema } from "../../generated/schema-values.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { EXIT, UsageError } from "../../problems/errors.js";
 import { error, hasErrors, type Problem } from "../../problems/problem.js";
+import { toReportedProblem } from "../../problems/reported-problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { GpuplanSlurmExport } from "../../schema-types/slurm-export.js";
 import { type SlurmFlags, slurmExportOptions } from "../../slurm/executor-settings.js";
@@ -111,7 +112,7 @@ export default async function exportPlan(planFile: string, options: ExportOption
       nodeType: node?.label ?? null,
       submit: failed ? null : join(outDir, "submit.sh"),
       arrays: result.arrays,
-      problems,
+      problems: problems.map(toReportedProblem),
     };
     writeOut(`${JSON.stringify(report, null, 2)}\n`);
   } else if (!failed) {
