@@ -7,7 +7,7 @@
  *   GPU, as the plan's memory budgets assume — else for a whole GPU (one pipeline per GPU).
  *   Nothing GPU for a CPU pipeline.
  * - CPUs and memory: its share of the node: a whole GPU's share (node / GPUs × N), a shard
- *   task's (node / (GPUs × tasks per GPU)), a CPU pipeline's (node / the plan's workers), or
+ *   task's (node / (GPUs × tasks per GPU)), a CPU pipeline's (node / the plan's maxParallelPipelines), or
  *   what --cpus-per-task / --mem say. Without a known node type: Slurm's defaults.
  * - time: see time-limit.ts.
  */
@@ -95,8 +95,8 @@ export function taskRequest(
           : null;
     }
   } else if (node) {
-    const workers = plan.settings.workers;
-    share = { of: workers, reason: `the plan's ${workers} pipelines at once` };
+    const parallel = plan.settings.maxParallelPipelines;
+    share = { of: parallel, reason: `the plan's ${parallel} pipelines at once` };
   }
   let cpusPerTask = 1;
   if (options.cpusPerTask !== undefined) {

@@ -67,7 +67,7 @@ describe.skipIf(!cluster.ok)("gpuplan detect --slurm on a real cluster", () => {
     expect(plan.registry.map((g: { name: string; memoryBytes: number }) => [g.name, g.memoryBytes])).toEqual(
       Array(4).fill(["NVIDIA H100 80GB HBM3", 81559 * MiB]),
     );
-    expect(plan.settings.workers).toBe(CLUSTER_CPUS);
+    expect(plan.settings.maxParallelPipelines).toBe(CLUSTER_CPUS);
   });
 
   it("an unknown partition or node type is a usage error (exit 2) naming the real ones", () => {

@@ -92,7 +92,7 @@ describe("sbatch generation", () => {
     ).toEqual([
       // 3 attempts × 10m + 3 × 2m + 1m start = 37 min.
       ["01-gpu-h100-1.sbatch", 6, "gpu:h100:1", 4, 4000, "00:37:00"],
-      // The plan's 16 workers share the node's 16 CPUs and 16000 MiB.
+      // The plan's 16 parallel pipelines share the node's 16 CPUs and 16000 MiB.
       ["02-cpu.sbatch", 1, null, 1, 1000, "00:03:00"],
       ["03-gpu-h100-2.sbatch", 1, "gpu:h100:2", 8, 8000, "02:01:00"],
     ]);
