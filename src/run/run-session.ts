@@ -108,7 +108,7 @@ function needsGpuLock(pipelines: readonly PlannedPipeline[]): boolean {
   return pipelines.some((p) => p.gpus.length > 0 || p.steps.some((s) => s.uuid !== null));
 }
 
-/** CPU-only runs never load koffi: nothing to lock across processes, and a lock that refuses any use. */
+/** A CPU-only run has nothing to lock across processes: no lock directory, and a lock that refuses any use. */
 async function openLock(needsLock: boolean): Promise<SlotLock> {
   return needsLock ? (await import("./lock/open-slot-lock.js")).openSlotLock() : noGpuLock();
 }

@@ -201,6 +201,14 @@ describe("gpuplan run (CLI)", () => {
     const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
     expect(code, stderr).toBe(130);
     const [id] = runIds(cwd);
+    // The interrupted run's events are run events too (schemas/run-events.schema.json).
+    const { default: validateRunEvent } = await import("../../src/generated/run-events-validator.js");
+    const interrupted = readFileSync(join(cwd, ".gpuplan/runs", id!, "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    for (const e of interrupted) expect(validateRunEvent(e), JSON.stringify(e)).toBe(true);
+    expect(interrupted.at(-1)).toMatchObject({ event: "run.end", status: "interrupted" });
     const before = names();
     expect(before).not.toContain('"a-three"');
 

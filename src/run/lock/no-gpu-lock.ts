@@ -1,6 +1,6 @@
 /**
- * The lock of a run without GPU pipelines: nothing to share with other processes, so koffi is
- * never loaded and nothing is locked. The executor asks for slots only for GPU pipelines, so any
+ * The lock of a run without GPU pipelines: nothing to share with other processes, so no lock
+ * directory is touched and nothing is locked. The executor asks for slots only for GPU pipelines, so any
  * use of this lock is a bug in gpuplan, and it says so instead of pretending to lock.
  */
 import { InternalError } from "../../problems/errors.js";
