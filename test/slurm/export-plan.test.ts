@@ -51,9 +51,9 @@ function exported(
     planLabel: "plan.json",
     node,
     options: slurmExportOptions(plan.settings.executor?.slurm, flags),
-    outDir: "/work/out",
-    planFile: "/work/out/plan.json",
-    projectDir: "/work",
+    outDir: "/srv/screen/out",
+    planFile: "/srv/screen/out/plan.json",
+    projectDir: "/srv/screen",
     nodeBinary: "/usr/bin/node",
     gpuplanBinary: "/opt/gpuplan/bin/gpuplan.js",
     gpuplanVersion: "0.0.0-test",
@@ -110,9 +110,9 @@ describe("sbatch generation", () => {
       "#SBATCH --cpus-per-task=4",
       "#SBATCH --mem=4000M",
       "#SBATCH --time=00:37:00",
-      "#SBATCH --chdir=/work",
-      "#SBATCH --output=/work/out/logs/%x-%A_%a.out",
-      "#SBATCH --error=/work/out/logs/%x-%A_%a.err",
+      "#SBATCH --chdir=/srv/screen",
+      "#SBATCH --output=/srv/screen/out/logs/%x-%A_%a.out",
+      "#SBATCH --error=/srv/screen/out/logs/%x-%A_%a.err",
     ]);
     expect(gpu).toContain(
       "#   --gres=gpu:h100:1: the plan's GPU model NVIDIA H100 80GB HBM3 → h100 (node type h100x4-16cpu-16000mib)",
@@ -252,7 +252,7 @@ describe("sbatch generation", () => {
 
   it("refuses folders an #SBATCH line cannot carry, and writes nothing for them", () => {
     const { plan, shape } = planFor(MIXED);
-    const out = exported(plan, shape, {}, { outDir: "/work/my out", projectDir: "/work/100%" });
+    const out = exported(plan, shape, {}, { outDir: "/srv/my out", projectDir: "/srv/100%" });
     expect(out.problems.filter((p) => p.code === "slurm-unsafe-path").map((p) => p.severity)).toEqual([
       "error",
       "error",
@@ -364,14 +364,14 @@ describe("the generated script under bash (no Slurm: the variables a task gets, 
       expect(r.status, r.stderr).toBe(0);
       expect(r.argv).toEqual([
         "run",
-        "/work/out/plan.json",
+        "/srv/screen/out/plan.json",
         "--pipeline",
         ...name.split("\n").slice(0, 1),
         ...(name.includes("\n") ? name.split("\n").slice(1) : []),
         "--ui",
         "plain",
         "--events",
-        `/work/out/events/77_${i}.jsonl`,
+        `/srv/screen/out/events/77_${i}.jsonl`,
       ]);
     });
   });
@@ -388,6 +388,6 @@ describe("the generated script under bash (no Slurm: the variables a task gets, 
     const right = runTask(script, { SLURM_ARRAY_TASK_ID: "0", SLURM_JOB_GPUS: "1,3" });
     expect(right.status).toBe(0);
     expect(right.stderr).toContain("runs pipeline train on");
-    expect(right.argv.slice(0, 4)).toEqual(["run", "/work/out/plan.json", "--pipeline", "train"]);
+    expect(right.argv.slice(0, 4)).toEqual(["run", "/srv/screen/out/plan.json", "--pipeline", "train"]);
   });
 });
