@@ -3,6 +3,7 @@
  * OpenHCS's rule max(1, ceil(cpu_threads / gpu_count)), bounded by how many of the pipelines'
  * peak VRAM fit the GPU's memory budget — and, unlike OpenHCS, enforced by `gpuplan run`.
  */
+import { MAX_SLOTS_PER_GPU } from "../inventory/limits.js";
 import type { GpuInfo, Inventory } from "../inventory/types.js";
 import type { RegistryConfig, ResolvedPipeline } from "../pipeline/model.js";
 import { type Problem, warning } from "../problems/problem.js";
@@ -68,7 +69,10 @@ export function buildRegistry(
     );
     return { value: [], problems };
   }
-  const cpuShare = Math.max(1, Math.ceil(inventory.cpu.usableCores / gpus.length));
+  const cpuShare = Math.min(
+    MAX_SLOTS_PER_GPU,
+    Math.max(1, Math.ceil(inventory.cpu.usableCores / gpus.length)),
+  );
   // Computed once: the registry looks at every pipeline for every GPU.
   const peaks = pipelines.map(sharedPeakVram);
   const warm = pipelines.map(warmWorkerVram);

@@ -7,6 +7,7 @@ import { UsageError } from "../problems/errors.js";
 import { error, hasErrors, type Problem } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
+import { MAX_GPUS } from "./limits.js";
 import { expandShortInventory } from "./short-form.js";
 import { TARGETS } from "./targets.js";
 import type { Inventory, ShortInventory } from "./types.js";
@@ -36,9 +37,31 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
     };
   }
   const data = parsed.data as Inventory | ShortInventory;
+  if (!("schema" in data)) {
+    const tooMany = tooManyGpus(data, file);
+    if (tooMany) return { inventory: undefined, label, source: parsed.source, problems: [tooMany] };
+  }
   const inventory = "schema" in data ? data : expandShortInventory(data, "file", file);
   const problems = "schema" in data ? duplicateGpus(data, file) : [];
   return { inventory: problems.length ? undefined : inventory, label, source: parsed.source, problems };
+}
+
+/** Each `count` is bounded by the schema; their sum is bounded here, before expanding them. */
+function tooManyGpus(short: ShortInventory, file: string): Problem | undefined {
+  let total = 0;
+  for (const [i, kind] of (short.gpus ?? []).entries()) {
+    total += kind.count ?? 1;
+    if (total > MAX_GPUS) {
+      return error({
+        code: "too-many-gpus",
+        message: `the inventory lists ${total.toLocaleString("en-US")} or more GPUs, more than the limit of ${MAX_GPUS}`,
+        hint: "an inventory describes one machine; list each kind of GPU once with its real count",
+        file,
+        pointer: kind.count !== undefined ? `/gpus/${i}/count` : `/gpus/${i}`,
+      });
+    }
+  }
+  return undefined;
 }
 
 /** Two entries with one id or UUID would make two registry entries for one card. */

@@ -33,6 +33,53 @@ export function expandPipelines(
   return { value: out, problems };
 }
 
+/**
+ * What expanding would make, counted without expanding: a 270-byte matrix can ask for 10¹⁰
+ * pipelines. The first template that takes the running total past a limit is the one reported.
+ */
+export function expansionProblem(
+  templates: readonly { spec: PipelineSpec; resolved: ResolvedPipeline }[],
+  limits: { maxPipelines: number; maxSteps: number },
+  file: string,
+): Problem | undefined {
+  let pipelines = 0;
+  let steps = 0;
+  for (const { spec, resolved } of templates) {
+    // Floating point is exact up to 2⁵³ and only grows past the limit after that, which is all
+    // a comparison needs.
+    const combos = Object.values(spec.matrix ?? {}).reduce((n, values) => n * values.length, 1);
+    pipelines += combos;
+    steps += combos * resolved.steps.length;
+    const where = spec.matrix ? `${resolved.pointer}/matrix` : resolved.pointer;
+    if (pipelines > limits.maxPipelines) {
+      return error({
+        code: "too-many-pipelines",
+        message: `the matrices expand to ${count(pipelines)} pipelines, more than the limit of ${count(limits.maxPipelines)}`,
+        hint: "shrink the matrix, or raise `limits.max_pipelines` if the file really is meant to be that large",
+        file,
+        pointer: where,
+        at: spec.matrix ? "value" : "key",
+      });
+    }
+    if (steps > limits.maxSteps) {
+      return error({
+        code: "too-many-steps",
+        message: `the matrices expand to ${count(steps)} steps, more than the limit of ${count(limits.maxSteps)}`,
+        hint: "shrink the matrix, or raise `limits.max_steps` if the file really is meant to be that large",
+        file,
+        pointer: where,
+        at: spec.matrix ? "value" : "key",
+      });
+    }
+  }
+  return undefined;
+}
+
+const count = (n: number): string =>
+  n <= Number.MAX_SAFE_INTEGER
+    ? n.toLocaleString("en-US")
+    : `more than ${Number.MAX_SAFE_INTEGER.toLocaleString("en-US")}`;
+
 function applyMatrix(t: ResolvedPipeline, values: MatrixValues): ResolvedPipeline {
   // Always substitute, matrix or not: `{{` and `}}` are literal braces in every pipeline.
   // Unknown placeholders were reported once per template by the matrix rule.

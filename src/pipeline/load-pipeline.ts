@@ -8,7 +8,7 @@ import { fromPointer, hasErrors, type Problem } from "../problems/problem.js";
 import { type AjvError, schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPipelineFile } from "../schema-types/pipeline.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
-import { expandPipelines } from "./expand.js";
+import { expandPipelines, expansionProblem } from "./expand.js";
 import { knownPipelineKeys } from "./known-keys.js";
 import type { ResolvedFile } from "./model.js";
 import { normalizeFile } from "./normalize.js";
@@ -118,6 +118,8 @@ export function checkPipelineText(file: string, text: string): LoadedPipelineFil
     for (const rule of RULES)
       rule({ file, spec: t.spec, pipeline: t.resolved, report: (p) => problems.push(p) });
   }
+  const tooLarge = expansionProblem(normalized.value.templates, normalized.value.limits, file);
+  if (tooLarge) return { ...result, problems: [...problems, tooLarge] };
   const expanded = expandPipelines(normalized.value.templates, file);
   problems.push(...expanded.problems);
   return {

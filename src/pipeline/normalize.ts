@@ -32,6 +32,8 @@ const DEFAULT_READY_TIMEOUT_MS = parseDuration(DEFAULTS.Worker.ready_timeout)!;
 export interface Templates {
   name: string;
   registry: RegistryConfig;
+  /** How far matrices may expand the file (`limits`). */
+  limits: { maxPipelines: number; maxSteps: number };
   /** One per `pipelines[]` entry, unexpanded: names and argv may still hold {var}. */
   templates: { spec: PipelineSpec; resolved: ResolvedPipeline }[];
 }
@@ -48,7 +50,11 @@ export function normalizeFile(
   const templates = data.pipelines.flatMap((spec, i) =>
     skip.has(i) ? [] : [{ spec, resolved: normalizePipeline(spec, i, defaults, file, problems) }],
   );
-  return { value: { name: data.name ?? DEFAULTS.root.name, registry, templates }, problems };
+  const limits = {
+    maxPipelines: data.limits?.max_pipelines ?? DEFAULTS.Limits.max_pipelines,
+    maxSteps: data.limits?.max_steps ?? DEFAULTS.Limits.max_steps,
+  };
+  return { value: { name: data.name ?? DEFAULTS.root.name, registry, limits, templates }, problems };
 }
 
 function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Problem[]): RegistryConfig {

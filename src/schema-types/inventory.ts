@@ -33,6 +33,9 @@ export interface Inventory {
     kernel?: string;
   };
   cpu: CpuInfo;
+  /**
+   * @maxItems 1024
+   */
   gpus: GpuInfo[];
   drivers?: Drivers;
   visibility?: Visibility;
@@ -236,6 +239,9 @@ export interface ShortInventory {
 export interface ShortInventoryGpu {
   name: string;
   memory: Size;
+  /**
+   * Identical cards of this kind; an inventory holds at most 1024 GPUs in all.
+   */
   count?: number;
   backend?: GpuBackend & string;
   compute_capability?: string;

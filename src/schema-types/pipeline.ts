@@ -90,6 +90,7 @@ export interface GpuplanPipelineFile {
   description?: string;
   registry?: RegistrySettings;
   defaults?: StepDefaults;
+  limits?: Limits;
   /**
    * @minItems 1
    */
@@ -226,6 +227,22 @@ export interface OnOom {
    * After the retries, run on the CPU. Also lets compile place the step on the CPU when no GPU fits.
    */
   fallback?: "cpu";
+}
+/**
+ * How large the file may grow once matrices are expanded. Compile counts before it expands, so a mistaken or hostile matrix is an error, not a machine out of memory; raise a limit for a file that really is that large.
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "Limits".
+ */
+export interface Limits {
+  /**
+   * Pipelines after matrix expansion, all templates together.
+   */
+  max_pipelines?: number;
+  /**
+   * Steps after matrix expansion (each pipeline's steps, all pipelines together).
+   */
+  max_steps?: number;
 }
 /**
  * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema

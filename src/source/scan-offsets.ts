@@ -645,8 +645,17 @@ class Scanner {
     } else if (c === 0x2a) {
       this.skipAnchorName();
       this.leaf(trie, keyAt, start);
-    } else if (c === 0x26 || c === 0x21 || c === 0x3f || c === 0x7c || c === 0x3e || c === -1) {
-      throw new Unsupported("props or indicator in flow context");
+    } else if (c === 0x26 || c === 0x21) {
+      // Anchors and tags: the node is what follows them.
+      if (c === 0x26) this.skipAnchorName();
+      else this.skipTag();
+      this.skipFlowSpace();
+      const d = this.ch();
+      if (d === 0x2c || d === 0x5d || d === 0x7d || d === COLON || d === -1)
+        throw new Unsupported("empty node with props");
+      this.flowNode(trie, keyAt);
+    } else if (c === 0x3f || c === 0x7c || c === 0x3e || c === -1) {
+      throw new Unsupported("indicator in flow context");
     } else if (c === 0x2c || c === 0x5d || c === 0x7d || c === COLON) {
       throw new Unsupported("empty flow node");
     } else {

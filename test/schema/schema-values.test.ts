@@ -133,6 +133,14 @@ const PIPELINE_CASES: Record<string, { base: Json; at: (f: Json) => Json; choice
     base: file({ steps: [step({ device_map: { components: { huge: "900GiB" } } })] }),
     at: (f) => stepOf(f).device_map as Json,
   },
+  "/$defs/Limits/properties/max_pipelines": {
+    base: file({ name: "p{x}", matrix: { x: [1, 2] } }, { limits: {} }),
+    at: (f) => f.limits as Json,
+  },
+  "/$defs/Limits/properties/max_steps": {
+    base: file({ name: "p{x}", matrix: { x: [1, 2] } }, { limits: {} }),
+    at: (f) => f.limits as Json,
+  },
 };
 function stepOf(f: Json): Json {
   return ((f.pipelines as Json[])[0]!.steps as Json[])[0]!;
@@ -213,6 +221,8 @@ describe("defaults come from the schema", () => {
 /** For each default, a different valid value that its case can tell apart. */
 const OTHER_VALUES: Record<string, unknown> = {
   "/properties/name": "other",
+  "/$defs/Limits/properties/max_pipelines": 1,
+  "/$defs/Limits/properties/max_steps": 1,
   "/$defs/Registry/properties/memory_strategy": "conservative",
   "/$defs/Registry/properties/max_warm_per_gpu": 0,
   "/$defs/Registry/properties/platform_priority": ["rocm", "cuda", "cpu"],

@@ -1,0 +1,234 @@
+/**
+ * Inputs that must not hang or exhaust memory (#11 items 6–8): each is a located error with exit
+ * 1, found before any work proportional to the attack is done. Run through the CLI, so that a
+ * hang or a heap abort fails the test (30 s timeout) instead of taking the test runner down.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Problem } from "../../src/problems/problem.js";
+import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
+import { check, one, pipelines, yaml } from "../helpers/pipeline.js";
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+
+function compileText(name: string, text: string, args: string[] = ["--target", "rtx4090"]) {
+  const file = join(tmp.dir, name);
+  writeFileSync(file, text);
+  const r = gpuplan(["compile", file, ...args, "--format", "json"]);
+  expect(hasCrashed(r), r.stderr).toBe(false);
+  const report = JSON.parse(r.stdout) as { ok: boolean; problems: Problem[] };
+  return { ...r, file, problems: report.problems };
+}
+
+const ten = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]";
+
+describe("matrix expansion is counted before it is done", () => {
+  it("a 270-byte file with 10^10 combinations is one located error", () => {
+    const text = `version: 1
+pipelines:
+  - name: p-{a}{b}{c}{d}{e}{f}{g}{h}{i}{j}
+    matrix: { a: ${ten}, b: ${ten}, c: ${ten}, d: ${ten}, e: ${ten}, f: ${ten}, g: ${ten}, h: ${ten}, i: ${ten}, j: ${ten} }
+    steps: [{ id: s, run: [echo] }]
+`;
+    const r = compileText("matrix-bomb.yaml", text);
+    expect(r.exitCode).toBe(1);
+    const p = one(r.problems, "too-many-pipelines");
+    expect(p.message).toContain("10,000,000,000");
+    expect(p.message).toContain("100,000");
+    expect([p.line, p.column]).toEqual([4, 13]);
+    expect(p.hint).toContain("limits.max_pipelines");
+  });
+
+  it("counts every template together and points at the one that crosses the limit", () => {
+    const loaded = check(yaml`
+      version: 1
+      limits: { max_pipelines: 10 }
+      pipelines:
+        - name: a{x}
+          matrix: { x: [1, 2, 3, 4, 5, 6] }
+          steps: [{ id: s, run: [echo] }]
+        - name: b{x}
+          matrix: { x: [1, 2, 3, 4, 5] }
+          steps: [{ id: s, run: [echo] }]
+    `);
+    const p = one(loaded.problems, "too-many-pipelines");
+    expect(p.pointer).toBe("/pipelines/1/matrix");
+    expect(p.message).toContain("11");
+    expect(loaded.resolved).toBeUndefined();
+  });
+
+  it("limits.max_pipelines raises (or lowers) the cap", () => {
+    const file = (max: number) => yaml`
+      version: 1
+      limits: { max_pipelines: ${max} }
+      pipelines:
+        - name: a{x}-{y}
+          matrix: { x: [1, 2, 3], y: [1, 2, 3, 4] }
+          steps: [{ id: s, run: [echo] }]
+    `;
+    expect(pipelines(check(file(12)))).toHaveLength(12);
+    one(check(file(11)).problems, "too-many-pipelines");
+  });
+
+  it("steps are capped too: 100,000 pipelines of many steps is one located error", () => {
+    const steps = Array.from({ length: 20 }, (_, i) => `{ id: s${i}, run: [echo] }`).join(", ");
+    const text = `version: 1\npipelines:\n  - name: p{a}{b}{c}{d}{e}\n    matrix: { a: ${ten}, b: ${ten}, c: ${ten}, d: ${ten}, e: ${ten} }\n    steps: [${steps}]\n`;
+    const r = compileText("steps-bomb.yaml", text);
+    expect(r.exitCode).toBe(1);
+    const p = one(r.problems, "too-many-steps");
+    expect(p.message).toContain("2,000,000");
+    expect(p.hint).toContain("limits.max_steps");
+    expect(p.line).toBe(4);
+  });
+
+  it("the limits themselves are bounded by the schema", () => {
+    const loaded = check(yaml`
+      version: 1
+      limits: { max_pipelines: 100000000000 }
+      pipelines:
+        - name: a
+          steps: [{ id: s, run: [echo] }]
+    `);
+    expect(one(loaded.problems, "schema-invalid-value").pointer).toBe("/limits/max_pipelines");
+  });
+});
+
+describe("YAML alias bombs", () => {
+  it("billion laughs inside a valid shape is rejected at the alias that crosses the budget", () => {
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 9; i++) {
+      const prev = String.fromCharCode(96 + i);
+      const cur = String.fromCharCode(97 + i);
+      levels.push(`${cur}: &${cur} [${Array(10).fill(`*${prev}`).join(", ")}]`);
+    }
+    const text = `version: 1
+pipelines:
+  - name: p
+    description: laughs
+    env:
+      ${levels.join("\n      ")}
+    steps: [{ id: s, run: [echo] }]
+`;
+    const r = compileText("laughs.yaml", text);
+    expect(r.exitCode).toBe(1);
+    expect(r.problems.map((p) => p.code)).toEqual(["alias-expansion"]);
+    const p = r.problems[0]!;
+    expect(p.line).toBeGreaterThanOrEqual(6);
+    expect(p.column).toBeGreaterThan(1);
+    expect(p.hint).toContain("1,000,000");
+  });
+
+  it("a quadratic bomb of valid pipelines is rejected, not compiled", () => {
+    const steps = `[&s { id: a, run: [echo] }${", *s".repeat(2999)}]`;
+    const text = `version: 1\npipelines: [&p { name: x, steps: ${steps} }${", *p".repeat(2999)}]\n`;
+    const r = compileText("quadratic.yaml", text);
+    expect(r.exitCode).toBe(1);
+    const p = one(r.problems, "alias-expansion");
+    expect(p.line).toBe(2);
+  });
+
+  it("an alias inside the node it names is a cycle", () => {
+    const r = compileText("cycle.yaml", "version: 1\npipelines: &p\n  - name: x\n    steps: [*p]\n");
+    expect(r.exitCode).toBe(1);
+    const p = one(r.problems, "alias-expansion");
+    expect(p.message).toMatch(/inside the node it names/);
+    expect([p.line, p.column]).toEqual([4, 13]);
+  });
+
+  it("ordinary anchors and aliases still work", () => {
+    const loaded = check(yaml`
+      version: 1
+      defaults:
+        env: &env { A: "1" }
+      pipelines:
+        - name: a
+          env: *env
+          steps: &steps [{ id: s, run: [echo] }]
+        - name: b
+          steps: *steps
+    `);
+    expect(loaded.problems).toEqual([]);
+    expect(pipelines(loaded)).toHaveLength(2);
+  });
+
+  it("an inventory file is protected the same way", () => {
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 9; i++) {
+      const prev = String.fromCharCode(96 + i);
+      const cur = String.fromCharCode(97 + i);
+      levels.push(`${cur}: &${cur} [${Array(10).fill(`*${prev}`).join(", ")}]`);
+    }
+    const inv = join(tmp.dir, "inv-laughs.yaml");
+    writeFileSync(inv, `cpu: { threads: 8 }\ngpus: []\nx:\n  ${levels.join("\n  ")}\n`);
+    const r = compileText(
+      "ok.yaml",
+      "version: 1\npipelines: [{ name: p, steps: [{ id: s, run: [echo] }] }]\n",
+      ["--inventory", inv],
+    );
+    expect(r.exitCode).toBe(1);
+    expect(one(r.problems, "alias-expansion").file).toBe(inv);
+  });
+});
+
+describe("counts are bounded", () => {
+  it("an inventory count of 10,000,000 GPUs is a located schema error", () => {
+    const inv = join(tmp.dir, "inv-count.yaml");
+    writeFileSync(inv, "gpus:\n  - name: H100\n    memory: 80GiB\n    count: 10000000\ncpu:\n  threads: 8\n");
+    const r = compileText(
+      "ok2.yaml",
+      "version: 1\npipelines: [{ name: p, steps: [{ id: s, run: [echo] }] }]\n",
+      ["--inventory", inv],
+    );
+    expect(r.exitCode).toBe(1);
+    const p = r.problems.find((x) => x.file === inv)!;
+    expect(p.code).toBe("schema-invalid-value");
+    expect([p.line, p.column]).toEqual([4, 12]);
+    expect(p.message).toContain("1024");
+  });
+
+  it("GPUs of several inventory entries add up to the limit", () => {
+    const inv = join(tmp.dir, "inv-total.yaml");
+    const kinds = Array.from({ length: 3 }, (_, i) => `  - { name: G${i}, memory: 80GiB, count: 500 }`).join(
+      "\n",
+    );
+    writeFileSync(inv, `gpus:\n${kinds}\ncpu:\n  threads: 8\n`);
+    const r = compileText(
+      "ok3.yaml",
+      "version: 1\npipelines: [{ name: p, steps: [{ id: s, run: [echo] }] }]\n",
+      ["--inventory", inv],
+    );
+    expect(r.exitCode).toBe(1);
+    const p = one(r.problems, "too-many-gpus");
+    expect(p.file).toBe(inv);
+    expect(p.line).toBe(4);
+  });
+
+  it("CPU threads are bounded", () => {
+    const inv = join(tmp.dir, "inv-threads.yaml");
+    writeFileSync(inv, "gpus: [{ name: H100, memory: 80GiB }]\ncpu:\n  threads: 1000000000\n");
+    const r = compileText(
+      "ok4.yaml",
+      "version: 1\npipelines: [{ name: p, steps: [{ id: s, run: [echo] }] }]\n",
+      ["--inventory", inv],
+    );
+    expect(r.exitCode).toBe(1);
+    expect(r.problems.find((x) => x.file === inv)?.line).toBe(3);
+  });
+
+  it("max_pipelines_per_gpu: 100000 is a located schema error", () => {
+    const loaded = check(yaml`
+      version: 1
+      registry:
+        max_pipelines_per_gpu: 100000
+      pipelines:
+        - name: a
+          steps: [{ id: s, run: [echo] }]
+    `);
+    const p = one(loaded.problems, "schema-invalid-value");
+    expect(p.pointer).toBe("/registry/max_pipelines_per_gpu");
+    expect([p.line, p.column]).toEqual([3, 26]);
+    expect(p.message).toContain("1024");
+  });
+});
