@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // npm run bench:compile — start-up of a small compile, the 2,000-pipeline × 10-step compile on a
 // 64-GPU inventory (both as ratios to `node -e 0` measured in the same run), growth from 200 to
-// 2,000 pipelines, and plan quality (makespan ÷ lower bound).
-// Targets: small ≤ 1.8×, large ≤ 15×, makespan ≤ 1.05× lower bound.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+// 2,000 pipelines, and plan quality (makespan ÷ lower bound); then compiles with problems against
+// clean ones (warningsWorkload).
+// Targets: small ≤ 1.8×, large ≤ 15×, makespan ≤ 1.05× lower bound; with warnings on 10% of the
+// pipelines ≤ 1.3× the clean compile's time and peak RSS; 100,000 problems located in < 3 s.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { baseline, fmt, ratio, timeCommand } from "./measure.mjs";
@@ -84,4 +87,103 @@ const rows = [
 for (const r of rows)
   process.stdout.write(`${r[0].padEnd(42)} ${r[1].padStart(9)} ${r[2].padStart(8)}  ${r[3]}\n`);
 const ok = smallRun.median / base.median <= 1.8 && run2000.median / base.median <= 15 && quality <= 1.05;
-process.stdout.write(ok ? "bench:compile: all targets met\n" : "bench:compile: a target was missed\n");
+const warningsOk = warningsWorkload();
+process.stdout.write(
+  ok && warningsOk ? "bench:compile: all targets met\n" : "bench:compile: a target was missed\n",
+);
+
+/**
+ * Problems cost what they say, not a second parse of the file: the same 2,000- and 20,000-pipeline
+ * files with a warning on every tenth pipeline (its first GPU step loses its `vram`), timed and
+ * RSS-measured interleaved with the clean file; and a file of 100,000 unknown keys.
+ */
+function warningsWorkload() {
+  const rssFile = join(dir, "rss");
+  const probe = new URL("./peak-rss.mjs", import.meta.url).href;
+  const measure = (args) => {
+    const start = process.hrtime.bigint();
+    const r = spawnSync(process.execPath, ["--import", probe, bin, ...args], {
+      env: { ...process.env, GPUPLAN_BENCH_RSS_FILE: rssFile },
+      stdio: ["ignore", "ignore", "pipe"],
+      maxBuffer: 1 << 30,
+    });
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    const kib = Number(readFileSync(rssFile, "utf8"));
+    rmSync(rssFile);
+    return { ms, mb: kib / 1024, status: r.status, stderr: String(r.stderr) };
+  };
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const rows = [];
+  let ok = true;
+  for (const [count, runs] of [
+    [2000, 5],
+    [20000, 3],
+  ]) {
+    seed = 42;
+    const cleanText = pipelineFile(count);
+    const clean = join(dir, `clean-${count}.yaml`);
+    const warned = join(dir, `warned-${count}.yaml`);
+    writeFileSync(clean, cleanText);
+    let warnedCount = 0;
+    writeFileSync(
+      warned,
+      cleanText.replace(/ {2}- name: p(\d+)\n[\s\S]*?(?= {2}- name: |$)/g, (block, p) => {
+        if (Number(p) % 10 !== 0) return block;
+        warnedCount++;
+        return block.replace(/\n {8}vram: \d+GiB/, "");
+      }),
+    );
+    const a = [];
+    const b = [];
+    for (let i = 0; i < runs; i++) {
+      a.push(measure(["compile", clean, "--inventory", inventory, "-o", join(dir, "clean.json")]));
+      b.push(measure(["compile", warned, "--inventory", inventory, "-o", join(dir, "warned.json")]));
+    }
+    const warnings = (b[0].stderr.match(/\[missing-vram\]/g) ?? []).length;
+    if (a.some((r) => r.status !== 0) || b.some((r) => r.status !== 0) || warnings !== warnedCount)
+      throw new Error(
+        `warned compile of ${count}: ${warnings} of ${warnedCount} warnings\n${b[0].stderr.slice(-2000)}`,
+      );
+    const time = median(b.map((r) => r.ms)) / median(a.map((r) => r.ms));
+    const rss = median(b.map((r) => r.mb)) / median(a.map((r) => r.mb));
+    ok &&= time <= 1.3 && rss <= 1.3;
+    const n = count.toLocaleString("en");
+    rows.push(
+      [
+        `compile ${n} × 10 clean`,
+        fmt(median(a.map((r) => r.ms))),
+        `${median(a.map((r) => r.mb)).toFixed(0)} MB`,
+        "",
+      ],
+      [
+        `  with ${warnings} warnings (10%)`,
+        fmt(median(b.map((r) => r.ms))),
+        `${median(b.map((r) => r.mb)).toFixed(0)} MB`,
+        "",
+      ],
+      ["  time ÷ clean", "", `${time.toFixed(2)}×`, "≤ 1.30×"],
+      ["  peak RSS ÷ clean", "", `${rss.toFixed(2)}×`, "≤ 1.30×"],
+    );
+  }
+  const keys = join(dir, "unknown-keys.yaml");
+  writeFileSync(
+    keys,
+    `version: 1\npipelines: [{ name: p, steps: [{ id: a, run: [echo] }] }]\n${Array.from(
+      { length: 100_000 },
+      (_, i) => `unknown_${i}: 1\n`,
+    ).join("")}`,
+  );
+  const located = [1, 2, 3].map(() => measure(["compile", keys, "--target", "dgx-h100", "--format", "json"]));
+  if (located.some((r) => r.status !== 1)) throw new Error(`unknown keys: exit ${located[0].status}`);
+  const keysMs = median(located.map((r) => r.ms));
+  ok &&= keysMs < 3000;
+  rows.push([
+    "100,000 unknown keys located (1.4 MB)",
+    fmt(keysMs),
+    `${median(located.map((r) => r.mb)).toFixed(0)} MB`,
+    "< 3 s",
+  ]);
+  for (const r of rows)
+    process.stdout.write(`${r[0].padEnd(42)} ${r[1].padStart(9)} ${r[2].padStart(8)}  ${r[3]}\n`);
+  return ok;
+}

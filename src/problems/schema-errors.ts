@@ -23,6 +23,16 @@ export function schemaProblems(
 ): Problem[] {
   const problems: Problem[] = [];
   const seen = new Set<string>();
+  // Asked once per mapping, not once per unknown key in it.
+  const knownAt = new Map<string, readonly string[]>();
+  const known = (pointer: string): readonly string[] => {
+    let keys = knownAt.get(pointer);
+    if (!keys) {
+      keys = knownProperties(pointer);
+      knownAt.set(pointer, keys);
+    }
+    return keys;
+  };
   // anyOf branches each complain about the same value (e.g. "must be integer" and "must match
   // pattern" for a size); keep one message per location so the user sees one clear problem.
   const byPointer = new Map<string, AjvError[]>();
@@ -51,7 +61,7 @@ export function schemaProblems(
         );
         continue;
       }
-      const p = toProblem(e, file, knownProperties);
+      const p = toProblem(e, file, known);
       const key = `${p.pointer}|${p.code}|${p.message}`;
       if (seen.has(key)) continue;
       seen.add(key);

@@ -127,6 +127,10 @@ function render(tree: Tree, style: Style): string {
   const blank = (): string => (style.comments && pick(6) === 0 ? (pick(2) ? "\n" : "\n# note\n") : "");
 
   const flow = (v: Tree): string => {
+    const anchored = style.anchors && pick(6) === 0 ? `&f${anchor++} ` : "";
+    return anchored + flowBody(v);
+  };
+  const flowBody = (v: Tree): string => {
     if (Array.isArray(v)) return `[${v.map(flow).join(pick(2) ? ", " : ",")}]`;
     if (v !== null && typeof v === "object")
       return `{${Object.entries(v)
