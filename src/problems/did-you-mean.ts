@@ -5,7 +5,7 @@
  */
 let row = new Int32Array(64);
 
-export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINITY): number {
+function editDistance(a: string, b: string, max = Number.POSITIVE_INFINITY): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   if (row.length <= b.length) row = new Int32Array(b.length + 1);
   const prev = row;
