@@ -13,9 +13,3 @@ export function formatNvidiaUuid(bytes: Uint8Array, prefix: "GPU" | "MIG" = "GPU
 export function formatAmdUniqueId(id: bigint): string {
   return `GPU-${id.toString(16).padStart(16, "0")}`;
 }
-
-/** Short form for tables: the prefix and the first group, e.g. `GPU-5c1e8f2a`. */
-export function shortUuid(uuid: string): string {
-  const m = /^((?:GPU|MIG)-[0-9a-fA-F]{8})/.exec(uuid);
-  return m ? m[1]! : uuid.slice(0, 12);
-}

@@ -6,6 +6,7 @@
  */
 import type { DetectInventory } from "../inventory/types.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
+import type { ColorLevel } from "../ui/paint.js";
 import type { UiMode } from "../ui/run/view.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
@@ -24,8 +25,8 @@ export interface SessionOptions {
   wait: boolean;
   lockTimeoutMs?: number;
   ui: UiMode;
-  /** Where the view writes, and whether it may use colour. */
-  terminal: { out: NodeJS.WriteStream; err: NodeJS.WriteStream; color: boolean };
+  /** Where the view writes, and the colour level the CLI decided for `err`. */
+  terminal: { out: NodeJS.WriteStream; err: NodeJS.WriteStream; colorLevel: ColorLevel };
   /** SIGTERM → SIGKILL delay for interrupted steps. */
   killGraceMs: number;
   /** Live detection, for GPU memory readings. */
@@ -50,14 +51,14 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
   const needsLock = needsGpuLock(pipelines);
   const lock = await openLock(needsLock);
   const { createView, resolveUiMode } = await import("../ui/run/index.js");
-  const { out, err, color } = options.terminal;
+  const { out, err, colorLevel } = options.terminal;
   const mode = resolveUiMode(options.ui, { isTTY: Boolean(err.isTTY), columns: err.columns });
   const view = await createView(mode, {
     plan,
     pipelines: pipelines.map((p) => p.name),
     out,
     err,
-    color,
+    colorLevel,
   });
   const signals = listenForInterrupts();
   const { executeRun } = await import("./executor/execute-run.js");

@@ -15,9 +15,28 @@ export function parseDuration(value: string | number): number | undefined {
   return Math.round(Number(text.slice(0, -unit.length).trim()) * FACTORS[unit]!);
 }
 
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)}s`;
-  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)}m`;
-  return `${+(ms / 3_600_000).toFixed(2)}h`;
+/**
+ * A duration for people, the one formatter gpuplan has. `short` (the default): 0.4ms, 850ms, 12.3s,
+ * 4m05s, 1h02m, 3d04h — short and stable, so logs and tables line up. `clock`, for a ticking
+ * elapsed time: 0:05, 4:05, 1:02:03 (whole seconds, since tenths would redraw every frame).
+ */
+export function formatDuration(ms: number, style: "short" | "clock" = "short"): string {
+  const safe = Number.isFinite(ms) ? Math.max(0, ms) : 0;
+  const totalSeconds = Math.floor(safe / 1000);
+  const seconds = totalSeconds % 60;
+  const totalMinutes = Math.floor(totalSeconds / 60);
+  const minutes = totalMinutes % 60;
+  const totalHours = Math.floor(totalMinutes / 60);
+  const two = (n: number): string => String(n).padStart(2, "0");
+  if (style === "clock") {
+    return totalHours > 0
+      ? `${totalHours}:${two(minutes)}:${two(seconds)}`
+      : `${totalMinutes}:${two(seconds)}`;
+  }
+  if (safe < 10) return `${+safe.toFixed(1)}ms`;
+  if (safe < 1000) return `${Math.round(safe)}ms`;
+  if (safe < 60_000) return `${(Math.floor(safe / 100) / 10).toFixed(1)}s`;
+  if (totalMinutes < 60) return `${totalMinutes}m${two(seconds)}s`;
+  if (totalHours < 24) return `${totalHours}h${two(minutes)}m`;
+  return `${Math.floor(totalHours / 24)}d${two(totalHours % 24)}h`;
 }

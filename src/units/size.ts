@@ -31,7 +31,10 @@ export function parseSize(value: string | number): number | undefined {
   return Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 
-/** Human form with binary units, e.g. 14 GiB, 800 MiB. */
+/**
+ * A size for people, the one formatter gpuplan has: binary units, one decimal below 100 and none
+ * above, no ".0" — 14 GiB, 1.5 GiB, 800 MiB, 512 B.
+ */
 export function formatSize(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let v = bytes;
@@ -40,6 +43,6 @@ export function formatSize(bytes: number): string {
     v /= 1024;
     i++;
   }
-  const text = i === 0 || Number.isInteger(v) ? String(v) : v.toFixed(v >= 100 ? 0 : 1);
+  const text = i === 0 ? String(Math.round(v)) : String(+v.toFixed(Math.abs(v) >= 100 ? 0 : 1));
   return `${text} ${units[i]}`;
 }

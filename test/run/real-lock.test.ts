@@ -132,7 +132,9 @@ pipelines:
     await exited(first);
     const busy = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
     expect(busy.exitCode, busy.stderr).toBe(75);
-    expect(busy.stderr).toMatch(/GPU busy: cuda:\d is held by pid \d+ \(only\/long/);
+    expect(busy.stderr).toMatch(
+      /GPU busy: cuda:\d \(GPU-[0-9a-f]{8}[-0-9a-f]*\) is held by pid \d+ \(only\/long/,
+    );
     expect(text()).not.toContain('"exit"');
     const finished = () => text().includes('"name":"done"') && text().split('"exit"').length > 2;
     for (let i = 0; i < 400 && !finished(); i++) await new Promise((r) => setTimeout(r, 20));
@@ -180,7 +182,9 @@ pipelines:
       const r = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
       expect(r.exitCode, r.stderr).toBe(75);
       expect(r.stderr).toMatch(
-        new RegExp(`GPU busy: ${plan.pipelines[0].gpu} is held by pid ${child.pid} \\(victim/long-step`),
+        new RegExp(
+          `GPU busy: ${plan.pipelines[0].gpu} \\(GPU-[0-9a-f]{8}[-0-9a-f]*\\) is held by pid ${child.pid} \\(victim/long-step`,
+        ),
       );
     } finally {
       killBoth();

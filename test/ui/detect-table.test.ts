@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Inventory } from "../../src/inventory/types.js";
 import { formatInventory } from "../../src/ui/detect-table.js";
+import { createPaint, noPaint } from "../../src/ui/paint.js";
 
 const GiB = 1024 ** 3;
 /** Drop SGR colour sequences (ESC [ … m). */
@@ -73,7 +74,7 @@ const inventory: Inventory = {
 
 describe("the human form of an inventory", () => {
   it("renders a fixed table, the CPU, one line per probe with hints, and the visibility notes", () => {
-    expect(formatInventory(inventory, ["CUDA_VISIBLE_DEVICES=0 hides 3 of the cuda devices"], false)).toBe(
+    expect(formatInventory(inventory, ["CUDA_VISIBLE_DEVICES=0 hides 3 of the cuda devices"], noPaint)).toBe(
       [
         "1 GPU and 1 MIG instance visible (3 hidden; narrowed by CUDA_VISIBLE_DEVICES)",
         "ID           NAME                               MEMORY    FREE  CC   UUID          PCI           NUMA",
@@ -83,9 +84,9 @@ describe("the human form of an inventory", () => {
         "CPU  AMD EPYC 9654: 16 of 192 cores usable, 64 GiB memory, 1 NUMA node",
         "",
         "Probes",
-        "  cpu   ok         16 of 192 cores usable (1.3 ms)",
-        "  nvml  ok         4 GPUs, driver 550.54.15 [NVML 12.550.54.15] (41 ms)",
-        "  cuda  timeout    cuInit did not return within 10 s (10000 ms)",
+        "  cpu   ok         16 of 192 cores usable (1.3ms)",
+        "  nvml  ok         4 GPUs, driver 550.54.15 [NVML 12.550.54.15] (41ms)",
+        "  cuda  timeout    cuInit did not return within 10 s (10.0s)",
         "        hint: check dmesg",
         "",
         "visibility: CUDA_VISIBLE_DEVICES=0 hides 3 of the cuda devices",
@@ -95,17 +96,17 @@ describe("the human form of an inventory", () => {
   });
 
   it("colours only the status words, the headings and hints, and only when asked", () => {
-    const plain = formatInventory(inventory, [], false);
-    const coloured = formatInventory(inventory, [], true);
+    const plain = formatInventory(inventory, [], noPaint);
+    const coloured = formatInventory(inventory, [], createPaint(1));
     expect(plain).not.toContain("\x1b[");
-    expect(coloured).toContain("\x1b[31mtimeout   \x1b[0m");
-    expect(coloured).toContain("\x1b[32mok        \x1b[0m");
+    expect(coloured).toContain("\x1b[31mtimeout   \x1b[39m");
+    expect(coloured).toContain("\x1b[32mok        \x1b[39m");
     expect(stripAnsi(coloured)).toBe(plain);
   });
 
   it("says so when no GPU is visible because a variable hid them all", () => {
     const none = { ...inventory, gpus: [], visibility: { ...inventory.visibility!, hiddenGpus: 4 } };
-    expect(formatInventory(none, [], false)).toMatch(
+    expect(formatInventory(none, [], noPaint)).toMatch(
       /^No GPU visible \(4 hidden; narrowed by CUDA_VISIBLE_DEVICES\)\.\n/,
     );
   });

@@ -29,10 +29,20 @@ describe("parseDuration", () => {
 
 describe("formatDuration", () => {
   it("picks a readable unit", () => {
+    expect(formatDuration(0.42)).toBe("0.4ms");
     expect(formatDuration(250)).toBe("250ms");
     expect(formatDuration(1500)).toBe("1.5s");
-    expect(formatDuration(90_000)).toBe("1.5m");
-    expect(formatDuration(2 * 3_600_000)).toBe("2h");
-    expect(formatDuration(5_400_000)).toBe("1.5h");
+    expect(formatDuration(90_000)).toBe("1m30s");
+    expect(formatDuration(2 * 3_600_000)).toBe("2h00m");
+    expect(formatDuration(5_400_000)).toBe("1h30m");
+    expect(formatDuration(3 * 86_400_000 + 4 * 3_600_000)).toBe("3d04h");
+    expect(formatDuration(-5)).toBe("0ms");
+    expect(formatDuration(Number.NaN)).toBe("0ms");
+  });
+
+  it("has a clock style for a ticking elapsed time", () => {
+    expect(formatDuration(5_900, "clock")).toBe("0:05");
+    expect(formatDuration(245_000, "clock")).toBe("4:05");
+    expect(formatDuration(3_723_000, "clock")).toBe("1:02:03");
   });
 });

@@ -50,6 +50,9 @@ describe("formatSize", () => {
     expect(formatSize(1.5 * GiB)).toBe("1.5 GiB");
     expect(formatSize(512)).toBe("512 B");
     expect(formatSize(0)).toBe("0 B");
+    // One decimal below 100, none above, never a trailing ".0".
+    expect(formatSize(30.04 * GiB)).toBe("30 GiB");
+    expect(formatSize(123.4 * GiB)).toBe("123 GiB");
   });
 
   it("round-trips through parseSize for whole units", () => {

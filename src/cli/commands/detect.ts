@@ -8,9 +8,10 @@ import { basename, dirname, join } from "node:path";
 import { detect } from "../../detect/index.js";
 import { UsageError } from "../../problems/errors.js";
 import { formatInventory } from "../../ui/detect-table.js";
+import { escapeText } from "../../ui/escape.js";
 import { parseDuration } from "../../units/duration.js";
-// Renamed on import: biome reads any use… call as a React hook, and this is not one.
-import { shouldUseColor as wantsColour, writeErr, writeOut } from "../output.js";
+import { writeErr, writeOut } from "../output.js";
+import { paintFor } from "../paint.js";
 
 export interface DetectCommandOptions {
   json?: boolean;
@@ -21,8 +22,6 @@ export interface DetectCommandOptions {
 
 /** Run `gpuplan detect` with its parsed flags; returns the exit code. */
 export default async function detectCommand(options: DetectCommandOptions): Promise<number> {
-  // The table is the result, so it goes to stdout: colour when stdout is a terminal.
-  const colour = wantsColour(process.stdout);
   const timeoutMs = parseDuration(options.timeout ?? "10s");
   if (timeoutMs === undefined || timeoutMs <= 0) {
     throw new UsageError(
@@ -40,12 +39,13 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
     for (const p of inventory.probes) {
       if (p.status === "error" || p.status === "timeout") {
         writeErr(
-          `gpuplan: warning: ${p.name} ${p.status}: ${p.message}${p.hint ? `\n  hint: ${p.hint}` : ""}\n`,
+          `gpuplan: warning: ${escapeText(p.name)} ${p.status}: ${escapeText(p.message)}${p.hint ? `\n  hint: ${escapeText(p.hint)}` : ""}\n`,
         );
       }
     }
   } else {
-    writeOut(formatInventory(inventory, visibilityNotes, colour));
+    // The table is the result, so it goes to stdout: colour when stdout is a terminal.
+    writeOut(formatInventory(inventory, visibilityNotes, paintFor(process.stdout)));
   }
   return 0;
 }

@@ -6,12 +6,11 @@
 import type { DetectInventory } from "../../inventory/types.js";
 import { EXIT, UsageError } from "../../problems/errors.js";
 import type { Problem } from "../../problems/problem.js";
-import type { DryRun } from "../../run/prepare/dry-run.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { parseDuration } from "../../units/duration.js";
-import { shouldUseColor, writeErr, writeOut } from "../output.js";
-import { paintFor } from "../paint.js";
+import { writeErr, writeOut } from "../output.js";
+import { colorLevelOf, paintFor } from "../paint.js";
 
 export interface RunOptions {
   pipeline: string[];
@@ -50,7 +49,12 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   if (options.dryRun) {
     const { describeDryRun } = await import("../../run/prepare/dry-run.js");
     const description = describeDryRun(plan, pipelines, baseDir, runId);
-    writeOut(options.ui === "json" ? `${JSON.stringify(description, null, 2)}\n` : formatDryRun(description));
+    const { formatDryRun } = await import("../../ui/dry-run-text.js");
+    writeOut(
+      options.ui === "json"
+        ? `${JSON.stringify(description, null, 2)}\n`
+        : formatDryRun(description, plan.registry),
+    );
     return EXIT.ok;
   }
 
@@ -61,13 +65,13 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     wait: options.wait,
     ...(lockTimeoutMs !== undefined && { lockTimeoutMs }),
     ui: options.ui,
-    terminal: { out: process.stdout, err: process.stderr, color: shouldUseColor(process.stderr) },
+    terminal: { out: process.stdout, err: process.stderr, colorLevel: colorLevelOf(process.stderr) },
     killGraceMs: parseDuration(process.env.GPUPLAN_KILL_GRACE ?? "5s") ?? 5000,
     detect,
   });
   if (result.busy) {
     const { busyGpuMessage } = await import("../../ui/busy-gpu-message.js");
-    const { message, hint } = busyGpuMessage(result.busy);
+    const { message, hint } = busyGpuMessage(result.busy, plan.registry);
     writeErr(`gpuplan: ${message}\n  hint: ${hint}\n`);
     return EXIT.busy;
   }
@@ -78,22 +82,4 @@ export default async function run(file: string, options: RunOptions): Promise<nu
 async function reportProblems(problems: Problem[], sources: SourceFile[]): Promise<number> {
   writeErr(formatHuman(problems, sources, paintFor()));
   return EXIT.problems;
-}
-
-function formatDryRun(d: DryRun): string {
-  const out: string[] = [
-    `gpuplan run --dry-run: ${d.pipelines.length} pipelines of ${d.plan}; nothing was started`,
-  ];
-  for (const p of d.pipelines) {
-    out.push("", `pipeline ${p.name}${p.gpus.length ? ` on ${p.gpus.join(", ")}` : " on cpu"}`);
-    for (const s of p.steps) {
-      out.push(
-        `  ${s.id} (${s.device}${s.exclusive ? ", exclusive" : ""})${s.needs.length ? ` after ${s.needs.join(", ")}` : ""}`,
-      );
-      out.push(`    run: ${s.command}`, `    cwd: ${s.cwd}`);
-      for (const [k, v] of Object.entries(s.env)) out.push(`    ${k}=${v}`);
-      if (s.unset.length) out.push(`    unset: ${s.unset.join(" ")}`);
-    }
-  }
-  return `${out.join("\n")}\n`;
 }

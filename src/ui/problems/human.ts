@@ -3,34 +3,65 @@
 import type { Problem } from "../../problems/problem.js";
 import { codeFrame } from "../../source/code-frame.js";
 import type { SourceFile } from "../../source/source-file.js";
-import { createPaint, type Paint } from "../paint.js";
+import { escapeLines, escapeText, needsEscape } from "../escape.js";
+import { noPaint, type Paint } from "../paint.js";
 
 export function formatHuman(
   problems: readonly Problem[],
   sources: readonly SourceFile[],
-  paint: Paint = createPaint(false),
+  paint: Paint = noPaint,
 ): string {
   const out: string[] = [];
-  const linesOf = new Map<SourceFile, string[]>();
+  const linesOf = new Map<SourceFile, FrameLines>();
   for (const p of problems) {
-    const where = p.file ? `${p.file}${p.line !== undefined ? `:${p.line}:${p.column}` : ""}` : "";
+    // File names, messages and hints quote the user's input (keys, values, paths): escaped.
+    const where = p.file
+      ? `${escapeText(p.file)}${p.line !== undefined ? `:${p.line}:${p.column}` : ""}`
+      : "";
     const sev = p.severity === "error" ? paint.red(paint.bold("error")) : paint.yellow(paint.bold("warning"));
-    out.push(`${where ? `${paint.bold(where)}  ` : ""}${sev}  ${p.message}  ${paint.dim(`[${p.code}]`)}`);
+    out.push(
+      `${where ? `${paint.bold(where)}  ` : ""}${sev}  ${escapeLines(p.message)}  ${paint.dim(`[${p.code}]`)}`,
+    );
     const source = sources.find((s) => s.file === p.file);
     if (source && p.line !== undefined && p.column !== undefined) {
       const mark = p.severity === "error" ? paint.red : paint.yellow;
       let lines = linesOf.get(source);
       if (!lines) {
-        lines = source.text.split(/\r?\n/);
+        lines = frameLines(source.text);
         linesOf.set(source, lines);
       }
-      out.push(indent(codeFrame(lines, p.line, p.column, { dim: paint.dim, mark })));
+      const column = lines.changed.has(p.line - 1)
+        ? showSourceLine((lines.raw[p.line - 1] ?? "").slice(0, p.column - 1)).length + 1
+        : p.column;
+      out.push(indent(codeFrame(lines.shown, p.line, column, { dim: paint.dim, mark })));
     }
-    if (p.hint) out.push(`  ${paint.cyan("hint:")} ${p.hint}`);
+    if (p.hint) out.push(`  ${paint.cyan("hint:")} ${escapeLines(p.hint)}`);
     out.push("");
   }
   return out.join("\n");
 }
+
+/** A file's lines as raw text and as shown in code frames; `changed` holds the indexes that differ. */
+interface FrameLines {
+  raw: string[];
+  shown: string[];
+  changed: Set<number>;
+}
+
+/** Split once per file (per problem would be quadratic); only lines with tabs or control characters change. */
+function frameLines(text: string): FrameLines {
+  const raw = text.split(/\r?\n/);
+  const changed = new Set<number>();
+  const shown = raw.map((line, i) => {
+    if (!line.includes("\t") && !needsEscape(line)) return line;
+    changed.add(i);
+    return showSourceLine(line);
+  });
+  return { raw, shown, changed };
+}
+
+/** A line of the user's file in a code frame: tabs as two spaces, control characters escaped (the caret follows). */
+const showSourceLine = (line: string): string => escapeText(line.replaceAll("\t", "  "));
 
 const indent = (text: string): string =>
   text

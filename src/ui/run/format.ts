@@ -1,35 +1,10 @@
-/** Words and numbers for people, shared by the plain lines, the live view and the summary. */
+/**
+ * Words for people, shared by the plain lines, the live view and the summary. Durations and sizes
+ * come from src/units (one formatter each); names from the pipeline file are escaped here.
+ */
 import type { StepStatus } from "../../run/record/events.js";
-
-/** 850ms, 12.3s, 4m05s, 1h02m — short and stable, so snapshots and logs line up. */
-export function formatDuration(ms: number): string {
-  const safe = Math.max(0, ms);
-  if (safe < 1000) return `${Math.round(safe)}ms`;
-  if (safe < 60_000) return `${(Math.floor(safe / 100) / 10).toFixed(1)}s`;
-  const totalSeconds = Math.floor(safe / 1000);
-  const seconds = totalSeconds % 60;
-  const totalMinutes = Math.floor(totalSeconds / 60);
-  if (totalMinutes < 60) return `${totalMinutes}m${String(seconds).padStart(2, "0")}s`;
-  const minutes = totalMinutes % 60;
-  return `${Math.floor(totalMinutes / 60)}h${String(minutes).padStart(2, "0")}m`;
-}
-
-/** Elapsed time on a ticking clock: whole seconds, since tenths would redraw every frame. */
-export function formatElapsed(ms: number): string {
-  const totalSeconds = Math.floor(Math.max(0, ms) / 1000);
-  const seconds = totalSeconds % 60;
-  const totalMinutes = Math.floor(totalSeconds / 60);
-  if (totalMinutes < 60) return `${totalMinutes}:${String(seconds).padStart(2, "0")}`;
-  const minutes = totalMinutes % 60;
-  return `${Math.floor(totalMinutes / 60)}:${String(minutes).padStart(2, "0")}:${String(seconds).padStart(2, "0")}`;
-}
-
-/** GiB with one decimal (GPU memory is what is shown; MiB below 1 GiB). */
-export function formatBytes(bytes: number): string {
-  const gib = bytes / 1024 ** 3;
-  if (gib >= 1) return `${gib.toFixed(1)} GiB`;
-  return `${Math.round(bytes / 1024 ** 2)} MiB`;
-}
+import { formatDuration } from "../../units/duration.js";
+import { escapeText } from "../escape.js";
 
 export interface StepEnding {
   status: StepStatus;
@@ -81,6 +56,11 @@ export function describeFailure(f: {
 
 /** The `[pipeline/step device]` prefix of plain lines; the step is left out for pipeline-level events. */
 export function prefix(pipeline: string | null, step: string | null, device: string | null): string {
-  const who = pipeline === null ? "run" : step === null ? pipeline : `${pipeline}/${step}`;
-  return device ? `[${who} ${device}]` : `[${who}]`;
+  const who = pipeline === null ? "run" : stepName(pipeline, step);
+  return device ? `[${who} ${escapeText(device)}]` : `[${who}]`;
+}
+
+/** `pipeline/step` (or the pipeline alone), escaped: names come from the pipeline file. */
+export function stepName(pipeline: string, step: string | null): string {
+  return escapeText(step === null ? pipeline : `${pipeline}/${step}`);
 }

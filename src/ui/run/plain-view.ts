@@ -5,14 +5,16 @@
 
 import type { RunEvent } from "../../run/record/events.js";
 import { createLineBatcher } from "../../run/record/line-batcher.js";
-import { createPaint, type Paint } from "../paint.js";
-import { describeEnding, formatDuration, prefix } from "./format.js";
+import { formatDuration } from "../../units/duration.js";
+import { escapeOutputLine, escapeText } from "../escape.js";
+import type { Paint } from "../paint.js";
+import { describeEnding, prefix } from "./format.js";
 import { formatSummary } from "./summary.js";
 import type { RunSummary, RunView, ViewOptions } from "./view.js";
 import { writeOut } from "./write-out.js";
 
-export function createPlainView(options: ViewOptions): RunView {
-  const paint = createPaint(options.color);
+/** `paint` is the painter of `options.colorLevel` (createView loads it). */
+export function createPlainView(options: ViewOptions, paint: Paint): RunView {
   /** Where each pipeline/step runs now — a retry may move it to the CPU, and output lines say so. */
   const devices = new Map<string, string>();
   for (const pipeline of options.plan.pipelines) {
@@ -31,7 +33,7 @@ export function createPlainView(options: ViewOptions): RunView {
     },
     onOutput(pipeline, step, _stream, line) {
       const device = devices.get(`${pipeline}/${step}`) ?? null;
-      write(`${paint.dim(prefix(pipeline, step, device))} ${line}`);
+      write(`${paint.dim(prefix(pipeline, step, device))} ${escapeOutputLine(line, paint.level > 0)}`);
     },
     async close(summary: RunSummary) {
       lines.flush();
@@ -40,40 +42,47 @@ export function createPlainView(options: ViewOptions): RunView {
   };
 }
 
-/** One line for a lifecycle event, or null for events a reader of the log need not see. */
+/**
+ * One line for a lifecycle event, or null for events a reader of the log need not see. Strings an
+ * event carries may come from the pipeline or plan file (names, keys, reasons naming steps): `e`
+ * escapes them.
+ */
 function describeEvent(event: RunEvent, paint: Paint): string | null {
   const head = paint.dim(prefix(event.pipeline, event.step, event.device));
+  const e = escapeText;
   switch (event.event) {
     case "run.start":
-      return `${head} started run ${event.run} (${event.pipelines.length} pipelines) in ${event.runDir}`;
+      return `${head} started run ${e(event.run)} (${event.pipelines.length} pipelines) in ${e(event.runDir)}`;
     case "gpu.lock.wait": {
       const what =
-        event.slots > 1 ? `all ${event.slots} slots of ${event.gpu} (exclusive)` : `a slot on ${event.gpu}`;
+        event.slots > 1
+          ? `all ${event.slots} slots of ${e(event.gpu)} (exclusive)`
+          : `a slot on ${e(event.gpu)}`;
       return `${head} ${paint.yellow(`waiting for ${what}`)}`;
     }
     case "gpu.lock.acquired": {
       const n = event.slots;
       const which = n.length > 0 ? `slot${n.length > 1 ? "s" : ""} ${n.join(",")}` : "a slot";
       const waited = event.waitedMs > 0 ? ` after ${formatDuration(event.waitedMs)}` : "";
-      return `${head} got ${which} of ${event.gpu}${waited}`;
+      return `${head} got ${which} of ${e(event.gpu)}${waited}`;
     }
     case "gpu.step.start":
-      return `${head} started${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}${event.cpus ? ` on CPUs ${event.cpus}` : ""}`;
+      return `${head} started${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}${event.cpus ? ` on CPUs ${e(event.cpus)}` : ""}`;
     case "gpu.step.end": {
       const text = describeEnding(event);
       return `${head} ${event.status === "ok" ? paint.green(text) : paint.red(text)}`;
     }
     case "gpu.step.retry":
       // `device`: where the next attempt runs (cpu for an on_oom fallback).
-      return `${head} ${paint.yellow(`retrying (attempt ${event.attempt} of ${event.of}) on ${event.device} after ${event.reason}`)}`;
+      return `${head} ${paint.yellow(`retrying (attempt ${event.attempt} of ${event.of}) on ${e(event.device ?? "?")} after ${e(event.reason)}`)}`;
     case "gpu.step.skip":
-      return `${head} skipped: ${event.reason}`;
+      return `${head} skipped: ${e(event.reason)}`;
     case "gpu.model.load_start":
-      return `${head} loading worker ${event.model_key}`;
+      return `${head} loading worker ${e(event.model_key)}`;
     case "gpu.model.load_complete":
-      return `${head} worker ${event.model_key} ready in ${formatDuration(event.duration_ms)}`;
+      return `${head} worker ${e(event.model_key)} ready in ${formatDuration(event.duration_ms)}`;
     case "gpu.model.cache_evict":
-      return `${head} ${paint.dim(`worker ${event.model_key} stopped (${event.reason})`)}`;
+      return `${head} ${paint.dim(`worker ${e(event.model_key)} stopped (${e(event.reason)})`)}`;
     default:
       // lock.released, memory snapshots, per-task model events (gpu.model.cache_reuse and the like), step.oom/timeout (step.end says it) and run.end (the summary says it).
       return null;

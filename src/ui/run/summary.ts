@@ -1,7 +1,9 @@
 /** The final words of a run — the same text for the plain and the live view, on stderr. */
 
+import { formatDuration } from "../../units/duration.js";
+import { escapeOutputLine, escapeText } from "../escape.js";
 import type { Paint } from "../paint.js";
-import { describeFailure, formatDuration } from "./format.js";
+import { describeFailure, stepName } from "./format.js";
 import type { RunSummary } from "./view.js";
 
 /** How many stderr lines of a failed step are shown; the log has the rest. */
@@ -18,27 +20,27 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
   ].join(", ");
   const verb = summary.interrupted ? paint.yellow("interrupted") : summary.failed > 0 ? "failed" : "done";
   lines.push(
-    `${paint.bold(`run ${summary.run}`)} ${verb}: ${counts} in ${formatDuration(summary.durationMs)}`,
+    `${paint.bold(`run ${escapeText(summary.run)}`)} ${verb}: ${counts} in ${formatDuration(summary.durationMs)}`,
   );
-  lines.push(`${paint.dim("run dir:")} ${summary.runDir}`);
+  lines.push(`${paint.dim("run dir:")} ${escapeText(summary.runDir)}`);
   for (const f of summary.failures) {
     lines.push("");
     lines.push(
-      `${paint.red("✗")} ${paint.bold(`${f.pipeline}/${f.step}`)} on ${f.device}: ${describeFailure(f)}`,
+      `${paint.red("✗")} ${paint.bold(stepName(f.pipeline, f.step))} on ${escapeText(f.device)}: ${describeFailure(f)}`,
     );
     const tail = f.stderrTail.slice(-STDERR_TAIL_LINES);
     if (tail.length > 0) {
       lines.push(`  ${paint.dim("last stderr lines:")}`);
-      for (const line of tail) lines.push(`    ${line}`);
+      for (const line of tail) lines.push(`    ${escapeOutputLine(line, paint.level > 0)}`);
     }
     // No log when the step never started (it timed out waiting for its GPU).
-    if (f.logPath) lines.push(`  ${paint.dim(f.stderrPath ? "stdout:" : "log:")}  ${f.logPath}`);
-    if (f.stderrPath) lines.push(`  ${paint.dim("stderr:")}  ${f.stderrPath}`);
-    if (f.hint) lines.push(`  ${paint.dim("hint:")} ${f.hint}`);
+    if (f.logPath) lines.push(`  ${paint.dim(f.stderrPath ? "stdout:" : "log:")}  ${escapeText(f.logPath)}`);
+    if (f.stderrPath) lines.push(`  ${paint.dim("stderr:")}  ${escapeText(f.stderrPath)}`);
+    if (f.hint) lines.push(`  ${paint.dim("hint:")} ${escapeText(f.hint)}`);
   }
   if (summary.interrupted) {
     lines.push("");
-    lines.push(`Resume with: gpuplan run --resume ${summary.run}`);
+    lines.push(`Resume with: gpuplan run --resume ${escapeText(summary.run)}`);
   }
   return `${lines.join("\n")}\n`;
 }

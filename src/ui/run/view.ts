@@ -8,6 +8,8 @@
 import type { RunSummary } from "../../run/outcome/run-tally.js";
 import type { RunEvent } from "../../run/record/events.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { isCi } from "../is-ci.js";
+import type { ColorLevel } from "../paint.js";
 
 export type UiMode = "auto" | "tui" | "plain" | "json";
 
@@ -27,9 +29,12 @@ export interface ViewOptions {
   pipelines: string[];
   out: NodeJS.WriteStream;
   err: NodeJS.WriteStream;
-  color: boolean;
+  /** The colour level the CLI decided for `err` (src/cli/paint.ts); the live view paints with it too. */
+  colorLevel: ColorLevel;
   /** Columns for the live view (tests render at a fixed width). */
   columns?: number;
+  /** Rows for the live view (tests render at a fixed height). */
+  rows?: number;
 }
 
 /**
@@ -44,10 +49,7 @@ export function resolveUiMode(
   env: NodeJS.ProcessEnv = process.env,
 ): Exclude<UiMode, "auto"> {
   if (mode !== "auto") return mode;
-  const ci =
-    env.CI !== "0" &&
-    env.CI !== "false" &&
-    ("CI" in env || "CONTINUOUS_INTEGRATION" in env || Object.keys(env).some((k) => k.startsWith("CI_")));
+  const ci = isCi(env);
   const sized = (terminal.columns ?? 0) > 0;
   return terminal.isTTY && sized && !ci && env.TERM !== "dumb" ? "tui" : "plain";
 }

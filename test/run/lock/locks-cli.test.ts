@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { formatLocks } from "../../../src/cli/commands/locks.js";
 import { createSlotLock, type SlotState } from "../../../src/run/lock/index.js";
+import { formatLocks } from "../../../src/ui/locks-table.js";
 import { gpuplan, loadedModules } from "../../helpers/cli.js";
 import { built } from "./processes.js";
 
@@ -48,7 +48,7 @@ describe.skipIf(!built)("gpuplan locks", () => {
     expect(human.exitCode).toBe(0);
     expect(human.stdout).toMatch(/^GPU +UUID +SLOT +STATE +PID +PIPELINE +STEP +SINCE +HELD FOR\n/);
     expect(human.stdout).toMatch(
-      new RegExp(`cuda:2 +GPU-abcdef01… +0 +held +${process.pid} +plate-3 +segment `),
+      new RegExp(`cuda:2 +GPU-abcdef01 +0 +held +${process.pid} +plate-3 +segment `),
     );
     expect(human.stdout).toContain(`1 of 2 slots held (${dir}).`);
     held.release();
@@ -87,11 +87,11 @@ describe("the locks table", () => {
     const now = Date.parse(since) + 125_000;
     expect(formatLocks("/locks", slots, now, (h) => h.pid === 100)).toBe(
       [
-        "GPU     UUID           SLOT  STATE  PID           PIPELINE  STEP     SINCE                 HELD FOR",
-        "cuda:0  GPU-abcdef01…  0     held   100           plate-1   segment  2026-01-02 03:04:05Z  2.1m",
-        "cuda:0  GPU-abcdef01…  1     held   200 (exited)  plate-1            2026-01-02 03:04:05Z  2.1m",
-        "?       GPU-abcdef01…  2     held   ?",
-        "cuda:1  GPU-short      0     free",
+        "GPU     UUID          SLOT  STATE  PID           PIPELINE  STEP     SINCE                 HELD FOR",
+        "cuda:0  GPU-abcdef01     0  held   100           plate-1   segment  2026-01-02 03:04:05Z     2m05s",
+        "cuda:0  GPU-abcdef01     1  held   200 (exited)  plate-1            2026-01-02 03:04:05Z     2m05s",
+        "?       GPU-abcdef01     2  held   ?",
+        "cuda:1  GPU-short        0  free",
         "",
         "3 of 4 slots held (/locks).",
         "",

@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { formatWarmWorkers } from "../../../src/cli/commands/locks.js";
 import { readWarmWorkers, writeWarmInfo } from "../../../src/run/warm/worker-info.js";
 import type { WarmWorkerInfo } from "../../../src/run/warm/worker-pool.js";
+import { formatWarmWorkers } from "../../../src/ui/locks-table.js";
 import { execute, type Harness } from "../helpers/harness.js";
 import { warmPlan, workerStep } from "./helpers.js";
 
@@ -66,7 +66,7 @@ describe("warm workers in gpuplan locks", () => {
       Date.parse("2026-11-22T01:01:30Z"),
     );
     expect(text).toContain("Warm workers");
-    expect(text).toMatch(/cuda:0\s+cyto3\s+42\s+41\s+r1\s+idle\s+1\.5m/);
+    expect(text).toMatch(/cuda:0\s+cyto3\s+42\s+41\s+r1\s+idle\s+1m30s/);
   });
 
   it("the executor reports its warm workers as they change, and none at the end", async () => {

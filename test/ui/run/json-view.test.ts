@@ -11,7 +11,7 @@ describe("the JSON view", () => {
       pipelines: ALL_PIPELINES,
       out,
       err,
-      color: true,
+      colorLevel: 1,
     });
     const events = failureEvents();
     for (const event of events) view.onEvent(event);

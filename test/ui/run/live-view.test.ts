@@ -19,7 +19,7 @@ describe("the live view through createView", () => {
       pipelines: ALL_PIPELINES,
       out,
       err,
-      color: false,
+      colorLevel: 0,
       columns: 80,
     });
     for (const event of busyEvents()) view.onEvent(event);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StepFailure } from "../../../src/run/outcome/run-tally.js";
+import type { ColorLevel } from "../../../src/ui/paint.js";
 import { createView, resolveUiMode } from "../../../src/ui/run/index.js";
 import {
   ALL_PIPELINES,
@@ -12,10 +13,16 @@ import {
   RUN,
 } from "./fixtures.js";
 
-async function plainRun(color: boolean) {
+async function plainRun(colorLevel: ColorLevel) {
   const out = captureStream();
   const err = captureStream();
-  const view = await createView("plain", { plan: makePlan(), pipelines: ALL_PIPELINES, out, err, color });
+  const view = await createView("plain", {
+    plan: makePlan(),
+    pipelines: ALL_PIPELINES,
+    out,
+    err,
+    colorLevel,
+  });
   for (const event of failureEvents()) view.onEvent(event);
   view.onOutput("plate-2", "segment", "stdout", "tile 1/96");
   view.onEvent(
@@ -52,7 +59,7 @@ async function plainRun(color: boolean) {
 
 describe("the plain view", () => {
   it("writes prefixed lifecycle and output lines, then the summary, all on stderr", async () => {
-    const { out, err } = await plainRun(false);
+    const { out, err } = await plainRun(0);
     expect(out).toBe("");
     expect(`\n${err}`).toMatchInlineSnapshot(`
       "
@@ -96,10 +103,10 @@ describe("the plain view", () => {
   });
 
   it("never moves the cursor, and colours only when asked", async () => {
-    const plain = await plainRun(false);
+    const plain = await plainRun(0);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for escape codes
     expect(plain.err).not.toMatch(/\u001b/);
-    const coloured = await plainRun(true);
+    const coloured = await plainRun(1);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: only SGR colour codes may appear
     expect(coloured.err.replace(/\u001b\[[0-9;]*m/g, "")).not.toMatch(/\u001b/);
     expect(coloured.err).toContain("\u001b[31m");
@@ -113,7 +120,7 @@ describe("the plain view", () => {
       pipelines: ALL_PIPELINES,
       out: captureStream(),
       err,
-      color: false,
+      colorLevel: 0,
     });
     const [failure] = failedSummary().failures;
     if (!failure) throw new Error("fixture has a failure");
@@ -136,7 +143,7 @@ describe("the plain view", () => {
       pipelines: ALL_PIPELINES,
       out: captureStream(),
       err,
-      color: false,
+      colorLevel: 0,
     });
     await view.close({ ...failedSummary(), failures: [], failed: 0, interrupted: true });
     expect(err.text()).toContain(`run ${RUN} interrupted: 5 ok, 0 failed, 1 skipped in 1m35s`);
@@ -152,7 +159,7 @@ describe("plain view: warm workers", () => {
       pipelines: ALL_PIPELINES,
       out: captureStream(),
       err,
-      color: false,
+      colorLevel: 0,
     });
     const fields = { model_key: "cyto3", allocated_devices: ["cuda:0"] };
     view.onEvent(

@@ -23,11 +23,11 @@ describe("the live view as text at 80 columns", () => {
       [░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░] 0/8 steps
       ok 0 · failed 0 · skipped 0 · running 0 · waiting 0
 
-      cuda:0  NVIDIA A100 80GB  0/2 slots · budget 72.0 GiB
+      cuda:0  NVIDIA A100 80GB  0/2 slots · budget 72 GiB
         slot 0  free
         slot 1  free
 
-      cuda:1  NVIDIA A100 80GB  0/2 slots · budget 72.0 GiB
+      cuda:1  NVIDIA A100 80GB  0/2 slots · budget 72 GiB
         slot 0  free
         slot 1  free
 
@@ -57,11 +57,11 @@ describe("the live view as text at 80 columns", () => {
       [█████░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░] 1/8 steps
       ok 1 · failed 0 · skipped 0 · running 3 · waiting 1
 
-      cuda:0  NVIDIA A100 80GB  2/2 slots · mem 30.0 GiB / 80.0 GiB  1 waiting
+      cuda:0  NVIDIA A100 80GB  2/2 slots · mem 30 GiB / 80 GiB  1 waiting
         slot 0  plate-1 › segment  0:14
         slot 1  plate-2 › segment  0:14
 
-      cuda:1  NVIDIA A100 80GB  2/2 slots · budget 72.0 GiB
+      cuda:1  NVIDIA A100 80GB  2/2 slots · budget 72 GiB
         slot 0  train › fit  0:14  exclusive
         slot 1  held for train (exclusive)
 
@@ -81,11 +81,11 @@ describe("the live view as text at 80 columns", () => {
       [███████████████░░░░░░░░░░░░░░░░░░░░░░░░░] 3/8 steps
       ok 1 · failed 1 · skipped 1 · running 2 · waiting 0
 
-      cuda:0  NVIDIA A100 80GB  2/2 slots · mem 30.0 GiB / 80.0 GiB
+      cuda:0  NVIDIA A100 80GB  2/2 slots · mem 30 GiB / 80 GiB
         slot 0  plate-3 · between steps
         slot 1  plate-2 › segment  0:43  attempt 2
 
-      cuda:1  NVIDIA A100 80GB  2/2 slots · budget 72.0 GiB
+      cuda:1  NVIDIA A100 80GB  2/2 slots · budget 72 GiB
         slot 0  train › fit  1:04  exclusive
         slot 1  held for train (exclusive)
 

@@ -7,6 +7,7 @@
 import { render } from "ink";
 import { createElement as h } from "react";
 import { createPaint } from "../../paint.js";
+import { shortUuids } from "../../short-uuid.js";
 import { reduceRunState } from "../reduce-run-state.js";
 import { appendOutput, createRunState, type RunState } from "../run-state.js";
 import { formatSummary } from "../summary.js";
@@ -21,8 +22,24 @@ export function createLiveView(options: ViewOptions, clock: () => number = Date.
   let state: RunState = createRunState(options.plan, options.pipelines);
   let dirty = false;
   let lastDraw = 0;
+  // ink's own chalk would colour by its own reading of the terminal (and ignore NO_COLOR): the
+  // screen paints every colour itself, at the level the CLI decided, and uses no ink colour prop.
+  const paint = createPaint(options.colorLevel);
+  const short = shortUuids(options.plan.registry.map((g) => g.uuid));
+  const uuids = new Map(options.plan.registry.map((g) => [g.gpu, short(g.uuid)]));
   const columns = (): number => options.columns ?? options.err.columns ?? 80;
-  const screen = () => h(RunScreen, { state, now: clock(), columns: columns() });
+  const rows = (): number | undefined => options.rows ?? options.err.rows;
+  const screen = () => {
+    const size = rows();
+    return h(RunScreen, {
+      state,
+      now: clock(),
+      columns: columns(),
+      paint,
+      uuids,
+      ...(size !== undefined && size > 0 && { rows: size }),
+    });
+  };
   const instance = render(screen(), {
     stdout: options.err,
     stderr: options.err,
@@ -56,7 +73,7 @@ export function createLiveView(options: ViewOptions, clock: () => number = Date.
       draw();
       instance.unmount();
       await instance.waitUntilExit();
-      await writeOut(options.err, formatSummary(summary, createPaint(options.color)));
+      await writeOut(options.err, formatSummary(summary, paint));
     },
   };
 }

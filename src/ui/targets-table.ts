@@ -1,0 +1,18 @@
+/** `gpuplan targets` for a person: each built-in inventory profile, its GPUs and CPU threads. */
+import { inventorySchema } from "../generated/schema-values.js";
+import type { Target } from "../inventory/targets.js";
+import { formatSize, parseSize } from "../units/size.js";
+import { noPaint, type Paint } from "./paint.js";
+import { formatTable } from "./table.js";
+
+export function formatTargets(targets: readonly Target[], paint: Paint = noPaint): string {
+  const rows = targets.map((t) => {
+    const gpus = (t.inventory.gpus ?? []).map(
+      (g) =>
+        `${g.count ?? inventorySchema.defaults.ShortGpu.count}× ${g.name} ${formatSize(parseSize(g.memory) ?? 0)}`,
+    );
+    return [t.name, gpus.join(", ") || "no GPUs", `${t.inventory.cpu.threads} threads`];
+  });
+  const columns = [{ header: "NAME" }, { header: "GPUS" }, { header: "CPU" }];
+  return `${formatTable(columns, rows, { paint }).join("\n")}\n`;
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { escapeLines, escapeOutputLine, escapeText, needsEscape } from "../../src/ui/escape.js";
+
+/** Anything a terminal would act on: C0 (newline and tab included), DEL, C1, bidi controls. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+
+describe("escapeText", () => {
+  it("shows ESC, CR, BEL, other C0 and C1 controls, DEL and bidi overrides as visible escapes", () => {
+    expect(escapeText("\u001b[2J\u001b]0;pwned\u0007")).toBe("\\x1b[2J\\x1b]0;pwned\\x07");
+    expect(escapeText("a\rb\nc\td")).toBe("a\\rb\\nc\\td");
+    expect(escapeText("\u0000\u007f\u009b31m")).toBe("\\x00\\x7f\\x9b31m");
+    expect(escapeText("abc\u202edcba\u2066x\u2069")).toBe("abc\\u202edcba\\u2066x\\u2069");
+    expect(escapeText("line\u2028sep")).toBe("line\\u2028sep");
+  });
+
+  it("leaves printable text alone, non-ASCII included", () => {
+    for (const text of ["NVIDIA A100-SXM4-80GB", "Größe 16×16 — µs", "植物 ✓ 🧪", "C:\\path"])
+      expect(escapeText(text)).toBe(text);
+    expect(needsEscape("plain")).toBe(false);
+    expect(needsEscape("x\u001by")).toBe(true);
+  });
+
+  it("never lets a control character through, whatever the input", () => {
+    let all = "";
+    for (let c = 0; c < 0x3000; c++) all += String.fromCharCode(c);
+    expect(escapeText(all)).not.toMatch(CONTROL);
+    expect(escapeLines(all).split("\n").join("")).not.toMatch(CONTROL);
+  });
+
+  it("escapeLines keeps the newlines of a multi-line text and escapes the rest", () => {
+    expect(escapeLines("one\u001b[31m\ntwo\r")).toBe("one\\x1b[31m\ntwo\\r");
+  });
+});
+
+describe("escapeOutputLine (a step's output)", () => {
+  it("drops a CRLF's CR and shows a CR-redrawn progress line as its last state", () => {
+    expect(escapeOutputLine("done\r", false)).toBe("done");
+    expect(escapeOutputLine(" 10%\r 50%\r100%", false)).toBe("100%");
+  });
+
+  it("keeps the step's colour only when asked, reset at the end; anything else is escaped", () => {
+    const line = "\u001b[31mFAILED\u001b[0m test_x \u001b[2J\u0007";
+    expect(escapeOutputLine(line, false)).toBe("FAILED test_x \\x1b[2J\\x07");
+    expect(escapeOutputLine(line, true)).toBe("\u001b[31mFAILED\u001b[0m test_x \\x1b[2J\\x07\u001b[0m");
+  });
+
+  it("expands tabs to the next multiple of eight columns", () => {
+    expect(escapeOutputLine("a\tbc\td", false)).toBe("a       bc      d");
+  });
+});
