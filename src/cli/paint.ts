@@ -3,7 +3,7 @@
  * live view — gets a painter of that level (src/ui/paint.ts). Colour is for a person at a terminal.
  */
 import { isCi } from "../ui/is-ci.js";
-import { type ColorLevel, createPaint, type Paint } from "../ui/paint.js";
+import { type ColorLevel, loadPaint, type Paint } from "../ui/paint.js";
 
 interface Terminal {
   isTTY?: boolean;
@@ -42,6 +42,6 @@ export function colorLevelOf(stream: NodeJS.WriteStream = process.stderr): Color
 }
 
 /** The painter for what goes to `stream` (stderr: problems and chatter; stdout: tables). */
-export function paintFor(stream: NodeJS.WriteStream = process.stderr): Paint {
-  return createPaint(colorLevelOf(stream));
+export function paintFor(stream: NodeJS.WriteStream = process.stderr): Promise<Paint> {
+  return loadPaint(colorLevelOf(stream));
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Inventory } from "../../src/inventory/types.js";
 import { formatInventory } from "../../src/ui/detect-table.js";
-import { createPaint, noPaint } from "../../src/ui/paint.js";
+import { loadPaint, noPaint } from "../../src/ui/paint.js";
 
 const GiB = 1024 ** 3;
 /** Drop SGR colour sequences (ESC [ … m). */
@@ -95,9 +95,9 @@ describe("the human form of an inventory", () => {
     );
   });
 
-  it("colours only the status words, the headings and hints, and only when asked", () => {
+  it("colours only the status words, the headings and hints, and only when asked", async () => {
     const plain = formatInventory(inventory, [], noPaint);
-    const coloured = formatInventory(inventory, [], createPaint(1));
+    const coloured = formatInventory(inventory, [], await loadPaint(1));
     expect(plain).not.toContain("\x1b[");
     expect(coloured).toContain("\x1b[31mtimeout   \x1b[39m");
     expect(coloured).toContain("\x1b[32mok        \x1b[39m");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createPaint, stripColor } from "../../src/ui/paint.js";
+import { loadPaint, stripColor } from "../../src/ui/paint.js";
 import { formatTable } from "../../src/ui/table.js";
 
 const columns = [{ header: "NAME" }, { header: "SIZE", align: "right" as const }, { header: "NOTE" }];
@@ -14,8 +14,8 @@ describe("formatTable", () => {
     ).toEqual(["NAME       SIZE  NOTE", "a         1 GiB", "longer  800 MiB  x"]);
   });
 
-  it("measures painted cells without their colour, and dims the header when it paints", () => {
-    const paint = createPaint(1);
+  it("measures painted cells without their colour, and dims the header when it paints", async () => {
+    const paint = await loadPaint(1);
     const lines = formatTable(columns, [[paint.red("a"), "1", "b"]], { paint, indent: "  " });
     expect(lines[0]).toBe(paint.dim("  NAME  SIZE  NOTE"));
     expect(lines.map(stripColor)).toEqual(["  NAME  SIZE  NOTE", "  a        1  b"]);

@@ -67,7 +67,7 @@ export default async function compile(file: string, options: CompileOptions): Pr
   if (ok && options.output) await writeFileAtomic(options.output, result.planText!);
 
   const failed = hasErrors(problems);
-  const paint = paintFor();
+  const paint = await paintFor();
   switch (options.format) {
     case "json":
       writeOut(

@@ -45,7 +45,7 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
     }
   } else {
     // The table is the result, so it goes to stdout: colour when stdout is a terminal.
-    writeOut(formatInventory(inventory, visibilityNotes, paintFor(process.stdout)));
+    writeOut(formatInventory(inventory, visibilityNotes, await paintFor(process.stdout)));
   }
   return 0;
 }

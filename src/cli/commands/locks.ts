@@ -22,7 +22,7 @@ export default async function locks(options: { json?: boolean }): Promise<number
     const out: GpuplanLocks = { schema: "gpuplan/locks@1", dir: lock.dir, slots, workers };
     writeOut(`${JSON.stringify(out, null, 2)}\n`);
   } else {
-    const paint = paintFor(process.stdout);
+    const paint = await paintFor(process.stdout);
     const now = Date.now();
     writeOut(formatLocks(lock.dir, slots, now, isRunning, paint) + formatWarmWorkers(workers, now, paint));
   }

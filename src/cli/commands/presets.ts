@@ -11,6 +11,6 @@ export default async function presets(options: { json?: boolean }): Promise<numb
     writeOut(`${JSON.stringify({ schema: "gpuplan/presets@1", presets: table }, null, 2)}\n`);
     return 0;
   }
-  writeOut(formatPresets(table, paintFor(process.stdout)));
+  writeOut(formatPresets(table, await paintFor(process.stdout)));
   return 0;
 }

@@ -43,7 +43,8 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   if (!prepared.ok) return reportProblems(prepared.problems, prepared.sources);
   // Warnings of the in-memory compile (a GPU step that falls back to the CPU, say) go out as
   // `gpuplan compile` would print them, on stderr, before the run.
-  if (prepared.warnings.length > 0) writeErr(formatHuman(prepared.warnings, prepared.sources, paintFor()));
+  if (prepared.warnings.length > 0)
+    writeErr(formatHuman(prepared.warnings, prepared.sources, await paintFor()));
   const { plan, pipelines, baseDir, runId } = prepared.run;
 
   if (options.dryRun) {
@@ -80,6 +81,6 @@ export default async function run(file: string, options: RunOptions): Promise<nu
 }
 
 async function reportProblems(problems: Problem[], sources: SourceFile[]): Promise<number> {
-  writeErr(formatHuman(problems, sources, paintFor()));
+  writeErr(formatHuman(problems, sources, await paintFor()));
   return EXIT.problems;
 }

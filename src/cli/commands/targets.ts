@@ -9,6 +9,6 @@ export default async function targets(options: { json?: boolean }): Promise<numb
     writeOut(`${JSON.stringify({ schema: "gpuplan/targets@1", targets: TARGETS }, null, 2)}\n`);
     return 0;
   }
-  writeOut(formatTargets(TARGETS, paintFor(process.stdout)));
+  writeOut(formatTargets(TARGETS, await paintFor(process.stdout)));
   return 0;
 }

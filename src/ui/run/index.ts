@@ -3,7 +3,7 @@
  * are imported only for `tui`, through the dynamic import below — never add a static import of
  * ./tui here (test/run/ui/import-graph.test.ts checks).
  */
-import { createPaint } from "../paint.js";
+import { loadPaint } from "../paint.js";
 import { createJsonView } from "./json-view.js";
 import { createPlainView } from "./plain-view.js";
 import type { RunView, ViewOptions } from "./view.js";
@@ -17,10 +17,10 @@ export async function createView(mode: "tui" | "plain" | "json", options: ViewOp
     case "json":
       return createJsonView(options);
     case "plain":
-      return createPlainView(options, createPaint(options.colorLevel));
+      return createPlainView(options, await loadPaint(options.colorLevel));
     case "tui": {
       const { createLiveView } = await import("./tui/live-view.js");
-      return createLiveView(options);
+      return createLiveView(options, await loadPaint(options.colorLevel));
     }
   }
 }

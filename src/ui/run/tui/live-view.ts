@@ -6,7 +6,7 @@
  */
 import { render } from "ink";
 import { createElement as h } from "react";
-import { createPaint } from "../../paint.js";
+import type { Paint } from "../../paint.js";
 import { shortUuids } from "../../short-uuid.js";
 import { reduceRunState } from "../reduce-run-state.js";
 import { appendOutput, createRunState, type RunState } from "../run-state.js";
@@ -18,13 +18,13 @@ import { RunScreen } from "./run-screen.js";
 const REDRAW_MS = 100;
 const CLOCK_MS = 1000;
 
-export function createLiveView(options: ViewOptions, clock: () => number = Date.now): RunView {
+/** `paint` is the painter of `options.colorLevel` (createView loads it). */
+export function createLiveView(options: ViewOptions, paint: Paint, clock: () => number = Date.now): RunView {
   let state: RunState = createRunState(options.plan, options.pipelines);
   let dirty = false;
   let lastDraw = 0;
   // ink's own chalk would colour by its own reading of the terminal (and ignore NO_COLOR): the
   // screen paints every colour itself, at the level the CLI decided, and uses no ink colour prop.
-  const paint = createPaint(options.colorLevel);
   const short = shortUuids(options.plan.registry.map((g) => g.uuid));
   const uuids = new Map(options.plan.registry.map((g) => [g.gpu, short(g.uuid)]));
   const columns = (): number => options.columns ?? options.err.columns ?? 80;

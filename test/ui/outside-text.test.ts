@@ -1,0 +1,187 @@
+// #11.4: text from outside gpuplan never reaches the terminal raw. Each path a hostile or broken
+// string can take — a vendor library's strings in `detect`, labels in the shared lock directory
+// in `locks`, pipeline and step names and commands in `run` and `--dry-run`, a step's own output,
+// and a pipeline file's contents in compile's code frames — is fed ESC, CR, BEL (and bidi
+// overrides) through the built CLI, and what comes out holds no control character but newlines.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createSlotLock } from "../../src/run/lock/index.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
+import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
+
+/** Control characters a terminal acts on, newline excepted. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+const HOSTILE = "\u001b]0;pwned\u0007\u001b[2J\rX\u202e";
+const SHOWN = "\\x1b]0;pwned\\x07\\x1b[2J\\rX\\u202e";
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups) c();
+  cleanups = [];
+});
+const temp = (): string => {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+};
+
+function expectClean(text: string): void {
+  const hit = CONTROL.exec(text);
+  expect(hit, hit ? JSON.stringify(text.slice(Math.max(0, hit.index - 40), hit.index + 40)) : "").toBeNull();
+}
+
+describe.skipIf(!fakeLibsBuilt)("detect: strings from the vendor library", () => {
+  it("a GPU name and driver version with escapes are shown escaped, and --json keeps them as they are", () => {
+    const dir = temp();
+    const scenario = join(dir, "hostile.scenario");
+    const original = readFileSync(join(SCENARIOS, "h100x8-mig.scenario"), "utf8");
+    writeFileSync(
+      scenario,
+      original
+        .replace("nvml.0.name = NVIDIA H100 80GB HBM3", `nvml.0.name = NVIDIA ${HOSTILE} H100`)
+        .replace("nvml.driver = 550.54.15", `nvml.driver = 550${HOSTILE}`),
+    );
+    const env = {
+      ...fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") }),
+      GPUPLAN_FAKE_SCENARIO: scenario,
+    };
+    const table = gpuplan(["detect"], { env });
+    expect(table.exitCode, table.stderr).toBe(0);
+    expectClean(table.stdout);
+    expectClean(table.stderr);
+    expect(table.stdout).toContain(`NVIDIA ${SHOWN} H100`);
+    const json = gpuplan(["detect", "--json"], { env });
+    expect(JSON.parse(json.stdout).gpus[0].name).toBe(`NVIDIA ${HOSTILE} H100`);
+  });
+});
+
+describe("locks: labels from the shared lock directory", () => {
+  it("holder labels, a GPU id and a UUID with escapes, and a warm-worker file with escapes", async () => {
+    const dir = temp();
+    const uuid = "GPU-\u001b[2J\u0007-0000";
+    const lock = createSlotLock({ dir });
+    const holder = {
+      pid: process.pid,
+      run: `run${HOSTILE}`,
+      pipeline: `pipe${HOSTILE}`,
+      step: `step${HOSTILE}`,
+      since: `now${HOSTILE}`,
+    };
+    const lease = await lock.acquire({ uuid, gpu: `cuda:0${HOSTILE}`, maxPipelines: 2, holder, wait: false });
+    cleanups.push(() => lease.release());
+    // The lock writes `since` itself; a label file anyone can rewrite may say anything.
+    const info = readdirSync(dir).find((f) => f.endsWith(".slot0.json"))!;
+    const record = JSON.parse(readFileSync(join(dir, info), "utf8"));
+    writeFileSync(join(dir, info), JSON.stringify({ ...record, since: `now${HOSTILE}` }));
+    writeFileSync(
+      join(dir, `warm.${process.pid}.json`),
+      JSON.stringify({
+        pid: process.pid,
+        host: (await import("node:os")).hostname(),
+        run: `run${HOSTILE}`,
+        workers: [{ key: `key${HOSTILE}`, gpu: `cuda:0${HOSTILE}`, pid: null, busy: false, idleSince: null }],
+      }),
+    );
+    const r = gpuplan(["locks"], { env: { GPUPLAN_LOCK_DIR: dir } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expectClean(r.stdout);
+    for (const label of ["pipe", "step", "now", "key", "cuda:0"])
+      expect(r.stdout).toContain(`${label}${SHOWN}`);
+    expect(r.stdout).toContain("GPU-\\x1b[2J\\x07-00 ");
+  });
+});
+
+describe("run: names and commands from the pipeline file, and a step's output", () => {
+  const MISSING = "/nonexistent/gpuplan-test-library.so";
+  const NO_GPU = {
+    GPUPLAN_NVML_LIBRARY: MISSING,
+    GPUPLAN_CUDA_LIBRARY: MISSING,
+    GPUPLAN_ROCM_SMI_LIBRARY: MISSING,
+    GPUPLAN_AMD_SMI_LIBRARY: MISSING,
+    GPUPLAN_HIP_LIBRARY: MISSING,
+    CI: "1",
+  };
+  // YAML's "\e" is ESC, "\a" BEL, "\r" CR; the step prints a screen clear, a bell and a title.
+  const pipelineFile = (dir: string): string => {
+    const file = join(dir, "hostile.yaml");
+    writeFileSync(
+      file,
+      [
+        "version: 1",
+        'name: "plan\\e]0;pwned\\a"',
+        "registry:",
+        "  platform_priority: [cpu]",
+        "pipelines:",
+        '  - name: "p\\e[2J\\rX\\a"',
+        "    steps:",
+        "      - id: s",
+        `        run: [node, -e, "process.stdout.write('\\\\u001b[2J\\\\u0007out\\\\u001b]0;t\\\\u0007\\\\n'); process.stderr.write('err\\\\u001b[31m\\\\n'); process.exit(3)"]`,
+        "        memory: numpy",
+        "        estimate: 1s",
+        "",
+      ].join("\n"),
+    );
+    return file;
+  };
+
+  it("--dry-run shows the pipeline name, the plan name and the command escaped", () => {
+    const dir = temp();
+    const r = gpuplan(["run", pipelineFile(dir), "--dry-run"], { cwd: dir, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expectClean(r.stdout);
+    expect(r.stdout).toContain("pipeline p\\x1b[2J\\rX\\x07 on cpu");
+    expect(r.stdout).toContain("plan\\x1b]0;pwned\\x07");
+  });
+
+  it("--ui plain shows names, output lines and the failure summary escaped", () => {
+    const dir = temp();
+    const r = gpuplan(["run", pipelineFile(dir), "--ui", "plain"], { cwd: dir, env: NO_GPU });
+    expect(hasCrashed(r)).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expectClean(r.stderr);
+    expect(r.stderr).toContain("[p\\x1b[2J\\rX\\x07/s cpu] \\x1b[2J\\x07out\\x1b]0;t\\x07");
+    expect(r.stderr).toContain("✗ p\\x1b[2J\\rX\\x07/s on cpu: exit 3");
+    // A step's colour codes are dropped under NO_COLOR, not shown as text.
+    expect(r.stderr).toMatch(/^ {4}err$/m);
+  });
+});
+
+describe("compile: the pipeline file's own bytes in messages and code frames", () => {
+  it("control characters in the file are escaped in the code frame, the caret under the same character", () => {
+    const dir = temp();
+    mkdirSync(join(dir, "p"));
+    const file = join(dir, "p", "bad.yaml");
+    writeFileSync(
+      file,
+      "version: 1\nname: x\npipelines:\n  - name: a\n    steps:\n      - id: s\n        run: [x]\n        \u001b[2Jbogus\u0007: 1\n",
+    );
+    const human = gpuplan(["compile", file, "--target", "dgx-h100"]);
+    expect(human.exitCode).toBe(1);
+    expectClean(human.stderr);
+    const lines = human.stderr.split("\n");
+    const at = lines.findIndex((l) => l.startsWith("  > 8 | "));
+    expect(lines[at]).toBe("  > 8 |         \\x1b[2Jbogus\\x07: 1");
+    // The problem is at the raw line's column 19, the `:` after the BEL: the caret is under it.
+    const caret = lines[at + 1]!.indexOf("^");
+    expect(lines[at]![caret]).toBe(":");
+    const github = gpuplan(["compile", file, "--target", "dgx-h100", "--format", "github"]);
+    expectClean(github.stdout);
+  });
+
+  it("a key spelled with YAML escapes is quoted escaped in the message, human and github alike", () => {
+    const file = join(temp(), "key.yaml");
+    writeFileSync(
+      file,
+      'version: 1\nname: x\npipelines:\n  - name: a\n    steps:\n      - id: s\n        run: [x]\n        "\\e[2Jbogus\\a": 1\n',
+    );
+    const human = gpuplan(["compile", file, "--target", "dgx-h100"]);
+    expect(human.exitCode).toBe(1);
+    expectClean(human.stderr);
+    expect(human.stderr).toContain("\\x1b[2Jbogus\\x07");
+    const github = gpuplan(["compile", file, "--target", "dgx-h100", "--format", "github"]);
+    expectClean(github.stdout);
+    expect(github.stdout).toContain("\\x1b[2Jbogus\\x07");
+  });
+});
