@@ -3,7 +3,7 @@
  * static imports from src/ui/run/index.ts and check that none reaches them or the tui folder.
  * Type-only imports are erased under verbatimModuleSyntax, so they are allowed.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -26,8 +26,13 @@ function staticGraph(entry: string): { files: string[]; packages: string[] } {
     if (files.has(file)) continue;
     files.add(file);
     for (const specifier of staticImports(file)) {
-      if (specifier.startsWith(".")) queue.push(join(dirname(file), specifier.replace(/\.js$/, ".ts")));
-      else packages.add(specifier);
+      if (!specifier.startsWith(".")) packages.add(specifier);
+      else {
+        // A .ts source, or a generated .js module (src/generated).
+        const js = join(dirname(file), specifier);
+        const ts = js.replace(/\.js$/, ".ts");
+        queue.push(existsSync(ts) ? ts : js);
+      }
     }
   }
   return { files: [...files].map((f) => relative(ROOT, f)).sort(), packages: [...packages].sort() };

@@ -38,7 +38,7 @@ export function headerLines(state: RunState, now: number, columns: number, paint
 }
 
 /** `text` cut to `width` columns with an ellipsis (plain text: no colour inside). */
-export function truncateEnd(text: string, width: number): string {
+function truncateEnd(text: string, width: number): string {
   const chars = [...text];
   if (chars.length <= width) return text;
   return width <= 0 ? "" : `${chars.slice(0, width - 1).join("")}…`;

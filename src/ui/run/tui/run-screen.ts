@@ -61,7 +61,7 @@ interface LaneBlock {
 }
 
 /** The screen's lines, painted, each to be cut at the width (RunScreen's Text does it). */
-export function screenLines(state: RunState, now: number, options: ScreenOptions): string[] {
+function screenLines(state: RunState, now: number, options: ScreenOptions): string[] {
   const paint = options.paint ?? noPaint;
   const budget = options.rows === undefined ? Number.POSITIVE_INFINITY : Math.max(1, options.rows - 1);
   const header = headerLines(state, now, options.columns, paint);
