@@ -17,7 +17,7 @@ export function parseDuration(value: string | number): number | undefined {
 
 /**
  * A duration for people, the one formatter gpuplan has. `short` (the default): 0.4ms, 850ms, 12.3s,
- * 4m05s, 1h02m, 3d04h — short and stable, so logs and tables line up. `clock`, for a ticking
+ * 4m05s, 27m, 1h02m, 2h, 3d04h — two units at most, the second left out when it is zero. `clock`, for a ticking
  * elapsed time: 0:05, 4:05, 1:02:03 (whole seconds, since tenths would redraw every frame).
  */
 export function formatDuration(ms: number, style: "short" | "clock" = "short"): string {
@@ -36,7 +36,9 @@ export function formatDuration(ms: number, style: "short" | "clock" = "short"): 
   if (safe < 10) return `${+safe.toFixed(1)}ms`;
   if (safe < 1000) return `${Math.round(safe)}ms`;
   if (safe < 60_000) return `${(Math.floor(safe / 100) / 10).toFixed(1)}s`;
-  if (totalMinutes < 60) return `${totalMinutes}m${two(seconds)}s`;
-  if (totalHours < 24) return `${totalHours}h${two(minutes)}m`;
-  return `${Math.floor(totalHours / 24)}d${two(totalHours % 24)}h`;
+  // The smaller unit only when it is not zero: an estimate of 27m reads better than 27m00s.
+  const and = (n: number, unit: string): string => (n === 0 ? "" : `${two(n)}${unit}`);
+  if (totalMinutes < 60) return `${totalMinutes}m${and(seconds, "s")}`;
+  if (totalHours < 24) return `${totalHours}h${and(minutes, "m")}`;
+  return `${Math.floor(totalHours / 24)}d${and(totalHours % 24, "h")}`;
 }

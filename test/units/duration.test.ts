@@ -33,7 +33,10 @@ describe("formatDuration", () => {
     expect(formatDuration(250)).toBe("250ms");
     expect(formatDuration(1500)).toBe("1.5s");
     expect(formatDuration(90_000)).toBe("1m30s");
-    expect(formatDuration(2 * 3_600_000)).toBe("2h00m");
+    expect(formatDuration(2 * 3_600_000)).toBe("2h");
+    expect(formatDuration(27 * 60_000)).toBe("27m");
+    expect(formatDuration(245_000)).toBe("4m05s");
+    expect(formatDuration(3_720_000)).toBe("1h02m");
     expect(formatDuration(5_400_000)).toBe("1h30m");
     expect(formatDuration(3 * 86_400_000 + 4 * 3_600_000)).toBe("3d04h");
     expect(formatDuration(-5)).toBe("0ms");

@@ -13,7 +13,7 @@ export interface StepEnding {
   durationMs: number | null;
 }
 
-/** "finished ok in 12.3s", "failed: exit 1", "failed: out of GPU memory (exit 1)", "failed: timed out after 10m00s". */
+/** "finished ok in 12.3s", "failed: exit 1", "failed: out of GPU memory (exit 1)", "failed: timed out after 10m". */
 export function describeEnding(end: StepEnding): string {
   const after = end.durationMs !== null ? ` after ${formatDuration(end.durationMs)}` : "";
   switch (end.status) {

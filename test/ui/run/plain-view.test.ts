@@ -83,7 +83,7 @@ describe("the plain view", () => {
       [plate-2/segment cuda:0] retrying (attempt 2 of 2) on cuda:0 after oom
       [plate-2/segment cuda:0] started (attempt 2)
       [plate-2/segment cuda:0] tile 1/96
-      [plate-3/segment cuda:0] failed: timed out after 10m00s
+      [plate-3/segment cuda:0] failed: timed out after 10m
       [plate-3/segment cpu] retrying (attempt 2 of 2) on cpu after oom
       [plate-3/segment cpu] started (attempt 2)
       [plate-3/segment cpu] falling back to numpy
