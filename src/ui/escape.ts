@@ -5,10 +5,11 @@
  * string goes through one of these before it is painted, so none reaches the terminal raw.
  */
 
-// C0 controls, DEL, C1 controls, the bidi embeddings/overrides/isolates and marks, and the
-// Unicode line and paragraph separators (which some terminals and editors treat as newlines).
+// C0 controls, DEL, C1 controls, the bidi embeddings/overrides/isolates and marks, the Unicode
+// line and paragraph separators (which some terminals and editors treat as newlines), and the
+// zero-width characters (U+200B–U+200D, U+FEFF) that make two different names look the same.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
 
 const UNSAFE_ONE = new RegExp(UNSAFE.source);
 

@@ -1,5 +1,8 @@
 /** What `gpuplan export --to slurm` wrote, for a person: one line per job array, then how to submit. */
 import type { ExportedArray } from "../slurm/export-plan.js";
+import { formatTable } from "./table.js";
+
+const COLUMNS = [{ header: "SCRIPT" }, { header: "TASKS" }, { header: "SBATCH" }];
 
 export function formatSlurmExport(
   arrays: readonly ExportedArray[],
@@ -19,10 +22,9 @@ export function formatSlurmExport(
       .filter(Boolean)
       .join(" "),
   ]);
-  const widths = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return [
     `gpuplan export: ${arrays.length} job array${arrays.length === 1 ? "" : "s"} for ${pipelines} pipeline${pipelines === 1 ? "" : "s"} in ${outDir}${nodeType ? ` (${nodeType})` : ""}`,
-    ...rows.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]}`),
+    ...formatTable(COLUMNS, rows, { indent: "  ", header: false }),
     `submit: ${outDir}/submit.sh`,
     "",
   ].join("\n");

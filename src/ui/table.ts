@@ -17,11 +17,13 @@ export interface TableOptions {
   paint?: Paint;
   /** Put before every line (a table nested under a heading). */
   indent?: string;
+  /** false: rows only, for a short list whose heading line says what the columns are. */
+  header?: boolean;
 }
 
 const GAP = "  ";
 
-/** The table as lines: the header first, then one line per row (a missing cell is empty). */
+/** The table as lines: the header first (unless `header: false`), then one line per row (a missing cell is empty). */
 export function formatTable(
   columns: readonly TableColumn[],
   rows: readonly (readonly string[])[],
@@ -29,15 +31,16 @@ export function formatTable(
 ): string[] {
   const paint = options.paint ?? noPaint;
   const indent = options.indent ?? "";
+  const withHeader = options.header ?? true;
   const widths = columns.map((c, i) =>
-    Math.max(visibleWidth(c.header), ...rows.map((r) => visibleWidth(r[i] ?? ""))),
+    Math.max(withHeader ? visibleWidth(c.header) : 0, ...rows.map((r) => visibleWidth(r[i] ?? ""))),
   );
   const line = (cells: readonly string[]): string =>
     `${indent}${columns
       .map((c, i) => pad(cells[i] ?? "", widths[i]!, c.align ?? "left"))
       .join(GAP)}`.trimEnd();
-  const header = line(columns.map((c) => c.header));
-  return [paint.dim(header), ...rows.map(line)];
+  const body = rows.map(line);
+  return withHeader ? [paint.dim(line(columns.map((c) => c.header))), ...body] : body;
 }
 
 /** Columns a string takes on a terminal, colour left out (one per code point). */

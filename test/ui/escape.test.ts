@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { escapeLines, escapeOutputLine, escapeText, needsEscape } from "../../src/ui/escape.js";
 
-/** Anything a terminal would act on: C0 (newline and tab included), DEL, C1, bidi controls. */
+/** Anything a terminal would act on or that hides itself: C0 (newline and tab included), DEL, C1, bidi controls, zero-width characters. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/;
 
 describe("escapeText", () => {
   it("shows ESC, CR, BEL, other C0 and C1 controls, DEL and bidi overrides as visible escapes", () => {
@@ -12,6 +12,7 @@ describe("escapeText", () => {
     expect(escapeText("\u0000\u007f\u009b31m")).toBe("\\x00\\x7f\\x9b31m");
     expect(escapeText("abc\u202edcba\u2066x\u2069")).toBe("abc\\u202edcba\\u2066x\\u2069");
     expect(escapeText("line\u2028sep")).toBe("line\\u2028sep");
+    expect(escapeText("ad\u200bmin\ufeff")).toBe("ad\\u200bmin\\ufeff");
   });
 
   it("leaves printable text alone, non-ASCII included", () => {

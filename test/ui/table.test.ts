@@ -20,4 +20,8 @@ describe("formatTable", () => {
     expect(lines[0]).toBe(paint.dim("  NAME  SIZE  NOTE"));
     expect(lines.map(stripColor)).toEqual(["  NAME  SIZE  NOTE", "  a        1  b"]);
   });
+
+  it("leaves the header out when asked, and sizes the columns by the rows alone", () => {
+    expect(formatTable(columns, [["a", "1", "b"]], { header: false })).toEqual(["a  1  b"]);
+  });
 });

@@ -61,10 +61,10 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
     }
     report.nodeTypes = report.nodeTypes.filter((t) => t.name === options.nodeType);
   }
-  const paint = paintFor();
+  const paint = await paintFor();
   if (options.json)
     writeOut(`${JSON.stringify({ ...report, problems: report.problems.map(toReportedProblem) }, null, 2)}\n`);
-  else writeOut(formatSlurmNodeTypes(report, paintFor(process.stdout)));
+  else writeOut(formatSlurmNodeTypes(report, await paintFor(process.stdout)));
   if (report.problems.length) writeErr(formatHuman(report.problems, [], paint));
   if (options.save === undefined) return 0;
 

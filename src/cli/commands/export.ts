@@ -118,7 +118,7 @@ export default async function exportPlan(planFile: string, options: ExportOption
   } else if (!failed) {
     writeOut(formatSlurmExport(result.arrays, outDir, node?.label ?? null, plan.pipelines.length));
   }
-  if (problems.length) writeErr(formatHuman(problems, [], paintFor()));
+  if (problems.length) writeErr(formatHuman(problems, [], await paintFor()));
   if (failed) writeErr("gpuplan export: nothing written\n");
   return failed ? EXIT.problems : EXIT.ok;
 }
