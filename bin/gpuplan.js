@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-// `gpuplan detect` waits on its probe child: start it before the CLI loads (src/detect/prestart.ts).
-if (process.argv[2] === "detect")
-  (await import("../dist/detect/prestart.mjs")).prestartProbes(process.argv.slice(2));
-await import("../dist/bundle/main.js");
+// CommonJS (bin/package.json). `gpuplan detect` with well-formed flags starts its probe child
+// before anything else loads (src/detect/prestart.ts), then runs without the rest of the CLI
+// (src/cli/detect-cli.ts); every other command line loads the full CLI.
+const detect =
+  process.argv[2] === "detect" &&
+  require("../dist/detect/prestart.cjs").prestartProbes(process.argv.slice(2));
+if (detect) require("../dist/detect/detect-cli.cjs").runDetect(detect);
+else import("../dist/bundle/main.js");

@@ -4,8 +4,12 @@
 // module graph tsc emits (resolving, reading and linking each module):
 // - dist/detect/probe-child.cjs, the vendor probe child: CommonJS, no ESM loader at all
 //   (~20 ms sooner to its first vendor call); koffi stays external (native, from node_modules);
-// - dist/detect/prestart.mjs, which bin/gpuplan.js loads to start that child before the CLI
-//   loads (src/detect/prestart.ts); ESM, for import.meta.url.
+// - dist/detect/prestart.cjs, which bin/gpuplan.js requires to start that child before anything
+//   else loads (src/detect/prestart.ts): small, so the spawn comes first;
+// - dist/detect/detect-cli.cjs, the detect command without the rest of the CLI
+//   (src/cli/detect-cli.ts), which bin/gpuplan.js requires next.
+// Both are CommonJS: on Node 20 the ESM loader alone (its own modules, asynchronous file reads,
+// resolution, linking) costs more than everything detect itself does in gpuplan's process.
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -28,13 +32,27 @@ export async function bundleDetectEntries() {
     outfile: join(root, "dist/detect/probe-child.cjs"),
     format: "cjs",
     external: ["koffi"],
+    // Its stack traces are never shown (a failure is reported by its message), so names can go:
+    // less to parse at every start.
+    minifyIdentifiers: true,
   });
-  await build({
-    ...common,
-    entryPoints: [join(root, "dist/detect/prestart.js")],
-    outfile: join(root, "dist/detect/prestart.mjs"),
-    format: "esm",
-  });
+  for (const [entry, out] of [
+    ["dist/detect/prestart.js", "dist/detect/prestart.cjs"],
+    ["dist/cli/detect-cli.js", "dist/detect/detect-cli.cjs"],
+  ]) {
+    await build({
+      ...common,
+      entryPoints: [join(root, entry)],
+      outfile: join(root, out),
+      format: "cjs",
+      // The slot lock's code is needed only when a GPU has processes (slot-holders.ts): it stays
+      // in dist/run/lock, loaded then, instead of being parsed at every detect.
+      external: ["koffi", "../run/lock/index.js"],
+      // spawn-child.ts finds the child's file from import.meta.url, which CommonJS lacks.
+      define: { "import.meta.url": "__gpuplanModuleUrl" },
+      banner: { js: 'const __gpuplanModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    });
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await bundleDetectEntries();

@@ -10,15 +10,29 @@ import { planVendorProbes } from "./probe-plan.js";
 import { groupTasks } from "./run-child.js";
 import { type StartedChild, startChild } from "./spawn-child.js";
 
+/** `detect`'s flags, as commander would hand them to the command. */
+export interface DetectArgs {
+  json?: true;
+  all?: true;
+  save?: string;
+  timeout: string;
+}
+
 /**
  * Start the probe children for `args` (the arguments after `gpuplan`) when they are a detect
  * command line that certainly probes. Anything else (--help, an unknown flag, a bad --timeout)
- * is left to the CLI, which reports usage errors without ever loading a vendor library.
+ * is left to the CLI, which reports usage errors without ever loading a vendor library. Returns
+ * the parsed flags of such a command line, which bin/gpuplan.js then runs without the rest of
+ * the CLI (src/cli/detect-cli.ts), or null.
  */
-export function prestartProbes(args: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
-  if (!isProbingDetect(args)) return;
+export function prestartProbes(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): DetectArgs | null {
+  const parsed = parseDetectArgs(args);
+  if (!parsed) return null;
   const plan = planVendorProbes(env);
-  if (!plan.tasks.length) return;
+  if (!plan.tasks.length) return parsed;
   const children = new Map<string, StartedChild>();
   for (const group of groupTasks(plan.tasks)) {
     const child = startChild(group, plan.child);
@@ -27,22 +41,33 @@ export function prestartProbes(args: readonly string[], env: NodeJS.ProcessEnv =
     children.set(child.key, child);
   }
   offerPrestarted(children);
+  return parsed;
 }
 
-/** `detect` with only the flags it defines, each well-formed (as commander would parse them). */
-export function isProbingDetect(args: readonly string[]): boolean {
-  if (args[0] !== "detect") return false;
+/**
+ * `detect` with only the flags it defines, each well-formed, parsed as commander would (a value
+ * given twice: the last one). Anything else is null: the full CLI parses and reports it.
+ */
+export function parseDetectArgs(args: readonly string[]): DetectArgs | null {
+  if (args[0] !== "detect") return null;
+  const parsed: DetectArgs = { timeout: "10s" };
   for (let i = 1; i < args.length; i++) {
     const [flag, inline] = splitFlag(args[i]!);
-    if ((flag === "--json" || flag === "--all") && inline === undefined) continue;
+    if ((flag === "--json" || flag === "--all") && inline === undefined) {
+      parsed[flag === "--json" ? "json" : "all"] = true;
+      continue;
+    }
     const value = inline ?? args[++i];
-    if (value === undefined) return false;
-    if (flag === "--save") continue;
-    if (flag !== "--timeout") return false;
-    const ms = parseDuration(value);
-    if (ms === undefined || ms <= 0) return false;
+    // A value that looks like a flag, or none at all, is for commander to judge.
+    if (value === undefined || value === "" || value.startsWith("-")) return null;
+    if (flag === "--save") parsed.save = value;
+    else if (flag === "--timeout") {
+      const ms = parseDuration(value);
+      if (ms === undefined || ms <= 0) return null;
+      parsed.timeout = value;
+    } else return null;
   }
-  return true;
+  return parsed;
 }
 
 function splitFlag(arg: string): [string, string | undefined] {

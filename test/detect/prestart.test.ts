@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { detectInventory } from "../../src/detect/index.js";
-import { isProbingDetect, prestartProbes } from "../../src/detect/prestart.js";
+import { parseDetectArgs, prestartProbes } from "../../src/detect/prestart.js";
 import { claimPrestarted } from "../../src/detect/prestarted.js";
 import type { StartedChild } from "../../src/detect/spawn-child.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT } from "./fake-libs.js";
@@ -28,7 +28,19 @@ describe("which command lines pre-start the probe child", () => {
       ["detect", "--timeout=250ms", "--save", "inv.json"],
       ["detect", "--save=inv.json"],
     ])
-      expect(isProbingDetect(args), args.join(" ")).toBe(true);
+      expect(parseDetectArgs(args), args.join(" ")).not.toBeNull();
+  });
+
+  it("parsed as commander hands them to the command (defaults, last value wins)", () => {
+    expect(parseDetectArgs(["detect"])).toEqual({ timeout: "10s" });
+    expect(
+      parseDetectArgs(["detect", "--json", "--all", "--timeout=2s", "--save", "a", "--save", "b"]),
+    ).toEqual({
+      json: true,
+      all: true,
+      timeout: "2s",
+      save: "b",
+    });
   });
 
   it("not for another command, help, unknown flags or a bad --timeout (a usage error must not probe)", () => {
@@ -44,8 +56,11 @@ describe("which command lines pre-start the probe child", () => {
       ["detect", "--timeout", "0"],
       ["detect", "--timeout"],
       ["detect", "--save"],
+      ["detect", "--save", "--json"],
+      ["detect", "--save="],
+      ["detect", "--", "--json"],
     ])
-      expect(isProbingDetect(args), args.join(" ")).toBe(false);
+      expect(parseDetectArgs(args), args.join(" ")).toBeNull();
   });
 });
 
@@ -82,7 +97,7 @@ describe.skipIf(!fakeLibsBuilt || process.platform !== "linux")("a pre-started p
     const env = fakeEnv("hang.scenario", { nvml: fakeLib("nvml") });
     // A process that pre-starts the child and exits without running detect (as after a failure).
     const script = `
-      const { prestartProbes } = await import(${JSON.stringify(join(ROOT, "dist/detect/prestart.mjs"))});
+      const { prestartProbes } = (await import("node:module")).createRequire(import.meta.url)(${JSON.stringify(join(ROOT, "dist/detect/prestart.cjs"))});
       prestartProbes(["detect"]);
       const [child] = globalThis[Symbol.for("gpuplan.detect.prestartedChildren")].values();
       console.log(child.pid);

@@ -11,6 +11,8 @@ import { rootsFrom } from "../../src/detect/roots.js";
 import { slotHoldersReader } from "../../src/detect/slot-holders.js";
 import type { GpuInfo, GpuProcess } from "../../src/inventory/types.js";
 import { createSlotLock, type SlotLease } from "../../src/run/lock/index.js";
+import { gpuplan } from "../helpers/cli.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, scenarioWith } from "./fake-libs.js";
 
 const lockDir = mkdtempSync(join(tmpdir(), "gpuplan-detect-locks-"));
 const env = { GPUPLAN_LOCK_DIR: lockDir };
@@ -109,6 +111,34 @@ describe("GPU processes: who they are", () => {
     expect(a!.gpuplan).toEqual({ run: "run-42", pipeline: "eval", step: "score" });
     expect(b!.gpuplan).toEqual({ run: "run-42", pipeline: null, step: null });
   });
+
+  it.skipIf(!fakeLibsBuilt)(
+    "`gpuplan detect --json` marks it too (the slot lock loaded only then)",
+    async () => {
+      await hold("GPU-aaaaaaaa-0000-4000-8000-000000000007", "train", "fit");
+      const pid = sleeper();
+      const r = gpuplan(["detect", "--json"], {
+        env: fakeEnv(
+          "busy.scenario",
+          { nvml: fakeLib("nvml") },
+          {
+            GPUPLAN_FAKE_SCENARIO: scenarioWith("busy.scenario", `nvml.0.processes = ${pid}:1048576`),
+            GPUPLAN_LOCK_DIR: lockDir,
+          },
+        ),
+      });
+      expect(r.exitCode).toBe(0);
+      expect(JSON.parse(r.stdout).gpus[0].processes).toEqual([
+        {
+          pid,
+          usedMemoryBytes: 1048576,
+          user: userInfo().username,
+          command: "sleep 60",
+          gpuplan: { run: "run-42", pipeline: "train", step: "fit" },
+        },
+      ]);
+    },
+  );
 
   it("holders that cannot be read (no flock, no lock dir) mark nothing and break nothing", async () => {
     const gpu = gpuWith([sleeper()]);

@@ -63,7 +63,7 @@ export default function setup(): void {
       );
     }
   }
-  const bundles = ["dist/detect/probe-child.cjs", "dist/detect/prestart.mjs"];
+  const bundles = ["dist/detect/probe-child.cjs", "dist/detect/prestart.cjs"];
   if (bundles.some((b) => !existsSync(b) || newest("src/detect") > statSync(b).mtimeMs)) {
     // tsc exits non-zero on type errors elsewhere in the tree but still emits; the child is what we need.
     spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], {

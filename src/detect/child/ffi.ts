@@ -3,9 +3,11 @@
  * the offsets measured in ABI.md, so that one declaration never silently disagrees with a
  * library release; handles travel as BigInt pointers (koffi 3).
  */
-import koffi, { type LibraryHandle } from "koffi";
-
+import type { LibraryHandle } from "koffi";
+import { loadKoffi } from "./load-koffi.js";
 import type { SymbolTable } from "./symbols/table.js";
+
+const koffi = loadKoffi();
 
 export type NativeFn = (...args: unknown[]) => unknown;
 

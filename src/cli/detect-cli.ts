@@ -1,0 +1,14 @@
+/**
+ * `gpuplan detect` with well-formed flags, without commander, any other command or the ESM
+ * loader: bin/gpuplan.js requires this (as the CommonJS bundle dist/detect/detect-cli.cjs) with
+ * the flags src/detect/prestart.ts parsed when it started the probe child. Detect's start-up is
+ * on the clock (two Node starts, its own and the probe child's), and on Node 20 the ESM loader
+ * and the full CLI cost it about a third. Any other command line goes to the full CLI, and
+ * test/detect/detect-cli.test.ts holds both paths to the same output.
+ */
+import type { DetectArgs } from "../detect/prestart.js";
+import { runCommand } from "./run-command.js";
+
+export function runDetect(options: DetectArgs): Promise<void> {
+  return runCommand(() => import("./commands/detect.js"), options);
+}
