@@ -107,11 +107,15 @@ function readLdSoConf(file: string, seen: Set<string>): string[] {
   return dirs;
 }
 
-/** Find every vendor library; `dirs` defaults to searchDirectories(env). */
+/**
+ * Find every vendor library; `dirs` defaults to searchDirectories(env), worked out only when a
+ * library has no override (reading ld.so.conf is part of detect's start-up).
+ */
 export function findLibraries(
   env: NodeJS.ProcessEnv,
-  dirs: string[] = searchDirectories(env),
+  given?: string[],
 ): Record<VendorProbeName, LibraryLookup> {
+  let dirs = given;
   const listings = new Map<string, string[]>();
   const list = (dir: string): string[] => {
     let names = listings.get(dir);
@@ -135,6 +139,7 @@ export function findLibraries(
       continue;
     }
     out[name] = { found: false, reason: `${spec.soname} not found` };
+    dirs ??= searchDirectories(env);
     for (const dir of dirs) {
       const matches = list(dir).filter((n) => spec.pattern.test(n));
       if (!matches.length) continue;

@@ -5,7 +5,7 @@
  * its deadline from then on. A pre-started child nobody claims is killed when gpuplan exits.
  */
 import { parseDuration } from "../units/duration.js";
-import { offerPrestarted } from "./prestarted.js";
+import { offerPlan, offerPrestarted } from "./prestarted.js";
 import { planVendorProbes } from "./probe-plan.js";
 import { groupTasks } from "./run-child.js";
 import { type StartedChild, startChild } from "./spawn-child.js";
@@ -32,6 +32,7 @@ export function prestartProbes(
   const parsed = parseDetectArgs(args);
   if (!parsed) return null;
   const plan = planVendorProbes(env);
+  offerPlan(env, plan);
   if (!plan.tasks.length) return parsed;
   const children = new Map<string, StartedChild>();
   for (const group of groupTasks(plan.tasks)) {

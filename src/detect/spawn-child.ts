@@ -4,7 +4,6 @@
  * (its stdout and stderr carry vendor noise and are never shown), its group killed with SIGKILL
  * at the deadline. Returns what it answered and how it ended; the retry policy is run-child.ts's.
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { nowMs } from "./clock.js";
@@ -91,6 +90,8 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
     amdDriverLoaded: options.amdDriverLoaded,
     parentPid: process.pid,
   };
+  // Loaded on first use: a machine without vendor libraries never spawns.
+  const { spawn } = process.getBuiltinModule("node:child_process");
   const child = spawn(process.execPath, [childEntry(), JSON.stringify(request)], {
     env: childEnvironment(options.env),
     stdio: ["ignore", "ignore", "pipe", "pipe"],

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { detectInventory } from "../../src/detect/index.js";
 import { parseDetectArgs, prestartProbes } from "../../src/detect/prestart.js";
-import { claimPrestarted } from "../../src/detect/prestarted.js";
+import { claimPlan, claimPrestarted } from "../../src/detect/prestarted.js";
 import type { StartedChild } from "../../src/detect/spawn-child.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT } from "./fake-libs.js";
 
@@ -61,6 +61,18 @@ describe("which command lines pre-start the probe child", () => {
       ["detect", "--", "--json"],
     ])
       expect(parseDetectArgs(args), args.join(" ")).toBeNull();
+  });
+});
+
+describe("the library search the pre-start made", () => {
+  it("is reused by detect() for the very same environment object, once", () => {
+    const env = fakeEnv("h100x8-mig.scenario", {});
+    expect(prestartProbes(["detect"], env)).toEqual({ timeout: "10s" });
+    expect(claimPlan({ ...env })).toBeNull();
+    prestartProbes(["detect"], env);
+    const plan = claimPlan(env);
+    expect(plan?.libraries.nvml).toEqual({ found: false, reason: expect.stringContaining("no such file") });
+    expect(claimPlan(env)).toBeNull();
   });
 });
 
