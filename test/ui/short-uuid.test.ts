@@ -4,10 +4,14 @@ import { describe, expect, it } from "vitest";
 import type { Inventory } from "../../src/inventory/types.js";
 import type { SlotState } from "../../src/run/lock/types.js";
 import { GpuBusyError } from "../../src/run/lock/types.js";
+import type { DryRun } from "../../src/run/prepare/dry-run.js";
 import { busyGpuMessage } from "../../src/ui/busy-gpu-message.js";
 import { formatInventory } from "../../src/ui/detect-table.js";
+import { formatDryRun } from "../../src/ui/dry-run-text.js";
 import { formatLocks } from "../../src/ui/locks-table.js";
+import { createView } from "../../src/ui/run/index.js";
 import { shortUuids } from "../../src/ui/short-uuid.js";
+import { ALL_PIPELINES, captureStream, failedSummary, makePlan, plainText } from "./run/fixtures.js";
 
 // Two GPUs whose UUIDs share the first 8 hex digits (and the next group), one that does not.
 const A = "GPU-5c1e8f2a-1b2c-4d5e-8f90-0123456789ab";
@@ -91,5 +95,39 @@ describe("tables and messages with look-alike GPUs", () => {
     ];
     const { message } = busyGpuMessage(new GpuBusyError("cuda:1", []), registry);
     expect(message).toBe("GPU busy: cuda:1 (GPU-5c1e8f2a-1b2c-4d5e-9) is held by another process");
+  });
+});
+
+describe("the run's views with look-alike GPUs", () => {
+  const lookAlike = () => {
+    const plan = makePlan();
+    plan.registry = plan.registry.map((g, i) => ({ ...g, uuid: i === 0 ? A : B }));
+    return plan;
+  };
+
+  it("the live view's lanes name each GPU by its machine-unique short UUID", async () => {
+    const err = captureStream(120);
+    const view = await createView("tui", {
+      plan: lookAlike(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      colorLevel: 0,
+      columns: 120,
+    });
+    await view.close(failedSummary());
+    const text = plainText(err.text());
+    expect(text).toMatch(/^cuda:0 .*GPU-5c1e8f2a-1b2c-4d5e-8$/m);
+    expect(text).toMatch(/^cuda:1 .*GPU-5c1e8f2a-1b2c-4d5e-9$/m);
+  });
+
+  it("the dry run names each pipeline's GPU by id and short UUID", () => {
+    const plan = lookAlike();
+    const dry: DryRun = {
+      plan: plan.name,
+      run: "r",
+      pipelines: [{ name: "train", gpus: ["cuda:1"], steps: [] }],
+    };
+    expect(formatDryRun(dry, plan.registry)).toContain("pipeline train on cuda:1 (GPU-5c1e8f2a-1b2c-4d5e-9)");
   });
 });
