@@ -4,11 +4,18 @@
  * the flags src/detect/prestart.ts parsed when it started the probe child. Detect's start-up is
  * on the clock (two Node starts, its own and the probe child's), and on Node 20 the ESM loader
  * and the full CLI cost it about a third. Any other command line goes to the full CLI, and
- * test/detect/detect-cli.test.ts holds both paths to the same output.
+ * test/detect/detect-cli.test.ts holds both paths to the same output. What program.ts resolves
+ * with commander is resolved here the same way: --lock-dir, else GPUPLAN_LOCK_DIR (an empty one
+ * is unset), else the default.
  */
 import type { DetectArgs } from "../detect/prestart.js";
+import { DEFAULT_LOCK_DIR } from "../run/lock/lock-dir.js";
+import { guardOutputStreams } from "./output-guard.js";
 import { runCommand } from "./run-command.js";
 
-export function runDetect(options: DetectArgs): Promise<void> {
-  return runCommand(() => import("./commands/detect.js"), options);
+export function runDetect(args: DetectArgs): Promise<void> {
+  guardOutputStreams();
+  const fromEnv = process.env.GPUPLAN_LOCK_DIR;
+  const lockDir = args.lockDir ?? (fromEnv ? fromEnv : DEFAULT_LOCK_DIR);
+  return runCommand("human", () => import("./commands/detect.js"), { ...args, lockDir });
 }

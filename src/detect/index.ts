@@ -68,7 +68,7 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
   ];
   fillNumaNodes(all, roots);
   const seen = applyVisibility(all, env, options.all ?? false);
-  await describeProcesses(seen.gpus, roots, slotHoldersReader(env));
+  await describeProcesses(seen.gpus, roots, slotHoldersReader(options.lockDir));
 
   const inventory: Inventory = {
     schema: INVENTORY_SCHEMA,

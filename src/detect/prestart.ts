@@ -4,7 +4,7 @@
  * loads, so the child starts that much sooner; detect() then claims it (prestarted.ts), with
  * its deadline from then on. A pre-started child nobody claims is killed when gpuplan exits.
  */
-import { parseDuration } from "../units/duration.js";
+import { MAX_DURATION_MS, parseDuration } from "../units/duration.js";
 import { offerPlan, offerPrestarted } from "./prestarted.js";
 import { planVendorProbes } from "./probe-plan.js";
 import { groupTasks } from "./run-child.js";
@@ -15,7 +15,10 @@ export interface DetectArgs {
   json?: true;
   all?: true;
   save?: string;
-  timeout: string;
+  /** Milliseconds, parsed and bounded. */
+  timeout: number;
+  /** `--lock-dir`, when given (the CLI falls back to GPUPLAN_LOCK_DIR, then the default). */
+  lockDir?: string;
 }
 
 /**
@@ -51,7 +54,7 @@ export function prestartProbes(
  */
 export function parseDetectArgs(args: readonly string[]): DetectArgs | null {
   if (args[0] !== "detect") return null;
-  const parsed: DetectArgs = { timeout: "10s" };
+  const parsed: DetectArgs = { timeout: 10_000 };
   for (let i = 1; i < args.length; i++) {
     const [flag, inline] = splitFlag(args[i]!);
     if ((flag === "--json" || flag === "--all") && inline === undefined) {
@@ -62,10 +65,12 @@ export function parseDetectArgs(args: readonly string[]): DetectArgs | null {
     // A value that looks like a flag, or none at all, is for commander to judge.
     if (value === undefined || value === "" || value.startsWith("-")) return null;
     if (flag === "--save") parsed.save = value;
+    else if (flag === "--lock-dir") parsed.lockDir = value;
     else if (flag === "--timeout") {
+      // Bounded as the CLI's duration parser bounds it (src/cli/arg-parsers.ts).
       const ms = parseDuration(value);
-      if (ms === undefined || ms <= 0) return null;
-      parsed.timeout = value;
+      if (ms === undefined || ms <= 0 || ms > MAX_DURATION_MS) return null;
+      parsed.timeout = ms;
     } else return null;
   }
   return parsed;

@@ -5,11 +5,11 @@
  */
 import type { ReadHolders, SlotHolder } from "./processes.js";
 
-/** Holders in the lock directory `env` names (GPUPLAN_LOCK_DIR, else the default). */
-export function slotHoldersReader(env: NodeJS.ProcessEnv): ReadHolders {
+/** Holders in the lock directory given (the CLI's --lock-dir / GPUPLAN_LOCK_DIR), else the default. */
+export function slotHoldersReader(lockDir: string | undefined): ReadHolders {
   return async () => {
-    const { createSlotLock, DEFAULT_LOCK_DIR } = await import("../run/lock/index.js");
-    const lock = createSlotLock({ dir: env.GPUPLAN_LOCK_DIR || DEFAULT_LOCK_DIR });
+    const { createSlotLock } = await import("../run/lock/index.js");
+    const lock = createSlotLock(lockDir === undefined ? {} : { dir: lockDir });
     const holders: SlotHolder[] = [];
     for (const slot of await lock.inspect()) if (slot.held && slot.holder) holders.push(slot.holder);
     return holders;

@@ -21,6 +21,8 @@ export interface DetectOptions {
   timeoutMs?: number;
   /** The environment whose visibility variables apply (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The GPU slot lock directory, to tell gpuplan's own processes on a GPU (default /tmp/gpuplan-locks). */
+  lockDir?: string;
 }
 
 /** Hardware behind an interface (STYLE.md §9): compile and run only see this. */

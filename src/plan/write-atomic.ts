@@ -1,24 +1,165 @@
+/**
+ * The one way gpuplan writes a file for the user (`compile -o`, `detect --save`). A regular file
+ * (new, or existing: it keeps its mode, and its owner when we are root) is replaced atomically,
+ * so readers see the old or the new content, never half of it. Anything else that already sits
+ * at the path is never replaced: a FIFO or a character device is written to as a stream
+ * (`-o /dev/stdout`, `-o /dev/null`: as root, a rename would put a plain file in place of the
+ * device node), a descriptor link (`/dev/stdout`, `/dev/fd/N`) writes to that descriptor, and a
+ * directory, block device or socket is refused. A symbolic link is followed and its target
+ * replaced. Every failure is a UsageError naming the path (file-errors.ts).
+ */
 import { randomBytes } from "node:crypto";
-import { open, rename, rm } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { constants, type Stats, writeSync } from "node:fs";
+import { lstat, open, readlink, rename, rm } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import { UsageError } from "../problems/errors.js";
+import { errnoOf, fileError } from "../problems/file-errors.js";
+
+/** How a path was written: replaced atomically, or written to as a stream or descriptor. */
+export type WriteMode = "replaced" | "created" | "stream";
+
+/** Linux follows at most 40 links in a path; a longer chain is a loop. */
+const MAX_LINKS = 40;
 
 /**
- * Write a file so that readers see the old or the new content, never half of it: write a
- * temporary file beside it, flush it to disk, then rename over the target.
+ * Write `text` to `path` for the user (see the header). `what` names the file in errors ("plan").
+ * Resolves with how it was written.
  */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-  const handle = await open(tmp, "w", 0o644);
+export async function writeFileAtomic(path: string, text: string, what = "file"): Promise<WriteMode> {
   try {
+    const target = await resolveTarget(path);
+    if (target.kind === "fd") {
+      await writeToDescriptor(target.fd, text);
+      return "stream";
+    }
+    const st = target.stats;
+    if (st === null) {
+      await replaceAtomically(target.path, text, null);
+      return "created";
+    }
+    if (st.isFile()) {
+      await replaceAtomically(target.path, text, st);
+      return "replaced";
+    }
+    if (st.isFIFO() || st.isCharacterDevice()) {
+      await writeStream(target.path, text);
+      return "stream";
+    }
+    throw refusal(path, st, what);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw fileError(e, path, "write", what);
+  }
+}
+
+type Target = { kind: "fd"; fd: number } | { kind: "path"; path: string; stats: Stats | null };
+
+/** Follow symbolic links to what the path names in the end (or where a new file would go). */
+async function resolveTarget(path: string): Promise<Target> {
+  let current = resolve(path);
+  for (let hops = 0; hops <= MAX_LINKS; hops++) {
+    const fd = descriptorOf(current);
+    if (fd !== null) return { kind: "fd", fd };
+    let st: Stats;
+    try {
+      st = await lstat(current);
+    } catch (e) {
+      if (errnoOf(e) === "ENOENT") return { kind: "path", path: current, stats: null };
+      throw e;
+    }
+    if (!st.isSymbolicLink()) return { kind: "path", path: current, stats: st };
+    current = resolve(dirname(current), await readlink(current));
+  }
+  throw Object.assign(new Error("too many symbolic links"), { code: "ELOOP" });
+}
+
+/**
+ * `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`: the descriptor gpuplan already has open. Opening
+ * the link anew would truncate a file the shell opened for appending (`>> log`), and a pipe's
+ * link does not even name a path.
+ */
+function descriptorOf(path: string): number | null {
+  const named = { "/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2 }[path];
+  if (named !== undefined) return named;
+  const m = /^(?:\/dev\/fd|\/proc\/self\/fd|\/proc\/thread-self\/fd)\/([0-9]+)$/.exec(path);
+  return m ? Number(m[1]) : null;
+}
+
+async function replaceAtomically(path: string, text: string, existing: Stats | null): Promise<void> {
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  // A new file gets the usual 0666 less the umask; an existing one keeps its mode, set before
+  // any content is written so a private file is never readable by others, not even for a moment.
+  const handle = await open(tmp, "wx", existing ? 0o600 : 0o666);
+  let renamed = false;
+  try {
+    if (existing) {
+      await handle.chmod(existing.mode & 0o7777);
+      if (process.getuid?.() === 0 && (existing.uid !== 0 || existing.gid !== 0)) {
+        await handle.chown(existing.uid, existing.gid);
+        // chown clears set-user/group-ID bits: set the mode again.
+        await handle.chmod(existing.mode & 0o7777);
+      }
+    }
     await handle.writeFile(text, "utf8");
     await handle.sync();
+    await handle.close();
+    await rename(tmp, path);
+    renamed = true;
+  } finally {
+    if (!renamed) {
+      await handle.close().catch(() => undefined);
+      await rm(tmp, { force: true });
+    }
+  }
+  await syncDirectory(dir);
+}
+
+/** The rename is durable only once its folder is on disk; a folder that cannot be opened is left as is. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, "r").catch(() => null);
+  if (!handle) return;
+  await handle.sync().catch(() => undefined);
+  await handle.close();
+}
+
+/** A FIFO or character device: opened for writing, never created, truncated or replaced. */
+async function writeStream(path: string, text: string): Promise<void> {
+  // No O_CREAT: should the node vanish after it was looked at, fail rather than make a plain file.
+  const handle = await open(path, constants.O_WRONLY | constants.O_NOCTTY);
+  try {
+    await handle.writeFile(text, "utf8");
   } finally {
     await handle.close();
   }
-  try {
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
+}
+
+async function writeToDescriptor(fd: number, text: string): Promise<void> {
+  const bytes = Buffer.from(text, "utf8");
+  let done = 0;
+  while (done < bytes.length) {
+    try {
+      done += writeSync(fd, bytes, done);
+    } catch (e) {
+      // A non-blocking pipe that is full: wait for the reader.
+      if (errnoOf(e) !== "EAGAIN") throw e;
+      await new Promise((r) => setTimeout(r, 5));
+    }
   }
+}
+
+function refusal(path: string, st: Stats, what: string): UsageError {
+  if (st.isDirectory()) {
+    return new UsageError(
+      `cannot write ${what} ${path}: it is a directory`,
+      "unwritable-file",
+      "name a file inside it, not the folder itself",
+    );
+  }
+  const kind = st.isBlockDevice() ? "a block device" : st.isSocket() ? "a socket" : "not a regular file";
+  return new UsageError(
+    `cannot write ${what} ${path}: it is ${kind}, which gpuplan never replaces or writes to`,
+    "unwritable-file",
+    "name a regular file, a FIFO or a character device such as /dev/stdout",
+  );
 }

@@ -1,17 +1,19 @@
 /**
- * The closed set of failures, grouped by who must act (STYLE.md §3):
- * - UsageError: the user can fix it (bad flag, unreadable file) → exit 2, with a hint.
- * - InputProblems: the input has problems (pipeline errors, stale plan) → exit 1.
+ * The closed set of failures, grouped by who must act (STYLE.md §3); each carries a code from
+ * the registry (codes.ts), which also says how the command ends:
+ * - UsageError: the user can fix it (bad flag, unreadable file, a path mistake), with a hint.
+ * - InputProblems: the input has problems (pipeline errors, stale plan).
  * - VendorError: a vendor library or a child process failed; keeps the call and its error string.
- * - anything else is our bug → InternalError, shown with a stack and a request to report it.
+ * - anything else is our bug: shown with the versions and the stack, and a request to report it.
  */
+import type { Code } from "./codes.js";
 import type { Problem } from "./problem.js";
 
 export class UsageError extends Error {
   override name = "UsageError";
   constructor(
     message: string,
-    readonly code: string,
+    readonly code: Code,
     readonly hint?: string,
   ) {
     super(message);
@@ -29,6 +31,7 @@ export class VendorError extends Error {
   override name = "VendorError";
   constructor(
     message: string,
+    readonly code: Code,
     readonly call: string,
     readonly vendorMessage?: string,
     readonly hint?: string,

@@ -4,12 +4,13 @@
  * when printed) or, for syntax errors, by a character offset.
  */
 import type { ReportedProblem } from "../schema-types/problem.js";
+import type { Code } from "./codes.js";
 
 export type Severity = ReportedProblem["severity"];
 
 export interface Problem {
-  /** Stable, kebab-case code, e.g. `unknown-memory-type`. Tools match on this, never on text. */
-  code: string;
+  /** Stable code from the registry (codes.ts), e.g. `unknown-memory-type`. Tools match on it, never on text. */
+  code: Code;
   severity: Severity;
   message: string;
   hint?: string;

@@ -16,6 +16,7 @@ import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, openJournal } from "./record/journal.js";
+import type { SpawnMethod } from "./step/spawn/start-process.js";
 
 export interface SessionOptions {
   /** The plan or pipeline file as given (the journal's header records it). */
@@ -29,6 +30,12 @@ export interface SessionOptions {
   terminal: { out: NodeJS.WriteStream; err: NodeJS.WriteStream; colorLevel: ColorLevel };
   /** SIGTERM → SIGKILL delay for interrupted steps. */
   killGraceMs: number;
+  /** The GPU slot lock directory (--lock-dir, GPUPLAN_LOCK_DIR). */
+  lockDir: string;
+  /** Pin GPU steps to their GPU's local CPUs. */
+  cpuPinning: boolean;
+  /** How steps are started. */
+  spawn: SpawnMethod;
   /** Live detection, for GPU memory readings. */
   detect: DetectInventory;
 }
@@ -49,7 +56,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
   }
   const events = openEventFiles(runDir, options.eventsFile);
   const needsLock = needsGpuLock(pipelines);
-  const lock = await openLock(needsLock);
+  const lock = await openLock(needsLock, options.lockDir);
   const { createView, resolveUiMode } = await import("../ui/run/index.js");
   const { out, err, colorLevel } = options.terminal;
   const mode = resolveUiMode(options.ui, { isTTY: Boolean(err.isTTY), columns: err.columns });
@@ -81,6 +88,8 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
       interruptSignal: signals.received,
       killNow: signals.killNow,
       killGraceMs: options.killGraceMs,
+      cpuPinning: options.cpuPinning,
+      spawn: options.spawn,
       sampler: createMemorySampler(needsLock ? options.detect : null),
       emit: (event) => {
         events.write(event);
@@ -110,8 +119,8 @@ function needsGpuLock(pipelines: readonly PlannedPipeline[]): boolean {
 }
 
 /** A CPU-only run has nothing to lock across processes: no lock directory, and a lock that refuses any use. */
-async function openLock(needsLock: boolean): Promise<SlotLock> {
-  return needsLock ? (await import("./lock/open-slot-lock.js")).openSlotLock() : noGpuLock();
+async function openLock(needsLock: boolean, dir: string): Promise<SlotLock> {
+  return needsLock ? (await import("./lock/open-slot-lock.js")).openSlotLock(dir) : noGpuLock();
 }
 
 function emptySummary(run: string, runDir: string, durationMs: number): RunSummary {

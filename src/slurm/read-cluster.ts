@@ -99,6 +99,7 @@ async function slurmOutput(run: RunCommand, command: string, args: readonly stri
   if (out.failure === "timeout") {
     throw new VendorError(
       `\`${command}\` did not answer in time`,
+      "slurm-timeout",
       call,
       undefined,
       "slurmctld may be down or unreachable: try `scontrol ping`",
@@ -107,6 +108,7 @@ async function slurmOutput(run: RunCommand, command: string, args: readonly stri
   if (out.failure === "output-too-large") {
     throw new VendorError(
       `\`${command}\` printed more than gpuplan reads`,
+      "slurm-output-too-large",
       call,
       undefined,
       "narrow it with --partition",
@@ -116,6 +118,7 @@ async function slurmOutput(run: RunCommand, command: string, args: readonly stri
     const stderr = out.stderr.trim().split("\n").slice(-3).join(" / ");
     throw new VendorError(
       `\`${command}\` failed (exit ${out.status})`,
+      "slurm-command-failed",
       call,
       displayText(stderr || "(no message)", 400),
       slurmHint(out.stderr),

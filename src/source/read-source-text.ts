@@ -3,7 +3,7 @@
  * run plan.json` reads its plan with JSON.parse and never loads the YAML parser.
  */
 import { readFile } from "node:fs/promises";
-import { UsageError } from "../problems/errors.js";
+import { fileError } from "../problems/file-errors.js";
 
 export interface SourceFile {
   /** The path as the user gave it. */
@@ -16,15 +16,6 @@ export async function readSourceText(file: string, what: string): Promise<string
   try {
     return await readFile(file, "utf8");
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const reason =
-      code === "ENOENT"
-        ? "no such file"
-        : code === "EISDIR"
-          ? "it is a directory"
-          : code === "EACCES"
-            ? "permission denied"
-            : String(code ?? e);
-    throw new UsageError(`cannot read ${what} ${file}: ${reason}`, "unreadable-file");
+    throw fileError(e, file, "read", what);
   }
 }

@@ -1,6 +1,12 @@
 /** Durations: `30s`, `15m`, `2h`, `1.5h`, `250ms`, or a number of milliseconds. */
 import { pipelineSchema } from "../generated/schema-values.js";
 
+/**
+ * The longest wait gpuplan accepts from the command line: a whole number of days under what Node's
+ * timers hold (2³¹−1 ms, ~24.8 days; beyond it a timer fires at once).
+ */
+export const MAX_DURATION_MS = 24 * 86_400_000;
+
 const FACTORS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** The schema's pattern (`$defs/Duration`) decides what is a duration; the unit is its trailing letters. */

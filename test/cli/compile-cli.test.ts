@@ -149,7 +149,7 @@ describe("compile output formats", () => {
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout).schema).toBe("gpuplan/plan@1");
     expect(r.stderr).toMatch(
-      /^gpuplan compile: 8 pipelines \(8 on 8 GPUs, 0 on CPU\), est\. makespan .*plan on stdout\n$/,
+      /^gpuplan compile: 8 pipelines \(8 on 8 GPUs\), est\. makespan .*plan on stdout\n$/,
     );
   });
 
@@ -167,7 +167,10 @@ describe("compile usage errors (exit 2, no stack trace)", () => {
   it("names a missing pipeline file", () => {
     const r = gpuplan(["compile", "does/not/exist.yaml", "--target", "dgx-h100"]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toBe("gpuplan: cannot read pipeline file does/not/exist.yaml: no such file\n");
+    expect(r.stderr).toBe(
+      "gpuplan: error: cannot read pipeline file does/not/exist.yaml: no such file  [unreadable-file]\n" +
+        "  hint: check the path (a relative path starts from the current folder)\n",
+    );
     expect(hasCrashed(r)).toBe(false);
   });
 

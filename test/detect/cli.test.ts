@@ -12,7 +12,10 @@ describe("gpuplan detect flags", () => {
     const r = gpuplan(["detect", "--timeout", "banana"]);
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toContain("--timeout banana: not a duration");
+    expect(r.stderr).toContain(
+      "option '--timeout <duration>' argument 'banana' is invalid. It is not a duration.",
+    );
+    expect(r.stderr).toContain("[invalid-duration]");
     expect(r.stderr).toContain("hint:");
   });
 
@@ -21,7 +24,10 @@ describe("gpuplan detect flags", () => {
       env: fakeEnv("h100x8-mig.scenario", {}),
     });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain("cannot write /nonexistent-dir/inv.json (ENOENT)");
+    expect(r.stderr).toContain(
+      "cannot write inventory /nonexistent-dir/inv.json: the folder /nonexistent-dir does not exist  [unwritable-file]",
+    );
+    expect(r.stderr).toContain("hint: create it first");
   });
 
   it("zero GPUs is still success: exit 0, the CPU and one line per probe on stdout", () => {
@@ -105,7 +111,7 @@ describe.skipIf(!fakeLibsBuilt)("vendor noise and failures stay out of gpuplan's
     });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toBe(
-      "gpuplan: warning: nvml error: the probe process crashed (SIGSEGV) in nvmlInit_v2\n" +
+      "gpuplan: warning: nvml error: the probe process crashed (SIGSEGV) in nvmlInit_v2  [probe-error]\n" +
         "  hint: libnvidia-ml crashed: check the driver installation with `nvidia-smi`, or point GPUPLAN_NVML_LIBRARY at a working library\n",
     );
     expect(r.stdout + r.stderr).not.toContain("about to crash");

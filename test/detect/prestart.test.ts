@@ -26,19 +26,21 @@ describe("which command lines pre-start the probe child", () => {
       ["detect", "--json"],
       ["detect", "--all", "--json", "--timeout", "30s"],
       ["detect", "--timeout=250ms", "--save", "inv.json"],
+      ["detect", "--lock-dir", "/var/lib/gpuplan-locks"],
       ["detect", "--save=inv.json"],
+      ["detect", "--lock-dir", "/var/lib/gpuplan-locks"],
     ])
       expect(parseDetectArgs(args), args.join(" ")).not.toBeNull();
   });
 
   it("parsed as commander hands them to the command (defaults, last value wins)", () => {
-    expect(parseDetectArgs(["detect"])).toEqual({ timeout: "10s" });
+    expect(parseDetectArgs(["detect"])).toEqual({ timeout: 10_000 });
     expect(
       parseDetectArgs(["detect", "--json", "--all", "--timeout=2s", "--save", "a", "--save", "b"]),
     ).toEqual({
       json: true,
       all: true,
-      timeout: "2s",
+      timeout: 2000,
       save: "b",
     });
   });
@@ -54,6 +56,7 @@ describe("which command lines pre-start the probe child", () => {
       ["detect", "--json=yes"],
       ["detect", "--timeout", "banana"],
       ["detect", "--timeout", "0"],
+      ["detect", "--timeout", "25d"],
       ["detect", "--timeout"],
       ["detect", "--save"],
       ["detect", "--save", "--json"],
@@ -67,7 +70,7 @@ describe("which command lines pre-start the probe child", () => {
 describe("the library search the pre-start made", () => {
   it("is reused by detect() for the very same environment object, once", () => {
     const env = fakeEnv("h100x8-mig.scenario", {});
-    expect(prestartProbes(["detect"], env)).toEqual({ timeout: "10s" });
+    expect(prestartProbes(["detect"], env)).toEqual({ timeout: 10_000 });
     expect(claimPlan({ ...env })).toBeNull();
     prestartProbes(["detect"], env);
     const plan = claimPlan(env);

@@ -15,7 +15,6 @@ import { gpuplan } from "../helpers/cli.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, scenarioWith } from "./fake-libs.js";
 
 const lockDir = mkdtempSync(join(tmpdir(), "gpuplan-detect-locks-"));
-const env = { GPUPLAN_LOCK_DIR: lockDir };
 const realProc = rootsFrom({});
 const children: ChildProcess[] = [];
 const leases: SlotLease[] = [];
@@ -64,7 +63,7 @@ async function hold(uuid: string, pipeline: string, step: string | null): Promis
 
 const described = async (pids: number[]): Promise<GpuProcess[]> => {
   const gpu = gpuWith(pids);
-  await describeProcesses([gpu], realProc, slotHoldersReader(env));
+  await describeProcesses([gpu], realProc, slotHoldersReader(lockDir));
   return gpu.processes!;
 };
 

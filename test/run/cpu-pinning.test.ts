@@ -1,6 +1,7 @@
 // Pinning GPU steps to their GPU's local CPUs: the inventory's cpuAffinity reaches the plan, and
 // a step on that GPU starts with exactly those CPUs (read back from /proc/self/status by the step
-// itself), while CPU steps and GPUPLAN_CPU_PINNING=off keep gpuplan's own CPUs.
+// itself), while CPU steps and `cpuPinning: false` (--cpu-pinning off, GPUPLAN_CPU_PINNING=off)
+// keep gpuplan's own CPUs.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -24,7 +25,6 @@ let h: Harness | undefined;
 afterEach(() => {
   h?.cleanup();
   h = undefined;
-  delete process.env.GPUPLAN_CPU_PINNING;
 });
 
 describe("stepCpus and masks", () => {
@@ -102,9 +102,8 @@ pipelines:
     expect(loads.map((r) => (r as { cpus?: string }).cpus)).toEqual([String(last)]);
   });
 
-  it("GPUPLAN_CPU_PINNING=off leaves the step on every allowed CPU", async () => {
-    process.env.GPUPLAN_CPU_PINNING = "off";
-    h = await execute(planWithAffinity());
+  it("cpuPinning: false leaves the step on every allowed CPU", async () => {
+    h = await execute(planWithAffinity(), { cpuPinning: false });
     expect(seen("gpu")).toBe(`Cpus_allowed_list: ${formatCpuList(allowed)}`);
   });
 
@@ -150,6 +149,21 @@ describe.skipIf(allowed.length < 2 || !fakeLibsBuilt)("end to end through fake N
       expect(readFileSync(join(runs, run!, "logs", "g@s.out.log"), "utf8")).toBe(
         `Cpus_allowed_list:\t${last}\n`,
       );
+      // Off by the variable or by the flag, resolved by the CLI and handed to the executor.
+      for (const [extraEnv, flags] of [
+        [{ GPUPLAN_CPU_PINNING: "off" }, []],
+        [{}, ["--cpu-pinning", "off"]],
+      ] as const) {
+        const unpinned = gpuplan(["run", "plan.json", "--ui", "plain", ...flags], {
+          cwd,
+          env: { ...env, ...extraEnv },
+        });
+        expect(unpinned.exitCode, unpinned.stderr).toBe(0);
+        expect(unpinned.stderr).not.toContain("started on CPUs");
+      }
+      const bad = gpuplan(["run", "plan.json"], { cwd, env: { ...env, GPUPLAN_CPU_PINNING: "of" } });
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toContain("from env 'GPUPLAN_CPU_PINNING' is invalid");
     } finally {
       t.cleanup();
     }

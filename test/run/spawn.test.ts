@@ -1,8 +1,8 @@
 // The two ways of starting a step (posix_spawn through koffi, child_process) must give the step
 // the same world: argv, env, cwd, stdin /dev/null, stdout/stderr files, slot fds from 3, its own
 // session and process group, default signal dispositions and an empty mask, and the same spawn
-// errors. Each case runs under both; GPUPLAN_SPAWN=node is read when the spawner is first loaded,
-// so the child_process starter is reached through a fresh module instance.
+// errors. Each case runs under both; `spawn: "node"` (the CLI's --spawn node, GPUPLAN_SPAWN=node)
+// picks the child_process starter.
 import { execFileSync } from "node:child_process";
 import {
   chmodSync,
@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeStatus, loadPosixSpawner, placeFds } from "../../src/run/step/spawn/posix-spawn.js";
 import { resolveCommand } from "../../src/run/step/spawn/resolve-command.js";
 import type { StartRequest, StartResult } from "../../src/run/step/spawn/start-process.js";
@@ -26,28 +26,8 @@ type Start = (request: StartRequest) => Promise<StartResult>;
 type StartWithFiles = (request: Omit<StartRequest, "stdout" | "stderr">) => Promise<StartResult>;
 
 async function nodeStarter(): Promise<Start> {
-  vi.resetModules();
-  process.env.GPUPLAN_SPAWN = "node";
-  try {
-    const mod = await import("../../src/run/step/spawn/start-process.js");
-    // Bind now, while the variable says so.
-    const devNull = openSync("/dev/null", "w");
-    const probe = await mod.startProcess({
-      command: "true",
-      args: [],
-      cwd: process.cwd(),
-      env: {},
-      stdout: devNull,
-      stderr: devNull,
-      inheritFds: [],
-    });
-    closeSync(devNull);
-    if ("process" in probe) await probe.process.exit;
-    return mod.startProcess;
-  } finally {
-    delete process.env.GPUPLAN_SPAWN;
-    vi.resetModules();
-  }
+  const { startProcess } = await import("../../src/run/step/spawn/start-process.js");
+  return (request) => startProcess({ ...request, spawn: "node" });
 }
 
 let dir: string;

@@ -1,13 +1,14 @@
 /** `gpuplan compile FILE`: parse options, call the core, pick the output, set the exit code. */
-import { readFile } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { compilePlan } from "../../compile/compile.js";
 import { type InventoryChoice, loadInventoryFile, targetInventory } from "../../inventory/load-inventory.js";
-import { loadPipelineFile } from "../../pipeline/load-pipeline.js";
+import { checkPipelineText, loadPipelineFile } from "../../pipeline/load-pipeline.js";
 import { describeStaleness } from "../../plan/staleness.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { EXIT, UsageError } from "../../problems/errors.js";
 import { error, hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { readSourceText } from "../../source/read-source-text.js";
 import { formatGithub } from "../../ui/problems/github.js";
 import { countLine, formatHuman } from "../../ui/problems/human.js";
 import { formatJson } from "../../ui/problems/json.js";
@@ -22,7 +23,12 @@ export interface CompileOptions {
   check?: string;
   format: "human" | "json" | "github";
   strict?: boolean;
+  /** Live detection tells gpuplan's own GPU processes by the slot lock directory. */
+  lockDir: string;
 }
+
+/** How a pipeline read from stdin (`compile -`) is named in problems and in the plan. */
+const STDIN_NAME = "<stdin>";
 
 export default async function compile(file: string, options: CompileOptions): Promise<number> {
   if (options.inventory && options.target) {
@@ -39,7 +45,11 @@ export default async function compile(file: string, options: CompileOptions): Pr
       "--check never writes",
     );
   }
-  const loaded = await loadPipelineFile(file);
+  // `-o -` is stdout, the default.
+  const output = options.output === "-" ? undefined : options.output;
+  if (output !== undefined) await refuseToOverwriteInputs(output, [file, options.inventory, options.check]);
+  const loaded =
+    file === "-" ? checkPipelineText(STDIN_NAME, await readStdin()) : await loadPipelineFile(file);
   const choice = await chooseInventory(options);
   const result = compilePlan(loaded, choice);
   let problems = result.problems;
@@ -48,23 +58,12 @@ export default async function compile(file: string, options: CompileOptions): Pr
 
   let upToDate: boolean | undefined;
   if (ok && options.check) {
-    const current = await readFile(options.check, "utf8").catch(() => {
-      throw new UsageError(`cannot read plan ${options.check}`, "unreadable-file");
-    });
+    const current = await readSourceText(options.check, "plan");
     upToDate = current === result.planText;
-    if (!upToDate) {
-      problems = [
-        ...problems,
-        error({
-          code: "stale-plan",
-          message: `${options.check} is not what compile writes now: ${describeStaleness(current, result.planText!)}`,
-          hint: `run: gpuplan compile ${file}${choiceFlag(options)} -o ${options.check}`,
-          file: options.check,
-        }),
-      ];
-    }
+    if (!upToDate)
+      problems = [...problems, checkProblem(options.check, current, result.planText!, file, options)];
   }
-  if (ok && options.output) await writeFileAtomic(options.output, result.planText!);
+  if (ok && output) await writeFileAtomic(output, result.planText!, "plan");
 
   const failed = hasErrors(problems);
   const paint = await paintFor();
@@ -74,9 +73,9 @@ export default async function compile(file: string, options: CompileOptions): Pr
         formatJson({
           ok: !failed,
           problems,
-          output: ok && options.output ? options.output : null,
+          output: ok && output ? output : null,
           check: options.check && upToDate !== undefined ? { plan: options.check, upToDate } : null,
-          plan: ok && !options.output && !options.check ? result.plan! : null,
+          plan: ok && !output && !options.check ? result.plan! : null,
         }),
       );
       break;
@@ -85,10 +84,11 @@ export default async function compile(file: string, options: CompileOptions): Pr
       break;
     default: {
       if (problems.length) writeErr(formatHuman(problems, result.sources, paint));
-      if (ok && !options.output && !options.check) writeOut(result.planText!);
+      if (ok && !output && !options.check) writeOut(result.planText!);
     }
   }
-  if (options.format !== "json") writeErr(summaryLine(result.plan, problems, failed, options, paint.bold));
+  if (options.format !== "json")
+    writeErr(summaryLine(result.plan, problems, failed, options, output, paint.bold));
   return failed ? EXIT.problems : EXIT.ok;
 }
 
@@ -97,17 +97,81 @@ async function chooseInventory(options: CompileOptions): Promise<InventoryChoice
   if (options.target) return targetInventory(options.target);
   // Live detection: imported only here, so `compile --target` never loads it.
   const { detectInventory } = await import("../../detect/index.js");
-  return { inventory: await detectInventory(), label: "detect", problems: [] };
+  return { inventory: await detectInventory({ lockDir: options.lockDir }), label: "detect", problems: [] };
 }
 
 const choiceFlag = (o: CompileOptions): string =>
   o.inventory ? ` --inventory ${o.inventory}` : o.target ? ` --target ${o.target}` : "";
+
+/**
+ * `--check PLAN` found a difference. The hint offers to rewrite PLAN only when PLAN is a plan: a
+ * pipeline file or anything else passed by mistake must never be one copy-paste from overwritten.
+ */
+function checkProblem(
+  check: string,
+  current: string,
+  planText: string,
+  file: string,
+  options: CompileOptions,
+): Problem {
+  if (!looksLikePlan(current)) {
+    return error({
+      code: "invalid-plan",
+      message: `${check} is not a gpuplan plan (schema gpuplan/plan@1), so there is nothing to check`,
+      hint: "--check takes a plan written by gpuplan compile -o PLAN; the pipeline file is the first argument",
+      file: check,
+    });
+  }
+  return error({
+    code: "stale-plan",
+    message: `${check} is not what compile writes now: ${describeStaleness(current, planText)}`,
+    hint: `run: gpuplan compile ${file}${choiceFlag(options)} -o ${check}${file === "-" ? " with the pipeline on stdin" : ""}`,
+    file: check,
+  });
+}
+
+function looksLikePlan(text: string): boolean {
+  try {
+    const data: unknown = JSON.parse(text);
+    return typeof data === "object" && data !== null && "schema" in data && data.schema === "gpuplan/plan@1";
+  } catch {
+    return false;
+  }
+}
+
+/** `-o` naming the pipeline, the inventory or the plan under --check would destroy an input. */
+async function refuseToOverwriteInputs(
+  output: string,
+  inputs: readonly (string | undefined)[],
+): Promise<void> {
+  const target = await realpath(output).catch(() => null);
+  if (target === null) return;
+  for (const input of inputs) {
+    if (input === undefined || input === "-") continue;
+    if ((await realpath(input).catch(() => null)) === target) {
+      throw new UsageError(
+        `-o ${output} is ${input}, an input of this compile: writing the plan there would destroy it`,
+        "conflicting-options",
+        "write the plan to its own file, e.g. -o plan.json",
+      );
+    }
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 function summaryLine(
   plan: GpuplanPlan | undefined,
   problems: Problem[],
   failed: boolean,
   options: CompileOptions,
+  output: string | undefined,
   bold: (s: string) => string,
 ): string {
   if (failed || !plan) return `${bold("gpuplan compile:")} ${countLine(problems)}; no plan written\n`;
@@ -115,11 +179,14 @@ function summaryLine(
   const ratio = s.lowerBoundMs > 0 ? ` (${(s.makespanMs / s.lowerBoundMs).toFixed(2)}× lower bound)` : "";
   const where = options.check
     ? `${options.check} is up to date`
-    : options.output
-      ? `wrote ${options.output}`
+    : output
+      ? `wrote ${output}`
       : "plan on stdout";
+  const onGpus = s.gpuPipelines > 0 ? `${s.gpuPipelines} on ${count(plan.registry.length, "GPU")}` : "";
+  const onCpu = s.cpuPipelines > 0 ? (s.gpuPipelines > 0 ? `${s.cpuPipelines} on CPU` : "all on CPU") : "";
+  const split = [onGpus, onCpu].filter(Boolean).join(", ");
   return (
-    `${bold("gpuplan compile:")} ${s.pipelines} pipelines (${s.gpuPipelines} on ${plan.registry.length} GPUs, ${s.cpuPipelines} on CPU), ` +
+    `${bold("gpuplan compile:")} ${count(s.pipelines, "pipeline")}${split ? ` (${split})` : ""}, ` +
     `est. makespan ${formatDuration(s.makespanMs)}${ratio}; ${countLine(problems)}; ${where}\n`
   );
 }

@@ -13,7 +13,6 @@ import { readSlurmNodeTypes } from "../../slurm/read-cluster.js";
 import { slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmNodeTypes } from "../../ui/slurm-node-types.js";
-import { parseDuration } from "../../units/duration.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
@@ -22,7 +21,8 @@ export interface DetectSlurmOptions {
   json?: boolean;
   save?: string;
   all?: boolean;
-  timeout?: string;
+  /** Parsed and bounded by the CLI (arg-parsers.ts). */
+  timeout: number;
   partition?: string;
   nodeType?: string;
   gpuModel?: string[];
@@ -38,14 +38,7 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
   }
   if (options.all)
     throw new UsageError("--all applies to this machine's GPUs, not to --slurm", "conflicting-options");
-  const timeoutMs = parseDuration(options.timeout ?? "10s");
-  if (timeoutMs === undefined || timeoutMs <= 0) {
-    throw new UsageError(
-      `--timeout ${options.timeout}: not a duration`,
-      "invalid-timeout",
-      "use e.g. 10s, 30s, 2m",
-    );
-  }
+  const timeoutMs = options.timeout;
   const report = await readSlurmNodeTypes(slurmCommandRunner(process.env, timeoutMs), {
     ...(options.partition !== undefined && { partition: options.partition }),
     gpuModels: (options.gpuModel ?? []).map(parseGpuModelChoice),
@@ -84,15 +77,7 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
     );
     return 1;
   }
-  try {
-    await writeFileAtomic(options.save, `${JSON.stringify(chosen.inventory, null, 2)}\n`);
-  } catch (e) {
-    throw new UsageError(
-      `cannot write ${options.save} (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
-      "unwritable-file",
-      "check that the folder exists and is writable",
-    );
-  }
+  await writeFileAtomic(options.save, `${JSON.stringify(chosen.inventory, null, 2)}\n`, "inventory");
   writeErr(
     `gpuplan: wrote ${options.save}: node type ${chosen.name}, for gpuplan compile --inventory ${options.save}\n`,
   );

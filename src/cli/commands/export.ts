@@ -10,6 +10,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pipelineSchema } from "../../generated/schema-values.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { EXIT, UsageError } from "../../problems/errors.js";
+import { fileError } from "../../problems/file-errors.js";
 import { error, hasErrors, type Problem } from "../../problems/problem.js";
 import { toReportedProblem } from "../../problems/reported-problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
@@ -19,14 +20,12 @@ import { exportPlanToSlurm } from "../../slurm/export-plan.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmExport } from "../../ui/slurm-export.js";
-import { parseDuration } from "../../units/duration.js";
-import { parseSize } from "../../units/size.js";
 import { VERSION } from "../../version.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
 export interface ExportOptions {
-  to: string;
+  to: "slurm";
   output: string;
   inventory?: string;
   partition?: string;
@@ -35,9 +34,10 @@ export interface ExportOptions {
   gresType: string[];
   throttle?: string;
   timeFactor?: string;
-  time?: string;
+  /** Parsed and bounded by the CLI (arg-parsers.ts), as --mem. */
+  time?: number;
   cpusPerTask?: string;
-  mem?: string;
+  mem?: number;
   shards: boolean;
   sbatchArg: string[];
   json?: boolean;
@@ -53,17 +53,9 @@ const SBATCH_ARG = /^-[^\s"'%\\]*$/;
 const RESERVED_ARGS = /^(--array|-a|--wrap)(=|$)/;
 
 export default async function exportPlan(planFile: string, options: ExportOptions): Promise<number> {
-  if (options.to !== "slurm") {
-    throw new UsageError(
-      `--to ${options.to}: gpuplan exports to slurm only`,
-      "unknown-export-target",
-      "use --to slurm",
-    );
-  }
   const flags = parseFlags(options);
-  const text = await readFile(planFile, "utf8").catch((e: NodeJS.ErrnoException) => {
-    const reason = e.code ?? e.message;
-    throw new UsageError(`cannot read plan ${planFile} (${reason})`, "unreadable-file", "check the path");
+  const text = await readFile(planFile, "utf8").catch((e: unknown) => {
+    throw fileError(e, planFile, "read", "plan");
   });
   const plan = await parsePlan(planFile, text);
   const cwd = process.cwd();
@@ -87,12 +79,8 @@ export default async function exportPlan(planFile: string, options: ExportOption
   const problems: Problem[] = [...settingsProblems, ...nodeProblems, ...result.problems];
   const failed = hasErrors(problems);
   if (!failed) {
-    await mkdir(join(outDir, "logs"), { recursive: true }).catch((e: NodeJS.ErrnoException) => {
-      throw new UsageError(
-        `cannot create ${outDir} (${e.code})`,
-        "unwritable-file",
-        "check the parent folder",
-      );
+    await mkdir(join(outDir, "logs"), { recursive: true }).catch((e: unknown) => {
+      throw fileError(e, join(outDir, "logs"), "write", "folder");
     });
     await mkdir(join(outDir, "events"), { recursive: true });
     // The tasks run this copy: what was exported is what runs, even if plan.json changes later.
@@ -131,7 +119,7 @@ function parseFlags(o: ExportOptions): SlurmFlags {
     if (!SLURM_NAME.test(value))
       throw new UsageError(
         `--${key} ${value}: not a Slurm ${key} name`,
-        "invalid-option",
+        "invalid-option-value",
         "letters, digits, _ . + -",
       );
     flags[key] = value;
@@ -145,7 +133,7 @@ function parseFlags(o: ExportOptions): SlurmFlags {
       if (model === "" || !GRES_TYPE.test(type))
         throw new UsageError(
           `--gres-type ${g}: not [MODEL=]TYPE`,
-          "invalid-option",
+          "invalid-option-value",
           "e.g. --gres-type h100, --gres-type 'NVIDIA L4=l4', --gres-type any (untyped gpu:N)",
         );
       flags.gresTypes[model] = type;
@@ -154,7 +142,7 @@ function parseFlags(o: ExportOptions): SlurmFlags {
   const positive = (flag: string, value: string | undefined): number | undefined => {
     if (value === undefined) return undefined;
     if (!/^[1-9][0-9]{0,6}$/.test(value))
-      throw new UsageError(`${flag} ${value}: not a positive whole number`, "invalid-option");
+      throw new UsageError(`${flag} ${value}: not a positive whole number`, "invalid-option-value");
     return Number(value);
   };
   const throttle = positive("--throttle", o.throttle);
@@ -164,27 +152,17 @@ function parseFlags(o: ExportOptions): SlurmFlags {
   if (o.timeFactor !== undefined) {
     const f = Number(o.timeFactor);
     if (!/^[0-9]+(\.[0-9]+)?$/.test(o.timeFactor) || f < 1 || f > 100)
-      throw new UsageError(`--time-factor ${o.timeFactor}: a number from 1 to 100`, "invalid-option");
+      throw new UsageError(`--time-factor ${o.timeFactor}: a number from 1 to 100`, "invalid-option-value");
     flags.timeFactor = f;
   }
-  if (o.time !== undefined) {
-    const ms = parseDuration(o.time);
-    if (ms === undefined || ms <= 0)
-      throw new UsageError(`--time ${o.time}: not a duration`, "invalid-option", "e.g. 30m, 4h, 2d");
-    flags.timeMs = ms;
-  }
-  if (o.mem !== undefined) {
-    const bytes = parseSize(o.mem);
-    if (bytes === undefined || bytes <= 0)
-      throw new UsageError(`--mem ${o.mem}: not a size`, "invalid-option", "e.g. 16GiB, 64000MiB");
-    flags.memPerTaskBytes = bytes;
-  }
+  if (o.time !== undefined) flags.timeMs = o.time;
+  if (o.mem !== undefined) flags.memPerTaskBytes = o.mem;
   if (o.shards === false) flags.shards = false;
   for (const a of o.sbatchArg) {
     if (!SBATCH_ARG.test(a) || RESERVED_ARGS.test(a))
       throw new UsageError(
         `--sbatch-arg ${a}: ${RESERVED_ARGS.test(a) ? "gpuplan writes this one itself" : "one sbatch option without spaces, quotes, % or \\"}`,
-        "invalid-option",
+        "invalid-option-value",
         "e.g. --sbatch-arg=--constraint=ib --sbatch-arg=--exclusive",
       );
   }

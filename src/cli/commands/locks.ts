@@ -10,9 +10,9 @@ import { formatLocks, formatWarmWorkers } from "../../ui/locks-table.js";
 import { writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
-export default async function locks(options: { json?: boolean }): Promise<number> {
+export default async function locks(options: { json?: boolean; lockDir: string }): Promise<number> {
   const { createSlotLock } = await import("../../run/lock/index.js");
-  const lock = createSlotLock();
+  const lock = createSlotLock({ dir: options.lockDir });
   const { readWarmWorkers } = await import("../../run/warm/worker-info.js");
   const slots = await lock.inspect();
   const workers = readWarmWorkers(lock.dir, (pid) =>

@@ -4,34 +4,35 @@
  * only part of the run that prints or decides how it ends.
  */
 import type { DetectInventory } from "../../inventory/types.js";
-import { EXIT, UsageError } from "../../problems/errors.js";
+import type { Code } from "../../problems/codes.js";
+import { EXIT } from "../../problems/errors.js";
+import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { formatHuman } from "../../ui/problems/human.js";
-import { parseDuration } from "../../units/duration.js";
 import { writeErr, writeOut } from "../output.js";
 import { colorLevelOf, paintFor } from "../paint.js";
 
+/** The options as program.ts resolved them (flag, GPUPLAN_* variable, default); durations in ms. */
 export interface RunOptions {
   pipeline: string[];
   events?: string;
   wait: boolean;
-  lockTimeout?: string;
+  lockTimeout?: number;
   resume?: string;
   ui: "auto" | "tui" | "plain" | "json";
   dryRun?: boolean;
+  lockDir: string;
+  killGrace: number;
+  cpuPinning: "on" | "off";
+  spawn: "auto" | "node";
 }
 
 export default async function run(file: string, options: RunOptions): Promise<number> {
-  const lockTimeoutMs = options.lockTimeout === undefined ? undefined : parseDuration(options.lockTimeout);
-  if (lockTimeoutMs === undefined && options.lockTimeout !== undefined) {
-    throw new UsageError(
-      `--lock-timeout: \`${options.lockTimeout}\` is not a duration`,
-      "bad-duration",
-      "e.g. 30s, 10m, 2h",
-    );
-  }
-  const detect: DetectInventory = async (o) => (await import("../../detect/index.js")).detectInventory(o);
+  // A path mistake in --events is found before anything starts, not after the run directory exists.
+  if (options.events !== undefined) await checkEventsFile(options.events);
+  const detect: DetectInventory = async (o) =>
+    (await import("../../detect/index.js")).detectInventory({ lockDir: options.lockDir, ...o });
 
   const { prepareRun } = await import("../../run/prepare/prepare-run.js");
   const prepared = await prepareRun({
@@ -64,20 +65,44 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     input: file,
     ...(options.events && { eventsFile: options.events }),
     wait: options.wait,
-    ...(lockTimeoutMs !== undefined && { lockTimeoutMs }),
+    ...(options.lockTimeout !== undefined && { lockTimeoutMs: options.lockTimeout }),
     ui: options.ui,
     terminal: { out: process.stdout, err: process.stderr, colorLevel: colorLevelOf(process.stderr) },
-    killGraceMs: parseDuration(process.env.GPUPLAN_KILL_GRACE ?? "5s") ?? 5000,
+    killGraceMs: options.killGrace,
+    lockDir: options.lockDir,
+    cpuPinning: options.cpuPinning === "on",
+    spawn: options.spawn,
     detect,
   });
   if (result.busy) {
     const { busyGpuMessage } = await import("../../ui/busy-gpu-message.js");
     const { message, hint } = busyGpuMessage(result.busy, plan.registry);
-    writeErr(`gpuplan: ${message}\n  hint: ${hint}\n`);
+    const code: Code = "gpu-busy";
+    writeErr(`gpuplan: error: ${message}  [${code}]\n  hint: ${hint}\n`);
     return EXIT.busy;
   }
   if (result.summary.interrupted) return EXIT.interrupted;
   return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
+}
+
+/**
+ * `--events FILE` is appended to (several runs may share one), with its folder made when missing;
+ * open it once now so that a directory, a file where a folder is needed or a read-only folder is a
+ * usage error before the run starts.
+ */
+async function checkEventsFile(path: string): Promise<void> {
+  const { mkdir, open, stat } = await import("node:fs/promises");
+  const { dirname } = await import("node:path");
+  try {
+    const existing = await stat(path).catch(() => null);
+    if (existing?.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+    // A FIFO or a device is written to as a stream; opening it here would block or end its reader.
+    if (existing && !existing.isFile()) return;
+    await mkdir(dirname(path), { recursive: true });
+    await (await open(path, "a")).close();
+  } catch (e) {
+    throw fileError(e, path, "write", "events file");
+  }
 }
 
 async function reportProblems(problems: Problem[], sources: SourceFile[]): Promise<number> {

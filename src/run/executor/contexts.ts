@@ -10,6 +10,7 @@ import type { GpuBusyError, SlotLock } from "../lock/types.js";
 import type { EventDraft, StepStatus } from "../record/events.js";
 import type { Journal } from "../record/journal.js";
 import type { MemorySampler } from "../record/memory-snapshot.js";
+import type { SpawnMethod } from "../step/spawn/start-process.js";
 import type { WorkerPool } from "../warm/worker-pool.js";
 import type { Semaphore } from "./semaphore.js";
 import type { SlotHandover } from "./slot-handover.js";
@@ -28,6 +29,8 @@ export interface StepContext {
   readonly killGraceMs: number;
   /** Pin GPU steps to their GPU's local CPUs. */
   readonly cpuPinning: boolean;
+  /** How steps are started (posix_spawn where it works, or child_process). */
+  readonly spawn: SpawnMethod;
   /** Aborted by whatever stops the run: the user's interrupt or a busy GPU. */
   readonly stop: AbortSignal;
   /** The signal forwarded to running steps at an interrupt (SIGINT unless told). */

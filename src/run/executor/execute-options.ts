@@ -9,6 +9,7 @@ import type { RunSummary } from "../outcome/run-tally.js";
 import type { EventSink } from "../record/events.js";
 import type { Journal } from "../record/journal.js";
 import type { MemorySampler } from "../record/memory-snapshot.js";
+import type { SpawnMethod } from "../step/spawn/start-process.js";
 import type { WarmWorkerInfo } from "../warm/worker-pool.js";
 
 export interface ExecuteOptions {
@@ -36,13 +37,15 @@ export interface ExecuteOptions {
   killNow?: AbortSignal;
   /** SIGTERM → SIGKILL delay; default 5 s. */
   killGraceMs?: number;
+  /** false: GPU steps keep gpuplan's CPUs instead of their GPU's local ones (default true). */
+  cpuPinning?: boolean;
+  /** How steps are started: posix_spawn where it works (`auto`, the default), or Node's child_process. */
+  spawn?: SpawnMethod;
   sampler?: MemorySampler;
   /** The environment steps inherit (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** Pipelines running at once on the host; default: the plan's `settings.maxParallelPipelines`. */
   maxParallelPipelines?: number;
-  /** Pin GPU steps to their GPU's local CPUs; default on, GPUPLAN_CPU_PINNING=off turns it off. */
-  cpuPinning?: boolean;
   /** The run's warm workers, whenever they change (`gpuplan locks` reads them from info files). */
   onWarmWorkers?: (workers: WarmWorkerInfo[]) => void;
 }

@@ -64,7 +64,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     // One plain copy: reading process.env goes through a getter per variable, per step otherwise.
     env: { ...(options.env ?? process.env) },
     killGraceMs,
-    cpuPinning: options.cpuPinning ?? process.env.GPUPLAN_CPU_PINNING !== "off",
+    cpuPinning: options.cpuPinning ?? true,
+    spawn: options.spawn ?? "auto",
     stop: stop.signal,
     ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
     ...(options.killNow && { killNow: options.killNow }),

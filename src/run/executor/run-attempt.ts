@@ -79,6 +79,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         stderrPath: stderrPath!,
         inheritFds: leases.flatMap((l) => [...l.fds]),
         cpus,
+        spawn: ctx.spawn,
         timeoutMs: step.timeoutMs,
         killGraceMs: ctx.killGraceMs,
         signal: ctx.stop,
@@ -121,6 +122,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
 
 /**
  * The CPUs a GPU step is pinned to: its GPUs' local CPUs, when the plan knows them (cpu-affinity.ts).
+ * (`cpuPinning: false` — --cpu-pinning off, GPUPLAN_CPU_PINNING=off — never asks.)
  */
 async function pinnedCpus(gpus: readonly PlanRegistryEntry[]): Promise<number[] | null> {
   if (gpus.length === 0) return null;

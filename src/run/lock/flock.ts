@@ -39,6 +39,7 @@ async function bind(): Promise<Flock> {
   } catch (e) {
     throw new VendorError(
       "cannot use flock(2) for the GPU slot lock",
+      "flock-unavailable",
       "koffi.load(libc).func(flock)",
       e instanceof Error ? e.message : String(e),
       "the GPU slot lock needs a libc with flock(2) (Linux or macOS)",
@@ -55,6 +56,7 @@ async function bind(): Promise<Flock> {
         if (errno === EINTR) continue;
         throw new VendorError(
           "flock(2) failed on a GPU slot lock file",
+          "flock-failed",
           `flock(${fd}, ${operation})`,
           errnoName(errno),
         );

@@ -23,8 +23,9 @@ export { DEFAULT_LOCK_DIR } from "./lock-dir.js";
 export * from "./types.js";
 
 /**
- * The slot lock over GPUPLAN_LOCK_DIR (or `options.dir`, or /tmp/gpuplan-locks). Cheap: nothing is
- * touched until used. `flock` stands in for flock(2) where a test needs to decide who holds what.
+ * The slot lock over `options.dir` (the CLI's --lock-dir / GPUPLAN_LOCK_DIR), else
+ * /tmp/gpuplan-locks. Cheap: nothing is touched until used. `flock` stands in for flock(2) where a
+ * test needs to decide who holds what.
  */
 export function createSlotLock(options: { dir?: string; flock?: Flock } = {}): SlotLock {
   return new FlockSlotLock(resolveLockDir(options.dir), options.flock);

@@ -23,10 +23,9 @@ import { UsageError } from "../../problems/errors.js";
  */
 export const DEFAULT_LOCK_DIR = "/tmp/gpuplan-locks";
 
-/** GPUPLAN_LOCK_DIR, else the default; always absolute. */
+/** The directory given (the CLI resolves --lock-dir and GPUPLAN_LOCK_DIR), else the default; always absolute. */
 export function resolveLockDir(dir?: string): string {
-  const fromEnv = process.env.GPUPLAN_LOCK_DIR;
-  return resolve(dir ?? (fromEnv !== undefined && fromEnv !== "" ? fromEnv : DEFAULT_LOCK_DIR));
+  return resolve(dir ?? DEFAULT_LOCK_DIR);
 }
 
 /** Create the directory when missing, world-writable and sticky like /tmp (mkdir's mode is cut by umask). */

@@ -4,7 +4,7 @@
  */
 import type { SlotLock } from "./types.js";
 
-export async function openSlotLock(): Promise<SlotLock> {
+export async function openSlotLock(dir: string): Promise<SlotLock> {
   const { createSlotLock } = await import("./index.js");
-  return createSlotLock();
+  return createSlotLock({ dir });
 }

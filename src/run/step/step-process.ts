@@ -8,7 +8,7 @@
  */
 import { closeSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-import { startProcess } from "./spawn/start-process.js";
+import { type SpawnMethod, startProcess } from "./spawn/start-process.js";
 import { ensureDir, follow, OutputFile, openOutput, unfollow } from "./step-output.js";
 
 export interface StepProcessOptions {
@@ -24,6 +24,8 @@ export interface StepProcessOptions {
   inheritFds?: readonly number[];
   /** CPUs to pin the step to (its GPU's local CPUs), or null. */
   cpus?: readonly number[] | null;
+  /** How to start it (start-process.ts); default `auto`. */
+  spawn?: SpawnMethod;
   timeoutMs?: number | null;
   /** SIGTERM → SIGKILL delay for timeouts and interrupts. */
   killGraceMs: number;
@@ -94,6 +96,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
     stderr: err.fd,
     inheritFds: options.inheritFds ?? [],
     cpus: options.cpus ?? null,
+    ...(options.spawn && { spawn: options.spawn }),
   }).catch((e: unknown) => {
     out.close(false);
     err.close(false);

@@ -37,14 +37,14 @@ function request(pipeline: string, extra: Partial<SlotRequest> = {}): SlotReques
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("createSlotLock", () => {
-  it("uses GPUPLAN_LOCK_DIR, else /tmp/gpuplan-locks, without touching the disk", () => {
+  it("uses the directory it is given, else /tmp/gpuplan-locks, without touching the disk; never GPUPLAN_LOCK_DIR (the CLI resolves it)", () => {
     const saved = process.env.GPUPLAN_LOCK_DIR;
     try {
       delete process.env.GPUPLAN_LOCK_DIR;
       expect(createSlotLock().dir).toBe(DEFAULT_LOCK_DIR);
       expect(DEFAULT_LOCK_DIR).toBe("/tmp/gpuplan-locks");
       process.env.GPUPLAN_LOCK_DIR = join(dir, "from-env");
-      expect(createSlotLock().dir).toBe(join(dir, "from-env"));
+      expect(createSlotLock().dir).toBe(DEFAULT_LOCK_DIR);
       expect(createSlotLock({ dir: join(dir, "explicit") }).dir).toBe(join(dir, "explicit"));
     } finally {
       if (saved === undefined) delete process.env.GPUPLAN_LOCK_DIR;

@@ -55,7 +55,7 @@ export function loadPosixSpawner(): Promise<PosixSpawner | null> {
 }
 
 async function bind(): Promise<PosixSpawner | null> {
-  if (process.platform !== "linux" || !isMainThread || process.env.GPUPLAN_SPAWN === "node") return null;
+  if (process.platform !== "linux" || !isMainThread) return null;
   const libc = await loadLibc();
   // glibc only (addchdir_np, SETSID, its signal numbers): elsewhere child_process is used.
   if (!libc.glibc) return null;

@@ -4,7 +4,8 @@
  * child_process. Either way the step gets /dev/null on stdin, the caller's files as stdout and
  * stderr (no pipes: the step writes its log itself, see step-output.ts), the inherited slot-lock
  * fds from 3 on, its own session and process group, `cwd` and `env`.
- * `GPUPLAN_SPAWN=node` forces child_process (to rule the native starter out when debugging).
+ * `spawn: "node"` (`--spawn node`, GPUPLAN_SPAWN=node) forces child_process, to rule the native
+ * starter out when debugging.
  */
 import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
@@ -13,6 +14,9 @@ import { loadPosixSpawner, type PosixSpawner, type ProcessExit } from "./posix-s
 import { resolveCommand } from "./resolve-command.js";
 
 export type { ProcessExit } from "./posix-spawn.js";
+
+/** `auto`: posix_spawn where it works, else child_process; `node`: always child_process. */
+export type SpawnMethod = "auto" | "node";
 
 export interface StartRequest {
   command: string;
@@ -26,6 +30,8 @@ export interface StartRequest {
   inheritFds: readonly number[];
   /** Pin the process to these CPUs from its start (cpu-affinity.ts); absent = gpuplan's own mask. */
   cpus?: readonly number[] | null;
+  /** Default `auto`. */
+  spawn?: SpawnMethod;
 }
 
 export interface StartedProcess {
@@ -38,7 +44,7 @@ export interface StartedProcess {
 export type StartResult = { process: StartedProcess } | { error: string };
 
 export async function startProcess(request: StartRequest): Promise<StartResult> {
-  const spawner = await loadPosixSpawner();
+  const spawner = request.spawn === "node" ? null : await loadPosixSpawner();
   if (request.cpus?.length) await loadAffinityControl();
   // Both starters create the child synchronously, so the mask it inherits is the one set here.
   return spawner

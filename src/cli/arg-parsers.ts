@@ -1,0 +1,75 @@
+/**
+ * Parsers for option values that are durations or sizes, shared by every command so that a bad
+ * value gets one code (invalid-duration, invalid-size) and one message wherever it is given — on
+ * the command line or in a GPUPLAN_* variable (commander's `.env()` runs the same parser).
+ * Values are bounded: Node's timers hold at most 2³¹−1 ms (~24.8 days) and fire at once beyond,
+ * so `detect --timeout 25d` would time every probe out immediately.
+ */
+import { InvalidArgumentError } from "@commander-js/extra-typings";
+import type { Code } from "../problems/codes.js";
+import { formatDuration, MAX_DURATION_MS, parseDuration } from "../units/duration.js";
+import { formatSize, parseSize } from "../units/size.js";
+
+/**
+ * commander reports a parser's failure in its own words and with its own code; the code gpuplan
+ * prints instead is left here for main.ts to pick up (parsing is synchronous and stops at the
+ * first failure, so there is never more than one).
+ */
+let failedCode: Code | undefined;
+
+export function takeArgumentFailureCode(): Code | undefined {
+  const code = failedCode;
+  failedCode = undefined;
+  return code;
+}
+
+function invalid(code: Code, message: string): never {
+  failedCode = code;
+  throw new InvalidArgumentError(message);
+}
+
+/** A duration option's parser: `30s`, `10m`, `2h`, `1d` or milliseconds, between `min` and `max` ms. */
+export function durationArgument(
+  bounds: { min?: number; max?: number } = {},
+): (value: string, previous?: unknown) => number {
+  const min = bounds.min ?? 0;
+  // Above the default only for durations no timer of gpuplan's waits for (a Slurm time limit).
+  const max = bounds.max ?? MAX_DURATION_MS;
+  return (value) => {
+    const ms = parseDuration(value);
+    if (ms === undefined) invalid("invalid-duration", "It is not a duration.");
+    if (ms < min) {
+      invalid(
+        "invalid-duration",
+        min === 1 ? "It must be longer than 0." : `It is shorter than ${formatDuration(min)}.`,
+      );
+    }
+    if (ms > max) {
+      invalid(
+        "invalid-duration",
+        max === MAX_DURATION_MS
+          ? `It is longer than ${describeMax(max)}, the most gpuplan waits for anything.`
+          : `It is longer than ${describeMax(max)}.`,
+      );
+    }
+    return ms;
+  };
+}
+
+/** A size option's parser: `800MiB`, `12GiB`, `16GB` or bytes, between `min` and `max` bytes. */
+export function sizeArgument(
+  bounds: { min?: number; max?: number } = {},
+): (value: string, previous?: unknown) => number {
+  const min = bounds.min ?? 0;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  return (value) => {
+    const bytes = parseSize(value);
+    if (bytes === undefined) invalid("invalid-size", "It is not a size.");
+    if (bytes < min) invalid("invalid-size", `It is less than ${formatSize(min)}.`);
+    if (bytes > max) invalid("invalid-size", `It is more than ${formatSize(max)}.`);
+    return bytes;
+  };
+}
+
+const describeMax = (ms: number): string =>
+  ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : formatDuration(ms);

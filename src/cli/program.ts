@@ -1,0 +1,281 @@
+/**
+ * The commander program: every command, option and GPUPLAN_* setting, typed by commander's
+ * extra-typings so each command module gets exactly the options it declares. Configuration is
+ * resolved here, once (flag, else environment variable, else default), and handed to the commands
+ * as values; nothing below the CLI reads these variables. Each command's module is imported inside
+ * its action so that `gpuplan --help` and `gpuplan compile` never load koffi, ink or react.
+ */
+import { Command, CommanderError, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import type { Code } from "../problems/codes.js";
+import { DEFAULT_LOCK_DIR } from "../run/lock/lock-dir.js";
+import { VERSION } from "../version.js";
+import { durationArgument, sizeArgument, takeArgumentFailureCode } from "./arg-parsers.js";
+import { CommandLineError } from "./command-line-error.js";
+import type { ReportFormat } from "./report-failure.js";
+import { runCommand } from "./run-command.js";
+
+/** The environment variables that are user settings (each also a flag); an empty one counts as unset. */
+export const USER_SETTINGS = [
+  "GPUPLAN_LOCK_DIR",
+  "GPUPLAN_KILL_GRACE",
+  "GPUPLAN_CPU_PINNING",
+  "GPUPLAN_SPAWN",
+] as const;
+
+/** Build the program; `format` is how a failure is reported (see requestedReportFormat). */
+export function createProgram(format: ReportFormat) {
+  const program = configure(new Command("gpuplan"))
+    .description("Plan GPU work before it runs, then run it safely.")
+    .version(VERSION, "-v, --version", "print the version")
+    // -V too, as in earlier releases.
+    .addOption(new Option("-V").hideHelp())
+    .on("option:V", () => {
+      process.stdout.write(`${VERSION}\n`);
+      throw new CommanderError(0, "commander.version", VERSION);
+    });
+
+  configure(program.command("compile"))
+    .description("check a pipeline file and write a deterministic GPU plan")
+    .argument("<file>", "pipeline YAML file (- reads it from stdin)")
+    .option("-o, --output <plan>", "write the plan here (atomically; - for stdout) instead of stdout")
+    .option("--inventory <file>", "compile against an inventory file (detect --json output or short form)")
+    .option("--target <name>", "compile against a built-in target profile (see `gpuplan targets`)")
+    .option("--check <plan>", "exit 1 when PLAN is not what compile would write now (CI staleness gate)")
+    .addOption(
+      new Option("--format <format>", "how to report problems")
+        .choices(["human", "json", "github"] as const)
+        .default("human" as const),
+    )
+    .addOption(new Option("--json", "same as --format json").conflicts("format"))
+    .option("--strict", "treat warnings as errors")
+    // Live detection marks gpuplan's own GPU processes by the slot lock's holders.
+    .addOption(lockDirOption().hideHelp())
+    .action((file, options) =>
+      runCommand(format, () => import("./commands/compile.js"), file, {
+        ...options,
+        format: options.json ? "json" : options.format,
+      }),
+    );
+
+  const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+  configure(program.command("detect"))
+    .description("find NVIDIA and AMD GPUs and the CPU")
+    .option("--json", "print the inventory as JSON (schema gpuplan/inventory@1)")
+    .option("--save <file>", "also write the inventory JSON to FILE, for compile --inventory")
+    .option("--all", "ignore CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and friends")
+    .addOption(
+      new Option(
+        "--timeout <duration>",
+        "hard limit for the vendor probes (with --slurm: for each Slurm command)",
+      )
+        .argParser(durationArgument({ min: 1 }))
+        .default(10_000, "10s"),
+    )
+    .addOption(lockDirOption())
+    .option(
+      "--slurm",
+      "read the Slurm cluster's node types (sinfo, scontrol; SLURM_CONF honoured) instead of this machine",
+    )
+    .option("--partition <name>", "with --slurm: only this partition's nodes")
+    .option("--node-type <name>", "with --slurm: only this node type (the one --save writes)")
+    .option(
+      "--gpu-model <[type=]model>",
+      "with --slurm: the GPU model a GRES type names (e.g. hopper=h100)",
+      collect,
+      [],
+    )
+    .action((options) =>
+      // The Slurm-only flags go there too, which refuses them without --slurm.
+      options.slurm || options.partition || options.nodeType || options.gpuModel.length
+        ? runCommand(format, () => import("./commands/detect-slurm.js"), options)
+        : runCommand(format, () => import("./commands/detect.js"), options),
+    );
+
+  configure(program.command("run"))
+    .description("execute a plan (or compile a pipeline file in memory and run it) under the GPU slot lock")
+    .argument("<plan>", "plan JSON from gpuplan compile, or a pipeline YAML file")
+    .option("--pipeline <name>", "run only this pipeline (repeatable)", collect, [])
+    .option("--events <file>", "also append the JSON Lines events to FILE")
+    .option("--no-wait", "exit 75 at once when a GPU slot is busy instead of waiting")
+    .addOption(
+      new Option(
+        "--lock-timeout <duration>",
+        "give up waiting for a GPU slot after this long (e.g. 10m)",
+      ).argParser(durationArgument()),
+    )
+    .option("--resume <run>", "continue run RUN (id or directory), skipping steps that completed")
+    .addOption(
+      new Option("--ui <mode>", "how to show progress")
+        .choices(["auto", "tui", "plain", "json"] as const)
+        .default("auto" as const),
+    )
+    .addOption(
+      new Option("--json", "same as --ui json (with --dry-run: the dry run as JSON)").conflicts("ui"),
+    )
+    .option("--dry-run", "verify the plan against this machine and show what would run, without running it")
+    .addOption(lockDirOption())
+    .addOption(
+      new Option("--kill-grace <duration>", "after SIGTERM, how long a stopped step has before SIGKILL")
+        .env("GPUPLAN_KILL_GRACE")
+        .argParser(durationArgument())
+        .default(5000, "5s"),
+    )
+    .addOption(
+      new Option("--cpu-pinning <mode>", "pin GPU steps to their GPU's local CPUs")
+        .env("GPUPLAN_CPU_PINNING")
+        .choices(["on", "off"] as const)
+        .default("on" as const),
+    )
+    .addOption(
+      new Option(
+        "--spawn <starter>",
+        "how steps are started: posix_spawn through the C library where it works (auto), or Node's child_process",
+      )
+        .env("GPUPLAN_SPAWN")
+        .choices(["auto", "node"] as const)
+        .default("auto" as const),
+    )
+    .action((plan, options) =>
+      runCommand(format, () => import("./commands/run.js"), plan, {
+        ...options,
+        ui: options.json ? "json" : options.ui,
+      }),
+    );
+
+  configure(program.command("export"))
+    .description(
+      "write a plan as Slurm job arrays (commented sbatch scripts, one task per pipeline) and submit.sh",
+    )
+    .argument("<plan>", "plan JSON from gpuplan compile")
+    .addOption(
+      new Option("--to <scheduler>", "where the plan goes").choices(["slurm"] as const).makeOptionMandatory(),
+    )
+    .requiredOption("-o, --output <dir>", "folder to write (new or empty; see --force)")
+    .option(
+      "--inventory <file>",
+      "the node type the tasks land on (detect --slurm --save); default: the plan's own inventory",
+    )
+    .option("--partition <name>", "sbatch --partition")
+    .option("--account <name>", "sbatch --account")
+    .option("--qos <name>", "sbatch --qos")
+    .option(
+      "--gres-type <[model=]type>",
+      "GRES type to ask for a GPU model (repeatable; any: untyped gpu:N)",
+      collect,
+      [],
+    )
+    .option("--throttle <n>", "at most N tasks of each array at once (--array=…%N); default: no limit")
+    .option(
+      "--time-factor <x>",
+      "--time for steps without a timeout: X × their estimate (the pipeline file's time_factor, else 3)",
+    )
+    .addOption(
+      new Option("--time <duration>", "--time for every task instead of the derived one").argParser(
+        // A Slurm time limit, not a wait of gpuplan's: up to a year.
+        durationArgument({ min: 1, max: 365 * 86_400_000 }),
+      ),
+    )
+    .option("--cpus-per-task <n>", "instead of the node type's share")
+    .addOption(
+      new Option("--mem <size>", "--mem for every task instead of the node type's share").argParser(
+        sizeArgument({ min: 1 }),
+      ),
+    )
+    .option("--no-shards", "one pipeline per GPU even where the node type has Slurm shards")
+    .option(
+      "--sbatch-arg <option>",
+      "another sbatch option, e.g. --sbatch-arg=--constraint=ib (repeatable)",
+      collect,
+      [],
+    )
+    .option("--json", "print what was written as JSON (schema gpuplan/slurm-export@1)")
+    .option("--force", "write into a folder that is not empty")
+    .action((plan, options) => runCommand(format, () => import("./commands/export.js"), plan, options));
+
+  configure(program.command("locks"))
+    .description("show which GPU slots are held, by whom and since when")
+    .option("--json", "print as JSON (schema gpuplan/locks@1)")
+    .addOption(lockDirOption())
+    .action((options) => runCommand(format, () => import("./commands/locks.js"), options));
+
+  configure(program.command("targets"))
+    .description("list the built-in inventory profiles for --target")
+    .option("--json", "print as JSON (schema gpuplan/targets@1)")
+    .action((options) => runCommand(format, () => import("./commands/targets.js"), options));
+
+  configure(program.command("presets"))
+    .description("list the built-in device-map presets")
+    .option("--json", "print as JSON (schema gpuplan/presets@1)")
+    .action((options) => runCommand(format, () => import("./commands/presets.js"), options));
+
+  configure(program.command("explain"))
+    .description("explain a code that gpuplan printed in [brackets] (without CODE: list them all)")
+    .argument("[code]", "e.g. needs-cycle")
+    .action((code) => runCommand(format, () => import("./commands/explain.js"), code));
+
+  return program;
+}
+
+const lockDirOption = () =>
+  new Option("--lock-dir <dir>", "the GPU slot lock directory, shared by every gpuplan on the host")
+    .env("GPUPLAN_LOCK_DIR")
+    .default(DEFAULT_LOCK_DIR);
+
+/**
+ * Every command: errors are thrown (main.ts prints them once, in the requested format) with the
+ * command's usage line, not the whole help.
+ */
+function configure<C extends CommandUnknownOpts>(command: C): C {
+  command
+    .exitOverride((e) => {
+      throw toCommandLineError(e, command);
+    })
+    .configureOutput({
+      writeOut: (s) => process.stdout.write(s),
+      writeErr: (s) => process.stderr.write(s),
+      outputError: () => {},
+    });
+  return command;
+}
+
+/** commander's code for what went wrong → the registry's. */
+const COMMANDER_CODES: Record<string, Code> = {
+  "commander.unknownCommand": "unknown-command",
+  "commander.unknownOption": "unknown-option",
+  "commander.missingArgument": "missing-argument",
+  "commander.excessArguments": "too-many-arguments",
+  "commander.optionMissingArgument": "option-missing-value",
+  "commander.missingMandatoryOptionValue": "option-missing-value",
+  "commander.conflictingOption": "conflicting-options",
+  "commander.invalidArgument": "invalid-option-value",
+};
+
+function toCommandLineError(e: CommanderError, command: CommandUnknownOpts): Error {
+  // --help, --version, and `gpuplan` alone (help on stderr): commander has printed what it should.
+  if (e.exitCode === 0 || e.code === "commander.help") return e;
+  const code =
+    e.code === "commander.invalidArgument"
+      ? (takeArgumentFailureCode() ?? "invalid-option-value")
+      : (COMMANDER_CODES[e.code] ?? "invalid-option-value");
+  const path = commandPath(command);
+  // commander puts its suggestion on a line of its own: "(Did you mean compile?)".
+  const [first = "", ...rest] = e.message.replace(/^error: /, "").split("\n");
+  const suggestion = rest
+    .join(" ")
+    .replace(/^\((.*)\)$/, "$1")
+    .trim();
+  return new CommandLineError(
+    first,
+    code,
+    `${path} ${command.usage()}`,
+    path,
+    suggestion ? `${suggestion[0]!.toLowerCase()}${suggestion.slice(1)}` : undefined,
+  );
+}
+
+function commandPath(command: CommandUnknownOpts): string {
+  const names: string[] = [];
+  for (let c: CommandUnknownOpts | null = command; c; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
+}

@@ -1,0 +1,127 @@
+/**
+ * How a command that could not do its job says so: one line with the message and its code, the
+ * usage line when the command line itself was wrong, the hint — and, for our own bugs, the
+ * versions and the stack a report needs. Under `compile --format json` the failure is also the
+ * report on stdout (one problem, `ok: false`), under `--format github` an `::error` annotation.
+ * Loaded only when something failed.
+ */
+import { CODES, type Code, type CodeEntry } from "../problems/codes.js";
+import { EXIT, UsageError, VendorError } from "../problems/errors.js";
+import { errnoOf } from "../problems/file-errors.js";
+import type { Problem } from "../problems/problem.js";
+import { formatGithub } from "../ui/problems/github.js";
+import { formatJson } from "../ui/problems/json.js";
+import { VERSION } from "../version.js";
+import { CommandLineError } from "./command-line-error.js";
+import { writeErr, writeOut } from "./output.js";
+
+export type ReportFormat = "human" | "json" | "github";
+
+interface Failure {
+  code: Code;
+  message: string;
+  hint?: string;
+  /** Further lines for a person: usage, the vendor call, versions and stack. */
+  details: string[];
+}
+
+/** Print the failure in the requested format; returns the exit code the registry gives it. */
+export function reportFailure(e: unknown, format: ReportFormat): number {
+  const failure = describeFailure(e);
+  if (format === "json") {
+    writeOut(
+      formatJson({ ok: false, problems: [toProblem(failure)], output: null, check: null, plan: null }),
+    );
+    // The report is the result; a bug still shows its stack to the person reading stderr.
+    if (failure.code === "internal-error") writeErr(formatHuman(failure));
+  } else {
+    if (format === "github") writeOut(formatGithub([toProblem(failure)]));
+    writeErr(formatHuman(failure));
+  }
+  // A problem's code thrown as a failure (export's invalid-plan) still stops the command: exit 2.
+  const entry: CodeEntry = CODES[failure.code];
+  return entry.kind === "failure" ? entry.exit : EXIT.usage;
+}
+
+function describeFailure(e: unknown): Failure {
+  if (e instanceof CommandLineError) {
+    const hint = [e.suggestion, (CODES[e.code] as CodeEntry).hint, `see ${e.command} --help`];
+    return {
+      code: e.code,
+      message: e.message,
+      hint: joinHints(hint),
+      details: [`usage: ${e.usage}`],
+    };
+  }
+  if (e instanceof VendorError) {
+    const details = [`call: ${e.call}`];
+    if (e.vendorMessage) details.push(`error: ${e.vendorMessage}`);
+    return { code: e.code, message: e.message, ...hintOf(e), details };
+  }
+  if (e instanceof UsageError) return { code: e.code, message: e.message, ...hintOf(e), details: [] };
+  const systemError = describeSystemError(e);
+  if (systemError) return systemError;
+  const err = e instanceof Error ? e : new Error(String(e));
+  return {
+    code: "internal-error",
+    message: `internal error: ${err.message}`,
+    details: [
+      "this is a bug in gpuplan, not something you did wrong; please report it with the command you ran and this whole message",
+      `gpuplan ${VERSION}, Node ${process.version}, ${process.platform}-${process.arch}`,
+      ...(err.stack ?? "").split("\n").slice(1),
+    ],
+  };
+}
+
+/**
+ * The system refused something gpuplan did to a file (a full disk, a read-only folder, too many
+ * open files): the environment's to fix, not our bug. ENOENT is not among them: a file the user
+ * named is checked where it is read, so a missing file here is more likely our mistake.
+ */
+const ENVIRONMENT_ERRNOS = new Set([
+  "EACCES",
+  "EPERM",
+  "EROFS",
+  "ENOSPC",
+  "EDQUOT",
+  "EMFILE",
+  "ENFILE",
+  "EIO",
+  "ENOTDIR",
+  "EISDIR",
+  "ELOOP",
+  "ENAMETOOLONG",
+]);
+
+function describeSystemError(e: unknown): Failure | undefined {
+  const errno = errnoOf(e);
+  if (errno === undefined || !ENVIRONMENT_ERRNOS.has(errno) || !(e instanceof Error)) return undefined;
+  const path = "path" in e && typeof e.path === "string" ? e.path : undefined;
+  if (path === undefined) return undefined;
+  const syscall = "syscall" in e && typeof e.syscall === "string" ? e.syscall : "access";
+  return {
+    code: "file-system-error",
+    message: `cannot ${syscall} ${path}: ${errno}`,
+    hint: "check the path, its permissions and the free space (ls -ld, df -h)",
+    details: [],
+  };
+}
+
+/** "did you mean --output? see gpuplan compile --help", "pick one; see …" */
+const joinHints = (parts: readonly (string | undefined)[]): string =>
+  parts
+    .filter((p): p is string => Boolean(p))
+    .reduce((all, p) => (all ? `${all}${all.endsWith("?") ? " " : "; "}${p}` : p), "");
+
+const hintOf = (e: UsageError | VendorError): { hint?: string } => (e.hint ? { hint: e.hint } : {});
+
+function toProblem(f: Failure): Problem {
+  return { code: f.code, severity: "error", message: f.message, ...(f.hint && { hint: f.hint }) };
+}
+
+function formatHuman(f: Failure): string {
+  const lines = [`gpuplan: error: ${f.message}  [${f.code}]`];
+  for (const d of f.details) lines.push(`  ${d.trimStart()}`);
+  if (f.hint) lines.push(`  hint: ${f.hint}`);
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,637 @@
+/**
+ * Every code gpuplan prints, in one table: who must act, a title, what it means, what to do and
+ * how the command ends. Problem.code and the errors' codes are typed by this table's keys, so a
+ * code cannot be printed without an entry here; `gpuplan explain CODE` and the reference docs read
+ * it too. A code is stable once released: tools match on it, never on the message.
+ */
+import { EXIT } from "./errors.js";
+
+/** Who can make the problem go away (STYLE.md §3). */
+type Actor = "user" | "vendor" | "bug";
+
+/**
+ * How the code is reported: as an `error` or a `warning` about an input file (compile, run's
+ * checks), or as a `failure` that stops the command before it could do its job.
+ */
+type CodeKind = "error" | "warning" | "error or warning" | "failure";
+
+export interface CodeEntry {
+  readonly actor: Actor;
+  readonly kind: CodeKind;
+  /** One line, no final full stop. */
+  readonly title: string;
+  /** A paragraph: what happened and why gpuplan refuses or warns. */
+  readonly explanation: string;
+  /** What to do, when the fix is always the same (messages carry case-specific hints). */
+  readonly hint?: string;
+  /** The exit status of the command that reports it (a warning: 0, or 1 with `--strict`). */
+  readonly exit: (typeof EXIT)[keyof typeof EXIT];
+}
+
+const problem = (
+  kind: "error" | "warning" | "error or warning",
+  title: string,
+  explanation: string,
+  hint?: string,
+  actor: Actor = "user",
+): CodeEntry => ({
+  actor,
+  kind,
+  title,
+  explanation,
+  ...(hint !== undefined && { hint }),
+  exit: kind === "warning" ? EXIT.ok : EXIT.problems,
+});
+
+const failure = (
+  actor: Actor,
+  title: string,
+  explanation: string,
+  hint?: string,
+  exit: CodeEntry["exit"] = EXIT.usage,
+): CodeEntry => ({
+  actor,
+  kind: "failure",
+  title,
+  explanation,
+  ...(hint !== undefined && { hint }),
+  exit,
+});
+
+export const CODES = {
+  // ── Reading a file ──────────────────────────────────────────────────────────────────────────
+  "syntax-error": problem(
+    "error",
+    "The file is not valid YAML or JSON",
+    "The parser stopped at the marked position. Pipeline files, inventories and plans are YAML (JSON is YAML too); nothing after the error was checked.",
+    "fix the marked line; an unclosed quote or bracket often shows up a few lines later",
+  ),
+  "duplicate-key": problem(
+    "error",
+    "A key appears twice in one mapping",
+    "YAML keeps only one of two equal keys in a mapping, so one of the values would be silently lost. gpuplan refuses the file instead of guessing which one you meant.",
+    "remove or rename one of the keys",
+  ),
+  "multiple-documents": problem(
+    "error",
+    "More than one YAML document in the file",
+    "A `---` line starts a second YAML document. One file holds one pipeline (or one inventory), so a second document is a mistake, usually two files pasted together.",
+    "remove the `---` separator, or split the file",
+  ),
+  "empty-file": problem(
+    "error",
+    "The file is empty",
+    "The file has no content (or only comments), so there is nothing to check.",
+  ),
+  "schema-unknown-property": problem(
+    "error",
+    "A key the format does not have",
+    "The key is not part of the file format at this place. A typo is the usual cause; the message suggests the nearest known key. Unknown keys are errors, not warnings, so a misspelt setting never silently falls back to its default.",
+  ),
+  "schema-missing-property": problem(
+    "error",
+    "A required key is missing",
+    "The format requires this key at the marked place. The message names the key.",
+  ),
+  "schema-wrong-type": problem(
+    "error",
+    "A value of the wrong type",
+    "The value has the wrong type for its key: for example a string where a number or a list is expected.",
+  ),
+  "schema-invalid-value": problem(
+    "error",
+    "A value outside the allowed set or format",
+    "The value has the right type but is not allowed: not one of the listed choices, out of range, or not in the expected format (a size such as `12GiB`, a duration such as `30s`).",
+  ),
+  "size-out-of-range": problem(
+    "error",
+    "A size too large to count in bytes",
+    "gpuplan counts memory in bytes as exact integers; a size of 8 PiB or more cannot be counted exactly and is certainly a mistake.",
+    "sizes must stay below 8 PiB",
+  ),
+  "deprecated-key": problem(
+    "warning",
+    "A key under its old name",
+    'The key was renamed; the old name is still read the same way for now, unless the new one is set too, which wins. `registry.workers` is now `registry.max_parallel_pipelines` ("worker" names the warm model process).',
+    "rename the key as the message says",
+  ),
+  // ── Pipeline rules ──────────────────────────────────────────────────────────────────────────
+  "unknown-memory-type": problem(
+    "error",
+    "Not a memory type gpuplan knows",
+    "A step's `memory.input` or `memory.output` names the array library whose memory the data lives in. gpuplan knows numpy, cupy, torch, tensorflow, jax and pyclesperanto (case-sensitive); from them it decides whether a step is a GPU step and how data moves between steps.",
+  ),
+  "missing-memory-fraction": problem(
+    "error",
+    "`memory_strategy: custom` without `memory_fraction`",
+    "The custom memory strategy uses the share of each GPU's memory you give in `memory_fraction`; without it there is no budget to plan with.",
+    "add `memory_fraction: 0.8` (a share of each GPU's memory, 0.1 to 1.0)",
+  ),
+  "memory-fraction-without-custom": problem(
+    "error",
+    "`memory_fraction` with a strategy other than custom",
+    "Only `memory_strategy: custom` reads `memory_fraction`; the other strategies have a fixed share. A fraction next to another strategy would be silently ignored, so it is an error.",
+    "set `memory_strategy: custom`, or remove `memory_fraction`",
+  ),
+  "duplicate-step-id": problem(
+    "error",
+    "Two steps of a pipeline share an id",
+    "Step ids name log files, journal entries and `needs` references, so they must be unique within a pipeline.",
+    "give each step of a pipeline its own id",
+  ),
+  "unknown-need": problem(
+    "error",
+    "`needs` names no step of the pipeline",
+    "A step can only wait for steps of its own pipeline. The message suggests the nearest step id.",
+  ),
+  "needs-self": problem("error", "A step needs itself", "A step that waits for itself could never start."),
+  "needs-cycle": problem(
+    "error",
+    "Steps need each other in a cycle",
+    "The `needs` of some steps form a cycle (the message shows it), so none of them could ever start.",
+    "remove one of the `needs` in the cycle",
+  ),
+  "run-string-without-shell": problem(
+    "error",
+    "`run` is a string but `shell` is not true",
+    "A string command would have to be split into words, and gpuplan does not guess how. Give `run` as an argv list, which runs without a shell, or set `shell: true` to hand the string to /bin/sh.",
+  ),
+  "shell-with-argv": problem(
+    "error",
+    "`shell: true` with a multi-word argv",
+    "With `shell: true` the command is one string for /bin/sh; a list of several words would be joined in a way that is easy to get wrong.",
+    "with `shell: true` give `run` as one string; or drop `shell`",
+  ),
+  "worker-key-format": problem(
+    "error",
+    "A worker key with characters other than letters, digits and `_ . : @ + -`",
+    "Worker keys name warm model processes in lock files and events, so they are kept to a safe set of characters.",
+    "use a model name such as `cellpose-cyto3`",
+  ),
+  "worker-key-conflict": problem(
+    "error",
+    "One worker key names two different worker commands",
+    "A worker key is one model process that steps share. Two steps that give the same key with different commands would get each other's process.",
+    "give the other worker its own `key`",
+  ),
+  "worker-ready-timeout-zero": problem(
+    "error",
+    "`worker.ready_timeout` is 0",
+    "The ready timeout is how long a warm worker may take to load its model; with 0 no worker could ever become ready.",
+    "give the model's load time with room to spare, e.g. `ready_timeout: 2m`",
+  ),
+  "worker-with-shell": problem(
+    "warning",
+    "`shell` on a worker step",
+    "Worker processes are started without a shell, so `shell` has no effect on a worker step.",
+    "remove `shell`",
+  ),
+  "exclusive-worker-not-warm": problem(
+    "warning",
+    "`keep_warm` on an exclusive worker step",
+    "An exclusive step holds every slot of its GPU. Kept warm, its worker would keep holding them, so it is stopped after its task whatever `keep_warm` says.",
+    "remove `keep_warm`, or drop `exclusive` to keep the worker loaded",
+  ),
+  "unknown-matrix-variable": problem(
+    "error",
+    "`{var}` is not a matrix variable",
+    "Placeholders in braces are replaced by the pipeline's matrix values; this one names no matrix variable of the pipeline.",
+  ),
+  "matrix-name-not-unique": problem(
+    "error",
+    "A matrix pipeline's name does not use a varying variable",
+    "Each expansion of a matrix becomes its own pipeline, and pipelines are told apart by name, so the name must contain every variable that takes more than one value.",
+  ),
+  "duplicate-pipeline-name": problem(
+    "error",
+    "Two pipelines have the same name",
+    "Pipeline names identify runs, logs and GPU slot holders, so each must be unique (after matrix expansion).",
+    "make each pipeline name unique",
+  ),
+  "host-roundtrip-conversion": problem(
+    "error or warning",
+    "A GPU-to-GPU hand-off through host memory",
+    "Two steps hand data from one GPU library to another that cannot share memory through DLPack, so the data would be copied to host memory and back. That is an error unless the pipeline sets `allow_host_roundtrip: true`, which turns it into a warning.",
+    "set `allow_host_roundtrip: true` to accept the copy, or convert inside one step",
+  ),
+  "gpu-host-bounce": problem(
+    "warning",
+    "Data leaves the GPU for a host step and comes back",
+    "A host step between two GPU steps forces the data off the card and back on. If the host step can work on GPU arrays, giving it a GPU memory type keeps the data on the card.",
+  ),
+  "missing-vram": problem(
+    "warning",
+    "A GPU step without a `vram` estimate",
+    "Without a peak GPU memory estimate compile cannot budget the card and assumes the step fits one slot.",
+    "add `vram: 8GiB` (the step's peak GPU memory)",
+  ),
+  "vram-on-cpu-step": problem(
+    "warning",
+    "`vram` on a step with only host memory types",
+    "The step's memory types are all host libraries, so it runs on the CPU and its `vram` is never used.",
+  ),
+  "exclusive-on-cpu-step": problem(
+    "warning",
+    "`exclusive` on a step with only host memory types",
+    "`exclusive` takes every slot of a GPU, but the step's memory types are all host libraries, so it runs on the CPU and `exclusive` is never used.",
+  ),
+  "device-map-on-cpu-step": problem(
+    "error",
+    "`device_map` on a step with only host memory types",
+    "A device map places model components on GPUs, but the step's memory types are all host libraries, so it has no GPU.",
+  ),
+  "gpus-without-gpu-steps": problem(
+    "warning",
+    "`gpus: N` on a pipeline with no GPU step",
+    "The pipeline asks for GPUs, but none of its steps uses GPU memory, so the GPUs would sit idle.",
+  ),
+  // ── Compiling against an inventory ──────────────────────────────────────────────────────────
+  "no-gpus": problem(
+    "warning",
+    "The inventory has no usable GPU",
+    "Every pipeline runs on the CPU: the inventory lists no GPU, or none of a backend in `platform_priority`.",
+    "compile against a machine with GPUs with --target NAME or --inventory FILE",
+  ),
+  "no-usable-gpu": problem(
+    "error",
+    "A GPU step has no GPU to run on",
+    "No GPU of the inventory meets the step's needs: there is none, none meets its requirements, or none has the memory it asks for.",
+    "let the step run on the CPU with `on_oom: { fallback: cpu }`, or compile against a bigger inventory",
+  ),
+  "gpu-fallback-cpu": problem(
+    "warning",
+    "A pipeline runs on the CPU because its GPU steps allow it",
+    "No GPU fits the pipeline, and its GPU steps allow a CPU fallback, so the whole pipeline is planned on the CPU.",
+  ),
+  "duplicate-gpu": problem(
+    "error",
+    "An inventory lists one GPU id or UUID twice",
+    "Each GPU must appear once in an inventory; a GPU listed twice would be planned twice.",
+    "regenerate the file with gpuplan detect --save FILE",
+  ),
+  "unknown-device-map-preset": problem(
+    "error",
+    "An unknown device-map preset",
+    "The preset is not one of the built-in presets (see `gpuplan presets`); the message suggests the nearest.",
+  ),
+  "device-map-gpu-out-of-range": problem(
+    "error",
+    "`cuda:N` beyond the pipeline's GPUs",
+    "cuda:N in a device map counts the pipeline's own GPUs from 0; this placement names one the pipeline does not have.",
+    "give the pipeline more GPUs (`gpus: N`) or place the component elsewhere",
+  ),
+  "device-map-invalid-target": problem(
+    "error",
+    "A placement that is not cuda:N, gpu:N, cpu or disk",
+    "Device-map placements are cuda:N or gpu:N (the pipeline's N-th GPU), cpu or disk.",
+  ),
+  "device-map-invalid-size": problem(
+    "error",
+    "A component size that is not a size",
+    "Component sizes are bytes or a number with a unit: 5GiB, 300MiB, 16GB.",
+  ),
+  "device-map-does-not-fit": problem(
+    "error",
+    "Components fit neither the GPUs nor the CPU",
+    "The automatic device map ran out of room on the GPUs and in CPU memory, and spilling to disk is not allowed.",
+    "set `allow_disk: true`, give the step a bigger memory budget, or lower `reserve`",
+  ),
+  "device-map-over-budget": problem(
+    "error",
+    "Components fixed on a GPU exceed its room",
+    "The components you placed on one device add up to more than the step may use there.",
+    "move a component with overrides, lower `reserve`, or give the step more memory",
+  ),
+  "device-map-spills-to-cpu": problem(
+    "warning",
+    "An automatic map put components on the CPU",
+    "Some components did not fit on the GPUs and were offloaded to CPU memory, where they run much slower.",
+  ),
+  "device-map-spills-to-disk": problem(
+    "warning",
+    "An automatic map put components on disk",
+    "Some components fit neither on the GPUs nor in CPU memory and were offloaded to disk, where they run much slower still.",
+  ),
+  "device-map-on-cpu": problem(
+    "warning",
+    "The step runs on the CPU, so its GPU placements become cpu",
+    "The pipeline was planned on the CPU, so every component the device map puts on a GPU goes to cpu instead.",
+  ),
+  "device-map-option-unused": problem(
+    "warning",
+    "`strategy`, `reserve` or `allow_disk` without `components`",
+    "These options shape an automatic map of listed components; without `components` they have no effect.",
+  ),
+  "device-map-empty": problem(
+    "warning",
+    "A device map that places nothing",
+    "The device map names no preset, no components and no overrides.",
+  ),
+  "stale-plan": problem(
+    "error",
+    "`--check`: the plan is not what compile writes now",
+    "The committed plan differs from what compiling the pipeline now gives (the message says what changed), so CI should not trust it.",
+    "recompile the plan with -o and commit it",
+  ),
+  // ── Running a plan ──────────────────────────────────────────────────────────────────────────
+  "invalid-plan": problem(
+    "error",
+    "The file is not a gpuplan plan",
+    "`gpuplan run` takes a plan written by `gpuplan compile` (schema gpuplan/plan@1), or a pipeline file that it compiles in memory. This file is JSON but not a valid plan.",
+    "make one with gpuplan compile PIPELINE.yaml -o plan.json",
+  ),
+  "plan-unknown-gpu": problem(
+    "error",
+    "A pipeline names a GPU the plan's registry lacks",
+    "The plan is inconsistent, most likely edited by hand or damaged.",
+    "recompile the plan",
+  ),
+  "gpu-missing": problem(
+    "error",
+    "A GPU of the plan is not visible on this machine",
+    "Plans name GPUs by UUID, and this one is not visible here: another machine, a changed CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES, or a GPU that fell off the bus. gpuplan never runs a plan on a card it was not made for.",
+    "recompile on this machine, or check the *_VISIBLE_DEVICES variables in this shell",
+  ),
+  "gpu-budget-no-longer-fits": problem(
+    "error",
+    "A GPU's memory no longer holds the plan's budget",
+    "The GPU now reports less memory than the plan budgeted on it (a MIG change, a different card with the same UUID slot, or a driver reporting less).",
+    "recompile the plan on this machine",
+  ),
+  "gpu-busy": failure(
+    "user",
+    "A GPU slot is busy and `--no-wait` was given",
+    "Another gpuplan holds a slot this run needs. With `--no-wait` (or when `--lock-timeout` ran out) the run ends with exit 75 instead of waiting; `gpuplan locks` shows who holds what.",
+    "wait, or run without --no-wait to queue",
+    EXIT.busy,
+  ),
+  "unknown-run": failure(
+    "user",
+    "`--resume`: no such run",
+    "Runs live in `.gpuplan/runs/<id>/` of the folder `gpuplan run` was started in; `--resume` takes an id from there, or the path of a run folder.",
+  ),
+  "resume-plan-changed": failure(
+    "user",
+    "`--resume`: the run was started from a different plan",
+    "A run can only be resumed with the plan it started with, or steps that completed would be skipped for a different pipeline.",
+    "resume with the run folder's plan.json, or start a new run",
+  ),
+  "unknown-pipeline": failure(
+    "user",
+    "`--pipeline` names no pipeline of the plan",
+    "The plan has no pipeline by this name; the message suggests the nearest.",
+  ),
+  // ── Slurm: reading the cluster, exporting a plan ─────────────────────────────────────────────
+  "slurm-not-found": failure(
+    "user",
+    "Slurm's client commands are not on PATH",
+    "`gpuplan detect --slurm` reads the cluster with sinfo and scontrol; they are not on this machine's PATH.",
+    "run gpuplan where Slurm's client commands work (a login node; `module load slurm` on some clusters)",
+  ),
+  "slurm-timeout": failure(
+    "vendor",
+    "A Slurm command did not answer in time",
+    "sinfo or scontrol did not answer within --timeout; slurmctld may be down, overloaded or unreachable from here.",
+    "try `scontrol ping`, or raise --timeout",
+  ),
+  "slurm-output-too-large": failure(
+    "vendor",
+    "A Slurm command printed more than gpuplan reads",
+    "gpuplan reads a bounded amount of a Slurm command's output, so a huge cluster (or a runaway command) cannot exhaust its memory.",
+    "narrow it with --partition",
+  ),
+  "slurm-command-failed": failure(
+    "vendor",
+    "A Slurm command failed",
+    "sinfo or scontrol exited with an error; the message keeps the command and the last lines it printed.",
+  ),
+  "slurm-untrusted-value": problem(
+    "error",
+    "Slurm reported a value gpuplan cannot check",
+    "gpuplan reads only values it can check (names, counts, sizes in their expected form); a node or partition with anything else is left out rather than guessed at.",
+    "run `scontrol show node NAME` or `sinfo -s` to see what Slurm reports",
+    "vendor",
+  ),
+  "slurm-ambiguous-output": problem(
+    "error",
+    "A node's scontrol line cannot be read unambiguously",
+    "A key appears twice in one node's `scontrol show node -o` line, usually because a free-text value (OS, Reason) contains `Key=`; the node is left out.",
+    "ask the cluster's admins to clear the text, or write the inventory by hand",
+    "vendor",
+  ),
+  "slurm-no-nodes": problem(
+    "warning",
+    "No node gpuplan could read",
+    "The cluster (or the --partition) has no node whose GPUs, CPUs and memory gpuplan could read.",
+    "check `sinfo` and `scontrol show node`",
+  ),
+  "slurm-unknown-gpu-model": problem(
+    "error",
+    "A GRES type that names no GPU model gpuplan knows",
+    "Slurm's GRES type (gpu:TYPE:N) is a site's own name; without a known model gpuplan cannot say how much memory the node type's GPUs have.",
+    "name the model with --gpu-model TYPE=MODEL, or write the inventory by hand",
+  ),
+  "slurm-unknown-gres-type": problem(
+    "warning",
+    "No GRES type is known for a GPU model of the plan",
+    "The export does not know what the cluster calls this GPU model, so its tasks ask for any GPU (--gres=gpu:N).",
+    "name the cluster's type: --gres-type 'MODEL=TYPE' (gpuplan detect --slurm shows them)",
+  ),
+  "slurm-unsafe-path": problem(
+    "error",
+    "A path an #SBATCH line cannot carry",
+    "sbatch reads #SBATCH lines without a shell's quoting, so paths with spaces, quotes, % and the like cannot be written into a script safely.",
+    "export to, and run from, a folder whose path has only letters, digits and _ . / - + : @ , = ~",
+  ),
+  "slurm-unsafe-value": problem(
+    "error",
+    "A value an sbatch script cannot carry",
+    "A GRES request or an executor.slurm setting holds characters that sbatch would split or expand.",
+    "check --gres-type, the inventory's slurm.gres types and registry.executor.slurm",
+  ),
+  "slurm-node-type-unknown": problem(
+    "warning",
+    "The plan's inventory is not a node type gpuplan can read",
+    "Without the node type's CPUs and memory, the tasks ask for 1 CPU and the cluster's default memory.",
+    "pass the node type: --inventory NODE.json (gpuplan detect --slurm --save NODE.json), or --cpus-per-task and --mem",
+  ),
+  "slurm-inventory-mismatch": problem(
+    "warning",
+    "The plan was compiled against another inventory than --inventory",
+    "The plan's memory budgets come from the inventory it was compiled against; on another node type they may not fit.",
+    "recompile for the node type: gpuplan compile PIPELINE --inventory NODE.json -o PLAN",
+  ),
+  "slurm-mig": problem(
+    "warning",
+    "The plan uses MIG instances",
+    "Slurm names MIG GRES types per site, so the export cannot guess which type to ask for.",
+    "say which type to ask for: --gres-type 'MODEL=TYPE' (gpuplan detect --slurm lists the cluster's types)",
+  ),
+  "slurm-gpu-binding": problem(
+    "warning",
+    "Each task checks that Slurm gave it the plan's GPU",
+    "A task's gpuplan run verifies the GPU by UUID and stops with gpu-missing when Slurm hands it another card; this holds where the plan was compiled on the node type's own GPUs and Slurm allocates them in the plan's order.",
+  ),
+  "unknown-partition": failure(
+    "user",
+    "`--partition` names no partition you can submit to",
+    "The cluster has no partition by this name that you may use; the message lists them and suggests the nearest.",
+  ),
+  "unknown-node-type": failure(
+    "user",
+    "`--node-type` names no node type of the cluster",
+    "`gpuplan detect --slurm` groups the nodes into types (same GPUs, CPUs and memory); the message lists their names.",
+  ),
+  "ambiguous-node-type": failure(
+    "user",
+    "`--save` needs exactly one node type",
+    "An inventory describes one kind of machine; with several node types, pick one with --node-type.",
+  ),
+  "unknown-gpu-model": failure(
+    "user",
+    "`--gpu-model` names no GPU model gpuplan knows",
+    "--gpu-model maps a GRES type to one of the GPU models gpuplan knows the memory of; the message lists them.",
+  ),
+  "invalid-inventory": failure(
+    "user",
+    "The file given as an inventory is not one",
+    "The file is not an inventory gpuplan reads (detect --save or detect --slurm --save output, or the short form); the message says what is wrong with it.",
+  ),
+  "output-not-empty": failure(
+    "user",
+    "The output folder is not empty",
+    "`gpuplan export` writes a folder of scripts and refuses to mix them with files already there.",
+    "give a new folder, or --force to write over the files gpuplan writes there",
+  ),
+  // ── The GPU slot lock ───────────────────────────────────────────────────────────────────────
+  "lock-dir": failure(
+    "user",
+    "The GPU lock directory cannot be created or used",
+    "Every gpuplan on a host shares one lock directory (GPUPLAN_LOCK_DIR, default /tmp/gpuplan-locks); every user must be able to write it.",
+    "set GPUPLAN_LOCK_DIR (or --lock-dir), or ask the directory's owner to `chmod 1777` it",
+  ),
+  "lock-file": failure(
+    "user",
+    "A GPU lock file cannot be opened",
+    "A lock file in the lock directory cannot be opened for writing, usually because another user created it with a restrictive umask.",
+    "ask the file's owner to `chmod 666` it, or use another lock directory",
+  ),
+  "lock-file-not-regular": failure(
+    "user",
+    "A GPU lock file is not a regular file",
+    "Something that is not a regular file (a directory, a FIFO, a device) sits where a lock file must be; gpuplan does not replace it.",
+  ),
+  "flock-unavailable": failure(
+    "vendor",
+    "The C library has no usable flock(2)",
+    "The GPU slot lock is built on flock(2) through the C library; loading it failed. The message keeps the loader's error.",
+    "run on Linux or macOS with a standard libc",
+  ),
+  "flock-failed": failure(
+    "vendor",
+    "The flock(2) call failed on a GPU slot lock file",
+    "The kernel refused a lock operation on a lock file; the message names the call and its errno. Network file systems without lock support are the usual cause.",
+    "put the lock directory on a local file system (GPUPLAN_LOCK_DIR)",
+  ),
+  // ── Detection ───────────────────────────────────────────────────────────────────────────────
+  "probe-error": failure(
+    "vendor",
+    "A vendor library probe failed",
+    "`gpuplan detect` asks NVML, the CUDA driver, ROCm SMI / AMD SMI and HIP in a child process. One of them failed; detection goes on with the others (exit 0), and the inventory's `probes` keep the call and the vendor's error string.",
+    "check the driver installation (nvidia-smi, rocm-smi), or point GPUPLAN_*_LIBRARY at a working library",
+  ),
+  "probe-timeout": failure(
+    "vendor",
+    "A vendor library probe did not answer in time",
+    "A vendor library hung (a wedged driver, a GPU in a bad state); gpuplan gave up after --timeout, stopped the probe and went on without it (exit 0).",
+    "check the GPUs with nvidia-smi or rocm-smi, or raise --timeout",
+  ),
+  // ── The command line and files ──────────────────────────────────────────────────────────────
+  "unknown-command": failure(
+    "user",
+    "Not a gpuplan command",
+    "The first word is not one of gpuplan's commands; the message suggests the nearest. `gpuplan --help` lists them.",
+  ),
+  "unknown-option": failure(
+    "user",
+    "An option the command does not have",
+    "The command does not have this option; the message suggests the nearest. `gpuplan COMMAND --help` lists its options.",
+  ),
+  "missing-argument": failure(
+    "user",
+    "A required argument is missing",
+    "The command needs an argument that was not given (for example the pipeline file of `compile`).",
+  ),
+  "too-many-arguments": failure(
+    "user",
+    "More arguments than the command takes",
+    "The command was given more arguments than it takes; a forgotten option name before a value is the usual cause.",
+  ),
+  "option-missing-value": failure(
+    "user",
+    "An option without its value",
+    "The option takes a value (for example `-o FILE`), but none followed it.",
+  ),
+  "invalid-option-value": failure(
+    "user",
+    "An option value that is not one of its choices",
+    "The option takes one of a fixed set of values, listed in the message.",
+  ),
+  "conflicting-options": failure(
+    "user",
+    "Two options that cannot be used together",
+    "The two options ask for different things, and gpuplan does not guess which one you meant.",
+    "pick one",
+  ),
+  "invalid-duration": failure(
+    "user",
+    "Not a duration, or out of range",
+    "Durations on the command line and in GPUPLAN_* variables are milliseconds or a number with a unit (ms, s, m, h, d): 250ms, 30s, 10m, 2h. They are bounded so that a timer can hold them: at most 24 days.",
+    "e.g. 30s, 10m, 2h",
+  ),
+  "invalid-size": failure(
+    "user",
+    "Not a size, or out of range",
+    "Sizes on the command line are bytes or a number with a unit: 512MiB, 12GiB, 16GB (GiB = 1024³ bytes, GB = 1000³).",
+    "e.g. 800MiB, 12GiB",
+  ),
+  "unknown-target": failure(
+    "user",
+    "Not a built-in target",
+    "`--target` names one of the built-in inventories (see `gpuplan targets`); the message suggests the nearest.",
+    "see gpuplan targets",
+  ),
+  "unknown-code": failure(
+    "user",
+    "`gpuplan explain`: not a gpuplan code",
+    "`gpuplan explain` takes a code that gpuplan prints in square brackets, such as `needs-cycle`; the message suggests the nearest.",
+  ),
+  "unreadable-file": failure(
+    "user",
+    "A file gpuplan was asked to read cannot be read",
+    "The file does not exist, is a directory, or cannot be read by you; the message says which.",
+  ),
+  "unwritable-file": failure(
+    "user",
+    "A file gpuplan was asked to write cannot be written",
+    "Output paths (`-o`, `--save`, `--events`) must name a file in an existing folder you can write: the message says whether the path is a directory, its folder is missing, a file stands where a folder is needed, or the folder is read-only. An existing non-regular file (a device, a FIFO) is written to, never replaced; a symbolic link is followed.",
+  ),
+  "file-system-error": failure(
+    "user",
+    "The file system refused an operation",
+    "An operation on a file or folder failed with an error of the system (no space left, too many open files, a read-only file system…). The message names the path and the system's error.",
+  ),
+  "internal-error": failure(
+    "bug",
+    "A bug in gpuplan",
+    "gpuplan hit a state it was not written for. This is never your mistake; the message shows the versions and the stack that a bug report needs.",
+    "report it with the command you ran and the whole message",
+  ),
+} as const satisfies Record<string, CodeEntry>;
+
+/** A code gpuplan may print. */
+export type Code = keyof typeof CODES;
+
+export function isCode(text: string): text is Code {
+  return Object.hasOwn(CODES, text);
+}

@@ -1,0 +1,172 @@
+// Every path gpuplan writes for the user (-o, --save, --events): path mistakes are located usage
+// errors with a hint and exit 2, never "internal error"; what already sits at the path and is not
+// a regular file is never replaced; `-o -` and `-o /dev/stdout` are stdout.
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
+
+const EXAMPLE = join(ROOT, "examples/cell-painting.yaml");
+const CPU_EXAMPLE = join(ROOT, "examples/hello-cpu.yaml");
+const TARGET = ["--target", "dgx-h100"];
+const MISSING = "/nonexistent/gpuplan-test-library.so";
+const NO_GPU = {
+  GPUPLAN_NVML_LIBRARY: MISSING,
+  GPUPLAN_CUDA_LIBRARY: MISSING,
+  GPUPLAN_ROCM_SMI_LIBRARY: MISSING,
+  GPUPLAN_AMD_SMI_LIBRARY: MISSING,
+  GPUPLAN_HIP_LIBRARY: MISSING,
+  GPUPLAN_SYSFS_ROOT: join(ROOT, "fixtures/detect/sysfs-empty"),
+  CI: "1",
+};
+const isRoot = process.getuid?.() === 0;
+const canSwitchUser =
+  isRoot &&
+  spawnSync("runuser", ["-u", "nobody", "--", "test", "-r", join(ROOT, "bin/gpuplan.js")]).status === 0;
+
+let t: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  t = tempDir();
+});
+afterEach(() => t.cleanup());
+
+/** A usage error: exit 2, the message and code on stderr, a hint, no crash, nothing on stdout. */
+function expectUsageError(r: ReturnType<typeof gpuplan>, message: string, code = "unwritable-file"): void {
+  expect(r.exitCode, r.stderr).toBe(2);
+  expect(r.stderr).toContain(`gpuplan: error: ${message}  [${code}]`);
+  expect(r.stderr).toMatch(/\n {2}hint: \S/);
+  expect(hasCrashed(r)).toBe(false);
+  expect(r.stdout).toBe("");
+}
+
+describe("compile -o: path mistakes (exit 2, with a hint)", () => {
+  it("a directory", () => {
+    expectUsageError(
+      gpuplan(["compile", EXAMPLE, ...TARGET, "-o", t.dir]),
+      `cannot write plan ${t.dir}: it is a directory`,
+    );
+  });
+
+  it("a missing folder, relative", () => {
+    const r = gpuplan(["compile", EXAMPLE, ...TARGET, "-o", "no/such/dir/plan.json"], { cwd: t.dir });
+    expectUsageError(r, "cannot write plan no/such/dir/plan.json: the folder no/such/dir does not exist");
+    expect(r.stderr).toContain("hint: create it first (mkdir -p no/such/dir)");
+  });
+
+  it("a file where a folder is needed", () => {
+    writeFileSync(join(t.dir, "notes.txt"), "keep\n");
+    const out = join(t.dir, "notes.txt", "plan.json");
+    expectUsageError(
+      gpuplan(["compile", EXAMPLE, ...TARGET, "-o", out]),
+      `cannot write plan ${out}: a part of the path is a file, not a folder`,
+    );
+    expect(readFileSync(join(t.dir, "notes.txt"), "utf8")).toBe("keep\n");
+  });
+
+  it.skipIf(!canSwitchUser)("a folder the user may not write", () => {
+    const locked = join(t.dir, "locked");
+    mkdirSync(locked);
+    chmodSync(t.dir, 0o755);
+    chmodSync(locked, 0o555);
+    const r = spawnSync(
+      "runuser",
+      [
+        "-u",
+        "nobody",
+        "--",
+        process.execPath,
+        join(ROOT, "bin/gpuplan.js"),
+        "compile",
+        EXAMPLE,
+        ...TARGET,
+        "-o",
+        join(locked, "plan.json"),
+      ],
+      { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } },
+    );
+    expectUsageError(
+      { exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr },
+      `cannot write plan ${join(locked, "plan.json")}: permission denied`,
+    );
+    expect(r.stderr).toContain(`hint: check that you may write in ${locked}`);
+  });
+
+  it("the pipeline file itself is refused, and left as it was", () => {
+    const pipeline = join(t.dir, "p.yaml");
+    writeFileSync(pipeline, readFileSync(EXAMPLE));
+    const r = gpuplan(["compile", pipeline, ...TARGET, "-o", pipeline]);
+    expectUsageError(
+      r,
+      `-o ${pipeline} is ${pipeline}, an input of this compile: writing the plan there would destroy it`,
+      "conflicting-options",
+    );
+    expect(readFileSync(pipeline, "utf8")).toBe(readFileSync(EXAMPLE, "utf8"));
+  });
+});
+
+describe("compile -o: what is there already", () => {
+  it.skipIf(!isRoot)("a character device node is written to, never replaced by a plain file", () => {
+    // The real /dev/null must not be put at risk by a test: a node of the same device in a temp dir.
+    const devNull = join(t.dir, "null");
+    expect(spawnSync("mknod", ["-m", "666", devNull, "c", "1", "3"]).status).toBe(0);
+    const r = gpuplan(["compile", EXAMPLE, ...TARGET, "-o", devNull]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(lstatSync(devNull).isCharacterDevice()).toBe(true);
+    expect(lstatSync(devNull).rdev).toBe(lstatSync("/dev/null").rdev);
+  });
+
+  it("-o - and -o /dev/stdout print the plan on stdout", () => {
+    const plain = gpuplan(["compile", EXAMPLE, ...TARGET]);
+    for (const out of ["-", "/dev/stdout"]) {
+      const r = gpuplan(["compile", EXAMPLE, ...TARGET, "-o", out]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout).toBe(plain.stdout);
+      expect(JSON.parse(r.stdout).schema).toBe("gpuplan/plan@1");
+    }
+  });
+
+  it("an existing plan keeps its mode; a symlink to it stays a symlink", () => {
+    const plan = join(t.dir, "plan.json");
+    writeFileSync(plan, "{}\n");
+    chmodSync(plan, 0o640);
+    const link = join(t.dir, "current.json");
+    spawnSync("ln", ["-s", "plan.json", link]);
+    expect(gpuplan(["compile", EXAMPLE, ...TARGET, "-o", link]).exitCode).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(plan, "utf8")).schema).toBe("gpuplan/plan@1");
+    expect(lstatSync(plan).mode & 0o777).toBe(0o640);
+  });
+});
+
+describe("detect --save and run --events", () => {
+  it("detect --save to a directory is a usage error", () => {
+    expectUsageError(
+      gpuplan(["detect", "--save", t.dir], { env: NO_GPU }),
+      `cannot write inventory ${t.dir}: it is a directory`,
+    );
+  });
+
+  it("run --events to a directory fails before the run starts", () => {
+    const r = gpuplan(["run", CPU_EXAMPLE, "--ui", "plain", "--events", t.dir], { cwd: t.dir, env: NO_GPU });
+    expectUsageError(r, `cannot write events file ${t.dir}: it is a directory`);
+    expect(existsSync(join(t.dir, ".gpuplan"))).toBe(false);
+  });
+
+  it("run --events under a file is a usage error; a missing folder is made, as before", () => {
+    writeFileSync(join(t.dir, "log"), "");
+    const bad = gpuplan(["run", CPU_EXAMPLE, "--ui", "plain", "--events", join(t.dir, "log", "e.jsonl")], {
+      cwd: t.dir,
+      env: NO_GPU,
+    });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain("[unwritable-file]");
+    expect(hasCrashed(bad)).toBe(false);
+    const ok = gpuplan(["run", CPU_EXAMPLE, "--ui", "plain", "--events", join(t.dir, "new", "e.jsonl")], {
+      cwd: t.dir,
+      env: NO_GPU,
+    });
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(readFileSync(join(t.dir, "new", "e.jsonl"), "utf8")).toContain('"event":"run.end"');
+  });
+});
