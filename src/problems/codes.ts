@@ -103,6 +103,30 @@ export const CODES = {
     "A value outside the allowed set or format",
     "The value has the right type but is not allowed: not one of the listed choices, out of range, or not in the expected format (a size such as `12GiB`, a duration such as `30s`).",
   ),
+  "alias-expansion": problem(
+    "error",
+    "YAML aliases that would repeat too much, or forever",
+    'YAML aliases (*name) repeat a node defined elsewhere; nested, a few lines can stand for billions of nodes (a "billion laughs"), and an alias inside the node it names never ends. gpuplan counts what aliases repeat and stops at 1,000,000 nodes, before building them.',
+    "write the repeated part out, or use a matrix",
+  ),
+  "too-many-pipelines": problem(
+    "error",
+    "The matrices expand past `limits.max_pipelines`",
+    "Matrix pipelines are counted before they are expanded, so a matrix of a few lines cannot make millions of pipelines and exhaust the memory. The limit (100,000 by default) can be raised in the file.",
+    "shrink the matrix, or raise `limits.max_pipelines`",
+  ),
+  "too-many-steps": problem(
+    "error",
+    "The matrices expand past `limits.max_steps`",
+    "The steps of all expanded pipelines are counted before expanding; the limit (1,000,000 by default) can be raised in the file.",
+    "shrink the matrix, or raise `limits.max_steps`",
+  ),
+  "too-many-gpus": problem(
+    "error",
+    "An inventory with more GPUs than one machine has",
+    "An inventory describes one machine; GPU counts that add up to more than 1024 are a mistake (or an attempt to make compile work forever).",
+    "list each kind of GPU once with its real count",
+  ),
   "size-out-of-range": problem(
     "error",
     "A size too large to count in bytes",
