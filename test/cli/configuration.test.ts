@@ -71,7 +71,7 @@ describe("shared argument parsers", () => {
       expect(takeArgumentFailureCode()).toBeUndefined();
     }
     expect(() => durationArgument({ min: 1 })("0")).toThrow("It must be longer than 0.");
-    expect(() => durationArgument({ min: 1000 })("10ms")).toThrow("It is shorter than 1s.");
+    expect(() => durationArgument({ min: 1000 })("10ms")).toThrow("It is shorter than 1.0s.");
     expect(() => durationArgument({ max: 60_000 })("2m")).toThrow("It is longer than 1m.");
     expect(takeArgumentFailureCode()).toBe("invalid-duration");
   });
