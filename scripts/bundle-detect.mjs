@@ -45,9 +45,9 @@ export async function bundleDetectEntries() {
       entryPoints: [join(root, entry)],
       outfile: join(root, out),
       format: "cjs",
-      // The slot lock's code is needed only when a GPU has processes (slot-holders.ts): it stays
-      // in dist/run/lock, loaded then, instead of being parsed at every detect.
-      external: ["koffi", "../run/lock/index.js"],
+      // Loaded only when needed, from where they are, rather than parsed at every detect: chalk
+      // when there is colour to paint, the slot lock when a GPU has processes (slot-holders.ts).
+      external: ["koffi", "chalk", "../run/lock/index.js"],
       // spawn-child.ts finds the child's file from import.meta.url, which CommonJS lacks.
       define: { "import.meta.url": "__gpuplanModuleUrl" },
       banner: { js: 'const __gpuplanModuleUrl = require("node:url").pathToFileURL(__filename).href;' },

@@ -1,10 +1,12 @@
 /**
- * The human form of an inventory: a GPU table, the CPU, one line per probe, and which
+ * The human form of an inventory, read the way nvidia-smi and nvitop are: the driver and CUDA
+ * (or HIP) versions, a GPU table with memory used and total, utilisation, temperature and power,
+ * the processes on the GPUs (those gpuplan started marked), the CPU, one line per probe, and which
  * variable narrowed the view. Returns text; src/cli prints it. Every string a vendor library,
  * /proc or the environment gave is escaped before it is shown (./escape.ts).
  */
 
-import type { GpuInfo, Inventory, ProbeReport } from "../inventory/types.js";
+import type { Drivers, GpuInfo, GpuProcess, Inventory, ProbeReport } from "../inventory/types.js";
 import { formatDuration } from "../units/duration.js";
 import { formatSize } from "../units/size.js";
 import { escapeText } from "./escape.js";
@@ -27,7 +29,7 @@ export function formatInventory(
   notes: readonly string[],
   paint: Paint = noPaint,
 ): string {
-  const lines: string[] = [];
+  const lines: string[] = [...driverLines(inventory.drivers, paint)];
   const v = inventory.visibility;
   const hidden = v?.hiddenGpus ?? 0;
   const narrowed = v?.narrowedBy.length ? `; narrowed by ${v.narrowedBy.map(escapeText).join(", ")}` : "";
@@ -39,6 +41,8 @@ export function formatInventory(
     const head = `${physical} GPU${physical === 1 ? "" : "s"}${migs ? ` and ${migs} MIG instance${migs === 1 ? "" : "s"}` : ""}`;
     lines.push(paint.bold(`${head}${hidden ? ` visible (${hidden} hidden${narrowed})` : ""}`));
     lines.push(...gpuTable(inventory.gpus, paint));
+    const processes = processLines(inventory.gpus, paint);
+    if (processes.length) lines.push("", ...processes);
   }
   lines.push("");
   const cpu = inventory.cpu;
@@ -73,17 +77,46 @@ export function formatInventory(
   return `${lines.join("\n")}\n`;
 }
 
+/** nvidia-smi's header: "NVIDIA  driver 550.54.15  CUDA 12.4", and the same for AMD with HIP. */
+function driverLines(drivers: Drivers | undefined, paint: Paint): string[] {
+  const parts = (driver: string | null, runtime: string, version: string | null): string =>
+    [driver && `driver ${escapeText(driver)}`, version && `${runtime} ${escapeText(version)}`]
+      .filter(Boolean)
+      .join("  ");
+  const lines: string[] = [];
+  if (drivers?.nvidia) {
+    lines.push(
+      `${paint.bold("NVIDIA")}  ${parts(drivers.nvidia.driverVersion, "CUDA", drivers.nvidia.cudaVersion)}`,
+    );
+  }
+  if (drivers?.amd) {
+    lines.push(`${paint.bold("AMD")}     ${parts(drivers.amd.driverVersion, "HIP", drivers.amd.hipVersion)}`);
+  }
+  return lines.length ? [...lines, ""] : [];
+}
+
 const GPU_COLUMNS: TableColumn[] = [
   { header: "ID" },
   { header: "NAME" },
-  { header: "MEMORY", align: "right" },
-  { header: "FREE", align: "right" },
+  { header: "MEMORY USED", align: "right" },
+  { header: "TOTAL", align: "right" },
+  { header: "UTIL", align: "right" },
+  { header: "TEMP", align: "right" },
+  { header: "POWER", align: "right" },
   { header: "CC" },
   { header: "UUID" },
   { header: "PCI" },
   { header: "NUMA" },
   { header: "" },
 ];
+
+const known = (v: number | null | undefined): v is number => v !== null && v !== undefined;
+
+/** Used memory as the library says, else what is not free (an inventory saved with only free memory). */
+function usedMemory(g: GpuInfo): string {
+  if (known(g.usedMemoryBytes)) return formatSize(g.usedMemoryBytes);
+  return known(g.freeMemoryBytes) ? formatSize(Math.max(0, g.memoryBytes - g.freeMemoryBytes)) : "-";
+}
 
 function gpuTable(gpus: readonly GpuInfo[], paint: Paint): string[] {
   const short = shortUuids(gpus.map((g) => g.uuid));
@@ -92,8 +125,11 @@ function gpuTable(gpus: readonly GpuInfo[], paint: Paint): string[] {
   const rows = gpus.map((g) => [
     escapeText(g.id),
     escapeText(g.name),
+    usedMemory(g),
     formatSize(g.memoryBytes),
-    g.freeMemoryBytes === null || g.freeMemoryBytes === undefined ? "-" : formatSize(g.freeMemoryBytes),
+    known(g.utilizationPercent) ? `${Math.round(g.utilizationPercent)}%` : "-",
+    known(g.temperatureC) ? `${Math.round(g.temperatureC)}C` : "-",
+    known(g.powerWatts) ? `${Math.round(g.powerWatts)}W` : "-",
     orDash(g.computeCapability),
     short(g.uuid),
     orDash(g.pciBusId),
@@ -101,4 +137,64 @@ function gpuTable(gpus: readonly GpuInfo[], paint: Paint): string[] {
     g.mig?.enabled && !g.mig.parentUuid ? "MIG on" : "",
   ]);
   return formatTable(GPU_COLUMNS, rows, { paint });
+}
+
+const PROCESS_COLUMNS: TableColumn[] = [
+  { header: "GPU" },
+  { header: "PID", align: "right" },
+  { header: "USER" },
+  { header: "MEMORY", align: "right" },
+  { header: "GPUPLAN" },
+  { header: "COMMAND" },
+];
+
+/** Longest command shown; the inventory JSON has it whole. */
+const COMMAND_WIDTH = 80;
+
+/**
+ * nvidia-smi's process table: each process on the device it runs on (a MIG instance rather than
+ * its GPU), those gpuplan started with their run and step, and what the libraries could not say.
+ */
+function processLines(gpus: readonly GpuInfo[], paint: Paint): string[] {
+  // An inventory written before gpuplan listed processes (or by hand) says nothing of them.
+  if (gpus.every((g) => g.processes === undefined)) return [];
+  const rows: string[][] = [];
+  let reported = false;
+  for (const g of gpus) {
+    if (!g.processes) continue;
+    reported = true;
+    // A MIG-enabled GPU's processes run in its instances, which list them (an unprivileged caller
+    // gets its list only as their sum): show each once, on its instance.
+    const instances =
+      g.mig?.enabled && !g.mig.parentUuid ? gpus.filter((m) => m.mig?.parentUuid === g.uuid) : [];
+    if (instances.length && instances.every((m) => m.processes)) continue;
+    for (const p of g.processes) rows.push(processRow(g, p, paint));
+  }
+  if (!reported) return [paint.bold("Processes"), "  not reported by the GPU libraries"];
+  if (!rows.length) return [paint.bold("Processes"), "  none"];
+  return [paint.bold("Processes"), ...formatTable(PROCESS_COLUMNS, rows, { paint, indent: "  " })];
+}
+
+function processRow(g: GpuInfo, p: GpuProcess, paint: Paint): string[] {
+  const command = p.command === null ? "-" : escapeText(p.command);
+  const by = p.gpuplan
+    ? paint.cyan(
+        escapeText(
+          [
+            p.gpuplan.run,
+            p.gpuplan.pipeline && `${p.gpuplan.pipeline}${p.gpuplan.step ? `/${p.gpuplan.step}` : ""}`,
+          ]
+            .filter(Boolean)
+            .join(" "),
+        ),
+      )
+    : "-";
+  return [
+    escapeText(g.id),
+    String(p.pid),
+    p.user === null ? "-" : escapeText(p.user),
+    known(p.usedMemoryBytes) ? formatSize(p.usedMemoryBytes) : "-",
+    by,
+    command.length > COMMAND_WIDTH ? `${command.slice(0, COMMAND_WIDTH - 1)}…` : command,
+  ];
 }

@@ -68,15 +68,20 @@ describe.skipIf(!fakeLibsBuilt)("gpuplan detect with the 8-GPU fake NVML", () =>
     expect(inv.gpus).toEqual(json.gpus);
   });
 
-  it("the human table lists id, name, memory, free, CC, short UUID, PCI bus id, NUMA; no colour off a TTY", () => {
+  it("the human table: driver and CUDA first, then id, name, memory used and total, utilisation, temperature, power, CC, short UUID, PCI bus id, NUMA; no colour off a TTY", () => {
     const r = gpuplan(["detect"], { env: env() });
     const lines = r.stdout.split("\n");
-    expect(lines[1]).toMatch(/^ID +NAME +MEMORY +FREE +CC +UUID +PCI +NUMA$/);
-    expect(lines[2]).toMatch(
-      /^cuda:0 +NVIDIA H100 80GB HBM3 +79\.6 GiB +79\.2 GiB +9\.0 +GPU-6513270e +0000:18:00\.0 +-$/,
+    expect(lines[0]).toBe("NVIDIA  driver 550.54.15  CUDA 12.4");
+    expect(lines[3]).toMatch(/^ID +NAME +MEMORY USED +TOTAL +UTIL +TEMP +POWER +CC +UUID +PCI +NUMA$/);
+    expect(lines[4]).toMatch(
+      /^cuda:0 +NVIDIA H100 80GB HBM3 +505 MiB +79\.6 GiB +0% +30C +69W +9\.0 +GPU-6513270e +0000:18:00\.0 +-$/,
     );
     expect(r.stdout).toMatch(/^cuda:2 .* MIG on$/m);
-    expect(r.stdout).toMatch(/^cuda:2\/mig0 +NVIDIA H100 80GB HBM3 MIG 2g\.20gb +19\.7 GiB/m);
+    expect(r.stdout).toMatch(
+      /^cuda:2\/mig0 +NVIDIA H100 80GB HBM3 MIG 2g\.20gb +13 MiB +19\.7 GiB +- +- +-/m,
+    );
+    // No scenario process: the GPUs' lists are empty, which is not the same as unknown.
+    expect(r.stdout).toMatch(/^Processes\n {2}none$/m);
     expect(r.stdout).toMatch(
       /^ {2}nvml +ok +8 GPUs, driver 550\.54\.15 \[NVML 12\.550\.54\.15, CUDA 12\.4\]/m,
     );

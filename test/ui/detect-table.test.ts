@@ -77,9 +77,9 @@ describe("the human form of an inventory", () => {
     expect(formatInventory(inventory, ["CUDA_VISIBLE_DEVICES=0 hides 3 of the cuda devices"], noPaint)).toBe(
       [
         "1 GPU and 1 MIG instance visible (3 hidden; narrowed by CUDA_VISIBLE_DEVICES)",
-        "ID           NAME                               MEMORY    FREE  CC   UUID          PCI           NUMA",
-        "cuda:0       NVIDIA A100-SXM4-80GB              80 GiB  79 GiB  8.0  GPU-11111111  0000:07:00.0  0     MIG on",
-        "cuda:0/mig0  NVIDIA A100-SXM4-80GB MIG 3g.40gb  40 GiB       -  8.0  MIG-aaaaaaaa  0000:07:00.0  0",
+        "ID           NAME                               MEMORY USED   TOTAL  UTIL  TEMP  POWER  CC   UUID          PCI           NUMA",
+        "cuda:0       NVIDIA A100-SXM4-80GB                    1 GiB  80 GiB     -     -      -  8.0  GPU-11111111  0000:07:00.0  0     MIG on",
+        "cuda:0/mig0  NVIDIA A100-SXM4-80GB MIG 3g.40gb            -  40 GiB     -     -      -  8.0  MIG-aaaaaaaa  0000:07:00.0  0",
         "",
         "CPU  AMD EPYC 9654: 16 of 192 cores usable, 64 GiB memory, 1 NUMA node",
         "",
