@@ -15,7 +15,7 @@ interface LibrarySpec {
   soname: string;
 }
 
-const LIBRARIES: Record<VendorProbeName, LibrarySpec> = {
+export const LIBRARIES: Record<VendorProbeName, LibrarySpec> = {
   nvml: {
     override: "GPUPLAN_NVML_LIBRARY",
     soname: "libnvidia-ml.so.1",

@@ -2,7 +2,7 @@
  * Finds where JSON pointers point in YAML text in one streaming pass over the characters, without
  * building a document: what locating problems costs must stay small next to a clean compile, and
  * the `yaml` package's document (or even its CST) of a 30 MB file takes tens of seconds and
- * gigabytes (docs/decisions/locating-problems.md).
+ * gigabytes (docs/decisions/0005-locating-problems.md).
  *
  * The answers are exactly those `document-offsets.ts` reads from a `yaml` document (node range
  * starts, an empty value placed after its indicator and spaces, a missing key answered by its

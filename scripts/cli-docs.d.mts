@@ -1,0 +1,1 @@
+export const EXIT_MEANINGS: Record<string, string>;

@@ -1,0 +1,3 @@
+export function anchor(heading: string): string;
+export function pageOf(schemaFile: string): string;
+export function schemaPage(schema: object, file: string): string;
