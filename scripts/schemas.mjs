@@ -21,4 +21,7 @@ export const SCHEMAS = [
     file: "schemas/slurm-export.schema.json",
     types: "src/schema-types/slurm-export.ts",
   },
+  { name: "targets", file: "schemas/targets.schema.json", types: "src/schema-types/targets.ts" },
+  { name: "presets", file: "schemas/presets.schema.json", types: "src/schema-types/presets.ts" },
+  { name: "dry-run", file: "schemas/dry-run.schema.json", types: "src/schema-types/dry-run.ts" },
 ];

@@ -2,13 +2,10 @@
  * Built-in inventory profiles for CI (`--target NAME`): common machines a plan is compiled for
  * when the runner has no GPU. Figures are the vendors' published ones.
  */
-import type { ShortInventory } from "./types.js";
+import type { Target } from "../schema-types/targets.js";
 
-export interface Target {
-  name: string;
-  description: string;
-  inventory: ShortInventory;
-}
+/** schemas/targets.schema.json, what `gpuplan targets --json` lists. */
+export type { Target } from "../schema-types/targets.js";
 
 const GiB = 1024 ** 3;
 

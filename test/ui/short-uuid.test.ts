@@ -124,6 +124,7 @@ describe("the run's views with look-alike GPUs", () => {
   it("the dry run names each pipeline's GPU by id and short UUID", () => {
     const plan = lookAlike();
     const dry: DryRun = {
+      schema: "gpuplan/dry-run@1",
       plan: plan.name,
       run: "r",
       pipelines: [{ name: "train", gpus: ["cuda:1"], steps: [] }],

@@ -1,5 +1,6 @@
 /** `gpuplan presets`: the built-in device-map presets, as a table or as versioned JSON. */
 import { listPresets } from "../../compile/device-map/index.js";
+import type { GpuplanPresets } from "../../schema-types/presets.js";
 import { formatPresets } from "../../ui/presets-table.js";
 import { writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
@@ -8,7 +9,8 @@ import { paintFor } from "../paint.js";
 export default async function presets(options: { json?: boolean }): Promise<number> {
   const table = listPresets();
   if (options.json) {
-    writeOut(`${JSON.stringify({ schema: "gpuplan/presets@1", presets: table }, null, 2)}\n`);
+    const out: GpuplanPresets = { schema: "gpuplan/presets@1", presets: table };
+    writeOut(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
   }
   writeOut(formatPresets(table, await paintFor(process.stdout)));

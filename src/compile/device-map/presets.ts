@@ -2,17 +2,10 @@
  * The built-in device-map presets. `cuda:N` here means the pipeline's N-th GPU, whatever its
  * real id (`cuda:5`, `rocm:1`); the resolver maps it. Component names follow diffusers.
  */
-export interface DeviceMapPreset {
-  /** Canonical, lower-case name; lookups are case-insensitive. */
-  name: string;
-  description: string;
-  /** The card (per GPU) the preset is sized for, e.g. "80 GB". */
-  memoryClass: string;
-  /** How many of the pipeline's GPUs the preset uses. */
-  gpus: number;
-  /** component -> `cuda:N` or `cpu`, in the order the map is written. */
-  components: Readonly<Record<string, string>>;
-}
+import type { DeviceMapPreset } from "../../schema-types/presets.js";
+
+/** schemas/presets.schema.json, what `gpuplan presets --json` lists. */
+export type { DeviceMapPreset } from "../../schema-types/presets.js";
 
 const ALL_ON_ONE = { text_encoder: "cuda:0", unet: "cuda:0", vae: "cuda:0", controlnet: "cuda:0" };
 const NO_CONTROLNET = { text_encoder: "cuda:0", unet: "cuda:0", vae: "cuda:0" };

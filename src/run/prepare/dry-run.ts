@@ -1,29 +1,12 @@
 /** What `--dry-run` shows: per pipeline, its GPUs, and per step the command, cwd and env delta. */
 import { resolve } from "node:path";
 import { stepOrder } from "../../plan/step-order.js";
+import type { GpuplanDryRun } from "../../schema-types/dry-run.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import { computeStepEnv } from "../step/step-env.js";
 
-export interface DryRun {
-  plan: string;
-  run: string;
-  pipelines: {
-    name: string;
-    gpus: string[];
-    steps: {
-      id: string;
-      device: string;
-      exclusive: boolean;
-      needs: string[];
-      command: string;
-      cwd: string;
-      /** Variables set for the step (gpuplan's, then the step's own, which win). */
-      env: Record<string, string>;
-      /** Inherited variables removed. */
-      unset: string[];
-    }[];
-  }[];
-}
+/** schemas/dry-run.schema.json (gpuplan/dry-run@1). */
+export type DryRun = GpuplanDryRun;
 
 export function describeDryRun(
   plan: GpuplanPlan,
@@ -32,6 +15,7 @@ export function describeDryRun(
   run: string,
 ): DryRun {
   return {
+    schema: "gpuplan/dry-run@1",
     plan: plan.name,
     run,
     pipelines: pipelines.map((pipeline) => ({
