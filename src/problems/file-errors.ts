@@ -48,8 +48,8 @@ function describeFileError(
       };
     case "ENOTDIR":
       return {
-        reason: "a part of the path is a file, not a folder",
-        hint: "check the path: every part before the last must be a folder",
+        reason: "a file stands where a folder is needed",
+        hint: "check the path: a file name is used as a folder in it",
       };
     case "EACCES":
     case "EPERM":

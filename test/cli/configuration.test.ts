@@ -2,7 +2,7 @@
 // (commander's .env()), parsed by the same parser, and handed to the core as an option. The core
 // reads the environment only where it passes it on to steps, and where detect takes the
 // vendor-library overrides (injected, with process.env as the default).
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { durationArgument, sizeArgument, takeArgumentFailureCode } from "../../src/cli/arg-parsers.js";
@@ -103,6 +103,26 @@ describe("GPUPLAN_* settings through the command line", () => {
       expect(JSON.parse(fromFlag.stdout).dir).toBe(join(t.dir, "flag"));
       const empty = gpuplan(["locks", "--json"], { env: { GPUPLAN_LOCK_DIR: "" } });
       expect(JSON.parse(empty.stdout).dir).toBe("/tmp/gpuplan-locks");
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it("a lock directory that is a file is a usage error; a missing one just holds no locks", () => {
+    const t = tempDir();
+    try {
+      const file = join(t.dir, "file");
+      writeFileSync(file, "");
+      const r = gpuplan(["locks", "--lock-dir", file]);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain(
+        `cannot read lock directory ${file}: a file stands where a folder is needed  [lock-dir]`,
+      );
+      const fromEnv = gpuplan(["locks"], { env: { GPUPLAN_LOCK_DIR: file } });
+      expect(fromEnv.exitCode).toBe(2);
+      const missing = gpuplan(["locks", "--lock-dir", join(t.dir, "none")]);
+      expect(missing.exitCode).toBe(0);
+      expect(missing.stdout).toContain("No GPU slot locks");
     } finally {
       t.cleanup();
     }

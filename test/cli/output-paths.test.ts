@@ -59,7 +59,7 @@ describe("compile -o: path mistakes (exit 2, with a hint)", () => {
     const out = join(t.dir, "notes.txt", "plan.json");
     expectUsageError(
       gpuplan(["compile", EXAMPLE, ...TARGET, "-o", out]),
-      `cannot write plan ${out}: a part of the path is a file, not a folder`,
+      `cannot write plan ${out}: a file stands where a folder is needed`,
     );
     expect(readFileSync(join(t.dir, "notes.txt"), "utf8")).toBe("keep\n");
   });

@@ -175,7 +175,7 @@ describe("path mistakes are located usage errors", () => {
   it("a file where a folder is needed", async () => {
     writeFileSync(join(t.dir, "file"), "");
     const e = await refusal(join(t.dir, "file", "plan.json"));
-    expect(e.message).toContain("a part of the path is a file, not a folder");
+    expect(e.message).toContain("a file stands where a folder is needed");
     expect(e.hint).toBeDefined();
   });
 });
