@@ -80,6 +80,12 @@ describe.skipIf(!fakeLibsBuilt)("ROCm SMI and AMD SMI live values", () => {
     });
   }
 
+  it("HIP's runtime version unsupported: no HIP version in the header, the probe still ok", async () => {
+    const inv = await detectAmd("hip.unsupported = hipRuntimeGetVersion", all());
+    expect(probe(inv, "hip")).toMatchObject({ status: "ok", version: null });
+    expect(inv.drivers).toEqual({ amd: { driverVersion: "6.8.5", hipVersion: null } });
+  });
+
   it("ROCm SMI's driver version unsupported: null in the header, the probe still ok", async () => {
     const inv = await detectAmd("rsmi.unsupported = rsmi_version_str_get", { rocmSmi: fakeLib("rocmSmi") });
     expect(probe(inv, "rocm-smi").status).toBe("ok");

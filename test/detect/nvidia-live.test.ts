@@ -136,6 +136,16 @@ describe.skipIf(!fakeLibsBuilt)("NVML live values", () => {
     expect(probe(inv, "cuda")).toMatchObject({ status: "ok", version: "CUDA 12.2" });
   });
 
+  it("libcuda's cuDriverGetVersion unsupported: no CUDA version at all, both probes still ok", async () => {
+    const inv = await detectBusy(
+      "nvml.unsupported = nvmlSystemGetCudaDriverVersion_v2,nvmlSystemGetCudaDriverVersion\ncuda.unsupported = cuDriverGetVersion",
+      { nvml: fakeLib("nvml"), cuda: fakeLib("cuda") },
+    );
+    expect(inv.drivers?.nvidia).toEqual({ driverVersion: "535.161.08", cudaVersion: null });
+    expect(probe(inv, "cuda")).toMatchObject({ status: "ok", version: null });
+    expect(probe(inv, "nvml").status).toBe("ok");
+  });
+
   it("an unprivileged caller gets no aggregate list for a MIG GPU: its instances' lists add up to it", async () => {
     const inv = await detectBusy("nvml.1.unsupported = nvmlDeviceGetComputeRunningProcesses_v3");
     expect(gpu(inv, "cuda:1").processes!.map((p) => p.pid)).toEqual([sleepers[0]!.pid, 4194308]);
