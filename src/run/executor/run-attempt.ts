@@ -4,12 +4,12 @@
  * never redoes a step reported ok) and emitted. Whether another attempt follows is not decided
  * here (outcome/attempt-decision.ts).
  */
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { formatCpuList } from "../../detect/cpu-list.js";
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
 import type { SlotLease } from "../lock/types.js";
-import { safeName } from "../prepare/run-id.js";
 import type { StepStatus } from "../record/events.js";
+import { stepLogPaths } from "../record/log-names.js";
 import { classifyEnding } from "../step/classify-failure.js";
 import { loadAffinityControl, stepCpus } from "../step/spawn/cpu-affinity.js";
 import { buildStepEnvironment, visibleGpus } from "../step/step-env.js";
@@ -134,28 +134,6 @@ async function pinnedCpus(gpus: readonly PlanRegistryEntry[]): Promise<number[] 
         control.allowed(),
       )
     : null;
-}
-
-/**
- * One flat directory, `logs/<pipeline>@<step>[@<attempt>]`, then `.out.log` and `.err.log` for a
- * plain step's stdout and stderr, `.log` for a worker task. Flat: a directory per pipeline cost
- * a create each (docs/decisions/0003-step-output-in-files.md). Unambiguous: safeName turns `@` into `_`, a step id is unique in its pipeline, and the
- * endings differ. An ok step that printed nothing leaves no files (step/step-process.ts).
- */
-function stepLogPaths(
-  runDir: string,
-  pipeline: string,
-  step: PlannedStep,
-  attempt: number,
-): { logPath: string; stderrPath: string | null } {
-  const base = join(
-    runDir,
-    "logs",
-    `${safeName(pipeline)}@${safeName(step.id)}${attempt > 1 ? `@${attempt}` : ""}`,
-  );
-  return step.worker
-    ? { logPath: `${base}.log`, stderrPath: null }
-    : { logPath: `${base}.out.log`, stderrPath: `${base}.err.log` };
 }
 
 /** A plain step: its own process, classified by how it ended. */

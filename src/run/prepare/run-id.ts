@@ -10,8 +10,3 @@ export function makeRunId(now: Date = new Date()): string {
 }
 
 export const RUN_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
-
-/** A file-system-safe form of a pipeline or step name for log file names. */
-export function safeName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.=+-]/g, "_").slice(0, 120) || "_";
-}

@@ -42,7 +42,9 @@ export function openOutput(path: string): number {
 export class OutputFile {
   /** Read and write (appending): the step gets a copy as its fd 1 or 2, gpuplan reads it back. */
   readonly fd: number;
-  private position = 0;
+  /** What the file held before this step: never shown again as its output, never its tail. */
+  private readonly start: number;
+  private position: number;
   private partial = "";
   private readonly decoder = new StringDecoder("utf8");
   private closed = false;
@@ -53,6 +55,8 @@ export class OutputFile {
     private readonly onLine: ((line: string) => void) | null,
   ) {
     this.fd = fd;
+    this.start = fstatSync(fd).size;
+    this.position = this.start;
   }
 
   /**
@@ -111,7 +115,7 @@ export class OutputFile {
   /** The last `count` lines (a last line without a newline counts). */
   tailLines(count: number): string[] {
     const size = fstatSync(this.fd).size;
-    const start = Math.max(0, size - TAIL_BYTES);
+    const start = Math.max(this.start, size - TAIL_BYTES);
     const buffer = Buffer.allocUnsafe(size - start);
     let got = 0;
     while (got < buffer.length) {
@@ -120,7 +124,7 @@ export class OutputFile {
       got += n;
     }
     const lines = buffer.subarray(0, got).toString("utf8").split("\n");
-    if (start > 0) lines.shift(); // cut mid-line
+    if (start > this.start) lines.shift(); // cut mid-line
     if (lines.at(-1) === "") lines.pop();
     return lines.slice(-count);
   }
@@ -131,7 +135,7 @@ export class OutputFile {
     const empty = dropIfEmpty && fstatSync(this.fd).size === 0;
     this.closed = true;
     closeSync(this.fd);
-    if (empty) unlinkSync(this.path);
+    if (empty) unlinkIfThere(this.path);
   }
 }
 
@@ -154,5 +158,14 @@ export function unfollow(file: OutputFile): void {
   if (followed.size === 0 && timer) {
     clearInterval(timer);
     timer = undefined;
+  }
+}
+
+function unlinkIfThere(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (e) {
+    // Someone else removed it (a person tidying up): it is gone either way.
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
   }
 }

@@ -15,9 +15,9 @@
 import { join } from "node:path";
 import type { MemoryReading } from "../../schema-types/run-events.js";
 import type { SlotLease } from "../lock/types.js";
-import { safeName } from "../prepare/run-id.js";
 import type { EventDraft, RunEventName, RunEventOf } from "../record/events.js";
 import { type LazyLog, lazyLog } from "../record/lazy-log.js";
+import { workerLogName } from "../record/log-names.js";
 import { detectOom } from "../step/classify-failure.js";
 import type { TaskMessage } from "./protocol.js";
 import { type TaskResult, type WorkerExit, WorkerProcess } from "./worker-process.js";
@@ -291,7 +291,7 @@ export class WorkerPool {
     const log =
       this.options.logDir === null
         ? null
-        : lazyLog(join(this.options.logDir, `${safeName(request.key)}@${safeName(request.device)}.log`));
+        : lazyLog(join(this.options.logDir, workerLogName(request.key, request.device)));
     const entry: Entry = {
       id,
       key: request.key,

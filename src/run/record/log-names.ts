@@ -1,0 +1,54 @@
+/**
+ * Log file names in a run directory: one flat directory, `<pipeline>@<step>[@<attempt>]` then an
+ * ending (docs/decisions/0003-step-output-in-files.md). Readable where the name allows it and
+ * unique always: a name that a file name cannot carry as it is (`/`, `:`, spaces, non-ASCII, more
+ * than NAME_CHARS characters, `.`/`..`) is written with its unsafe characters as `_`, cut to
+ * NAME_CHARS, and followed by `~` and a hash of the whole name. `~` and `@` never occur in a name
+ * kept as it is, so no two names (and no name and a hashed one) share a file.
+ */
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+
+/** Characters a name keeps as it is. */
+const SAFE = /^[A-Za-z0-9_.=+-]+$/;
+/** Per name, so that pipeline + step + attempt + ending stay within NAME_MAX (255 bytes). */
+const NAME_CHARS = 80;
+/** Hex digits of the name's SHA-256: 40 bits, so look-alike names never meet by chance in one run. */
+const HASH_CHARS = 10;
+
+/** A file-name-safe form of a pipeline, step, worker key or device name (see above). */
+export function fileSafeName(name: string): string {
+  if (SAFE.test(name) && name.length <= NAME_CHARS && name !== "." && name !== "..") return name;
+  const readable = name.replace(/[^A-Za-z0-9_.=+-]/g, "_").slice(0, NAME_CHARS);
+  const hash = createHash("sha256").update(name).digest("hex").slice(0, HASH_CHARS);
+  return `${readable}~${hash}`;
+}
+
+/** `<pipeline>@<step>`, then `@<attempt>` from the second attempt on. */
+export function logStem(pipeline: string, step: string, attempt: number): string {
+  return `${fileSafeName(pipeline)}@${fileSafeName(step)}${attempt > 1 ? `@${attempt}` : ""}`;
+}
+
+/**
+ * A step attempt's logs: `.out.log` and `.err.log` for a plain step's stdout and stderr, `.log`
+ * for a worker task (the worker's output, one stream). An ok step that printed nothing leaves no
+ * files (step/step-process.ts).
+ */
+export function stepLogPaths(
+  runDir: string,
+  pipeline: string,
+  step: { id: string; worker: unknown },
+  attempt: number,
+): { logPath: string; stderrPath: string | null } {
+  const base = join(runDir, "logs", logStem(pipeline, step.id, attempt));
+  return step.worker
+    ? { logPath: `${base}.log`, stderrPath: null }
+    : { logPath: `${base}.out.log`, stderrPath: `${base}.err.log` };
+}
+
+/**
+ * A warm worker's own log: `logs/workers/<key>@<device>.log`. A device id (`cuda:0`,
+ * `cuda:0/mig1`, `rocm:1`) is gpuplan's own and its parts are safe: `cuda_0`, no hash needed.
+ */
+export const workerLogName = (key: string, device: string): string =>
+  `${fileSafeName(key)}@${device.replace(/[:/]/g, "_")}.log`;
