@@ -17,7 +17,7 @@ const NAME_CHARS = 80;
 const HASH_CHARS = 10;
 
 /** A file-name-safe form of a pipeline, step, worker key or device name (see above). */
-export function fileSafeName(name: string): string {
+function fileSafeName(name: string): string {
   if (SAFE.test(name) && name.length <= NAME_CHARS && name !== "." && name !== "..") return name;
   const readable = name.replace(/[^A-Za-z0-9_.=+-]/g, "_").slice(0, NAME_CHARS);
   const hash = createHash("sha256").update(name).digest("hex").slice(0, HASH_CHARS);
