@@ -103,7 +103,8 @@ pipelines:
 
   it("kill -9 of gpuplan mid-step: the step keeps its slot and goes on writing its log until it exits, then the slot is free", async () => {
     // The step prints after gpuplan is gone: its output goes to its log files, not through a pipe
-    // that a dead gpuplan would leave without a reader (SIGPIPE at the next line).
+    // that a dead gpuplan would leave without a reader (SIGPIPE at the next line). It goes on only
+    // once the test has seen its slot held (the release file), however slowly the machine runs.
     const { cwd, env } = machine(`
 version: 1
 name: orphan
@@ -112,7 +113,7 @@ pipelines:
   - name: only
     steps:
       - id: long
-        run: [sh, -c, "echo before; node record.mjs long 1500; echo after-kill; echo on-stderr >&2; node record.mjs done 1"]
+        run: [sh, -c, "echo before; node record.mjs long 1; while [ ! -e release ]; do sleep 0.05; done; echo after-kill; echo on-stderr >&2; node record.mjs done 1"]
         memory: torch
         vram: 4GiB
 `);
@@ -127,7 +128,11 @@ pipelines:
       },
     );
     const text = () => (existsSync(record) ? readFileSync(record, "utf8") : "");
-    for (let i = 0; i < 300 && !text().includes('"enter"'); i++) await new Promise((r) => setTimeout(r, 20));
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 20));
+      return done();
+    };
+    expect(await until(() => text().includes('"enter"'))).toBe(true);
     first.kill("SIGKILL");
     await exited(first);
     const busy = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
@@ -135,10 +140,9 @@ pipelines:
     expect(busy.stderr).toMatch(
       /GPU busy: cuda:\d \(GPU-[0-9a-f]{8}[-0-9a-f]*\) is held by pid \d+ \(only\/long/,
     );
-    expect(text()).not.toContain('"exit"');
-    const finished = () => text().includes('"name":"done"') && text().split('"exit"').length > 2;
-    for (let i = 0; i < 400 && !finished(); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(finished()).toBe(true);
+    expect(text()).not.toContain('"name":"done"');
+    writeFileSync(join(cwd, "release"), "");
+    expect(await until(() => text().includes('"name":"done"') && text().split('"exit"').length > 2)).toBe(true);
     await new Promise((r) => setTimeout(r, 200));
     const runs = join(cwd, ".gpuplan", "runs");
     // The killed run's directory (the busy run may have made one too).
@@ -149,7 +153,7 @@ pipelines:
     expect(readFileSync(join(logs, "only@long.err.log"), "utf8")).toBe("on-stderr\n");
     const free = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
     expect(free.exitCode, free.stderr).toBe(0);
-  }, 30_000);
+  }, 60_000);
 
   it("--no-wait on a busy GPU exits 75 with 'GPU busy' naming the holder", async () => {
     const { cwd, env, plan } = machine(`
