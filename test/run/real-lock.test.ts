@@ -142,7 +142,9 @@ pipelines:
     );
     expect(text()).not.toContain('"name":"done"');
     writeFileSync(join(cwd, "release"), "");
-    expect(await until(() => text().includes('"name":"done"') && text().split('"exit"').length > 2)).toBe(true);
+    expect(await until(() => text().includes('"name":"done"') && text().split('"exit"').length > 2)).toBe(
+      true,
+    );
     await new Promise((r) => setTimeout(r, 200));
     const runs = join(cwd, ".gpuplan", "runs");
     // The killed run's directory (the busy run may have made one too).
