@@ -225,6 +225,10 @@ export interface StepEndEvent {
   stderrPath?: string;
   framework?: OomFramework;
   /**
+   * Most GPU memory the attempt's processes held at once, from the per-process readings (NVML) taken while it ran; absent where none were taken (a CPU attempt, a driver without per-process readings, an attempt that ended before the first reading).
+   */
+  peakVramBytes?: number;
+  /**
    * What to do about a failed attempt.
    */
   hint?: string;

@@ -14,6 +14,7 @@ import type { SpawnMethod } from "../step/spawn/start-process.js";
 import type { WorkerPool } from "../warm/worker-pool.js";
 import type { Semaphore } from "./semaphore.js";
 import type { SlotHandover } from "./slot-handover.js";
+import type { VramWatch } from "./vram-watch.js";
 
 export interface StepContext {
   readonly run: string;
@@ -39,6 +40,8 @@ export interface StepContext {
   readonly killNow?: AbortSignal;
   readonly pool: WorkerPool;
   readonly sampler?: MemorySampler;
+  /** Per-process readings while GPU attempts run: each attempt's peak VRAM. */
+  readonly vram?: VramWatch;
   readonly journal: Journal;
   readonly onOutput?: (pipeline: string, step: string, stream: "stdout" | "stderr", line: string) => void;
   /** Stamp and send an event (and fold it into the run's tally). */

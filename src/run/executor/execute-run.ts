@@ -20,6 +20,7 @@ import type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
 import { runPipeline } from "./run-pipeline.js";
 import { Semaphore } from "./semaphore.js";
 import { SlotHandover } from "./slot-handover.js";
+import { VramWatch } from "./vram-watch.js";
 
 export type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
 
@@ -56,6 +57,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     ...(sampler && { memoryAfterStop: (uuids: string[]) => readSnapshot(sampler, "gpu", uuids) }),
     ...(options.onWarmWorkers && { onChange: options.onWarmWorkers }),
   });
+  const vram = sampler ? new VramWatch(() => sampler.gpus()) : undefined;
   const ctx: PipelineContext = {
     run,
     runDir,
@@ -71,6 +73,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     ...(options.killNow && { killNow: options.killNow }),
     pool,
     ...(sampler && { sampler }),
+    ...(vram && { vram }),
     journal: options.journal,
     ...(options.onOutput && { onOutput: options.onOutput }),
     emit,
@@ -108,6 +111,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   } finally {
     // Every pipeline is done: warm workers stop (`shutdown`) and give back the slots they kept.
     await pool.shutdown();
+    vram?.close();
     await settle();
     options.signal?.removeEventListener("abort", onInterrupt);
   }

@@ -54,6 +54,9 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
   const cwd = resolve(ctx.baseDir, step.cwd ?? ".");
   const onLine = (stream: "stdout" | "stderr", line: string) =>
     ctx.onOutput?.(pipeline.name, step.id, stream, line);
+  // Its processes' VRAM while it runs, on the GPUs it sees (a plain step: its process group).
+  const watchKey = `${pipeline.name}\u0000${step.id}\u0000${attempt}`;
+  const watchVram = device !== "cpu" && gpus.length > 0 ? ctx.vram : undefined;
   const { result, verdict } = step.worker
     ? await runWorkerTask(ctx.pool, {
         worker: step.worker,
@@ -86,7 +89,16 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         ...(ctx.interruptSignal && { interruptSignal: ctx.interruptSignal }),
         ...(ctx.killNow && { killNow: ctx.killNow }),
         onLine,
+        ...(watchVram && {
+          onStart: (pid: number) =>
+            watchVram.start(
+              watchKey,
+              pid,
+              gpus.map((g) => g.uuid),
+            ),
+        }),
       });
+  const peakVramBytes = watchVram?.stop(watchKey) ?? null;
   const { status } = verdict;
   snapshotMemory(ctx, pipeline, step, device, onCpu, status === "oom" ? "oom" : "step.end");
   a.onEnded?.(status);
@@ -114,6 +126,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
     logPath,
     ...(stderrPath && { stderrPath }),
     ...(verdict.framework && { framework: verdict.framework }),
+    ...(peakVramBytes !== null && { peakVramBytes }),
     ...(failed && verdict.hint !== null && { hint: verdict.hint }),
     ...(failed && { stderrTail: result.stderrTail.slice(-FAILURE_TAIL_LINES) }),
   });

@@ -8,12 +8,14 @@ import { readFile } from "node:fs/promises";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { MemoryReading } from "../../schema-types/run-events.js";
 
-interface GpuMemory {
+export interface GpuMemory {
   gpu: string;
   uuid: string;
   totalBytes: number;
   usedBytes: number | null;
   freeBytes: number | null;
+  /** The compute processes on it and their memory, when the driver lists them (NVML, ROCm SMI). */
+  processes?: { pid: number; usedBytes: number | null }[] | null;
 }
 
 interface CpuMemory {
@@ -50,6 +52,7 @@ export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 
             totalBytes: g.memoryBytes,
             usedBytes: g.usedMemoryBytes ?? null,
             freeBytes: g.freeMemoryBytes ?? null,
+            processes: g.processes?.map((p) => ({ pid: p.pid, usedBytes: p.usedMemoryBytes })) ?? null,
           })),
         )
         .then((list) => {

@@ -35,6 +35,8 @@ export interface StepProcessOptions {
   /** Aborting kills the step's process group at once (a second Ctrl-C). */
   killNow?: AbortSignal;
   onLine?: (stream: "stdout" | "stderr", line: string) => void;
+  /** Called once the process has started, with its pid (its process group's id too). */
+  onStart?: (pid: number) => void;
   /** How many stderr lines to keep for classification and the failure report. */
   tailLines?: number;
 }
@@ -110,6 +112,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
     return ended({ spawnError: start.error });
   }
   const child = start.process;
+  options.onStart?.(child.pid);
   if (onLine) {
     follow(out);
     follow(err);

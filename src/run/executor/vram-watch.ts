@@ -1,0 +1,101 @@
+/**
+ * Peak VRAM per attempt, from per-process readings: while GPU attempts run, memory is read every
+ * interval (the same probe as the snapshots: NVML in the detect child), each process the driver
+ * lists is matched to the attempt whose process group it is in (its pgrp in /proc, since a step
+ * and what it starts share its group), and the most an attempt's processes held at once on its
+ * GPUs is its peak: `peakVramBytes` on its gpu.step.end, what `compile --history` learns from.
+ * An attempt shorter than the first reading (a quarter of the interval) has no peak; neither
+ * has one where the driver does not list processes or lists pids of another pid namespace.
+ */
+import { readFile } from "node:fs/promises";
+import type { GpuMemory } from "../record/memory-snapshot.js";
+
+/** Reads a process's group id; null when it is gone (or not ours to see). */
+export type ReadProcessGroup = (pid: number) => Promise<number | null>;
+
+async function readProcessGroup(pid: number): Promise<number | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses, so count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const pgrp = Number(fields[2]);
+    return Number.isInteger(pgrp) && pgrp > 0 ? pgrp : null;
+  } catch {
+    return null;
+  }
+}
+
+interface Watched {
+  pgid: number;
+  uuids: ReadonlySet<string>;
+  peak: number | null;
+}
+
+export class VramWatch {
+  private readonly watched = new Map<string, Watched>();
+  private timer: NodeJS.Timeout | undefined;
+  private reading: Promise<void> | null = null;
+
+  constructor(
+    private readonly read: () => Promise<GpuMemory[] | null>,
+    private readonly intervalMs = 1000,
+    private readonly groupOf: ReadProcessGroup = readProcessGroup,
+  ) {}
+
+  /** Follow the attempt `key`, whose process group is `pgid`, on the GPUs `uuids`. */
+  start(key: string, pgid: number, uuids: readonly string[]): void {
+    this.watched.set(key, { pgid, uuids: new Set(uuids), peak: null });
+    if (!this.timer) this.schedule(Math.max(50, Math.round(this.intervalMs / 4)));
+  }
+
+  /** Stop following `key`: the most its processes held at once in a reading, or null when no reading saw them. */
+  stop(key: string): number | null {
+    const w = this.watched.get(key);
+    this.watched.delete(key);
+    if (this.watched.size === 0) this.halt();
+    return w?.peak ?? null;
+  }
+
+  close(): void {
+    this.watched.clear();
+    this.halt();
+  }
+
+  private halt(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.reading ??= this.sample().finally(() => {
+        this.reading = null;
+        if (this.watched.size > 0) this.schedule(this.intervalMs);
+        else this.timer = undefined;
+      });
+    }, ms);
+    // A reading never keeps the run alive.
+    this.timer.unref();
+  }
+
+  /** One reading: each watched attempt's processes summed per GPU; its fullest GPU's sum is a candidate peak. */
+  async sample(): Promise<void> {
+    const gpus = await this.read().catch(() => null);
+    if (!gpus || this.watched.size === 0) return;
+    const byGroup = new Map<number, Watched>();
+    for (const w of this.watched.values()) byGroup.set(w.pgid, w);
+    const groups = new Map<number, number | null>();
+    for (const g of gpus) {
+      const totals = new Map<Watched, number>();
+      for (const p of g.processes ?? []) {
+        if (p.usedBytes === null) continue;
+        if (!groups.has(p.pid)) groups.set(p.pid, await this.groupOf(p.pid));
+        const w = byGroup.get(groups.get(p.pid) ?? -1);
+        if (!w?.uuids.has(g.uuid)) continue;
+        totals.set(w, (totals.get(w) ?? 0) + p.usedBytes);
+      }
+      // A step's `vram` is per GPU: a multi-GPU step's peak is its fullest GPU's.
+      for (const [w, bytes] of totals) w.peak = Math.max(w.peak ?? 0, bytes);
+    }
+  }
+}

@@ -1,0 +1,126 @@
+// Peak VRAM per attempt (src/run/executor/vram-watch.ts): per-process readings matched to the
+// attempt's process group, the fullest GPU's sum kept; and end to end on fake NVML GPUs, where
+// each step lists its own process in the driver's answer and its gpu.step.end says its peak.
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { VramWatch } from "../../src/run/executor/vram-watch.js";
+import type { GpuMemory } from "../../src/run/record/memory-snapshot.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt } from "../detect/fake-libs.js";
+import { gpuplan, ROOT, tempDir } from "../helpers/cli.js";
+
+const GiB = 1024 ** 3;
+const gpu = (uuid: string, processes: [number, number | null][]): GpuMemory => ({
+  gpu: uuid,
+  uuid,
+  totalBytes: 80 * GiB,
+  usedBytes: null,
+  freeBytes: null,
+  processes: processes.map(([pid, usedBytes]) => ({ pid, usedBytes })),
+});
+
+describe("VramWatch", () => {
+  it("sums an attempt's processes per GPU (its process group), keeps the highest reading, ignores others", async () => {
+    let readings: GpuMemory[] = [];
+    // pid → process group: 100 and 101 are step A's (group 100), 200 step B's, 300 someone else's.
+    const groups: Record<number, number> = { 100: 100, 101: 100, 200: 200, 300: 300 };
+    const watch = new VramWatch(
+      async () => readings,
+      60_000,
+      async (pid) => groups[pid] ?? null,
+    );
+    watch.start("A", 100, ["GPU-a", "GPU-b"]);
+    watch.start("B", 200, ["GPU-a"]);
+    readings = [
+      gpu("GPU-a", [
+        [100, 2 * GiB],
+        [101, 1 * GiB],
+        [200, 5 * GiB],
+        [300, 9 * GiB],
+      ]),
+      gpu("GPU-b", [[100, 4 * GiB]]),
+    ];
+    await watch.sample();
+    readings = [
+      gpu("GPU-a", [
+        [100, 6 * GiB],
+        [200, 1 * GiB],
+        [999, 1 * GiB],
+      ]),
+      gpu("GPU-b", [[101, null]]),
+    ];
+    await watch.sample();
+    // A: max(3 on a, 4 on b) then 6 on a → 6. B: 5 then 1 → 5. Process 200 on GPU-b would not count for B.
+    expect(watch.stop("A")).toBe(6 * GiB);
+    expect(watch.stop("B")).toBe(5 * GiB);
+    expect(watch.stop("never")).toBeNull();
+  });
+
+  it("has no peak for an attempt no reading saw, and reads nothing once nothing is watched", async () => {
+    let reads = 0;
+    const watch = new VramWatch(async () => {
+      reads++;
+      return null;
+    }, 20);
+    watch.start("A", 1, ["GPU-a"]);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(watch.stop("A")).toBeNull();
+    const after = reads;
+    expect(after).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(reads).toBe(after);
+  });
+});
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups) c();
+  cleanups = [];
+});
+
+describe.skipIf(!fakeLibsBuilt)("peak VRAM on fake NVML GPUs (CLI)", () => {
+  it("each GPU attempt's gpu.step.end carries the most its processes held; CPU steps carry none", () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const cwd = t.dir;
+    for (const f of ["step.mjs", "two-gpus.scenario"])
+      copyFileSync(join(ROOT, "fixtures/report", f), join(cwd, f));
+    mkdirSync(join(cwd, "locks"));
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      `version: 1
+name: vram
+registry: { max_pipelines_per_gpu: 2, max_parallel_pipelines: 4 }
+pipelines:
+  - name: a
+    steps:
+      - { id: prep, run: [node, step.mjs, sleep, prep, "50"], memory: numpy }
+      - { id: small, run: [node, step.mjs, vram, small, "1500", "${3 * GiB}"], memory: torch, vram: 4GiB, needs: [prep] }
+      - { id: large, run: [node, step.mjs, vram, large, "1500", "${7 * GiB}"], memory: torch, vram: 8GiB, needs: [small] }
+  - name: b
+    steps:
+      - { id: beside, run: [node, step.mjs, vram, beside, "1500", "${5 * GiB}"], memory: torch, vram: 6GiB }
+`,
+    );
+    const env = {
+      ...fakeEnv(
+        "busy.scenario",
+        { nvml: fakeLib("nvml") },
+        { GPUPLAN_FAKE_SCENARIO: join(cwd, "two-gpus.scenario") },
+      ),
+      GPUPLAN_LOCK_DIR: join(cwd, "locks"),
+      CI: "1",
+    };
+    const r = gpuplan(["run", "p.yaml", "--ui", "json"], { cwd, env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const ends = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.event === "gpu.step.end");
+    const peak = Object.fromEntries(ends.map((e) => [`${e.pipeline}/${e.step}`, e.peakVramBytes ?? null]));
+    expect(peak).toEqual({ "a/prep": null, "a/small": 3 * GiB, "a/large": 7 * GiB, "b/beside": 5 * GiB });
+    // The fake driver really listed them (the scenario the steps wrote).
+    expect(readFileSync(join(cwd, "two-gpus.scenario"), "utf8")).toMatch(/processes = .*:3221225472/);
+  }, 60_000);
+});
