@@ -199,6 +199,17 @@ export function createProgram(format: ReportFormat) {
     .addOption(lockDirOption())
     .action((options) => runCommand(format, () => import("./commands/locks.js"), options));
 
+  configure(program.command("report"))
+    .description("a run (the newest by default) or a plan as one HTML page: timeline, memory, steps")
+    .argument("[run]", "run id or folder, or a plan JSON file")
+    .option("-o, --output <file>", "write here (- for stdout); default: stdout, or beside the run on a terminal")
+    .addOption(
+      new Option("--format <format>", "an HTML page, or Chrome trace events (Perfetto, chrome://tracing)")
+        .choices(["html", "trace"] as const)
+        .default("html" as const),
+    )
+    .action((run, options) => runCommand(format, () => import("./commands/report.js"), run, options));
+
   configure(program.command("targets"))
     .description("list the built-in inventory profiles for --target")
     .option("--json", "print as JSON (schema gpuplan/targets@1)")

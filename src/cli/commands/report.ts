@@ -1,0 +1,62 @@
+/**
+ * `gpuplan report [RUN | PLAN.json] [-o FILE] [--format html|trace]`: a run's (the newest by
+ * default) or a plan's report as one HTML file, or as a Chrome trace. Without -o the result goes
+ * to stdout when it is a pipe or a file, and into the run folder (or beside the plan) on a terminal.
+ */
+import { stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { readPlanFile } from "../../plan/read-plan.js";
+import { writeFileAtomic } from "../../plan/write-atomic.js";
+import { EXIT } from "../../problems/errors.js";
+import type { ReportModel } from "../../report/model.js";
+import { buildPlanReport } from "../../report/plan-report.js";
+import { findRunDir, readRunFolder } from "../../report/run-folder.js";
+import { buildRunReport } from "../../report/run-report.js";
+import { toChromeTrace } from "../../report/trace.js";
+import { formatHuman } from "../../ui/problems/human.js";
+import { renderReportHtml } from "../../ui/report/render-html.js";
+import { formatSize } from "../../units/size.js";
+import { VERSION } from "../../version.js";
+import { writeErr, writeOut } from "../output.js";
+import { paintFor } from "../paint.js";
+
+export interface ReportOptions {
+  output?: string;
+  format: "html" | "trace";
+}
+
+export default async function report(target: string | undefined, options: ReportOptions): Promise<number> {
+  let model: ReportModel;
+  let home: string;
+  if (target !== undefined && (await stat(target).catch(() => null))?.isFile()) {
+    const checked = await readPlanFile(target);
+    if (!checked.plan) {
+      writeErr(formatHuman(checked.problems, [checked.source], paintFor()));
+      return EXIT.problems;
+    }
+    model = buildPlanReport(checked.plan, target);
+    home = join(dirname(target), basename(target).replace(/\.json$/, ""));
+  } else {
+    const runDir = await findRunDir(target);
+    model = buildRunReport(await readRunFolder(runDir));
+    home = join(runDir, "report");
+  }
+  const text =
+    options.format === "trace"
+      ? `${JSON.stringify(toChromeTrace(model))}\n`
+      : renderReportHtml(model, VERSION);
+  const ext = options.format === "trace" ? ".trace.json" : ".html";
+  const output = options.output ?? (process.stdout.isTTY ? `${home}${ext}` : "-");
+  if (output === "-") writeOut(text);
+  else await writeFileAtomic(output, text);
+  const h = model.header;
+  const what =
+    h.kind === "run"
+      ? `${h.title}: ${h.counts.steps} steps, ${h.counts.attempts} attempts, ${h.status}`
+      : `${h.title}: ${h.counts.steps} steps`;
+  writeErr(
+    `${paintFor().bold("gpuplan report:")} ${what}; ${output === "-" ? "on stdout" : `wrote ${output}`} (${formatSize(Buffer.byteLength(text))})\n`,
+  );
+  for (const note of h.notes) writeErr(`  note: ${note}\n`);
+  return EXIT.ok;
+}

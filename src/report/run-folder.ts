@@ -1,0 +1,247 @@
+/**
+ * Reading what a run left in its folder (`.gpuplan/runs/<id>/`) for a report: the plan it ran,
+ * the journal's header, every line of events.jsonl that is a run event (checked against
+ * schemas/run-events.schema.json; what is not is counted and said, never trusted), and the last
+ * lines of each attempt's stderr. Nothing here is trusted for display: the renderers escape it.
+ * A folder that is damaged (a missing plan, a torn line, a FIFO where a file should be) still
+ * gives a report of what could be read, with notes saying what could not.
+ */
+import { open, readdir, readFile, stat } from "node:fs/promises";
+import { basename, join, relative, sep } from "node:path";
+import { readPlanFile } from "../plan/read-plan.js";
+import { UsageError } from "../problems/errors.js";
+import type { RunEvent } from "../run/record/events.js";
+import { RUNS_DIR } from "../run/record/journal.js";
+import type { GpuplanPlan } from "../schema-types/plan.js";
+import { attemptKey } from "./attempts.js";
+
+/** The journal's first line: what the run was started from. */
+interface RunHeader {
+  run: string;
+  startedAt: string;
+  input: string;
+  baseDir: string;
+  pipelines: string[];
+}
+
+export interface RunFolder {
+  runDir: string;
+  header: RunHeader | null;
+  plan: GpuplanPlan | null;
+  events: RunEvent[];
+  /** The last stderr lines of each attempt, by attemptKey. */
+  stderrTails: Map<string, string[]>;
+  notes: string[];
+}
+
+/** Bigger files are refused rather than read into memory (a run of 100,000 steps writes ~200 MB). */
+const MAX_EVENTS_BYTES = 1024 * 1024 * 1024;
+/** Lines of an ok attempt's stderr a report carries (a failed one's come with its event). */
+const OK_TAIL_LINES = 2;
+const FAILED_TAIL_LINES = 10;
+const MAX_LINE_CHARS = 300;
+/** How much of a log's end is read for its last lines. */
+const TAIL_BYTES = 4096;
+/** Beyond this many bytes of ok attempts' tails a report carries none (a 5,000-step run stays small). */
+const OK_TAILS_BUDGET = 600_000;
+
+const RUN_ID = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+
+/** The run folder `run` names (an id in the runs folder, or a path), or the newest run when none is named. */
+export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): Promise<string> {
+  if (run === undefined) {
+    const ids = await listRunIds(runsDir);
+    const latest = ids.at(-1);
+    if (latest === undefined)
+      throw new UsageError(`no runs in ${runsDir}`, "unknown-run", "run one with gpuplan run PLAN");
+    return join(runsDir, latest);
+  }
+  const dir = run.includes(sep) || run.startsWith(".") ? run : join(runsDir, run);
+  const info = await stat(dir).catch(() => null);
+  if (!info?.isDirectory()) {
+    throw new UsageError(
+      `no run ${run} (looked in ${dir})`,
+      "unknown-run",
+      `gpuplan runs lists the runs in ${runsDir}/`,
+    );
+  }
+  return dir;
+}
+
+/** Run ids in the runs folder, oldest first (ids sort by their start time). */
+async function listRunIds(runsDir = RUNS_DIR): Promise<string[]> {
+  const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isDirectory() && RUN_ID.test(e.name))
+    .map((e) => e.name)
+    .sort();
+}
+
+export async function readRunFolder(runDir: string): Promise<RunFolder> {
+  const notes: string[] = [];
+  const header = await readHeader(runDir, notes);
+  const plan = await readRunPlan(runDir, notes);
+  const events = await readEvents(runDir, notes);
+  const stderrTails = await readStderrTails(runDir, events);
+  return { runDir, header, plan, events, stderrTails, notes };
+}
+
+/** A regular file's text, or null with a note (missing, a directory, a FIFO that would block). */
+async function readRegularFile(path: string, what: string, notes: string[], limit = Infinity) {
+  const info = await stat(path).catch((e: NodeJS.ErrnoException) => e);
+  if (info instanceof Error) {
+    notes.push(`${what}: ${info.code === "ENOENT" ? "missing" : (info.code ?? info.message)}`);
+    return null;
+  }
+  if (!info.isFile()) {
+    notes.push(`${what}: not a regular file`);
+    return null;
+  }
+  if (info.size > limit) {
+    notes.push(`${what}: ${info.size} bytes, more than a report reads (${limit})`);
+    return null;
+  }
+  return readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
+    notes.push(`${what}: ${e.code ?? e.message}`);
+    return null;
+  });
+}
+
+async function readHeader(runDir: string, notes: string[]): Promise<RunHeader | null> {
+  const text = await readRegularFile(join(runDir, "journal.jsonl"), "journal.jsonl", notes);
+  if (text === null) return null;
+  const first = text.slice(0, text.indexOf("\n") >>> 0);
+  try {
+    const h = JSON.parse(first) as Partial<RunHeader> & { type?: unknown };
+    if (
+      h.type === "run" &&
+      typeof h.run === "string" &&
+      typeof h.startedAt === "string" &&
+      typeof h.input === "string" &&
+      typeof h.baseDir === "string" &&
+      Array.isArray(h.pipelines) &&
+      h.pipelines.every((p) => typeof p === "string")
+    )
+      return h as RunHeader;
+  } catch {
+    // Said below.
+  }
+  notes.push("journal.jsonl: its first line is not a run header");
+  return null;
+}
+
+async function readRunPlan(runDir: string, notes: string[]): Promise<GpuplanPlan | null> {
+  const path = join(runDir, "plan.json");
+  const info = await stat(path).catch(() => null);
+  if (!info?.isFile()) {
+    notes.push("plan.json: missing or not a file; estimates and GPUs are unknown");
+    return null;
+  }
+  try {
+    const checked = await readPlanFile(path);
+    if (checked.plan) return checked.plan;
+    notes.push(`plan.json: ${checked.problems[0]?.message ?? "not a plan"}; estimates and GPUs are unknown`);
+  } catch (e) {
+    notes.push(`plan.json: ${(e as Error).message}`);
+  }
+  return null;
+}
+
+async function readEvents(runDir: string, notes: string[]): Promise<RunEvent[]> {
+  const text = await readRegularFile(join(runDir, "events.jsonl"), "events.jsonl", notes, MAX_EVENTS_BYTES);
+  if (text === null) return [];
+  const { default: validate } = await import("../generated/run-events-validator.js");
+  const events: RunEvent[] = [];
+  let bad = 0;
+  let firstBad = 0;
+  let newer = false;
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return;
+    let data: unknown;
+    try {
+      data = JSON.parse(line);
+    } catch {
+      data = undefined;
+    }
+    // The run.summary line is the JSON view's, never in events.jsonl; a copy appended by hand is not a run event here.
+    if (data !== undefined && validate(data) && (data as RunEvent).event !== ("run.summary" as string)) {
+      events.push(data as RunEvent);
+      return;
+    }
+    const schema = (data as { schema?: unknown } | undefined)?.schema;
+    if (
+      typeof schema === "string" &&
+      schema.startsWith("gpuplan/run-events@") &&
+      schema !== "gpuplan/run-events@1"
+    )
+      newer = true;
+    if (bad++ === 0) firstBad = i + 1;
+  });
+  if (newer)
+    notes.push(
+      "events.jsonl: written by a newer gpuplan (another run-events version); some events were not read",
+    );
+  if (bad > 0)
+    notes.push(
+      `events.jsonl: ${bad} line(s) are not run events and were left out (the first is line ${firstBad})`,
+    );
+  return events;
+}
+
+/** The log `path` an event names, in this run folder (the event names it as seen from where gpuplan ran). */
+function logInFolder(runDir: string, path: string): string {
+  const rel = relative(".", path).split(sep);
+  const at = rel.lastIndexOf("logs");
+  return at >= 0 ? join(runDir, ...rel.slice(at)) : join(runDir, "logs", basename(path));
+}
+
+async function readStderrTails(runDir: string, events: readonly RunEvent[]): Promise<Map<string, string[]>> {
+  const tails = new Map<string, string[]>();
+  let budget = OK_TAILS_BUDGET;
+  for (const e of events) {
+    if (e.event !== "gpu.step.end") continue;
+    const key = attemptKey(e.pipeline, e.step, e.attempt);
+    if (e.status !== "ok" && e.stderrTail && e.stderrTail.length > 0) {
+      tails.set(key, e.stderrTail.slice(-FAILED_TAIL_LINES).map(clip));
+      continue;
+    }
+    const file = e.stderrPath ?? e.logPath;
+    if (!file || budget <= 0) continue;
+    const lines = await lastLines(
+      logInFolder(runDir, file),
+      e.status === "ok" ? OK_TAIL_LINES : FAILED_TAIL_LINES,
+    );
+    if (lines.length === 0) continue;
+    if (e.status === "ok") budget -= lines.reduce((n, l) => n + l.length, 0);
+    tails.set(key, lines);
+  }
+  return tails;
+}
+
+/** The last `n` lines of a regular file (read from its last few KiB); none when it cannot be read. */
+async function lastLines(path: string, n: number): Promise<string[]> {
+  const info = await stat(path).catch(() => null);
+  if (!info?.isFile() || info.size === 0) return [];
+  const handle = await open(path, "r").catch(() => null);
+  if (!handle) return [];
+  try {
+    const length = Math.min(TAIL_BYTES, info.size);
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, info.size - length);
+    const lines = buffer.toString("utf8").split("\n");
+    // The first line is cut unless the read started at the file's beginning.
+    if (length < info.size) lines.shift();
+    return lines
+      .filter((l) => l.trim() !== "")
+      .slice(-n)
+      .map(clip);
+  } catch {
+    return [];
+  } finally {
+    await handle.close();
+  }
+}
+
+const clip = (line: string): string =>
+  line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;

@@ -1,0 +1,99 @@
+// `gpuplan report` through the built CLI: the newest run by default, stdout when piped, a plan
+// file, what it says when there is nothing to report on, and that `--help` and `compile` never
+// load the report's code.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { gpuplan, hasCrashed, loadedModules, ROOT, tempDir } from "../helpers/cli.js";
+import { NO_GPU, runCpuExample, runIds } from "./helpers/runs.js";
+
+const cleanups: (() => void)[] = [];
+afterAll(() => {
+  for (const c of cleanups) c();
+});
+const temp = () => {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+};
+
+describe("gpuplan report (CLI)", () => {
+  it("reports the newest run on stdout when piped, and says what it wrote on stderr", () => {
+    const cwd = temp();
+    runCpuExample(cwd);
+    const r = gpuplan(["report"], { cwd, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^<!doctype html>/);
+    expect(r.stdout).toContain(`<title>gpuplan report — run ${runIds(cwd)[0]}</title>`);
+    // Self-contained: no URL the page would fetch, and a policy that allows no network.
+    expect(r.stdout).not.toMatch(/\b(src|href)=["']?(https?:)?\/\//);
+    expect(r.stdout).toContain("default-src 'none'");
+    expect(r.stderr).toMatch(
+      /^gpuplan report: run \S+: 9 steps, 9 attempts, ok; on stdout \(\d+(\.\d)? KiB\)\n$/,
+    );
+  }, 30_000);
+
+  it("writes -o atomically; a run id or folder picks the run; a plan file gives the plan's page", () => {
+    const cwd = temp();
+    runCpuExample(cwd);
+    const [id] = runIds(cwd);
+    const byId = gpuplan(["report", id!, "-o", "a.html"], { cwd, env: NO_GPU });
+    expect(byId.exitCode, byId.stderr).toBe(0);
+    expect(byId.stderr).toContain("wrote a.html");
+    const byDir = gpuplan(["report", join(".gpuplan/runs", id!), "-o", "b.html"], { cwd, env: NO_GPU });
+    expect(byDir.exitCode, byDir.stderr).toBe(0);
+    expect(readFileSync(join(cwd, "b.html"), "utf8")).toBe(readFileSync(join(cwd, "a.html"), "utf8"));
+    const compiled = gpuplan(
+      ["compile", join(ROOT, "examples/cell-painting.yaml"), "--target", "dgx-h100", "-o", "plan.json"],
+      { cwd, env: NO_GPU },
+    );
+    expect(compiled.exitCode, compiled.stderr).toBe(0);
+    const plan = gpuplan(["report", "plan.json", "-o", "plan.html"], { cwd, env: NO_GPU });
+    expect(plan.exitCode, plan.stderr).toBe(0);
+    expect(plan.stderr).toMatch(/plan cell-painting: 32 steps; wrote plan\.html/);
+    expect(readFileSync(join(cwd, "plan.html"), "utf8")).toContain("Why each pipeline is where it is");
+  }, 30_000);
+
+  it("says clearly when there is nothing to report on (exit 2) or the file is not a plan (exit 1)", () => {
+    const cwd = temp();
+    const none = gpuplan(["report"], { cwd, env: NO_GPU });
+    expect(hasCrashed(none)).toBe(false);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain("no runs in .gpuplan/runs");
+    const unknown = gpuplan(["report", "20990101T000000Z-ffffff"], { cwd, env: NO_GPU });
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain("no run 20990101T000000Z-ffffff");
+    writeFileSync(join(cwd, "x.json"), '{"schema": "gpuplan/plan@1"}');
+    const notPlan = gpuplan(["report", "x.json"], { cwd, env: NO_GPU });
+    expect(hasCrashed(notPlan)).toBe(false);
+    expect(notPlan.exitCode).toBe(1);
+    expect(notPlan.stderr).toContain("is not a gpuplan plan");
+    const format = gpuplan(["report", "--format", "pdf"], { cwd, env: NO_GPU });
+    expect(format.exitCode).toBe(2);
+  });
+
+  it("is not loaded by --help or compile", () => {
+    const bundle = join(fileURLToPath(new URL("../..", import.meta.url)), "dist/bundle");
+    const reportCode = (modules: string[]) =>
+      modules
+        .map((m) => m.replace(/^esm file:\/\//, ""))
+        .filter((f) => f.startsWith(bundle))
+        .filter((f) => /buildRunReport|report:painted/.test(readFileSync(f, "utf8")));
+    for (const args of [
+      ["--help"],
+      ["compile", join(ROOT, "examples/hello-cpu.yaml"), "--target", "cpu-only"],
+    ]) {
+      const { result, modules } = loadedModules(args, "dist/bundle");
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(modules.length).toBeGreaterThan(0);
+      expect(reportCode(modules)).toEqual([]);
+    }
+    // The check finds the report's code where it is.
+    const { modules } = loadedModules(
+      ["report", "--format", "trace", "20990101T000000Z-ffffff"],
+      "dist/bundle",
+    );
+    expect(reportCode(modules).length).toBeGreaterThan(0);
+  });
+});
