@@ -16,6 +16,7 @@ export const SCHEMAS = [
     file: "schemas/slurm-node-types.schema.json",
     types: "src/schema-types/slurm-node-types.ts",
   },
+  { name: "runs", file: "schemas/runs.schema.json", types: "src/schema-types/runs.ts" },
   {
     name: "slurm-export",
     file: "schemas/slurm-export.schema.json",

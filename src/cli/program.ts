@@ -9,7 +9,7 @@ import { Command, CommanderError, type CommandUnknownOpts, Option } from "@comma
 import type { Code } from "../problems/codes.js";
 import { DEFAULT_LOCK_DIR } from "../run/lock/lock-dir.js";
 import { VERSION } from "../version.js";
-import { durationArgument, sizeArgument, takeArgumentFailureCode } from "./arg-parsers.js";
+import { countArgument, durationArgument, sizeArgument, takeArgumentFailureCode } from "./arg-parsers.js";
 import { CommandLineError } from "./command-line-error.js";
 import type { ReportFormat } from "./report-failure.js";
 import { runCommand } from "./run-command.js";
@@ -202,13 +202,27 @@ export function createProgram(format: ReportFormat) {
   configure(program.command("report"))
     .description("a run (the newest by default) or a plan as one HTML page: timeline, memory, steps")
     .argument("[run]", "run id or folder, or a plan JSON file")
-    .option("-o, --output <file>", "write here (- for stdout); default: stdout, or beside the run on a terminal")
+    .option(
+      "-o, --output <file>",
+      "write here (- for stdout); default: stdout, or beside the run on a terminal",
+    )
     .addOption(
       new Option("--format <format>", "an HTML page, or Chrome trace events (Perfetto, chrome://tracing)")
         .choices(["html", "trace"] as const)
         .default("html" as const),
     )
     .action((run, options) => runCommand(format, () => import("./commands/report.js"), run, options));
+
+  configure(program.command("runs"))
+    .description("list the runs in .gpuplan/runs (newest first); --prune --keep N removes older ones")
+    .option("--json", "print as JSON (schema gpuplan/runs@1)")
+    .option("--prune", "remove run folders beyond the --keep newest (never one that may be in use)")
+    .addOption(
+      new Option("--keep <n>", "with --prune: how many of the newest runs to keep").argParser(
+        countArgument(),
+      ),
+    )
+    .action((options) => runCommand(format, () => import("./commands/runs.js"), options));
 
   configure(program.command("targets"))
     .description("list the built-in inventory profiles for --target")

@@ -243,5 +243,13 @@ async function lastLines(path: string, n: number): Promise<string[]> {
   }
 }
 
-const clip = (line: string): string =>
-  line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences are what is removed
+const TERMINAL_SEQUENCE = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)?/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: so are the other control characters
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+
+/** A log line for a page: colour and cursor codes left out, other control characters shown as �, long lines cut. */
+function clip(line: string): string {
+  const text = line.replace(TERMINAL_SEQUENCE, "").replace(CONTROL, "\ufffd");
+  return text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}…` : text;
+}

@@ -212,22 +212,36 @@ pipelines:
     await page.close();
   }, 60_000);
 
-  it("a 5,000-step run: under 5 MB, and drawn within 2 s measured in the page", async () => {
+  it("a 5,000-step run: under 5 MB, and drawn within 2 s (the page's own CPU time, with margin)", async () => {
     const cwd = temp();
     const run = await writeSyntheticRun(cwd, 1000);
     expect(run.attempts).toBeGreaterThanOrEqual(5000);
     const file = report(cwd, []);
     const bytes = statSync(file).size;
-    const page = await open(file, 1400);
-    const timing = await page.evaluate(() => ({
+    expect(bytes).toBeLessThan(5 * 1024 ** 2);
+    // Measured in the page, not by the test's clock: the renderer's main-thread CPU time from
+    // before navigation to the first frame after drawing (Chromium's ThreadTime metric), which the
+    // other tests and processes sharing this machine's cores do not inflate; the page's own
+    // wall-clock marks are printed beside it.
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
+    const threadTime = async () =>
+      (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "ThreadTime")!.value * 1000;
+    const before = await threadTime();
+    await page.goto(`file://${file}`);
+    await page.waitForSelector("html[data-ready]", { timeout: 30_000 });
+    const cpuMs = (await threadTime()) - before;
+    const marks = await page.evaluate(() => ({
       rendered: performance.getEntriesByName("report:rendered")[0]!.startTime,
       painted: performance.getEntriesByName("report:painted")[0]!.startTime,
     }));
     console.log(
-      `5,000-step report: ${(bytes / 1024 ** 2).toFixed(2)} MiB, rendered at ${timing.rendered.toFixed(0)} ms, first frame at ${timing.painted.toFixed(0)} ms`,
+      `5,000-step report: ${(bytes / 1024 ** 2).toFixed(2)} MiB; main-thread CPU to the first frame ${cpuMs.toFixed(0)} ms; in-page clock: drawn at ${marks.rendered.toFixed(0)} ms, first frame at ${marks.painted.toFixed(0)} ms`,
     );
-    expect(bytes).toBeLessThan(5 * 1024 ** 2);
-    expect(timing.painted).toBeLessThan(2000);
+    expect(cpuMs).toBeGreaterThan(0);
+    // Half the 2 s bound: the page must be well within it, not just within it.
+    expect(cpuMs).toBeLessThan(1000);
     expect(await count(page, ".tl-svg .bar")).toBe(run.attempts);
     expect(await count(page, "#tl-labels .lbl.slot")).toBe(
       run.plan.registry.reduce((n, g) => n + g.maxPipelines, 0),

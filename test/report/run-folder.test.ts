@@ -84,10 +84,10 @@ describe("reading a run folder", () => {
     );
   });
 
-  it("carries the last stderr lines: a failed attempt's from its event, an ok one's from its log", async () => {
+  it("carries the last stderr lines: a failed attempt's from its event, an ok one's from its log, without terminal codes", async () => {
     const dir = temp();
     mkdirSync(join(dir, "logs"));
-    writeFileSync(join(dir, "logs/a@ok.err.log"), "one\ntwo\n\nthree\n");
+    writeFileSync(join(dir, "logs/a@ok.err.log"), "one\ntwo\n\n\u001b[31mthree\u001b[0m\u0007\n");
     const evs = events([
       [0, runStart(["a"])],
       [1, { ...start("a", "ok", "cpu"), stderrPath: ".gpuplan/runs/elsewhere/logs/a@ok.err.log" }],
@@ -97,7 +97,8 @@ describe("reading a run folder", () => {
     ]);
     writeFileSync(join(dir, "events.jsonl"), lines(evs));
     const folder = await readRunFolder(dir);
-    expect(folder.stderrTails.get("a\u0000ok\u00001")).toEqual(["two", "three"]);
+    // Colour codes left out, other control characters shown as such.
+    expect(folder.stderrTails.get("a\u0000ok\u00001")).toEqual(["two", "three\ufffd"]);
     expect(folder.stderrTails.get("a\u0000bad\u00001")).toEqual([`${"x".repeat(300)}…`, "ValueError"]);
   });
 });

@@ -13,6 +13,7 @@ import { buildPlanReport } from "../../report/plan-report.js";
 import { findRunDir, readRunFolder } from "../../report/run-folder.js";
 import { buildRunReport } from "../../report/run-report.js";
 import { toChromeTrace } from "../../report/trace.js";
+import { escapeText } from "../../ui/escape.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { renderReportHtml } from "../../ui/report/render-html.js";
 import { formatSize } from "../../units/size.js";
@@ -31,7 +32,7 @@ export default async function report(target: string | undefined, options: Report
   if (target !== undefined && (await stat(target).catch(() => null))?.isFile()) {
     const checked = await readPlanFile(target);
     if (!checked.plan) {
-      writeErr(formatHuman(checked.problems, [checked.source], paintFor()));
+      writeErr(formatHuman(checked.problems, [checked.source], await paintFor()));
       return EXIT.problems;
     }
     model = buildPlanReport(checked.plan, target);
@@ -54,9 +55,10 @@ export default async function report(target: string | undefined, options: Report
     h.kind === "run"
       ? `${h.title}: ${h.counts.steps} steps, ${h.counts.attempts} attempts, ${h.status}`
       : `${h.title}: ${h.counts.steps} steps`;
+  // The run's id and the notes come from its folder: outside text, escaped for the terminal.
   writeErr(
-    `${paintFor().bold("gpuplan report:")} ${what}; ${output === "-" ? "on stdout" : `wrote ${output}`} (${formatSize(Buffer.byteLength(text))})\n`,
+    `${(await paintFor()).bold("gpuplan report:")} ${escapeText(what)}; ${output === "-" ? "on stdout" : `wrote ${escapeText(output)}`} (${formatSize(Buffer.byteLength(text))})\n`,
   );
-  for (const note of h.notes) writeErr(`  note: ${note}\n`);
+  for (const note of h.notes) writeErr(`  note: ${escapeText(note)}\n`);
   return EXIT.ok;
 }

@@ -12,6 +12,7 @@ export function barTooltip(model: ReportModel, i: number): string {
   return (
     `<div class="tt-title">${esc(name)}</div>` +
     `<div class="tt-sub o-text-${esc(b.outcome)}">${esc(b.outcome === "kept" ? "done in an earlier session (skipped on resume)" : (OUTCOME_TEXT[b.outcome] ?? b.outcome))}` +
+    `${b.outcome === "retried" && b.status ? ` (${esc(OUTCOME_TEXT[b.status] ?? b.status)})` : ""}` +
     `${r.attempts > 1 ? ` · attempt ${b.attempt} of ${r.attempts}` : ""}</div>` +
     line(
       "device",

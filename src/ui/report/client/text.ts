@@ -39,6 +39,8 @@ export const OUTCOME_TEXT: Record<string, string> = {
   failed: "failed",
   timeout: "timed out",
   oom: "out of memory",
+  error: "failed",
+  "load-timeout": "worker load timed out",
   retried: "retried",
   fallback: "CPU fallback",
   interrupted: "interrupted",

@@ -1,0 +1,42 @@
+/** `gpuplan runs [--json] [--prune --keep N]`: the runs in .gpuplan/runs, and removing old ones. */
+import { EXIT, UsageError } from "../../problems/errors.js";
+import { RUNS_DIR } from "../../run/record/journal.js";
+import { listRuns } from "../../runs/list-runs.js";
+import { pruneRuns } from "../../runs/prune-runs.js";
+import type { GpuplanRuns } from "../../schema-types/runs.js";
+import { formatPruned, formatRuns } from "../../ui/runs-table.js";
+import { writeErr, writeOut } from "../output.js";
+import { paintFor } from "../paint.js";
+
+export interface RunsOptions {
+  json?: boolean;
+  prune?: boolean;
+  keep?: number;
+}
+
+export default async function runs(options: RunsOptions): Promise<number> {
+  if (options.prune && options.keep === undefined)
+    throw new UsageError(
+      "--prune needs --keep N: how many of the newest runs to keep",
+      "missing-argument",
+      "e.g. gpuplan runs --prune --keep 20",
+    );
+  if (!options.prune && options.keep !== undefined)
+    throw new UsageError("--keep goes with --prune", "conflicting-options", "gpuplan runs --prune --keep N");
+  const all = await listRuns(RUNS_DIR);
+  const pruned = options.prune ? await pruneRuns(all, options.keep!) : undefined;
+  const left = pruned ? all.filter((r) => !pruned.removed.includes(r.id)) : all;
+  if (options.json) {
+    const doc: GpuplanRuns = {
+      schema: "gpuplan/runs@1",
+      runsDir: RUNS_DIR,
+      runs: left,
+      ...(pruned && { pruned }),
+    };
+    writeOut(`${JSON.stringify(doc, null, 2)}\n`);
+  } else {
+    if (pruned) writeErr(formatPruned(pruned, all, await paintFor()));
+    writeOut(formatRuns(left, RUNS_DIR, await paintFor(process.stdout)));
+  }
+  return pruned?.errors.length ? EXIT.usage : EXIT.ok;
+}

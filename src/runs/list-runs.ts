@@ -1,0 +1,173 @@
+/**
+ * The runs in the runs folder, each summed up from its journal (the record `--resume` trusts):
+ * how its last session ended, its steps' outcomes, how long it took, whether it can be resumed,
+ * and what it takes on disk. Cheap: a plan's name is read from the first lines of its plan.json,
+ * never the whole plan. Nothing read here is trusted for display; the CLI escapes it.
+ */
+import { lstat, open, readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { RunListing, RunStatus } from "../schema-types/runs.js";
+
+export type { RunListing, RunStatus } from "../schema-types/runs.js";
+
+/** `.gpuplan/runs`'s run folders are named by their id, which sorts by start time. */
+export const RUN_ID = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+
+/** Says whether a gpuplan process holds the run now (the run-level lock); absent: gpuplan cannot tell. */
+export type RunInUse = (runDir: string) => Promise<boolean>;
+
+/** Runs newest first; folders that are not runs (other names, symlinks, files) are left out. */
+export async function listRuns(runsDir: string, inUse?: RunInUse): Promise<RunListing[]> {
+  const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
+  const ids = entries
+    .filter((e) => e.isDirectory() && RUN_ID.test(e.name))
+    .map((e) => e.name)
+    .sort()
+    .reverse();
+  return Promise.all(ids.map((id) => describeRun(runsDir, id, inUse)));
+}
+
+interface JournalLine {
+  type?: unknown;
+  [key: string]: unknown;
+}
+
+async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promise<RunListing> {
+  const dir = join(runsDir, id);
+  const base: RunListing = {
+    id,
+    dir,
+    plan: await planName(join(dir, "plan.json")),
+    input: null,
+    startedAt: null,
+    endedAt: null,
+    wallMs: null,
+    status: "damaged",
+    sessions: 0,
+    ok: 0,
+    failed: 0,
+    skipped: 0,
+    resumable: false,
+    resume: null,
+    bytes: await folderBytes(dir),
+    problem: null,
+  };
+  const lines = await journalLines(join(dir, "journal.jsonl"));
+  if (typeof lines === "string") return { ...base, problem: lines };
+  const header = lines[0];
+  if (header?.type !== "run" || typeof header.startedAt !== "string" || typeof header.input !== "string")
+    return { ...base, problem: "its journal does not start with a run header" };
+  const ends = lines.filter((l) => l.type === "end");
+  const lastEnd = lines.findLast((l) => l.type === "end" || l.type === "step");
+  const ended = lastEnd?.type === "end";
+  const counts = ended ? countsOf(lastEnd!) : stepCounts(lines);
+  const running = inUse ? await inUse(dir).catch(() => false) : false;
+  let status: RunStatus = "unfinished";
+  if (running) status = "running";
+  else if (ended)
+    status = lastEnd!.interrupted === true ? "interrupted" : counts.failed > 0 ? "failed" : "ok";
+  const endedAt = ended && typeof lastEnd!.ts === "string" ? lastEnd!.ts : null;
+  const wallMs = endedAt ? Math.max(0, Date.parse(endedAt) - Date.parse(header.startedAt)) : null;
+  const hasPlan = base.plan !== null;
+  const resumable = !running && status !== "ok" && hasPlan;
+  return {
+    ...base,
+    input: header.input,
+    startedAt: header.startedAt,
+    endedAt,
+    wallMs: Number.isFinite(wallMs) ? wallMs : null,
+    status,
+    sessions: ends.length + (ended ? 0 : 1),
+    ...counts,
+    resumable,
+    resume: resumable ? `gpuplan run ${shellWord(header.input)} --resume ${id}` : null,
+    problem:
+      status === "unfinished"
+        ? inUse
+          ? "it never ended: gpuplan was stopped (kill -9, a crash, a reboot)"
+          : "it never ended: gpuplan was stopped, or still runs"
+        : !hasPlan && status !== "ok"
+          ? "its plan.json is missing or not a plan: it cannot be resumed"
+          : null,
+  };
+}
+
+function countsOf(end: JournalLine): { ok: number; failed: number; skipped: number } {
+  const n = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : 0);
+  return { ok: n(end.ok), failed: n(end.failed), skipped: n(end.skipped) };
+}
+
+/** A run that never ended: each step's last journaled attempt. */
+function stepCounts(lines: readonly JournalLine[]): { ok: number; failed: number; skipped: number } {
+  const last = new Map<string, unknown>();
+  for (const l of lines)
+    if (l.type === "step" && typeof l.pipeline === "string" && typeof l.step === "string")
+      last.set(`${l.pipeline}\u0000${l.step}`, l.status);
+  let ok = 0;
+  let failed = 0;
+  let skipped = 0;
+  for (const status of last.values()) {
+    if (status === "ok") ok++;
+    else if (status === "skipped") skipped++;
+    else if (status !== "interrupted") failed++;
+  }
+  return { ok, failed, skipped };
+}
+
+/** The journal's lines (a torn last line left out), or why it cannot be read. */
+async function journalLines(path: string): Promise<JournalLine[] | string> {
+  const info = await lstat(path).catch(() => null);
+  if (!info) return "it has no journal.jsonl";
+  // A FIFO or a device would block or never end: only a regular file is read.
+  if (!info.isFile()) return "its journal.jsonl is not a regular file";
+  const text = await readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => e);
+  if (text instanceof Error) return `its journal.jsonl cannot be read (${text.code ?? text.message})`;
+  const lines: JournalLine[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const v = JSON.parse(line) as unknown;
+      if (typeof v === "object" && v !== null && !Array.isArray(v)) lines.push(v as JournalLine);
+    } catch {
+      // A torn line (a crash mid-write): what follows it was never acknowledged.
+    }
+  }
+  return lines;
+}
+
+/** The plan's name from the start of its plan.json (compile writes `name` among the first keys). */
+async function planName(path: string): Promise<string | null> {
+  const info = await lstat(path).catch(() => null);
+  if (!info?.isFile()) return null;
+  const handle = await open(path, "r").catch(() => null);
+  if (!handle) return null;
+  try {
+    const buffer = Buffer.alloc(Math.min(4096, info.size));
+    await handle.read(buffer, 0, buffer.length, 0);
+    const m = /^\s*"name":\s*("(?:[^"\\]|\\.)*")/m.exec(buffer.toString("utf8"));
+    if (!m) return null;
+    const name = JSON.parse(m[1]!) as unknown;
+    return typeof name === "string" ? name : null;
+  } catch {
+    return null;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The sizes of the files under `dir` (symlinks counted as links, not followed). */
+async function folderBytes(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) total += await folderBytes(path);
+    else total += (await lstat(path).catch(() => null))?.size ?? 0;
+  }
+  return total;
+}
+
+/** A word as a shell reads it back: quoted when it has anything but plain path characters. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}

@@ -1,0 +1,111 @@
+/* Generated from schemas/runs.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
+
+/**
+ * How the run's last session ended. unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); running: a gpuplan process holds the run now; damaged: its journal cannot be read.
+ *
+ * This interface was referenced by `GpuplanRuns`'s JSON-Schema
+ * via the `definition` "RunStatus".
+ */
+export type RunStatus = "ok" | "failed" | "interrupted" | "unfinished" | "running" | "damaged";
+
+/**
+ * What `gpuplan runs --json` prints: the runs in the runs folder (.gpuplan/runs), newest first, and with --prune what was removed and what was kept.
+ */
+export interface GpuplanRuns {
+  schema: "gpuplan/runs@1";
+  /**
+   * The runs folder, as gpuplan names it (relative to where it ran).
+   */
+  runsDir: string;
+  /**
+   * Newest first (after a prune: the runs left).
+   */
+  runs: RunListing[];
+  pruned?: PruneResult;
+}
+/**
+ * This interface was referenced by `GpuplanRuns`'s JSON-Schema
+ * via the `definition` "Run".
+ */
+export interface RunListing {
+  /**
+   * The run id (its folder's name).
+   */
+  id: string;
+  dir: string;
+  /**
+   * The plan's name, when its plan.json can be read.
+   */
+  plan: string | null;
+  /**
+   * The plan or pipeline file the run was started from, as given.
+   */
+  input: string | null;
+  /**
+   * ISO 8601.
+   */
+  startedAt: string | null;
+  /**
+   * When its last session ended; null when it never did.
+   */
+  endedAt: string | null;
+  /**
+   * From the start to the end of its last session (pauses between sessions included).
+   */
+  wallMs: number | null;
+  status: RunStatus;
+  /**
+   * The first run and each --resume of it.
+   */
+  sessions: number;
+  /**
+   * Steps done (in any session).
+   */
+  ok: number;
+  failed: number;
+  /**
+   * Steps not run because a step before them failed.
+   */
+  skipped: number;
+  /**
+   * Not everything finished ok, and the run folder has what --resume needs (its journal and plan); false while it runs.
+   */
+  resumable: boolean;
+  /**
+   * The command that resumes it, when it can be resumed.
+   */
+  resume: string | null;
+  /**
+   * What the run folder takes on disk (its files' sizes).
+   */
+  bytes: number;
+  /**
+   * Why it is damaged, or why it may be running.
+   */
+  problem: string | null;
+}
+/**
+ * This interface was referenced by `GpuplanRuns`'s JSON-Schema
+ * via the `definition` "Pruned".
+ */
+export interface PruneResult {
+  /**
+   * --keep: the newest runs kept.
+   */
+  keep: number;
+  /**
+   * Ids of the run folders removed.
+   */
+  removed: string[];
+  /**
+   * Older runs kept because they may be in use (running, or unfinished where gpuplan cannot tell).
+   */
+  inUse: string[];
+  /**
+   * Run folders that could not be removed, and why.
+   */
+  errors: {
+    id: string;
+    error: string;
+  }[];
+}

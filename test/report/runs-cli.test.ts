@@ -1,0 +1,214 @@
+// `gpuplan runs`: the runs newest first with what a person needs to pick one (plan, start, wall
+// time, outcomes, whether it can be resumed), --json valid against schemas/runs.schema.json, and
+// --prune --keep N, which never removes a run that may be in use.
+import { mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { listRuns } from "../../src/runs/list-runs.js";
+import { pruneRuns } from "../../src/runs/prune-runs.js";
+import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
+import { NO_GPU, runCpuExample } from "./helpers/runs.js";
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups) c();
+  cleanups = [];
+});
+const temp = () => {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+};
+const lines = (list: unknown[]) => `${list.map((e) => JSON.stringify(e)).join("\n")}\n`;
+
+/** A run folder with a journal (header, steps, ends) and a plan named `plan`. */
+function fakeRun(runs: string, id: string, journal: unknown[], plan: string | null = "demo"): string {
+  const dir = join(runs, id);
+  mkdirSync(join(dir, "logs"), { recursive: true });
+  writeFileSync(join(dir, "journal.jsonl"), lines(journal));
+  if (plan !== null)
+    writeFileSync(
+      join(dir, "plan.json"),
+      `{\n  "schema": "gpuplan/plan@1",\n  "gpuplanVersion": "0.1.0",\n  "name": ${JSON.stringify(plan)},\n  "x": 1\n}\n`,
+    );
+  writeFileSync(join(dir, "logs/a@s.out.log"), "x".repeat(1000));
+  return dir;
+}
+const header = (id: string, startedAt: string) => ({
+  type: "run",
+  run: id,
+  startedAt,
+  input: "plan file.json",
+  baseDir: "/p",
+  pipelines: ["a"],
+});
+const step = (status: string, pipeline = "a", s = "s") => ({
+  type: "step",
+  ts: "2026-11-23T10:00:01.000Z",
+  pipeline,
+  step: s,
+  status,
+  attempt: 1,
+  device: "cpu",
+  exitCode: 0,
+  durationMs: 5,
+});
+const end = (ts: string, ok: number, failed: number, skipped: number, interrupted = false) => ({
+  type: "end",
+  ts,
+  interrupted,
+  ok,
+  failed,
+  skipped,
+});
+
+function fixtureRuns(): string {
+  const runs = join(temp(), ".gpuplan/runs");
+  fakeRun(runs, "20261123T100000Z-aaaaaa", [
+    header("20261123T100000Z-aaaaaa", "2026-11-23T10:00:00.000Z"),
+    step("ok"),
+    end("2026-11-23T10:00:05.000Z", 1, 0, 0),
+  ]);
+  fakeRun(runs, "20261123T110000Z-bbbbbb", [
+    header("20261123T110000Z-bbbbbb", "2026-11-23T11:00:00.000Z"),
+    step("error"),
+    step("skipped", "a", "t"),
+    end("2026-11-23T11:01:00.000Z", 0, 1, 1),
+  ]);
+  fakeRun(runs, "20261123T120000Z-cccccc", [
+    header("20261123T120000Z-cccccc", "2026-11-23T12:00:00.000Z"),
+    step("ok"),
+    end("2026-11-23T12:00:02.000Z", 1, 0, 0, true),
+    end("2026-11-23T13:00:00.000Z", 2, 0, 0),
+  ]);
+  // Never ended: gpuplan was killed, or still runs.
+  fakeRun(runs, "20261123T130000Z-dddddd", [
+    header("20261123T130000Z-dddddd", "2026-11-23T13:00:00.000Z"),
+    step("ok"),
+    step("oom", "a", "t"),
+  ]);
+  // Damaged: no journal; and an old one.
+  const damaged = fakeRun(runs, "20261123T140000Z-eeeeee", [], null);
+  writeFileSync(join(damaged, "journal.jsonl"), "not json\n");
+  const old = new Date("2026-01-01T00:00:00Z");
+  utimesSync(damaged, old, old);
+  // Not runs: another name, and a symlink named like a run.
+  mkdirSync(join(runs, "notes"));
+  symlinkSync(join(runs, "20261123T100000Z-aaaaaa"), join(runs, "20261123T150000Z-ffffff"));
+  return runs;
+}
+
+describe("listing runs", () => {
+  it("sums each run up from its journal, newest first", async () => {
+    const runs = fixtureRuns();
+    const list = await listRuns(runs);
+    expect(list.map((r) => [r.id, r.status, r.sessions, r.ok, r.failed, r.skipped, r.resumable])).toEqual([
+      ["20261123T140000Z-eeeeee", "damaged", 0, 0, 0, 0, false],
+      ["20261123T130000Z-dddddd", "unfinished", 1, 1, 1, 0, true],
+      ["20261123T120000Z-cccccc", "ok", 2, 2, 0, 0, false],
+      ["20261123T110000Z-bbbbbb", "failed", 1, 0, 1, 1, true],
+      ["20261123T100000Z-aaaaaa", "ok", 1, 1, 0, 0, false],
+    ]);
+    const failed = list[3]!;
+    expect(failed).toMatchObject({
+      plan: "demo",
+      input: "plan file.json",
+      startedAt: "2026-11-23T11:00:00.000Z",
+      endedAt: "2026-11-23T11:01:00.000Z",
+      wallMs: 60_000,
+      resume: "gpuplan run 'plan file.json' --resume 20261123T110000Z-bbbbbb",
+    });
+    expect(failed.bytes).toBeGreaterThan(1000);
+    expect(list[0]!.problem).toBe("its journal does not start with a run header");
+    expect(list[1]!.problem).toMatch(/never ended/);
+    // A run in use (the run-level lock) is running and cannot be resumed now.
+    const inUse = await listRuns(runs, async (dir) => dir.endsWith("dddddd"));
+    expect(inUse[1]).toMatchObject({ status: "running", resumable: false, resume: null });
+  });
+});
+
+describe("pruning runs", () => {
+  it("keeps the N newest and every run that may be in use; removes only real run folders", async () => {
+    const runs = fixtureRuns();
+    const now = () => Date.parse("2026-11-23T20:00:00Z");
+    const result = await pruneRuns(await listRuns(runs), 1, undefined, now);
+    // Kept: the newest (damaged), the unfinished one (it may still run). Removed: the three that ended.
+    expect(result).toEqual({
+      keep: 1,
+      removed: ["20261123T120000Z-cccccc", "20261123T110000Z-bbbbbb", "20261123T100000Z-aaaaaa"],
+      inUse: ["20261123T130000Z-dddddd"],
+      errors: [],
+    });
+    expect(readdirSync(runs).sort()).toEqual([
+      "20261123T130000Z-dddddd",
+      "20261123T140000Z-eeeeee",
+      "20261123T150000Z-ffffff",
+      "notes",
+    ]);
+  });
+
+  it("asks the run-level lock when it can, and keeps a damaged folder that may be a run starting", async () => {
+    const runs = fixtureRuns();
+    const asked: string[] = [];
+    const lock = async (dir: string) => {
+      asked.push(dir.slice(-6));
+      return dir.endsWith("bbbbbb");
+    };
+    const result = await pruneRuns(await listRuns(runs, lock), 0, lock, () =>
+      Date.parse("2026-11-23T20:00:00Z"),
+    );
+    expect(result.inUse).toEqual(["20261123T110000Z-bbbbbb"]);
+    expect(result.removed).toHaveLength(4);
+    expect(asked).toContain("dddddd");
+    // Without the lock: a damaged folder changed a minute ago may be a run that has not written its journal yet.
+    const again = fixtureRuns();
+    utimesSync(join(again, "20261123T140000Z-eeeeee"), new Date(), new Date());
+    const fresh = await pruneRuns(await listRuns(again), 0, undefined, () => Date.now());
+    expect(fresh.inUse).toContain("20261123T140000Z-eeeeee");
+  });
+});
+
+describe("gpuplan runs (CLI)", () => {
+  it("lists a real run, with --json valid against the schema; prunes with --keep", async () => {
+    const cwd = temp();
+    runCpuExample(cwd);
+    runCpuExample(cwd);
+    const table = gpuplan(["runs"], { cwd, env: NO_GPU });
+    expect(table.exitCode, table.stderr).toBe(0);
+    expect(table.stdout.split("\n")[0]).toMatch(
+      /^RUN +PLAN +STARTED +WALL +OK +FAILED +SKIPPED +STATUS +RESUME +SIZE$/,
+    );
+    expect(table.stdout).toMatch(/hello-cpu .* 9 +0 +0 +ok +– /);
+    const json = gpuplan(["runs", "--json"], { cwd, env: NO_GPU });
+    expect(json.exitCode, json.stderr).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    const { default: validate } = await import("../../src/generated/runs-validator.js");
+    expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+    expect(doc).toMatchObject({ schema: "gpuplan/runs@1", runsDir: ".gpuplan/runs" });
+    expect(doc.runs).toHaveLength(2);
+    const pruned = gpuplan(["runs", "--prune", "--keep", "1", "--json"], { cwd, env: NO_GPU });
+    expect(pruned.exitCode, pruned.stderr).toBe(0);
+    const after = JSON.parse(pruned.stdout);
+    expect(validate(after)).toBe(true);
+    expect(after.pruned).toEqual({ keep: 1, removed: [doc.runs[1].id], inUse: [], errors: [] });
+    expect(after.runs.map((r: { id: string }) => r.id)).toEqual([doc.runs[0].id]);
+    expect(readdirSync(join(cwd, ".gpuplan/runs"))).toEqual([doc.runs[0].id]);
+  }, 60_000);
+
+  it("refuses --prune without --keep, --keep without --prune and a --keep that is not a count (exit 2)", () => {
+    const cwd = temp();
+    for (const args of [
+      ["--prune"],
+      ["--keep", "3"],
+      ["--prune", "--keep", "-1"],
+      ["--prune", "--keep", "many"],
+    ]) {
+      const r = gpuplan(["runs", ...args], { cwd, env: NO_GPU });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, args.join(" ")).toBe(2);
+    }
+    const none = gpuplan(["runs"], { cwd, env: NO_GPU });
+    expect(none.exitCode).toBe(0);
+    expect(none.stdout).toBe("no runs in .gpuplan/runs\n");
+  });
+});
