@@ -8,10 +8,10 @@ import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
 
-export type { RunListing, RunStatus } from "../schema-types/runs.js";
+export type { RunListing } from "../schema-types/runs.js";
 
 /** `.gpuplan/runs`'s run folders are named by their id, which sorts by start time. */
-export const RUN_ID = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+const RUN_ID = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
 
 /** Says whether a gpuplan process holds the run now (the run-level lock); absent: gpuplan cannot tell. */
 export type RunInUse = (runDir: string) => Promise<boolean>;
