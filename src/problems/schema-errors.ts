@@ -11,10 +11,12 @@ export interface AjvError {
   keyword: string;
   params: Record<string, unknown>;
   message?: string;
+  /** Set on the errors about a property name (`propertyNames`): the offending name. */
+  propertyName?: string;
 }
 
 /** Keywords that only say "one of the branches failed"; their branch errors say more. */
-const NOISE = new Set(["if", "anyOf", "oneOf", "then", "else"]);
+const NOISE = new Set(["if", "anyOf", "oneOf", "then", "else", "propertyNames"]);
 
 export function schemaProblems(
   errors: readonly AjvError[],
@@ -38,6 +40,12 @@ export function schemaProblems(
   const byPointer = new Map<string, AjvError[]>();
   for (const e of errors) {
     if (NOISE.has(e.keyword)) continue;
+    if (e.propertyName !== undefined) {
+      const p = nameProblem(e, e.propertyName, file);
+      if (!seen.has(p.pointer!)) problems.push(p);
+      seen.add(p.pointer!);
+      continue;
+    }
     const list = byPointer.get(e.instancePath) ?? [];
     list.push(e);
     byPointer.set(e.instancePath, list);
@@ -69,6 +77,25 @@ export function schemaProblems(
     }
   }
   return problems;
+}
+
+/** A key the schema's `propertyNames` rejects: pointed at, with what names may be. */
+function nameProblem(e: AjvError, name: string, file: string | undefined): Problem {
+  const what = /Env\//.test(e.schemaPath)
+    ? "environment variable names"
+    : /matrix/.test(e.schemaPath)
+      ? "matrix variable names"
+      : undefined;
+  return error({
+    code: "schema-invalid-value",
+    message: `\`${name}\` is not a valid name in ${describe(e.instancePath)}`,
+    hint: what
+      ? `${what} are letters, digits and _, and do not start with a digit`
+      : `names must match ${String(e.params.pattern)}`,
+    file,
+    pointer: e.instancePath + toPointer([name]),
+    at: "key",
+  });
 }
 
 function hintForSchemaPath(schemaPath: string): string | undefined {

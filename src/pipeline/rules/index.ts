@@ -2,6 +2,7 @@ import { gpuOptionsOnCpuSteps } from "./gpu-options.js";
 import { matrixPlaceholders } from "./matrix-placeholders.js";
 import { memoryConversions } from "./memory-conversions.js";
 import { needsGraph } from "./needs-graph.js";
+import { nulBytes } from "./nul-bytes.js";
 import type { Rule } from "./rule.js";
 import { runCommand } from "./run-command.js";
 import { uniqueStepIds } from "./step-ids.js";
@@ -10,6 +11,7 @@ import { workerSteps } from "./worker-steps.js";
 /** The template rules, in the order their problems read best. */
 export const RULES: readonly Rule[] = [
   uniqueStepIds,
+  nulBytes,
   needsGraph,
   runCommand,
   workerSteps,
