@@ -207,7 +207,7 @@ function explainNoGpu(
   if (states.length === 0) {
     return {
       reason: "no GPUs available",
-      hint: "compile against a machine with GPUs (--target NAME, --inventory FILE)",
+      hint: "to plan for a machine with GPUs: gpuplan compile FILE --target NAME (or --inventory FILE)",
     };
   }
   const reasons = new Map<string, number>();

@@ -57,6 +57,8 @@ export function buildRegistry(
   const gpus = schedulableGpus(inventory, config.platformPriority);
   if (gpus.length === 0) {
     const skipped = inventory.gpus.length - gpus.length;
+    // A file of CPU steps only (the Quick start's) has nothing to say about GPUs.
+    if (!pipelines.some((p) => p.steps.some((s) => s.isGpu))) return { value: [], problems };
     problems.push(
       warning({
         code: "no-gpus",
@@ -64,7 +66,7 @@ export function buildRegistry(
           skipped > 0
             ? `no usable GPU: ${skipped} GPU(s) found but none of a backend in platform_priority (${config.platformPriority.join(", ")})`
             : "no GPUs in the inventory: every pipeline runs on the CPU",
-        hint: "compile against a machine with GPUs with --target NAME or --inventory FILE",
+        hint: "to plan for a machine with GPUs: gpuplan compile FILE --target NAME (or --inventory FILE)",
       }),
     );
     return { value: [], problems };

@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import validatePipeline from "../generated/pipeline-validator.js";
-import { fromPointer, hasErrors, type Problem } from "../problems/problem.js";
+import { fromPointer, hasErrors, type Problem, toPointer } from "../problems/problem.js";
 import { type AjvError, schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPipelineFile } from "../schema-types/pipeline.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
@@ -34,12 +34,14 @@ export async function loadPipelineFile(file: string): Promise<LoadedPipelineFile
 function salvage(
   data: unknown,
   errors: readonly AjvError[],
-): { data: GpuplanPipelineFile; skip: Set<number> } | undefined {
+): { data: GpuplanPipelineFile; skip: Set<number>; dropped: Set<string> } | undefined {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return undefined;
   const original = data as Record<string, unknown>;
   if (!Array.isArray(original.pipelines) || original.version !== 1) return undefined;
   const clone = structuredClone(original) as Record<string, unknown> & { pipelines: unknown[] };
   const skip = new Set<number>();
+  // What was dropped, so that nothing later reports it as missing (#11.12).
+  const dropped = new Set<string>();
   for (const e of errors) {
     const path = fromPointer(e.instancePath);
     if (e.keyword === "additionalProperties") path.push(String(e.params.additionalProperty));
@@ -48,11 +50,16 @@ function salvage(
       const i = Number(index);
       const target = pruneTarget(clone.pipelines[i], rest);
       if (target === undefined) skip.add(i);
-      else target.drop();
+      else {
+        target.drop();
+        dropped.add(toPointer(["pipelines", i, ...target.path]));
+      }
     } else if (first === "registry" || first === "defaults" || first === "name" || first === "description") {
       dropPath(clone, path);
+      dropped.add(toPointer(path));
     } else if (first !== undefined && first !== "pipelines" && first !== "version") {
       dropPath(clone, [first]);
+      dropped.add(toPointer([first]));
     } else {
       return undefined;
     }
@@ -64,16 +71,18 @@ function salvage(
       const [first, index] = fromPointer(e.instancePath);
       if (first === "pipelines" && index !== undefined) skip.add(Number(index));
     }
-    delete clone.registry;
-    delete clone.defaults;
+    for (const key of ["registry", "defaults"]) {
+      if (key in clone) dropped.add(`/${key}`);
+      delete clone[key];
+    }
     if (!validatePipeline({ ...clone, pipelines: clone.pipelines.filter((_, i) => !skip.has(i)) }))
       return undefined;
   }
-  return { data: clone as unknown as GpuplanPipelineFile, skip };
+  return { data: clone as unknown as GpuplanPipelineFile, skip, dropped };
 }
 
 /** Inside one pipeline: what to drop for an error at `rest`, or undefined to leave the pipeline out. */
-function pruneTarget(pipeline: unknown, rest: string[]): { drop: () => void } | undefined {
+function pruneTarget(pipeline: unknown, rest: string[]): { drop: () => void; path: string[] } | undefined {
   if (typeof pipeline !== "object" || pipeline === null) return undefined;
   const [key, stepIndex, stepKey] = rest;
   if (key === undefined || key === "name") return undefined;
@@ -81,9 +90,10 @@ function pruneTarget(pipeline: unknown, rest: string[]): { drop: () => void } | 
     // An error in a step's id or run, or in the step as a whole, leaves the pipeline out.
     if (stepIndex === undefined || stepKey === undefined || stepKey === "id" || stepKey === "run")
       return undefined;
-    return { drop: () => dropPath(pipeline as Record<string, unknown>, ["steps", stepIndex, stepKey]) };
+    const path = ["steps", stepIndex, stepKey];
+    return { drop: () => dropPath(pipeline as Record<string, unknown>, path), path };
   }
-  return { drop: () => dropPath(pipeline as Record<string, unknown>, [key]) };
+  return { drop: () => dropPath(pipeline as Record<string, unknown>, [key]), path: [key] };
 }
 
 function dropPath(root: Record<string, unknown>, path: readonly string[]): void {
@@ -97,6 +107,17 @@ function dropPath(root: Record<string, unknown>, path: readonly string[]): void 
   }
 }
 
+/** Whether the value at a pointer (or one around it) was dropped as invalid. */
+function droppedCheck(dropped: ReadonlySet<string>): (pointer: string) => boolean {
+  if (dropped.size === 0) return () => false;
+  return (pointer) => {
+    for (let p = pointer; ; p = p.slice(0, p.lastIndexOf("/"))) {
+      if (dropped.has(p)) return true;
+      if (p === "") return false;
+    }
+  };
+}
+
 export function checkPipelineText(file: string, text: string): LoadedPipelineFile {
   const sha256 = createHash("sha256").update(text).digest("hex");
   const parsed = parseSource(file, text);
@@ -105,18 +126,20 @@ export function checkPipelineText(file: string, text: string): LoadedPipelineFil
   const problems: Problem[] = [];
   let data = parsed.data as GpuplanPipelineFile;
   let skip = new Set<number>();
+  let dropped = new Set<string>();
   if (!validatePipeline(parsed.data)) {
     const errors = validatePipeline.errors ?? [];
     problems.push(...schemaProblems(errors, file, knownPipelineKeys));
     const salvaged = salvage(parsed.data, errors);
     if (!salvaged) return { ...result, problems };
-    ({ data, skip } = salvaged);
+    ({ data, skip, dropped } = salvaged);
   }
-  const normalized = normalizeFile(data, file, skip);
+  const invalid = droppedCheck(dropped);
+  const normalized = normalizeFile(data, file, skip, invalid);
   problems.push(...normalized.problems);
   for (const t of normalized.value.templates) {
     for (const rule of RULES)
-      rule({ file, spec: t.spec, pipeline: t.resolved, report: (p) => problems.push(p) });
+      rule({ file, spec: t.spec, pipeline: t.resolved, invalid, report: (p) => problems.push(p) });
   }
   const tooLarge = expansionProblem(normalized.value.templates, normalized.value.limits, file);
   if (tooLarge) return { ...result, problems: [...problems, tooLarge] };

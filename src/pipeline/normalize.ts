@@ -43,9 +43,10 @@ export function normalizeFile(
   data: GpuplanPipelineFile,
   file: string,
   skip: ReadonlySet<number> = new Set(),
+  invalid: (pointer: string) => boolean = () => false,
 ): { value: Templates; problems: Problem[] } {
   const problems: Problem[] = [];
-  const registry = normalizeRegistry(data, file, problems);
+  const registry = normalizeRegistry(data, file, problems, invalid);
   const defaults = data.defaults ?? {};
   const templates = data.pipelines.flatMap((spec, i) =>
     skip.has(i) ? [] : [{ spec, resolved: normalizePipeline(spec, i, defaults, file, problems) }],
@@ -57,7 +58,12 @@ export function normalizeFile(
   return { value: { name: data.name ?? DEFAULTS.root.name, registry, limits, templates }, problems };
 }
 
-function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Problem[]): RegistryConfig {
+function normalizeRegistry(
+  data: GpuplanPipelineFile,
+  file: string,
+  problems: Problem[],
+  invalid: (pointer: string) => boolean,
+): RegistryConfig {
   const r = data.registry ?? {};
   if (r.workers !== undefined) {
     // "worker" is the warm model process; the host's bound on running pipelines got its own name.
@@ -77,7 +83,8 @@ function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Pr
   const strategy = r.memory_strategy ?? DEFAULTS.Registry.memory_strategy;
   let fraction: number;
   if (strategy === "custom") {
-    if (r.memory_fraction === undefined) {
+    // A memory_fraction the schema rejected is reported already; it is not missing.
+    if (r.memory_fraction === undefined && !invalid("/registry/memory_fraction")) {
       problems.push(
         error({
           code: "missing-memory-fraction",
@@ -90,7 +97,8 @@ function normalizeRegistry(data: GpuplanPipelineFile, file: string, problems: Pr
     }
     fraction = r.memory_fraction ?? STRATEGY_FRACTIONS[DEFAULTS.Registry.memory_strategy];
   } else {
-    if (r.memory_fraction !== undefined) {
+    // With a rejected strategy, nobody knows whether the fraction was meant for `custom`.
+    if (r.memory_fraction !== undefined && !invalid("/registry/memory_strategy")) {
       problems.push(
         error({
           code: "memory-fraction-without-custom",

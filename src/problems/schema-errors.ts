@@ -38,7 +38,7 @@ export function schemaProblems(
   // anyOf branches each complain about the same value (e.g. "must be integer" and "must match
   // pattern" for a size); keep one message per location so the user sees one clear problem.
   const byPointer = new Map<string, AjvError[]>();
-  for (const e of errors) {
+  for (const e of withoutMismatchedBranches(errors)) {
     if (NOISE.has(e.keyword)) continue;
     if (e.propertyName !== undefined) {
       const p = nameProblem(e, e.propertyName, file);
@@ -77,6 +77,39 @@ export function schemaProblems(
     }
   }
   return problems;
+}
+
+/**
+ * ajv reports every branch of a failed anyOf. When the value has the type of some branch (an
+ * object where a string or an object is allowed), the branches of other types only add a false
+ * "must be string": drop them and keep what the matching branch says. When no branch has the
+ * value's type, all stay (and are collapsed into one problem below).
+ */
+function withoutMismatchedBranches(errors: readonly AjvError[]): readonly AjvError[] {
+  const anyOfs = errors.filter((e) => e.keyword === "anyOf");
+  if (anyOfs.length === 0) return errors;
+  const drop = new Set<AjvError>();
+  for (const a of anyOfs) {
+    const prefix = `${a.schemaPath}/`;
+    const branches = new Map<string, AjvError[]>();
+    for (const e of errors) {
+      if (e === a || !e.schemaPath.startsWith(prefix)) continue;
+      if (e.instancePath !== a.instancePath && !e.instancePath.startsWith(`${a.instancePath}/`)) continue;
+      const branch = e.schemaPath.slice(prefix.length).split("/")[0]!;
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    const mismatched = [...branches].filter(([branch, list]) =>
+      list.some(
+        (e) =>
+          e.keyword === "type" &&
+          e.instancePath === a.instancePath &&
+          e.schemaPath === `${prefix}${branch}/type`,
+      ),
+    );
+    if (mismatched.length === 0 || mismatched.length === branches.size) continue;
+    for (const [, list] of mismatched) for (const e of list) drop.add(e);
+  }
+  return drop.size === 0 ? errors : errors.filter((e) => !drop.has(e));
 }
 
 /** A key the schema's `propertyNames` rejects: pointed at, with what names may be. */

@@ -2,11 +2,13 @@ import { error, warning } from "../../problems/problem.js";
 import type { Rule } from "./rule.js";
 
 /** GPU-only settings on a step whose memory types are all host types. */
-export const gpuOptionsOnCpuSteps: Rule = ({ pipeline, spec, file, report }) => {
+export const gpuOptionsOnCpuSteps: Rule = ({ pipeline, spec, file, invalid, report }) => {
   spec.steps.forEach((s, j) => {
     const step = pipeline.steps[j]!;
     if (step.isGpu) {
-      if (s.vram === undefined && step.vramBytes === null) {
+      // A vram the schema rejected (here or in the defaults) is reported already, not missing.
+      const rejected = invalid(`${step.pointer}/vram`) || invalid("/defaults/vram");
+      if (s.vram === undefined && step.vramBytes === null && !rejected) {
         report(
           warning({
             code: "missing-vram",
@@ -23,6 +25,9 @@ export const gpuOptionsOnCpuSteps: Rule = ({ pipeline, spec, file, report }) => 
     // An unknown memory type was reported already and reads as numpy here; whether the step is
     // meant for the GPU is unknown, so "has no effect on a CPU step" would only add noise.
     if (step.unknownMemoryType) return;
+    // Likewise when its memory types were rejected by the schema.
+    if (invalid(`${step.pointer}/memory`) || invalid(`${step.pointer}/uses`) || invalid("/defaults/memory"))
+      return;
     const cpuHint = "its memory types are all host types (numpy); declare a GPU type in `memory` or `uses`";
     if (s.device_map !== undefined) {
       report(

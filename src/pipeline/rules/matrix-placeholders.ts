@@ -4,7 +4,9 @@ import { placeholders } from "../expand-matrix.js";
 import type { Rule } from "./rule.js";
 
 /** Every {var} must be a matrix variable, and the name must tell the expansions apart. */
-export const matrixPlaceholders: Rule = ({ pipeline, spec, file, report }) => {
+export const matrixPlaceholders: Rule = ({ pipeline, spec, file, invalid, report }) => {
+  // A matrix the schema rejected is reported already; its placeholders are not "unknown".
+  if (invalid(`${pipeline.pointer}/matrix`)) return;
   const vars = Object.keys(spec.matrix ?? {});
   const check = (text: string, pointer: string) => {
     for (const name of placeholders(text)) {

@@ -6,6 +6,9 @@ import type { Rule } from "./rule.js";
 /** `needs` must name steps of the same pipeline and form a DAG. */
 export const needsGraph: Rule = ({ pipeline, spec, file, report }) => {
   const ids = pipeline.steps.map((s) => s.id);
+  // With a duplicated id (its own problem) `needs` cannot say which step it means, and the
+  // second step's default need would be itself: no cycle or unknown-need follows from it.
+  if (new Set(ids).size < ids.length) return;
   let broken = false;
   pipeline.steps.forEach((step, j) => {
     const explicit = spec.steps[j]?.needs ?? [];

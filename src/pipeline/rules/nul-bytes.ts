@@ -27,17 +27,16 @@ export const nulBytes: Rule = ({ spec, pipeline, file, report }) => {
   for (const [key, value] of Object.entries(spec.env ?? {}))
     check(value, `${pipeline.pointer}/env${toPointer([key])}`, `env \`${key}\` of the pipeline`);
   for (const [name, values] of Object.entries(spec.matrix ?? {}))
-    values.forEach((v, i) =>
-      check(v, `${pipeline.pointer}/matrix${toPointer([name, i])}`, `matrix value \`${name}\``),
-    );
+    for (const [i, v] of values.entries())
+      check(v, `${pipeline.pointer}/matrix${toPointer([name, i])}`, `matrix value \`${name}\``);
   spec.steps.forEach((s, j) => {
     const step = pipeline.steps[j]!;
     const of = `of step \`${step.id}\``;
     if (typeof s.run === "string") check(s.run, `${step.pointer}/run`, `\`run\` ${of}`);
-    else s.run?.forEach((arg, k) => check(arg, `${step.pointer}/run/${k}`, `\`run[${k}]\` ${of}`));
-    s.worker?.run.forEach((arg, k) =>
-      check(arg, `${step.pointer}/worker/run/${k}`, `\`worker.run[${k}]\` ${of}`),
-    );
+    for (const [k, arg] of (Array.isArray(s.run) ? s.run : []).entries())
+      check(arg, `${step.pointer}/run/${k}`, `\`run[${k}]\` ${of}`);
+    for (const [k, arg] of (s.worker?.run ?? []).entries())
+      check(arg, `${step.pointer}/worker/run/${k}`, `\`worker.run[${k}]\` ${of}`);
     // The step's env and cwd merged with the pipeline's and the defaults: point at where each came from.
     for (const [key, value] of Object.entries(step.env)) {
       const where =

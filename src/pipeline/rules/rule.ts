@@ -7,6 +7,11 @@ interface RuleContext {
   file: string;
   spec: PipelineSpec;
   pipeline: ResolvedPipeline;
+  /**
+   * Whether the schema rejected the value at this pointer (or around it) and it was dropped: a
+   * rule says nothing about it being absent, since its problem is already reported (#11.12).
+   */
+  invalid: (pointer: string) => boolean;
   report: (problem: Problem) => void;
 }
 
