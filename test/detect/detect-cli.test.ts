@@ -67,7 +67,10 @@ describe("gpuplan detect's short path", () => {
     const saved = { ...process.env };
     Object.assign(process.env, fakeEnv("h100x8-mig.scenario", {}));
     try {
-      const lean = loadedModules(["detect", "--json"], "commander|bundle/main\\.js|compile-|run-");
+      const lean = loadedModules(
+        ["detect", "--json"],
+        "commander|bundle/main\\.js|bundle/compile-|bundle/run-",
+      );
       expect(lean.result.exitCode).toBe(0);
       expect(lean.modules).toEqual([]);
       const full = loadedModules(["detect", "--bogus"], "bundle/main\\.js");
