@@ -127,6 +127,12 @@ export const CODES = {
     "An inventory describes one machine; GPU counts that add up to more than 1024 are a mistake (or an attempt to make compile work forever).",
     "list each kind of GPU once with its real count",
   ),
+  "nul-byte": problem(
+    "error",
+    "A NUL byte where a command, environment or path would be cut short",
+    'A process\'s arguments, environment and working directory are C strings that end at the first NUL byte, so a value with one (YAML writes it as "\\0" in double quotes) would silently run as something shorter. Pipeline names are refused too: they name log files.',
+    "remove the \\0; write \\\\0 for a backslash and a zero",
+  ),
   "size-out-of-range": problem(
     "error",
     "A size too large to count in bytes",
