@@ -127,6 +127,12 @@ export const CODES = {
     "An inventory describes one machine; GPU counts that add up to more than 1024 are a mistake (or an attempt to make compile work forever).",
     "list each kind of GPU once with its real count",
   ),
+  "not-a-text-file": problem(
+    "error",
+    "A file that is not UTF-8 text",
+    "Pipeline, inventory and plan files are UTF-8 text (YAML or JSON). A NUL byte means a binary file (or UTF-16); bytes that are not UTF-8 (Latin-1, Windows-1252) would change silently into U+FFFD, so they are refused where they first occur.",
+    "save the file as UTF-8",
+  ),
   "nul-byte": problem(
     "error",
     "A NUL byte where a command, environment or path would be cut short",

@@ -28,6 +28,8 @@ export function parseSource(file: string, text: string): ParsedSource {
       problems: [error({ code: "empty-file", message: "the file is empty", file, offset: 0 })],
     };
   }
+  const notText = notTextProblem(file, text);
+  if (notText) return { source, data: undefined, problems: [notText] };
   try {
     const data = load(text, { schema: CORE_SCHEMA, filename: file, json: false });
     // Only a file with an anchor can repeat anything.
@@ -38,6 +40,48 @@ export function parseSource(file: string, text: string): ParsedSource {
     if (!(e instanceof YAMLException)) throw e;
     return { source, data: undefined, problems: [syntaxProblem(e, file, text)] };
   }
+}
+
+/**
+ * A file read as UTF-8 that is not UTF-8 text: a NUL byte (a binary file, or UTF-16) or the
+ * replacement character the decoder put where bytes were not UTF-8 (Latin-1, Windows-1252). Said
+ * so at the first such place, instead of a YAML error about "non-printable characters" over a
+ * code frame of binary, or a value silently changed.
+ */
+function notTextProblem(file: string, text: string): Problem | undefined {
+  const nul = text.indexOf("\0");
+  // UTF-16 with a byte-order mark: FF FE or FE FF decode to two replacement characters; without
+  // one, ASCII in UTF-16 has a NUL beside every character.
+  const utf16 = text.startsWith("\ufffd\ufffd") || /^(?:[^\0]\0){4}|^(?:\0[^\0]){4}/.test(text);
+  if (utf16) {
+    return error({
+      code: "not-a-text-file",
+      message: "the file is UTF-16 text; gpuplan reads UTF-8",
+      hint: "save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)",
+      file,
+      offset: 0,
+    });
+  }
+  if (nul !== -1) {
+    return error({
+      code: "not-a-text-file",
+      message: "the file is not a text file: it holds a NUL byte",
+      hint: "give gpuplan a YAML or JSON file",
+      file,
+      offset: nul,
+    });
+  }
+  const bad = text.indexOf("\ufffd");
+  if (bad !== -1) {
+    return error({
+      code: "not-a-text-file",
+      message: "the file is not UTF-8 text here (or holds U+FFFD, the mark of an earlier failed conversion)",
+      hint: "save it as UTF-8 (a Latin-1 file: iconv -f LATIN1 -t UTF-8)",
+      file,
+      offset: bad,
+    });
+  }
+  return undefined;
 }
 
 function aliasProblem(overrun: NonNullable<ReturnType<typeof aliasOverrun>>, file: string): Problem {
