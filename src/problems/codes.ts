@@ -284,9 +284,9 @@ export const CODES = {
   // ── Compiling against an inventory ──────────────────────────────────────────────────────────
   "no-gpus": problem(
     "warning",
-    "The inventory has no usable GPU",
-    "Every pipeline runs on the CPU: the inventory lists no GPU, or none of a backend in `platform_priority`.",
-    "compile against a machine with GPUs with --target NAME or --inventory FILE",
+    "The file has GPU steps but the inventory has no usable GPU",
+    "Every pipeline runs on the CPU: the inventory lists no GPU, or none of a backend in `platform_priority`. A file of CPU steps only is not warned about.",
+    "to plan for a machine with GPUs: gpuplan compile FILE --target NAME (or --inventory FILE)",
   ),
   "no-usable-gpu": problem(
     "error",
