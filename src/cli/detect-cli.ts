@@ -9,12 +9,10 @@
  * is unset), else the default.
  */
 import type { DetectArgs } from "../detect/prestart.js";
-import { DEFAULT_LOCK_DIR } from "../run/lock/lock-dir.js";
-import { guardOutputStreams } from "./output-guard.js";
+import { DEFAULT_LOCK_DIR } from "../run/lock/default-lock-dir.js";
 import { runCommand } from "./run-command.js";
 
 export function runDetect(args: DetectArgs): Promise<void> {
-  guardOutputStreams();
   const fromEnv = process.env.GPUPLAN_LOCK_DIR;
   const lockDir = args.lockDir ?? (fromEnv ? fromEnv : DEFAULT_LOCK_DIR);
   return runCommand("human", () => import("./commands/detect.js"), { ...args, lockDir });

@@ -3,12 +3,10 @@
  * that whatever fails is printed once, with its code, in the format that was asked for.
  */
 import { CommanderError } from "@commander-js/extra-typings";
-import { guardOutputStreams } from "./output-guard.js";
 import { createProgram, USER_SETTINGS } from "./program.js";
 import type { ReportFormat } from "./report-failure.js";
 import { reportFailure } from "./run-command.js";
 
-guardOutputStreams();
 // An empty GPUPLAN_* setting means "not set", as it always has; commander would take "" as a value.
 for (const name of USER_SETTINGS) if (process.env[name] === "") delete process.env[name];
 

@@ -5,6 +5,8 @@
  * ignores SIGPIPE, so the loss shows up as an error on the stream (and on each write's callback),
  * which would otherwise crash the process or reject a view's flush. Any other failure to print
  * (a full disk behind `> plan.json`) must not pass silently: it is reported on exit.
+ * The guard goes on a stream when gpuplan first writes to it: Node creates process.stderr on first
+ * use, and for a pipe that costs a few milliseconds that `gpuplan --help` need not pay.
  */
 
 type Write = NodeJS.WriteStream["write"];
@@ -12,13 +14,20 @@ type WriteCallback = (error?: Error | null) => void;
 
 const READER_GONE = new Set(["EPIPE", "ERR_STREAM_DESTROYED"]);
 
-/** Install the guard on process.stdout and process.stderr (once, at start-up). */
-export function guardOutputStreams(): void {
-  guard(process.stdout, "stdout");
-  guard(process.stderr, "stderr");
+const guardedStreams = new WeakSet<NodeJS.WriteStream>();
+
+/** process.stdout, guarded. */
+export function stdout(): NodeJS.WriteStream {
+  return guardedStreams.has(process.stdout) ? process.stdout : guard(process.stdout, "stdout");
 }
 
-function guard(stream: NodeJS.WriteStream, name: string): void {
+/** process.stderr, guarded. */
+export function stderr(): NodeJS.WriteStream {
+  return guardedStreams.has(process.stderr) ? process.stderr : guard(process.stderr, "stderr");
+}
+
+function guard(stream: NodeJS.WriteStream, name: string): NodeJS.WriteStream {
+  guardedStreams.add(stream);
   let lost = false;
   let failure: Error | undefined;
   const isReaderGone = (e: unknown): boolean => {
@@ -55,4 +64,5 @@ function guard(stream: NodeJS.WriteStream, name: string): void {
     }
     if (!process.exitCode) process.exitCode = 2;
   });
+  return stream;
 }

@@ -1,7 +1,12 @@
-/** stdout carries results, stderr carries chatter (STYLE.md §8). Colour: ./paint.ts. */
+/**
+ * stdout carries results, stderr carries chatter (STYLE.md §8); both quiet when their reader
+ * leaves (./output-guard.ts). Colour: ./paint.ts.
+ */
+import { stderr, stdout } from "./output-guard.js";
+
 export const writeOut = (text: string): void => {
-  process.stdout.write(text);
+  stdout().write(text);
 };
 export const writeErr = (text: string): void => {
-  process.stderr.write(text);
+  stderr().write(text);
 };

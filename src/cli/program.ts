@@ -7,10 +7,11 @@
  */
 import { Command, CommanderError, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import type { Code } from "../problems/codes.js";
-import { DEFAULT_LOCK_DIR } from "../run/lock/lock-dir.js";
+import { DEFAULT_LOCK_DIR } from "../run/lock/default-lock-dir.js";
 import { VERSION } from "../version.js";
 import { countArgument, durationArgument, sizeArgument, takeArgumentFailureCode } from "./arg-parsers.js";
 import { CommandLineError } from "./command-line-error.js";
+import { writeErr, writeOut } from "./output.js";
 import type { ReportFormat } from "./report-failure.js";
 import { runCommand } from "./run-command.js";
 
@@ -30,7 +31,7 @@ export function createProgram(format: ReportFormat) {
     // -V too, as in earlier releases.
     .addOption(new Option("-V").hideHelp())
     .on("option:V", () => {
-      process.stdout.write(`${VERSION}\n`);
+      writeOut(`${VERSION}\n`);
       throw new CommanderError(0, "commander.version", VERSION);
     });
 
@@ -257,8 +258,8 @@ function configure<C extends CommandUnknownOpts>(command: C): C {
       throw toCommandLineError(e, command);
     })
     .configureOutput({
-      writeOut: (s) => process.stdout.write(s),
-      writeErr: (s) => process.stderr.write(s),
+      writeOut,
+      writeErr,
       outputError: () => {},
     });
   return command;

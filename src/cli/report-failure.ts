@@ -12,7 +12,7 @@ import type { Problem } from "../problems/problem.js";
 import { formatGithub } from "../ui/problems/github.js";
 import { formatJson } from "../ui/problems/json.js";
 import { VERSION } from "../version.js";
-import { CommandLineError } from "./command-line-error.js";
+import type { CommandLineError } from "./command-line-error.js";
 import { writeErr, writeOut } from "./output.js";
 
 export type ReportFormat = "human" | "json" | "github";
@@ -44,7 +44,7 @@ export function reportFailure(e: unknown, format: ReportFormat): number {
 }
 
 function describeFailure(e: unknown): Failure {
-  if (e instanceof CommandLineError) {
+  if (isCommandLineError(e)) {
     const hint = [e.suggestion, (CODES[e.code] as CodeEntry).hint, `see ${e.command} --help`];
     return {
       code: e.code,
@@ -112,6 +112,13 @@ const joinHints = (parts: readonly (string | undefined)[]): string =>
   parts
     .filter((p): p is string => Boolean(p))
     .reduce((all, p) => (all ? `${all}${all.endsWith("?") ? " " : "; "}${p}` : p), "");
+
+/**
+ * By its name, not instanceof: importing the class here would make it a chunk of its own that
+ * every start-up loads (program.ts throws it), for the sake of a failure path.
+ */
+const isCommandLineError = (e: unknown): e is CommandLineError =>
+  e instanceof UsageError && e.name === "CommandLineError";
 
 const hintOf = (e: UsageError | VendorError): { hint?: string } => (e.hint ? { hint: e.hint } : {});
 

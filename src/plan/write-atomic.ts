@@ -141,6 +141,8 @@ async function writeToDescriptor(fd: number, text: string): Promise<void> {
     try {
       done += writeSync(fd, bytes, done);
     } catch (e) {
+      // The reader went away (`-o /dev/stdout | head -1`): the rest has nowhere to go, quietly.
+      if (errnoOf(e) === "EPIPE") return;
       // A non-blocking pipe that is full: wait for the reader.
       if (errnoOf(e) !== "EAGAIN") throw e;
       await new Promise((r) => setTimeout(r, 5));

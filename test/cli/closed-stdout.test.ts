@@ -97,6 +97,16 @@ describe("a closed stdout", () => {
     expect(r.exitCode).toBe(0);
   });
 
+  it("compile -o /dev/stdout | head -1: exit 0, no error", async () => {
+    const r = await withReaderLeaving(
+      ["compile", bigPipeline(), "--target", "cpu-only", "-o", "/dev/stdout"],
+      "after-first-chunk",
+    );
+    expect(r.stdout.startsWith("{")).toBe(true);
+    expect(r.stderr).not.toMatch(/EPIPE|gpuplan: error/);
+    expect(r.exitCode).toBe(0);
+  });
+
   it("compile --format json with errors: exit 1 as if the report had been read", async () => {
     const file = join(t.dir, "bad.yaml");
     writeFileSync(

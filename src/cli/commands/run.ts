@@ -11,6 +11,7 @@ import type { Problem } from "../../problems/problem.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { writeErr, writeOut } from "../output.js";
+import { stderr, stdout } from "../output-guard.js";
 import { colorLevelOf, paintFor } from "../paint.js";
 
 /** The options as program.ts resolved them (flag, GPUPLAN_* variable, default); durations in ms. */
@@ -67,7 +68,8 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     wait: options.wait,
     ...(options.lockTimeout !== undefined && { lockTimeoutMs: options.lockTimeout }),
     ui: options.ui,
-    terminal: { out: process.stdout, err: process.stderr, colorLevel: colorLevelOf(process.stderr) },
+    // Guarded: a viewer that goes away (EPIPE) ends the view's output, never the run.
+    terminal: { out: stdout(), err: stderr(), colorLevel: colorLevelOf(process.stderr) },
     killGraceMs: options.killGrace,
     lockDir: options.lockDir,
     cpuPinning: options.cpuPinning === "on",

@@ -17,11 +17,9 @@ import {
 import { join, resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 
-/**
- * Shared by every user of the host. Deliberately not os.tmpdir(): TMPDIR is often per user or per
- * Slurm job, and two gpuplans that see different directories would not exclude each other.
- */
-export const DEFAULT_LOCK_DIR = "/tmp/gpuplan-locks";
+import { DEFAULT_LOCK_DIR } from "./default-lock-dir.js";
+
+export { DEFAULT_LOCK_DIR } from "./default-lock-dir.js";
 
 /** The directory given (the CLI resolves --lock-dir and GPUPLAN_LOCK_DIR), else the default; always absolute. */
 export function resolveLockDir(dir?: string): string {
