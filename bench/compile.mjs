@@ -108,7 +108,7 @@ function warningsWorkload() {
       maxBuffer: 1 << 30,
     });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
-    const kib = Number(readFileSync(rssFile, "utf8"));
+    const kib = JSON.parse(readFileSync(rssFile, "utf8")).maxRSS;
     rmSync(rssFile);
     return { ms, mb: kib / 1024, status: r.status, stderr: String(r.stderr) };
   };

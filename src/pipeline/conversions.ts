@@ -3,7 +3,7 @@
  * the consumer's input type. Used by the conversion rule and recorded in the plan.
  */
 import { type ConversionKind, classifyConversion, type MemoryType } from "./memory-types.js";
-import type { ResolvedPipeline } from "./model.js";
+import type { ResolvedPipeline, ResolvedStep } from "./model.js";
 
 export interface Conversion {
   fromStep: string;
@@ -17,10 +17,24 @@ export interface Conversion {
 /** PCIe 4.0 x16 moves about 25 GB/s in practice; enough for an order-of-magnitude estimate. */
 const HOST_LINK_BYTES_PER_SECOND = 25e9;
 
+// Steps by id (the first of a duplicated id, as a search would find), once per pipeline: a
+// search per edge is quadratic in a pipeline of many steps.
+const stepsById = new WeakMap<readonly ResolvedStep[], Map<string, ResolvedStep>>();
+
+function stepById(steps: readonly ResolvedStep[], id: string): ResolvedStep | undefined {
+  let index = stepsById.get(steps);
+  if (!index) {
+    index = new Map();
+    for (const s of steps) if (!index.has(s.id)) index.set(s.id, s);
+    stepsById.set(steps, index);
+  }
+  return index.get(id);
+}
+
 export function incomingConversions(pipeline: ResolvedPipeline, stepIndex: number): Conversion[] {
   const step = pipeline.steps[stepIndex]!;
   return step.needs.flatMap((need) => {
-    const producer = pipeline.steps.find((s) => s.id === need);
+    const producer = stepById(pipeline.steps, need);
     if (!producer) return [];
     return [
       {

@@ -2,6 +2,7 @@ import { error, warning } from "../../problems/problem.js";
 import { formatSize } from "../../units/size.js";
 import { incomingConversions, transferMs } from "../conversions.js";
 import { isGpuType } from "../memory-types.js";
+import type { ResolvedStep } from "../model.js";
 import type { Rule } from "./rule.js";
 
 /**
@@ -10,7 +11,13 @@ import type { Rule } from "./rule.js";
  * between two GPU steps bounces the data through the host: worth a warning.
  */
 export const memoryConversions: Rule = ({ pipeline, file, report }) => {
+  // With a duplicated id (its own problem) nobody knows which step a need means.
+  if (new Set(pipeline.steps.map((s) => s.id)).size < pipeline.steps.length) return;
   const unknown = new Set(pipeline.steps.filter((s) => s.unknownMemoryType).map((s) => s.id));
+  // Who needs each step, built once: a search per step is quadratic in a pipeline of many steps.
+  const consumers = new Map<string, ResolvedStep[]>();
+  for (const s of pipeline.steps)
+    for (const need of new Set(s.needs)) consumers.set(need, [...(consumers.get(need) ?? []), s]);
   pipeline.steps.forEach((step, j) => {
     // A step with an unknown type was reported already; guessing its hand-offs would only mislead.
     if (unknown.has(step.id)) return;
@@ -47,8 +54,8 @@ export const memoryConversions: Rule = ({ pipeline, file, report }) => {
     const fromGpu = incomingConversions(pipeline, j).filter(
       (c) => isGpuType(c.from) && !unknown.has(c.fromStep),
     );
-    const toGpu = pipeline.steps.filter(
-      (s) => s.needs.includes(step.id) && isGpuType(s.memory.input) && !unknown.has(s.id),
+    const toGpu = (consumers.get(step.id) ?? []).filter(
+      (s) => isGpuType(s.memory.input) && !unknown.has(s.id),
     );
     if (fromGpu.length > 0 && toGpu.length > 0) {
       report(
