@@ -42,6 +42,12 @@ export function expansionProblem(
   limits: { maxPipelines: number; maxSteps: number },
   file: string,
 ): Problem | undefined {
+  // What the file writes out is never refused: the limits are on what matrices add to it.
+  const maxPipelines = Math.max(limits.maxPipelines, templates.length);
+  const maxSteps = Math.max(
+    limits.maxSteps,
+    templates.reduce((n, t) => n + t.resolved.steps.length, 0),
+  );
   let pipelines = 0;
   let steps = 0;
   for (const { spec, resolved } of templates) {
@@ -51,20 +57,20 @@ export function expansionProblem(
     pipelines += combos;
     steps += combos * resolved.steps.length;
     const where = spec.matrix ? `${resolved.pointer}/matrix` : resolved.pointer;
-    if (pipelines > limits.maxPipelines) {
+    if (pipelines > maxPipelines) {
       return error({
         code: "too-many-pipelines",
-        message: `the matrices expand to ${count(pipelines)} pipelines, more than the limit of ${count(limits.maxPipelines)}`,
+        message: `the matrices expand to ${count(pipelines)} pipelines, more than the limit of ${count(maxPipelines)}`,
         hint: "shrink the matrix, or raise `limits.max_pipelines` if the file really is meant to be that large",
         file,
         pointer: where,
         at: spec.matrix ? "value" : "key",
       });
     }
-    if (steps > limits.maxSteps) {
+    if (steps > maxSteps) {
       return error({
         code: "too-many-steps",
-        message: `the matrices expand to ${count(steps)} steps, more than the limit of ${count(limits.maxSteps)}`,
+        message: `the matrices expand to ${count(steps)} steps, more than the limit of ${count(maxSteps)}`,
         hint: "shrink the matrix, or raise `limits.max_steps` if the file really is meant to be that large",
         file,
         pointer: where,

@@ -106,19 +106,19 @@ export const CODES = {
   "alias-expansion": problem(
     "error",
     "YAML aliases that would repeat too much, or forever",
-    'YAML aliases (*name) repeat a node defined elsewhere; nested, a few lines can stand for billions of nodes (a "billion laughs"), and an alias inside the node it names never ends. gpuplan counts what aliases repeat and stops at 1,000,000 nodes, before building them.',
+    'YAML aliases (*name) repeat a node defined elsewhere; nested, a few lines can stand for billions of nodes (a "billion laughs"), and an alias inside the node it names never ends. gpuplan counts what aliases repeat and stops at 100,000 nodes, before building them.',
     "write the repeated part out, or use a matrix",
   ),
   "too-many-pipelines": problem(
     "error",
     "The matrices expand past `limits.max_pipelines`",
-    "Matrix pipelines are counted before they are expanded, so a matrix of a few lines cannot make millions of pipelines and exhaust the memory. The limit (100,000 by default) can be raised in the file.",
+    "Matrix pipelines are counted before they are expanded, so a matrix of a few lines cannot make millions of pipelines and exhaust the memory. The limit (100,000 by default, or the number the file writes out if that is more) can be raised in the file.",
     "shrink the matrix, or raise `limits.max_pipelines`",
   ),
   "too-many-steps": problem(
     "error",
     "The matrices expand past `limits.max_steps`",
-    "The steps of all expanded pipelines are counted before expanding; the limit (1,000,000 by default) can be raised in the file.",
+    "The steps of all expanded pipelines are counted before expanding; the limit (100,000 by default, or the number the file writes out if that is more) can be raised in the file.",
     "shrink the matrix, or raise `limits.max_steps`",
   ),
   "too-many-gpus": problem(

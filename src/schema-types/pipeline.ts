@@ -236,11 +236,11 @@ export interface OnOom {
  */
 export interface Limits {
   /**
-   * Pipelines after matrix expansion, all templates together.
+   * Pipelines after matrix expansion, all templates together. A file that writes out more pipelines than this is not refused for it: the limit is on what matrices add.
    */
   max_pipelines?: number;
   /**
-   * Steps after matrix expansion (each pipeline's steps, all pipelines together).
+   * Steps after matrix expansion (each pipeline's steps, all pipelines together). A file that writes out more steps than this is not refused for it: the limit is on what matrices add.
    */
   max_steps?: number;
 }
