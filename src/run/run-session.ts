@@ -2,12 +2,11 @@
  * A run session: a prepared run carried out for the CLI — its directory and journal, its events
  * files, the slot lock, the view, the interrupt signals, and the executor in the middle of them;
  * everything set up before the first step and let go of after the last, whatever happens between.
- * Heavy modules (koffi's lock, ink's view, the executor) are imported only here, when needed.
+ * Heavy modules (koffi's lock, the executor) are imported only here, when needed; the view comes
+ * from the CLI (src/run/run-view.ts), which decides how the run is shown.
  */
 import type { DetectInventory } from "../inventory/types.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
-import type { ColorLevel } from "../ui/paint.js";
-import type { UiMode } from "../ui/run/view.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
 import { noGpuLock } from "./lock/no-gpu-lock.js";
@@ -16,6 +15,7 @@ import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, openJournal } from "./record/journal.js";
+import type { OpenRunView } from "./run-view.js";
 import type { SpawnMethod } from "./step/spawn/start-process.js";
 
 export interface SessionOptions {
@@ -25,9 +25,8 @@ export interface SessionOptions {
   eventsFile?: string;
   wait: boolean;
   lockTimeoutMs?: number;
-  ui: UiMode;
-  /** Where the view writes, and the colour level the CLI decided for `err`. */
-  terminal: { out: NodeJS.WriteStream; err: NodeJS.WriteStream; colorLevel: ColorLevel };
+  /** The view, as the CLI chose it (UI mode, colour level, where it writes). */
+  openView: OpenRunView;
   /** SIGTERM → SIGKILL delay for interrupted steps. */
   killGraceMs: number;
   /** The GPU slot lock directory (--lock-dir, GPUPLAN_LOCK_DIR). */
@@ -57,16 +56,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
   const events = openEventFiles(runDir, options.eventsFile);
   const needsLock = needsGpuLock(pipelines);
   const lock = await openLock(needsLock, options.lockDir);
-  const { createView, resolveUiMode } = await import("../ui/run/index.js");
-  const { out, err, colorLevel } = options.terminal;
-  const mode = resolveUiMode(options.ui, { isTTY: Boolean(err.isTTY), columns: err.columns });
-  const view = await createView(mode, {
-    plan,
-    pipelines: pipelines.map((p) => p.name),
-    out,
-    err,
-    colorLevel,
-  });
+  const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   const signals = listenForInterrupts();
   const { executeRun } = await import("./executor/execute-run.js");
   const { createMemorySampler } = await import("./record/memory-snapshot.js");

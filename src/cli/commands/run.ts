@@ -8,6 +8,7 @@ import type { Code } from "../../problems/codes.js";
 import { EXIT } from "../../problems/errors.js";
 import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
+import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { writeErr, writeOut } from "../output.js";
@@ -67,9 +68,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     ...(options.events && { eventsFile: options.events }),
     wait: options.wait,
     ...(options.lockTimeout !== undefined && { lockTimeoutMs: options.lockTimeout }),
-    ui: options.ui,
-    // Guarded: a viewer that goes away (EPIPE) ends the view's output, never the run.
-    terminal: { out: stdout(), err: stderr(), colorLevel: colorLevelOf(process.stderr) },
+    openView: (context) => openView(context, options.ui),
     killGraceMs: options.killGrace,
     lockDir: options.lockDir,
     cpuPinning: options.cpuPinning === "on",
@@ -85,6 +84,18 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   }
   if (result.summary.interrupted) return EXIT.interrupted;
   return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
+}
+
+/**
+ * The run's view in the mode asked for (`auto`: the live view on an interactive terminal outside
+ * CI), painted at the colour level decided for stderr. Guarded streams: a viewer that goes away
+ * (EPIPE) ends the view's output, never the run.
+ */
+async function openView(context: RunViewContext, ui: RunOptions["ui"]): Promise<RunView> {
+  const { createView, resolveUiMode } = await import("../../ui/run/index.js");
+  const err = stderr();
+  const mode = resolveUiMode(ui, { isTTY: Boolean(err.isTTY), columns: err.columns });
+  return createView(mode, { ...context, out: stdout(), err, colorLevel: colorLevelOf(process.stderr) });
 }
 
 /**

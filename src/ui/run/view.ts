@@ -5,28 +5,16 @@
  * progress with a bar. ink and react are imported only for `tui`.
  */
 
-import type { RunSummary } from "../../run/outcome/run-tally.js";
-import type { RunEvent } from "../../run/record/events.js";
-import type { GpuplanPlan } from "../../schema-types/plan.js";
+import type { RunViewContext } from "../../run/run-view.js";
 import { isCi } from "../is-ci.js";
 import type { ColorLevel } from "../paint.js";
 
 export type UiMode = "auto" | "tui" | "plain" | "json";
 
-export interface RunView {
-  onEvent(event: RunEvent): void;
-  /** One line a step printed (already split; without the newline). */
-  onOutput(pipeline: string, step: string, stream: "stdout" | "stderr", line: string): void;
-  /** Final words (summary, failures) and teardown; resolves when the view has let go of the terminal. */
-  close(summary: RunSummary): Promise<void>;
-}
-
 export type { RunSummary } from "../../run/outcome/run-tally.js";
+export type { RunView } from "../../run/run-view.js";
 
-export interface ViewOptions {
-  plan: GpuplanPlan;
-  /** Pipelines selected for this run (names). */
-  pipelines: string[];
+export interface ViewOptions extends RunViewContext {
   out: NodeJS.WriteStream;
   err: NodeJS.WriteStream;
   /** The colour level the CLI decided for `err` (src/cli/paint.ts); the live view paints with it too. */

@@ -1,0 +1,28 @@
+/**
+ * What a run session needs of whoever shows the run: the events and the steps' output as they
+ * happen, and a close that hands over the summary and resolves once the terminal is let go of.
+ * The core owns this contract; the presentation layer (src/ui/run) implements it and the CLI,
+ * which decides the UI mode and the colour level, hands the session a factory — so the core
+ * never imports the presentation layer (test/architecture/layers.test.ts checks).
+ */
+import type { GpuplanPlan } from "../schema-types/plan.js";
+import type { RunSummary } from "./outcome/run-tally.js";
+import type { RunEvent } from "./record/events.js";
+
+export interface RunView {
+  onEvent(event: RunEvent): void;
+  /** One line a step printed (already split; without the newline). */
+  onOutput(pipeline: string, step: string, stream: "stdout" | "stderr", line: string): void;
+  /** Final words (summary, failures) and teardown; resolves when the view has let go of the terminal. */
+  close(summary: RunSummary): Promise<void>;
+}
+
+/** What the session knows when it opens the view. */
+export interface RunViewContext {
+  plan: GpuplanPlan;
+  /** Pipelines selected for this run (names). */
+  pipelines: string[];
+}
+
+/** Opens the view once the run's folder, journal and lock are in place. */
+export type OpenRunView = (context: RunViewContext) => Promise<RunView>;
