@@ -6,7 +6,7 @@
 import { error, type Problem, warning } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import type { ExportedArray } from "../schema-types/slurm-export.js";
-import { displayText } from "./display-text.js";
+import { displayText } from "../text/safe-text.js";
 import { type JobArrayPlan, planJobArrays } from "./job-arrays.js";
 import type { NodeShape } from "./node-shape.js";
 import {

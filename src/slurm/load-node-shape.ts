@@ -15,7 +15,7 @@ import { hasErrors, type Problem, warning } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { parseSource, readSourceText } from "../source/source-file.js";
-import { displayText } from "./display-text.js";
+import { displayText } from "../text/safe-text.js";
 import { type NodeShape, nodeShape } from "./node-shape.js";
 
 export interface LoadedNodeShape {

@@ -7,7 +7,7 @@
 import type { ShortInventory } from "../inventory/types.js";
 import { error, type Problem } from "../problems/problem.js";
 import type { NodeTypeGpu, SlurmNodeType as SchemaNodeType } from "../schema-types/slurm-node-types.js";
-import { displayText } from "./display-text.js";
+import { displayText } from "../text/safe-text.js";
 import { GPU_MODELS, type GpuModel, MiB, modelForGresType } from "./gpu-models.js";
 import type { GresEntry } from "./gres.js";
 import type { SlurmNode } from "./nodes.js";

@@ -4,7 +4,7 @@
  * with a problem that says which value and why, so the rest of the cluster still plans.
  */
 import { error, type Problem } from "../problems/problem.js";
-import { displayText } from "./display-text.js";
+import { displayText } from "../text/safe-text.js";
 import { type GresEntry, parseGres } from "./gres.js";
 import { parseKeyValueLine } from "./key-value-line.js";
 

@@ -4,7 +4,7 @@
  */
 import { error, type Problem } from "../problems/problem.js";
 import type { SlurmPartition } from "../schema-types/slurm-node-types.js";
-import { displayText } from "./display-text.js";
+import { displayText } from "../text/safe-text.js";
 import { PARTITION_NAME } from "./nodes.js";
 
 export type { SlurmPartition };

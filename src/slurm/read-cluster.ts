@@ -8,7 +8,7 @@ import { didYouMean } from "../problems/did-you-mean.js";
 import { UsageError, VendorError } from "../problems/errors.js";
 import { type Problem, warning } from "../problems/problem.js";
 import type { GpuplanSlurmNodeTypes } from "../schema-types/slurm-node-types.js";
-import { displayText } from "./display-text.js";
+import { displayText } from "../text/safe-text.js";
 import { type GpuModelChoice, groupNodeTypes, type SlurmNodeType } from "./node-types.js";
 import { parseNodes } from "./nodes.js";
 import { parsePartitions, SINFO_ARGS } from "./partitions.js";

@@ -4,7 +4,7 @@
  * submit.sh that submits them all. Everything that reaches a shell is single-quoted; what goes
  * on an `#SBATCH` line (read by sbatch, unquoted) was checked to be plain before it gets here.
  */
-import { displayText } from "./display-text.js";
+import { displayText } from "../text/safe-text.js";
 import type { JobArrayPlan } from "./job-arrays.js";
 import { shellQuote } from "./shell-quote.js";
 import { formatSlurmTime } from "./time-limit.js";

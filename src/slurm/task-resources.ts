@@ -13,8 +13,8 @@
  */
 import { type Problem, warning } from "../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline, PlanRegistryEntry } from "../schema-types/plan.js";
+import { displayText } from "../text/safe-text.js";
 import { formatSize } from "../units/size.js";
-import { displayText } from "./display-text.js";
 import { GPU_MODELS, MiB } from "./gpu-models.js";
 import type { NodeShape } from "./node-shape.js";
 import { formatSlurmTime, pipelineTimeLimitMinutes } from "./time-limit.js";

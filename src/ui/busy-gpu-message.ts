@@ -1,7 +1,7 @@
 /** What `--no-wait` says when it meets a busy GPU: who holds it, and what to do instead. */
 import type { GpuBusyError } from "../run/lock/types.js";
 import type { PlanRegistryEntry } from "../schema-types/plan.js";
-import { escapeText } from "./escape.js";
+import { escapeText } from "../text/safe-text.js";
 import { shortUuids } from "./short-uuid.js";
 
 /**

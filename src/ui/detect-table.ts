@@ -3,13 +3,13 @@
  * (or HIP) versions, a GPU table with memory used and total, utilisation, temperature and power,
  * the processes on the GPUs (those gpuplan started marked), the CPU, one line per probe, and which
  * variable narrowed the view. Returns text; src/cli prints it. Every string a vendor library,
- * /proc or the environment gave is escaped before it is shown (./escape.ts).
+ * /proc or the environment gave is escaped before it is shown (src/text/safe-text.ts).
  */
 
 import type { Drivers, GpuInfo, GpuProcess, Inventory, ProbeReport } from "../inventory/types.js";
+import { escapeText } from "../text/safe-text.js";
 import { formatDuration } from "../units/duration.js";
 import { formatSize } from "../units/size.js";
-import { escapeText } from "./escape.js";
 import { noPaint, type Paint, type PaintStyle } from "./paint.js";
 import { shortUuids } from "./short-uuid.js";
 import { formatTable, type TableColumn } from "./table.js";

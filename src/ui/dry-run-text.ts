@@ -4,7 +4,7 @@
  */
 import type { DryRun } from "../run/prepare/dry-run.js";
 import type { PlanRegistryEntry } from "../schema-types/plan.js";
-import { escapeText } from "./escape.js";
+import { escapeText } from "../text/safe-text.js";
 import { shortUuids } from "./short-uuid.js";
 
 /** `registry` gives each GPU's short UUID beside its device id. */

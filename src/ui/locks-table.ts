@@ -6,8 +6,8 @@
  */
 import type { HolderInfo, SlotState } from "../run/lock/types.js";
 import type { WarmWorkerState } from "../run/warm/worker-info.js";
+import { escapeText } from "../text/safe-text.js";
 import { formatDuration } from "../units/duration.js";
-import { escapeText } from "./escape.js";
 import { noPaint, type Paint } from "./paint.js";
 import { shortUuids } from "./short-uuid.js";
 import { formatTable, type TableColumn } from "./table.js";

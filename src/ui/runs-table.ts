@@ -1,8 +1,8 @@
 /** `gpuplan runs` for a person: the runs newest first, what --prune did, and how to resume the newest that can be. */
 import type { PruneResult, RunListing } from "../schema-types/runs.js";
+import { escapeText } from "../text/safe-text.js";
 import { formatDuration } from "../units/duration.js";
 import { formatSize } from "../units/size.js";
-import { escapeText } from "./escape.js";
 import { noPaint, type Paint } from "./paint.js";
 import { formatTable } from "./table.js";
 

@@ -3,7 +3,7 @@
  * users know them), lengthened — as git lengthens short hashes — until no other UUID on the
  * machine starts the same way, so two GPUs never look alike. --json always has the full UUID.
  */
-import { escapeText } from "./escape.js";
+import { escapeText } from "../text/safe-text.js";
 
 /** `GPU-` and 8 hex digits. */
 const SHORT = 12;

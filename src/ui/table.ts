@@ -2,7 +2,7 @@
  * The one table of gpuplan's human output (detect, locks, warm workers, targets, presets): a header
  * row, columns two spaces apart, numbers right-aligned, trailing blanks trimmed — the shape
  * nvidia-smi, squeue and docker ps users read at a glance. Cells may already be painted; widths are
- * measured without the colour. Cells are shown as given: escape outside text first (./escape.ts).
+ * measured without the colour. Cells are shown as given: escape outside text first (src/text/safe-text.ts).
  */
 import { noPaint, type Paint, stripColor } from "./paint.js";
 

@@ -6,8 +6,8 @@
 import { detect } from "../../detect/index.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import type { Code } from "../../problems/codes.js";
+import { escapeText } from "../../text/safe-text.js";
 import { formatInventory } from "../../ui/detect-table.js";
-import { escapeText } from "../../ui/escape.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 

@@ -13,7 +13,7 @@ import { buildPlanReport } from "../../report/plan-report.js";
 import { findRunDir, readRunFolder } from "../../report/run-folder.js";
 import { buildRunReport } from "../../report/run-report.js";
 import { toChromeTrace } from "../../report/trace.js";
-import { escapeText } from "../../ui/escape.js";
+import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { renderReportHtml } from "../../ui/report/render-html.js";
 import { formatSize } from "../../units/size.js";

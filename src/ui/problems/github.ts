@@ -1,6 +1,6 @@
 /** GitHub Actions workflow commands: one `::error file=…,line=…::message` per problem. */
 import type { Problem } from "../../problems/problem.js";
-import { escapeLines, escapeText } from "../escape.js";
+import { escapeLines, escapeText } from "../../text/safe-text.js";
 
 // Workflow command data and properties escape %, CR, LF (and , : in properties); other control
 // characters from the user's input are escaped first, since the log is shown on a terminal too.

@@ -3,7 +3,7 @@
 import type { Problem } from "../../problems/problem.js";
 import { codeFrame } from "../../source/code-frame.js";
 import type { SourceFile } from "../../source/source-file.js";
-import { escapeLines, escapeText, needsEscape } from "../escape.js";
+import { escapeLines, escapeText, needsEscape } from "../../text/safe-text.js";
 import { noPaint, type Paint } from "../paint.js";
 
 export function formatHuman(

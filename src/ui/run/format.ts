@@ -3,8 +3,8 @@
  * come from src/units (one formatter each); names from the pipeline file are escaped here.
  */
 import type { StepStatus } from "../../run/record/events.js";
+import { escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
-import { escapeText } from "../escape.js";
 
 export interface StepEnding {
   status: StepStatus;

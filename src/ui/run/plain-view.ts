@@ -5,8 +5,9 @@
 
 import type { RunEvent } from "../../run/record/events.js";
 import { createLineBatcher } from "../../run/record/line-batcher.js";
+import { escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
-import { escapeOutputLine, escapeText } from "../escape.js";
+import { escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeEnding, prefix } from "./format.js";
 import { formatSummary } from "./summary.js";

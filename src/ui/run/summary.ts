@@ -1,7 +1,8 @@
 /** The final words of a run — the same text for the plain and the live view, on stderr. */
 
+import { escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
-import { escapeOutputLine, escapeText } from "../escape.js";
+import { escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeFailure, stepName } from "./format.js";
 import type { RunSummary } from "./view.js";

@@ -3,8 +3,9 @@
  * fit the width so that nothing in it is ever cut off: the run id gives way to the elapsed time,
  * the bar shrinks, and the counts wrap onto a second line on a narrow terminal.
  */
+
+import { escapeText } from "../../../text/safe-text.js";
 import { formatDuration } from "../../../units/duration.js";
-import { escapeText } from "../../escape.js";
 import type { Paint } from "../../paint.js";
 import { visibleWidth } from "../../table.js";
 import { countSteps, type RunState } from "../run-state.js";

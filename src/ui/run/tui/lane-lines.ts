@@ -2,9 +2,10 @@
  * One lane of the live view as lines: a GPU (or the CPU) with its slots, what runs in each and for
  * how long, memory when known, and how many pipelines wait for it. Names are escaped here.
  */
+
+import { escapeText } from "../../../text/safe-text.js";
 import { formatDuration } from "../../../units/duration.js";
 import { formatSize } from "../../../units/size.js";
-import { escapeText } from "../../escape.js";
 import type { Paint } from "../../paint.js";
 import { type Lane, laneIdOf, type RunningStep, type RunState } from "../run-state.js";
 

@@ -9,7 +9,8 @@
  */
 import { Box, renderToString, Text } from "ink";
 import { createElement as h, type ReactElement } from "react";
-import { escapeOutputLine, escapeText } from "../../escape.js";
+import { escapeText } from "../../../text/safe-text.js";
+import { escapeOutputLine } from "../../output-line.js";
 import { noPaint, type Paint } from "../../paint.js";
 import { describeFailure, stepName } from "../format.js";
 import type { RunState } from "../run-state.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { escapeLines, escapeOutputLine, escapeText, needsEscape } from "../../src/ui/escape.js";
+import { displayText, escapeLines, escapeText, needsEscape } from "../../src/text/safe-text.js";
+import { escapeOutputLine } from "../../src/ui/output-line.js";
 
 /** Anything a terminal would act on or that hides itself: C0 (newline and tab included), DEL, C1, bidi controls, zero-width characters. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point
@@ -31,6 +32,15 @@ describe("escapeText", () => {
 
   it("escapeLines keeps the newlines of a multi-line text and escapes the rest", () => {
     expect(escapeLines("one\u001b[31m\ntwo\r")).toBe("one\\x1b[31m\ntwo\\r");
+  });
+});
+
+describe("displayText (Slurm's answers in messages and script comments)", () => {
+  it("cuts a long value with … and escapes as escapeText does, newlines included (one line, one style)", () => {
+    expect(displayText("node\u001b[2J\nEvil", 80)).toBe("node\\x1b[2J\\nEvil");
+    expect(displayText("ad\u200bmin", 80)).toBe("ad\\u200bmin");
+    expect(displayText("x".repeat(10), 4)).toBe("xxxx…");
+    expect(displayText("a\u202e".repeat(3), 3)).toBe("a\\u202ea…");
   });
 });
 

@@ -1,0 +1,47 @@
+/**
+ * Text from outside gpuplan (vendor-library strings, lock-directory files, Slurm's answers,
+ * pipeline and step names, file contents, a step's output) is shown on terminals and written into
+ * scripts; a control character in it could move the cursor, retitle the window, ring the bell,
+ * reverse the text that follows or end a script's comment line. Every such string goes through one
+ * of these, so none reaches a terminal raw. A leaf module: the core (messages it builds from such
+ * text) and the presentation layer (what it paints) share it.
+ */
+
+// C0 controls, DEL, C1 controls, the bidi embeddings/overrides/isolates and marks, the Unicode
+// line and paragraph separators (which some terminals and editors treat as newlines), and the
+// zero-width characters (U+200B–U+200D, U+FEFF) that make two different names look the same.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+
+const UNSAFE_ONE = new RegExp(UNSAFE.source);
+
+const NAMED: Readonly<Record<string, string>> = { "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+
+function escapeChar(c: string): string {
+  const named = NAMED[c];
+  if (named !== undefined) return named;
+  const code = c.charCodeAt(0);
+  return code <= 0xff
+    ? `\\x${code.toString(16).padStart(2, "0")}`
+    : `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/** One line of outside text, safe for a terminal: control characters (newlines too) become `\n`, `\x1b`, `\u202e`… */
+export function escapeText(text: string): string {
+  return text.replace(UNSAFE, escapeChar);
+}
+
+/** Whether escapeText would change `text`. */
+export function needsEscape(text: string): boolean {
+  return UNSAFE_ONE.test(text);
+}
+
+/** Outside text that may span lines: each line escaped as escapeText does, the newlines kept. */
+export function escapeLines(text: string): string {
+  return text.split("\n").map(escapeText).join("\n");
+}
+
+/** Outside text cut to `maxLength` characters (… marks the cut), then escaped as escapeText does. */
+export function displayText(value: string, maxLength = 200): string {
+  return escapeText(value.length > maxLength ? `${value.slice(0, maxLength)}…` : value);
+}
