@@ -14,7 +14,10 @@ import type { RegistryEntry } from "./registry.js";
 import { sharedPeakVram } from "./registry.js";
 
 export interface PlanInputs {
+  /** The pipeline file as typed, for problems. */
   file: string;
+  /** The pipeline file as the plan records it (relative to the plan's folder). */
+  recordedFile: string;
   sha256: string;
   resolved: ResolvedFile;
   inventoryLabel: string;
@@ -35,7 +38,7 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
     schema: "gpuplan/plan@1",
     gpuplanVersion: VERSION,
     name: resolved.name,
-    source: { file: inputs.file, sha256: inputs.sha256 },
+    source: { file: inputs.recordedFile, sha256: inputs.sha256 },
     inventory: { label: inputs.inventoryLabel, fingerprint: inputs.fingerprint, gpus: inputs.inventoryGpus },
     settings: {
       memoryStrategy: resolved.registry.memoryStrategy,
@@ -148,6 +151,6 @@ function planStep(
     onOom: s.onOom,
     keepWarm: s.keepWarm,
     worker: s.worker ? { ...s.worker, argv: s.worker.argv as [string, ...string[]] } : null,
-    source: `${inputs.file}#${s.pointer}`,
+    source: `${inputs.recordedFile}#${s.pointer}`,
   };
 }

@@ -3,9 +3,11 @@
  * Returns the plan (only when there are no errors) and every problem, located and sorted.
  */
 
+import { dirname } from "node:path";
 import { inventoryFingerprint } from "../inventory/fingerprint.js";
 import type { InventoryChoice } from "../inventory/load-inventory.js";
 import type { LoadedPipelineFile } from "../pipeline/load-pipeline.js";
+import { pathInPlan } from "../plan/plan-paths.js";
 import { dedupeProblems } from "../problems/dedupe.js";
 import { hasErrors, type Problem, sortProblems } from "../problems/problem.js";
 import { toReportedProblem } from "../problems/reported-problem.js";
@@ -24,8 +26,22 @@ export interface CompileResult {
   sources: SourceFile[];
 }
 
-export function compilePlan(loaded: LoadedPipelineFile, choice: InventoryChoice): CompileResult {
+export interface CompileOptions {
+  /** The folder the plan will live in: its paths are relative to it. Default: the pipeline's folder. */
+  planDir?: string;
+  /** The pipeline came on standard input: it has a name, not a path. */
+  fromStdin?: boolean;
+}
+
+export function compilePlan(
+  loaded: LoadedPipelineFile,
+  choice: InventoryChoice,
+  options: CompileOptions = {},
+): CompileResult {
   const file = loaded.source.file;
+  const planDir = options.planDir ?? dirname(file);
+  // Standard input has no path: its name is recorded as is.
+  const recorded = options.fromStdin ? file : pathInPlan(file, planDir);
   const sources = [loaded.source, ...(choice.source ? [choice.source] : [])];
   const problems: Problem[] = [...loaded.problems, ...choice.problems];
   const finish = (plan?: GpuplanPlan): CompileResult => {
@@ -45,9 +61,10 @@ export function compilePlan(loaded: LoadedPipelineFile, choice: InventoryChoice)
   problems.push(...schedule.problems);
   const plan = buildPlan({
     file,
+    recordedFile: recorded,
     sha256: loaded.sha256,
     resolved,
-    inventoryLabel: choice.label,
+    inventoryLabel: choice.file ? `file:${pathInPlan(choice.file, planDir)}` : choice.label,
     fingerprint: inventoryFingerprint(inventory),
     inventoryGpus: inventory.gpus.length,
     cpuMemoryBytes: inventory.cpu.memoryBytes,

@@ -16,6 +16,8 @@ export interface InventoryChoice {
   inventory: Inventory | undefined;
   /** How the plan names where its inventory came from: `target:dgx-h100`, `file:inv.json`, `detect`. */
   label: string;
+  /** The inventory file as typed (the plan records it relative to its own folder). */
+  file?: string;
   source?: SourceFile;
   problems: Problem[];
 }
@@ -25,13 +27,14 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
   const parsed = parseSource(file, text);
   const label = `file:${file}`;
   if (hasErrors(parsed.problems))
-    return { inventory: undefined, label, source: parsed.source, problems: parsed.problems };
+    return { inventory: undefined, label, file, source: parsed.source, problems: parsed.problems };
   // Loaded here, not at the top: --target and live detection never need it.
   const { default: validateInventory } = await import("../generated/inventory-validator.js");
   if (!validateInventory(parsed.data)) {
     return {
       inventory: undefined,
       label,
+      file,
       source: parsed.source,
       problems: schemaProblems(validateInventory.errors ?? [], file),
     };
@@ -39,11 +42,17 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
   const data = parsed.data as Inventory | ShortInventory;
   if (!("schema" in data)) {
     const tooMany = tooManyGpus(data, file);
-    if (tooMany) return { inventory: undefined, label, source: parsed.source, problems: [tooMany] };
+    if (tooMany) return { inventory: undefined, label, file, source: parsed.source, problems: [tooMany] };
   }
   const inventory = "schema" in data ? data : expandShortInventory(data, "file", file);
   const problems = "schema" in data ? duplicateGpus(data, file) : [];
-  return { inventory: problems.length ? undefined : inventory, label, source: parsed.source, problems };
+  return {
+    inventory: problems.length ? undefined : inventory,
+    label,
+    file,
+    source: parsed.source,
+    problems,
+  };
 }
 
 /** Each `count` is bounded by the schema; their sum is bounded here, before expanding them. */

@@ -55,4 +55,8 @@ export interface DryRunStep {
    * Inherited variables removed (visibility variables that would contradict the plan).
    */
   unset: string[];
+  /**
+   * What would stop the step from starting here: a working folder that does not exist, a program not found on the step's PATH. Empty when it would start; any problem makes the dry run exit 1.
+   */
+  problems: string[];
 }

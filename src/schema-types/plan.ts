@@ -27,14 +27,14 @@ export interface GpuplanPlan {
   name: string;
   source: {
     /**
-     * The pipeline file, as given to compile.
+     * The pipeline file, relative to the plan file's folder (the pipeline's own folder when the plan went to a pipe), with / separators; plans from before recorded it as given to compile.
      */
     file: string;
     sha256: string;
   };
   inventory: {
     /**
-     * target:NAME, file:PATH or detect
+     * target:NAME, file:PATH (relative to the plan file's folder) or detect
      */
     label: string;
     fingerprint: string;

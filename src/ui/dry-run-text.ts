@@ -33,7 +33,14 @@ export function formatDryRun(
       out.push(`    run: ${escapeText(s.command)}`, `    cwd: ${escapeText(s.cwd)}`);
       for (const [k, v] of Object.entries(s.env)) out.push(`    ${escapeText(k)}=${escapeText(v)}`);
       if (s.unset.length) out.push(`    unset: ${s.unset.map(escapeText).join(" ")}`);
+      for (const problem of s.problems) out.push(`    problem: ${escapeText(problem)}`);
     }
   }
+  const problems = d.pipelines.flatMap((p) => p.steps).filter((s) => s.problems.length > 0).length;
+  if (problems > 0)
+    out.push(
+      "",
+      `${problems} ${problems === 1 ? "step" : "steps"} could not start here (problem: lines above)`,
+    );
   return `${out.join("\n")}\n`;
 }

@@ -3,7 +3,7 @@
 // stdin; --check never suggests overwriting a file that is not a plan; counts read naturally;
 // our own bugs print versions and how to report them.
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { reportFailure } from "../../src/cli/report-failure.js";
 import validateReport from "../../src/generated/compile-report-validator.js";
@@ -103,7 +103,9 @@ describe("compile", () => {
     const a = JSON.parse(fromFile.stdout);
     const b = JSON.parse(fromStdin.stdout);
     expect(b.source.file).toBe("<stdin>");
-    expect(JSON.parse(JSON.stringify(b.pipelines).replaceAll("<stdin>", EXAMPLE))).toEqual(a.pipelines);
+    expect(JSON.parse(JSON.stringify(b.pipelines).replaceAll("<stdin>", basename(EXAMPLE)))).toEqual(
+      a.pipelines,
+    );
     const bad = gpuplan(["compile", "-", "--target", "dgx-h100"], { input: "version: 1\npipelines: 3\n" });
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr).toMatch(/^<stdin>:2:\d+ +error/m);

@@ -183,7 +183,7 @@ describe.each(starters)("starting a step with %s", (_name, getStarter) => {
     ).toMatchObject({ exitCode: null, signal: "SIGTERM" });
   });
 
-  it("a missing program, a missing cwd and a non-executable file are spawn errors, in child_process's words", async () => {
+  it("a missing program, a missing cwd and a non-executable file are spawn errors that say which, never `spawn x ENOENT`", async () => {
     const noexec = join(dir, "noexec");
     writeFileSync(noexec, "#!/bin/sh\n");
     chmodSync(noexec, 0o644);
@@ -191,13 +191,16 @@ describe.each(starters)("starting a step with %s", (_name, getStarter) => {
     expect(
       await start({ command: "no-such-program-gpuplan", args: [], cwd: dir, env, inheritFds: [] }),
     ).toEqual({
-      error: "spawn no-such-program-gpuplan ENOENT",
+      error: "program `no-such-program-gpuplan` not found on PATH (/usr/bin:/bin)",
     });
     expect(await start({ command: "true", args: [], cwd: join(dir, "nope"), env, inheritFds: [] })).toEqual({
-      error: "spawn true ENOENT",
+      error: `working folder ${join(dir, "nope")} does not exist`,
+    });
+    expect(await start({ command: "./missing.sh", args: [], cwd: dir, env, inheritFds: [] })).toEqual({
+      error: `program ./missing.sh does not exist (${join(dir, "missing.sh")})`,
     });
     expect(await start({ command: noexec, args: [], cwd: dir, env, inheritFds: [] })).toEqual({
-      error: `spawn ${noexec} EACCES`,
+      error: `program ${noexec} is not executable (${noexec})`,
     });
   });
 

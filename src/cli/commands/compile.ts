@@ -1,5 +1,7 @@
 /** `gpuplan compile FILE`: parse options, call the core, pick the output, set the exit code. */
+import { fstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
+import { dirname } from "node:path";
 import { compilePlan } from "../../compile/compile.js";
 import { type InventoryChoice, loadInventoryFile, targetInventory } from "../../inventory/load-inventory.js";
 import { checkPipelineText, loadPipelineFile } from "../../pipeline/load-pipeline.js";
@@ -51,7 +53,8 @@ export default async function compile(file: string, options: CompileOptions): Pr
   const loaded =
     file === "-" ? checkPipelineText(STDIN_NAME, await readStdin()) : await loadPipelineFile(file);
   const choice = await chooseInventory(options);
-  const result = compilePlan(loaded, choice);
+  const fromStdin = file === "-";
+  const result = compilePlan(loaded, choice, { planDir: planFolder(file, output, options.check), fromStdin });
   let problems = result.problems;
   if (options.strict) problems = problems.map((p) => ({ ...p, severity: "error" as const }));
   const ok = !hasErrors(problems) && result.planText !== undefined;
@@ -90,6 +93,38 @@ export default async function compile(file: string, options: CompileOptions): Pr
   if (options.format !== "json")
     writeErr(summaryLine(result.plan, problems, failed, options, output, paint.bold));
   return failed ? EXIT.problems : EXIT.ok;
+}
+
+/**
+ * The folder the plan will live in, which its paths are relative to: -o's, --check's, the file
+ * standard output is redirected to (`> plan.json`), else the pipeline's own.
+ */
+function planFolder(file: string, output: string | undefined, check: string | undefined): string {
+  const named = output ?? check;
+  const planFile = named === undefined ? stdoutFile() : regularFile(named);
+  return dirname(planFile ?? (file === "-" ? "." : file));
+}
+
+/** The plan file `path` names: itself, the file `/dev/stdout` is redirected to, none for a pipe or a device. */
+function regularFile(path: string): string | undefined {
+  const isDevice = path.startsWith("/dev/") || path.startsWith("/proc/");
+  try {
+    if (!statSync(path).isFile()) return undefined;
+    return isDevice ? realpathSync(path) : path;
+  } catch {
+    return path; // Not there yet: -o creates it.
+  }
+}
+
+/** The regular file standard output writes to, when it is one (Linux names it in /proc). */
+function stdoutFile(): string | undefined {
+  try {
+    if (!fstatSync(1).isFile()) return undefined;
+    const target = readlinkSync("/proc/self/fd/1");
+    return target.startsWith("/") ? target : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function chooseInventory(options: CompileOptions): Promise<InventoryChoice> {

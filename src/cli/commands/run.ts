@@ -52,14 +52,16 @@ export default async function run(file: string, options: RunOptions): Promise<nu
 
   if (options.dryRun) {
     const { describeDryRun } = await import("../../run/prepare/dry-run.js");
-    const description = describeDryRun(plan, pipelines, baseDir, runId);
+    const description = describeDryRun(plan, pipelines, baseDir, runId, process.env.PATH);
     const { formatDryRun } = await import("../../ui/dry-run-text.js");
     writeOut(
       options.ui === "json"
         ? `${JSON.stringify(description, null, 2)}\n`
         : formatDryRun(description, plan.registry),
     );
-    return EXIT.ok;
+    // A step that could not start (missing folder, program not on PATH) fails the dry run.
+    const startable = description.pipelines.every((p) => p.steps.every((s) => s.problems.length === 0));
+    return startable ? EXIT.ok : EXIT.problems;
   }
 
   const { runSession } = await import("../../run/run-session.js");

@@ -1,8 +1,12 @@
-/** What `--dry-run` shows: per pipeline, its GPUs, and per step the command, cwd and env delta. */
+/**
+ * What `--dry-run` shows: per pipeline, its GPUs, and per step the command, cwd and env delta, and
+ * whether it could start here (its working folder exists, its program is on its PATH).
+ */
 import { resolve } from "node:path";
 import { stepOrder } from "../../plan/step-order.js";
 import type { GpuplanDryRun } from "../../schema-types/dry-run.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
+import { launchProblem } from "../step/spawn/launch-problem.js";
 import { computeStepEnv } from "../step/step-env.js";
 
 /** schemas/dry-run.schema.json (gpuplan/dry-run@1). */
@@ -13,6 +17,8 @@ export function describeDryRun(
   pipelines: readonly PlannedPipeline[],
   baseDir: string,
   run: string,
+  /** gpuplan's own PATH, which a step inherits unless its env sets one. */
+  inheritedPath: string | undefined,
 ): DryRun {
   return {
     schema: "gpuplan/dry-run@1",
@@ -23,6 +29,10 @@ export function describeDryRun(
       gpus: pipeline.gpus,
       steps: stepOrder(pipeline.steps).map((step) => {
         const { set, unset } = computeStepEnv({ run, pipeline, step, registry: plan.registry });
+        const env = { ...set, ...step.env };
+        const cwd = resolve(baseDir, step.cwd ?? ".");
+        const program = step.worker ? step.worker.argv[0] : step.shell ? "/bin/sh" : step.argv[0];
+        const problem = launchProblem(program, cwd, "PATH" in env ? env.PATH : inheritedPath);
         return {
           id: step.id,
           device: step.device,
@@ -34,9 +44,10 @@ export function describeDryRun(
             : step.shell
               ? `/bin/sh -c ${quote(step.argv.join(" "))}`
               : step.argv.map(quote).join(" "),
-          cwd: resolve(baseDir, step.cwd ?? "."),
-          env: { ...set, ...step.env },
+          cwd,
+          env,
           unset,
+          problems: problem === null ? [] : [problem],
         };
       }),
     })),

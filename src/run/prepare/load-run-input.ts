@@ -4,9 +4,9 @@
  * way the result is a plan, the directory step `cwd`s are relative to, and every problem found
  * on the way.
  */
-import { existsSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import type { DetectInventory, Inventory } from "../../inventory/types.js";
+import { resolvePlanPath } from "../../plan/plan-paths.js";
 import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
@@ -60,24 +60,21 @@ export async function loadRunInput(
   if (!checked.plan)
     return { ...base, plan: undefined, baseDir: cwd, problems: checked.problems, recompile: "" };
   const { plan } = checked;
+  const pipeline = resolvePlanPath(plan.source.file, file, cwd);
   return {
     ...base,
     plan,
-    baseDir: pipelineDir(plan.source.file, file, cwd),
+    baseDir: dirname(pipeline),
     problems: [],
-    recompile: `gpuplan compile ${plan.source.file} -o ${file}`,
+    recompile: `gpuplan compile ${relative(cwd, pipeline) || pipeline}${inventoryFlag(plan, file, cwd)} -o ${file}`,
   };
 }
 
-/**
- * The plan records the pipeline file as given to compile (relative to where compile ran). Most
- * often that is here; else it is next to the plan; else the name is all we have.
- */
-function pipelineDir(source: string, planFile: string, cwd: string): string {
-  if (isAbsolute(source)) return dirname(source);
-  const fromCwd = resolve(cwd, source);
-  if (existsSync(fromCwd)) return dirname(fromCwd);
-  const fromPlan = resolve(cwd, dirname(planFile), source);
-  if (existsSync(fromPlan)) return dirname(fromPlan);
-  return dirname(fromCwd);
+/** The flag that made the plan's inventory (`detect`: none, compile detects again). */
+function inventoryFlag(plan: GpuplanPlan, planFile: string, cwd: string): string {
+  const label = plan.inventory.label;
+  if (label.startsWith("target:")) return ` --target ${label.slice("target:".length)}`;
+  if (!label.startsWith("file:")) return "";
+  const inventory = resolvePlanPath(label.slice("file:".length), planFile, cwd);
+  return ` --inventory ${relative(cwd, inventory) || inventory}`;
 }

@@ -10,6 +10,7 @@
 import { spawn } from "node:child_process";
 import { openSync } from "node:fs";
 import { loadAffinityControl, startPinned } from "./cpu-affinity.js";
+import { launchProblem } from "./launch-problem.js";
 import { loadPosixSpawner, type PosixSpawner, type ProcessExit } from "./posix-spawn.js";
 import { resolveCommand } from "./resolve-command.js";
 
@@ -40,10 +41,16 @@ export interface StartedProcess {
   exit: Promise<ProcessExit>;
 }
 
-/** The process, or why it could not start (in child_process's words: `spawn NAME ENOENT`). */
+/**
+ * The process, or why it could not start: a missing working folder or program in words
+ * (launch-problem.ts), anything else in child_process's (`spawn NAME EACCES`).
+ */
 export type StartResult = { process: StartedProcess } | { error: string };
 
 export async function startProcess(request: StartRequest): Promise<StartResult> {
+  // A missing folder or program is said as such, not as `spawn NAME ENOENT`.
+  const problem = launchProblem(request.command, request.cwd, request.env.PATH);
+  if (problem !== null) return { error: problem };
   const spawner = request.spawn === "node" ? null : await loadPosixSpawner();
   if (request.cpus?.length) await loadAffinityControl();
   // Both starters create the child synchronously, so the mask it inherits is the one set here.
