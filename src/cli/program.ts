@@ -48,6 +48,10 @@ export function createProgram(format: ReportFormat) {
         .default("human" as const),
     )
     .addOption(new Option("--json", "same as --format json").conflicts("format"))
+    .option(
+      "--history <runs...>",
+      "learn step estimates and VRAM from earlier runs: run ids or run folders, or auto (this file's newest runs)",
+    )
     .option("--strict", "treat warnings as errors")
     // Live detection marks gpuplan's own GPU processes by the slot lock's holders.
     .addOption(lockDirOption().hideHelp())

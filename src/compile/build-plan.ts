@@ -148,6 +148,8 @@ function planStep(
     exclusive: s.exclusive,
     timeoutMs: s.timeoutMs,
     estimateMs: s.estimateMs,
+    // Only with compile --history, so other plans stay byte for byte as they were.
+    ...(s.learned && { learned: s.learned }),
     onOom: s.onOom,
     keepWarm: s.keepWarm,
     worker: s.worker ? { ...s.worker, argv: s.worker.argv as [string, ...string[]] } : null,

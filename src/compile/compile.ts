@@ -4,9 +4,13 @@
  */
 
 import { dirname } from "node:path";
+import { overBudgetWarnings, type Placement } from "../history/budget-warnings.js";
+import { type LearnedPipelines, learnEstimates } from "../history/learn-estimates.js";
+import type { History } from "../history/read-history.js";
 import { inventoryFingerprint } from "../inventory/fingerprint.js";
 import type { InventoryChoice } from "../inventory/load-inventory.js";
 import type { LoadedPipelineFile } from "../pipeline/load-pipeline.js";
+import type { ResolvedPipeline } from "../pipeline/model.js";
 import { pathInPlan } from "../plan/plan-paths.js";
 import { dedupeProblems } from "../problems/dedupe.js";
 import { hasErrors, type Problem, sortProblems } from "../problems/problem.js";
@@ -14,9 +18,9 @@ import { toReportedProblem } from "../problems/reported-problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { locateProblems } from "../source/locate.js";
 import type { SourceFile } from "../source/source-file.js";
-import { assignGpus } from "./assign.js";
+import { assignGpus, type Schedule } from "./assign.js";
 import { buildPlan } from "./build-plan.js";
-import { buildRegistry } from "./registry.js";
+import { buildRegistry, type RegistryEntry } from "./registry.js";
 
 export interface CompileResult {
   plan: GpuplanPlan | undefined;
@@ -31,6 +35,8 @@ export interface CompileOptions {
   planDir?: string;
   /** The pipeline came on standard input: it has a name, not a path. */
   fromStdin?: boolean;
+  /** What earlier runs measured (compile --history), read by src/history/read-history.ts. */
+  history?: History;
 }
 
 export function compilePlan(
@@ -43,7 +49,7 @@ export function compilePlan(
   // Standard input has no path: its name is recorded as is.
   const recorded = options.fromStdin ? file : pathInPlan(file, planDir);
   const sources = [loaded.source, ...(choice.source ? [choice.source] : [])];
-  const problems: Problem[] = [...loaded.problems, ...choice.problems];
+  const problems: Problem[] = [...loaded.problems, ...choice.problems, ...(options.history?.problems ?? [])];
   const finish = (plan?: GpuplanPlan): CompileResult => {
     const located = sortProblems(locateProblems(dedupeProblems(problems), sources));
     if (!plan || hasErrors(located))
@@ -55,15 +61,32 @@ export function compilePlan(
   const inventory = choice.inventory;
   if (!resolved || !inventory) return finish();
 
-  const registry = buildRegistry(inventory, resolved.registry, resolved.pipelines);
+  // With --history, what earlier runs measured replaces the typed estimates before anything is placed.
+  const { history } = options;
+  const learned = history ? learnFromHistory(resolved.pipelines, history, file, problems) : undefined;
+  const pipelines = learned?.pipelines ?? resolved.pipelines;
+  const registry = buildRegistry(inventory, resolved.registry, pipelines);
   problems.push(...registry.problems);
-  const schedule = assignGpus(resolved.pipelines, registry.value, resolved.registry, file);
+  const schedule = assignGpus(pipelines, registry.value, resolved.registry, file);
   problems.push(...schedule.problems);
+  if (learned?.overBudget.length) {
+    const typed = buildRegistry(inventory, resolved.registry, resolved.pipelines).value;
+    const typedSchedule = assignGpus(resolved.pipelines, typed, resolved.registry, file).value;
+    problems.push(
+      ...overBudgetWarnings(
+        learned.overBudget,
+        placementOf(typed, typedSchedule),
+        placementOf(registry.value, schedule.value),
+        new Map(pipelines.map((p) => [p.name, p.template])),
+        file,
+      ),
+    );
+  }
   const plan = buildPlan({
     file,
     recordedFile: recorded,
     sha256: loaded.sha256,
-    resolved,
+    resolved: { ...resolved, pipelines },
     inventoryLabel: choice.file ? `file:${pathInPlan(choice.file, planDir)}` : choice.label,
     fingerprint: inventoryFingerprint(inventory),
     inventoryGpus: inventory.gpus.length,
@@ -74,4 +97,22 @@ export function compilePlan(
   });
   problems.push(...plan.problems);
   return finish(plan.value);
+}
+
+function learnFromHistory(
+  pipelines: readonly ResolvedPipeline[],
+  history: History,
+  file: string,
+  problems: Problem[],
+): LearnedPipelines {
+  const learned = learnEstimates(pipelines, history, file);
+  problems.push(...learned.problems);
+  return learned;
+}
+
+function placementOf(registry: readonly RegistryEntry[], schedule: Schedule): Placement {
+  return {
+    registry,
+    gpusOf: new Map(schedule.assignments.map((a) => [a.pipeline.name, a.gpus.map((e) => e.gpu.id)])),
+  };
 }

@@ -11,7 +11,7 @@ import type {
   Platform,
   Requirements as RequirementsSpec,
 } from "../schema-types/pipeline.js";
-import type { GpuplanPlan } from "../schema-types/plan.js";
+import type { GpuplanPlan, LearnedValues } from "../schema-types/plan.js";
 import type { MemoryType } from "./memory-types.js";
 
 /** The share of each GPU's memory a named strategy gives (the schema's MemoryStrategy says the same in words). */
@@ -64,6 +64,10 @@ export interface ResolvedStep {
   exclusive: boolean;
   timeoutMs: number | null;
   estimateMs: number;
+  /** Where estimateMs came from: the step's `estimate`, `defaults.estimate`, or the built-in default. */
+  estimateFrom: "step" | "defaults" | null;
+  /** Set by compile --history when earlier runs replaced estimateMs or vramBytes (src/history/). */
+  learned?: LearnedValues;
   onOom: { retries: number; fallback: NonNullable<OnOom["fallback"]> | null };
   keepWarm: { ttlMs: number } | false;
   /** A worker step: its long-lived process; `argv` above is then the worker's too when `run` is absent. */

@@ -229,6 +229,7 @@ function normalizeStep(
     exclusive: step.exclusive ?? DEFAULTS.Step.exclusive,
     timeoutMs: duration(step.timeout ?? defaults.timeout),
     estimateMs: duration(step.estimate ?? defaults.estimate) ?? DEFAULT_ESTIMATE_MS,
+    estimateFrom: step.estimate !== undefined ? "step" : defaults.estimate !== undefined ? "defaults" : null,
     onOom: { retries: onOom.retries ?? DEFAULTS.OnOom.retries, fallback: onOom.fallback ?? null },
     keepWarm:
       keepWarm === false

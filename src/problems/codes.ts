@@ -369,6 +369,30 @@ export const CODES = {
     "The committed plan differs from what compiling the pipeline now gives (the message says what changed), so CI should not trust it.",
     "recompile the plan with -o and commit it",
   ),
+  // ── Learning from earlier runs (compile --history) ──────────────────────────────────────────
+  "history-estimate-off": problem(
+    "warning",
+    "A step's estimate was off by more than 2× in earlier runs",
+    "With `--history`, compile replaces a step's `estimate` by the median duration of its ok attempts in the runs it learns from. When that median is more than twice the file's estimate, or less than half of it, the file misleads every compile without `--history` (and `gpuplan run FILE`), so compile says so at the estimate. `--strict` makes it an error.",
+    "set the step's `estimate` to the measured value the message gives",
+  ),
+  "history-vram-over-budget": problem(
+    "warning",
+    "A step held more VRAM than its budget in an earlier run",
+    "The step's attempts held more GPU memory at their peak (gpu.step.end peakVramBytes, from per-process readings) than its `vram` (or, without one, its share of the GPU's budget). With `--history` compile plans with the peak plus 10% headroom, and the message says what that changes: a GPU's slot count, or the GPU a pipeline runs on. `--strict` makes it an error.",
+    "set the step's `vram` to the value the message gives",
+  ),
+  "history-unreadable-run": problem(
+    "error",
+    "A run named by `--history` cannot be learned from",
+    "The folder is not a run folder `gpuplan run` wrote, or its plan.json is missing or damaged; without the plan a run's pipelines cannot be matched to the pipeline file's templates.",
+    "name run folders from `gpuplan runs`, or use `--history auto`",
+  ),
+  "history-damaged-run": problem(
+    "warning",
+    "Part of a run's record could not be read",
+    "A line of events.jsonl is not a run event (a torn write, an edit by hand) or the journal is missing; compile learns from the rest of the run and says where the damage is.",
+  ),
   // ── Running a plan ──────────────────────────────────────────────────────────────────────────
   "invalid-plan": problem(
     "error",

@@ -32,6 +32,8 @@ export interface RunFolder {
   /** The last stderr lines of each attempt, by attemptKey. */
   stderrTails: Map<string, string[]>;
   notes: string[];
+  /** The first line of events.jsonl that is not a run event (1-based), or null. */
+  firstBadEventLine: number | null;
 }
 
 /** Bigger files are refused rather than read into memory (a run of 100,000 steps writes ~200 MB). */
@@ -69,7 +71,7 @@ export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): P
 }
 
 /** Run ids in the runs folder, oldest first (ids sort by their start time). */
-async function listRunIds(runsDir = RUNS_DIR): Promise<string[]> {
+export async function listRunIds(runsDir = RUNS_DIR): Promise<string[]> {
   const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
   return entries
     .filter((e) => e.isDirectory() && RUN_ID.test(e.name))
@@ -81,9 +83,9 @@ export async function readRunFolder(runDir: string): Promise<RunFolder> {
   const notes: string[] = [];
   const header = await readHeader(runDir, notes);
   const plan = await readRunPlan(runDir, notes);
-  const events = await readEvents(runDir, notes);
+  const { events, firstBadLine } = await readEvents(runDir, notes);
   const stderrTails = await readStderrTails(runDir, events);
-  return { runDir, header, plan, events, stderrTails, notes };
+  return { runDir, header, plan, events, stderrTails, notes, firstBadEventLine: firstBadLine };
 }
 
 /** A regular file's text, or null with a note (missing, a directory, a FIFO that would block). */
@@ -147,9 +149,12 @@ async function readRunPlan(runDir: string, notes: string[]): Promise<GpuplanPlan
   return null;
 }
 
-async function readEvents(runDir: string, notes: string[]): Promise<RunEvent[]> {
+async function readEvents(
+  runDir: string,
+  notes: string[],
+): Promise<{ events: RunEvent[]; firstBadLine: number | null }> {
   const text = await readRegularFile(join(runDir, "events.jsonl"), "events.jsonl", notes, MAX_EVENTS_BYTES);
-  if (text === null) return [];
+  if (text === null) return { events: [], firstBadLine: null };
   const { default: validate } = await import("../generated/run-events-validator.js");
   const events: RunEvent[] = [];
   let bad = 0;
@@ -186,7 +191,7 @@ async function readEvents(runDir: string, notes: string[]): Promise<RunEvent[]> 
     notes.push(
       `events.jsonl: ${bad} line(s) are not run events and were left out (the first is line ${firstBad})`,
     );
-  return events;
+  return { events, firstBadLine: bad > 0 ? firstBad : null };
 }
 
 /** The log `path` an event names, in this run folder (the event names it as seen from where gpuplan ran). */

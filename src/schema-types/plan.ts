@@ -17,6 +17,15 @@ export type GpuBackend = "cuda" | "rocm";
  * via the `definition` "MemoryType".
  */
 export type MemoryType = "numpy" | "cupy" | "torch" | "tensorflow" | "jax" | "pyclesperanto";
+/**
+ * The ids of the runs the samples came from, sorted.
+ *
+ * @minItems 1
+ *
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "LearnedRuns".
+ */
+export type LearnedRuns = [string, ...string[]];
 
 /**
  * What `gpuplan compile` decided: every pipeline's GPU, every step's device, argv, environment and budget. Self-contained: another engine can execute it without the pipeline file. Deterministic: the same pipeline, inventory and gpuplan version give the same bytes.
@@ -206,6 +215,7 @@ export interface PlannedStep {
   exclusive: boolean;
   timeoutMs: number | null;
   estimateMs: number;
+  learned?: LearnedValues;
   onOom: {
     retries: number;
     fallback: "cpu" | null;
@@ -246,6 +256,50 @@ export interface PlannedConversion {
   kind: "none" | "dlpack" | "host-to-device" | "device-to-host" | "host-roundtrip";
   bytes: number | null;
   transferMs: number | null;
+}
+/**
+ * Present only when `compile --history` replaced the step's estimateMs or vramBytes by what earlier runs measured: where each learned value came from, beside the value the pipeline file gave.
+ *
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "LearnedValues".
+ */
+export interface LearnedValues {
+  /**
+   * estimateMs is the median duration of the step's ok attempts in these runs.
+   */
+  estimateMs?: {
+    /**
+     * The estimate the pipeline file gave (or its default).
+     */
+    fromFile: number;
+    /**
+     * Ok attempts measured.
+     */
+    samples: number;
+    runs: LearnedRuns;
+  };
+  /**
+   * vramBytes is the highest peak the step's attempts held (gpu.step.end peakVramBytes) plus headroom, rounded up to a MiB.
+   */
+  vramBytes?: {
+    /**
+     * The vram the pipeline file gave (or its default); null when it gave none.
+     */
+    fromFile: number | null;
+    /**
+     * The highest peak measured.
+     */
+    peakBytes: number;
+    /**
+     * The share added to the peak (0.1 = 10%).
+     */
+    headroom: number;
+    /**
+     * Attempts with a peak reading.
+     */
+    samples: number;
+    runs: LearnedRuns;
+  };
 }
 /**
  * This interface was referenced by `GpuplanPlan`'s JSON-Schema

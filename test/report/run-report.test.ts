@@ -39,6 +39,7 @@ const folder = (plan: GpuplanPlan | null, evs: RunEvent[], tails = new Map<strin
   events: evs,
   stderrTails: tails,
   notes: [],
+  firstBadEventLine: null,
 });
 
 describe("run report model", () => {

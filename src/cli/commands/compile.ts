@@ -3,8 +3,13 @@ import { fstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { dirname } from "node:path";
 import { compilePlan } from "../../compile/compile.js";
+import type { History } from "../../history/read-history.js";
 import { type InventoryChoice, loadInventoryFile, targetInventory } from "../../inventory/load-inventory.js";
-import { checkPipelineText, loadPipelineFile } from "../../pipeline/load-pipeline.js";
+import {
+  checkPipelineText,
+  type LoadedPipelineFile,
+  loadPipelineFile,
+} from "../../pipeline/load-pipeline.js";
 import { describeStaleness } from "../../plan/staleness.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { EXIT, UsageError } from "../../problems/errors.js";
@@ -25,6 +30,8 @@ export interface CompileOptions {
   check?: string;
   format: "human" | "json" | "github";
   strict?: boolean;
+  /** Run ids or folders to learn estimates from, or ["auto"]. */
+  history?: string[];
   /** Live detection tells gpuplan's own GPU processes by the slot lock directory. */
   lockDir: string;
 }
@@ -54,7 +61,13 @@ export default async function compile(file: string, options: CompileOptions): Pr
     file === "-" ? checkPipelineText(STDIN_NAME, await readStdin()) : await loadPipelineFile(file);
   const choice = await chooseInventory(options);
   const fromStdin = file === "-";
-  const result = compilePlan(loaded, choice, { planDir: planFolder(file, output, options.check), fromStdin });
+  const history = options.history ? await readRuns(options.history, file, loaded) : undefined;
+  const result = compilePlan(loaded, choice, {
+    planDir: planFolder(file, output, options.check),
+    fromStdin,
+    ...(history && { history }),
+  });
+  if (history) writeErr(historyLines(history, result.plan, options.history!));
   let problems = result.problems;
   if (options.strict) problems = problems.map((p) => ({ ...p, severity: "error" as const }));
   const ok = !hasErrors(problems) && result.planText !== undefined;
@@ -125,6 +138,34 @@ function stdoutFile(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The runs --history names, read only when it is given. */
+async function readRuns(refs: string[], file: string, loaded: LoadedPipelineFile): Promise<History> {
+  const { readHistory } = await import("../../history/read-history.js");
+  return readHistory(refs, file, loaded.resolved?.name ?? "");
+}
+
+/** Which runs compile learned from and how many steps it learned, on stderr. */
+function historyLines(history: History, plan: GpuplanPlan | undefined, refs: string[]): string {
+  const lines = history.notes.map((n) => `history: ${n}`);
+  const auto = refs.length === 1 && refs[0] === "auto";
+  if (history.runs.length === 0) {
+    lines.push(
+      `history: no runs to learn from${auto ? " (no run of this pipeline file in the runs folder)" : ""}; the file's estimates are used`,
+    );
+  } else {
+    const steps = new Set(
+      plan?.pipelines.flatMap((p) =>
+        p.steps.filter((s) => s.learned).map((s) => `${p.template}\u0000${s.id}`),
+      ),
+    );
+    lines.push(
+      `history: learned ${count(steps.size, "step")} from ${count(history.runs.length, "run")}` +
+        `${auto ? " (auto: the newest of this pipeline file)" : ""}: ${history.runs.join(", ")}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
 }
 
 async function chooseInventory(options: CompileOptions): Promise<InventoryChoice> {

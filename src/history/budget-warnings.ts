@@ -1,0 +1,69 @@
+/**
+ * A step that held more VRAM than its budget in an earlier run is warned about at the step, with
+ * what the learned value changes: compile places the pipelines twice, once with the file's values
+ * and once with the learned ones, and the warning says which GPU's slot count or which pipeline's
+ * GPU differs — so "this needs 30 GiB" reads as "and so cuda:0 now takes 2 pipelines, not 4".
+ */
+import type { RegistryEntry } from "../compile/registry.js";
+import type { Problem } from "../problems/problem.js";
+import { warning } from "../problems/problem.js";
+import { formatSize } from "../units/size.js";
+import { learnedVramBytes, type OverBudget, VRAM_HEADROOM } from "./learn-estimates.js";
+
+/** Where the pipelines went: each GPU's slot count, each pipeline's GPUs (none: the CPU, or unplaced). */
+export interface Placement {
+  registry: readonly RegistryEntry[];
+  gpusOf: ReadonlyMap<string, readonly string[]>;
+}
+
+/** A matrix of 1,000 plates moving is said as three and a count. */
+const MAX_MOVES_SAID = 3;
+
+export function overBudgetWarnings(
+  over: readonly OverBudget[],
+  before: Placement,
+  after: Placement,
+  templateOf: ReadonlyMap<string, string>,
+  file: string,
+): Problem[] {
+  return over.map((o) => {
+    const changes = [...slotChanges(before, after), ...moves(o.template, before, after, templateOf)];
+    return warning({
+      code: "history-vram-over-budget",
+      message:
+        `step \`${o.step.id}\` of \`${o.template}\` held ${formatSize(o.peakBytes)} of VRAM at its peak ` +
+        `(${o.samples} attempt(s) in ${o.runs} run(s)), over its budget of ${formatSize(o.budgetBytes)}; ` +
+        `with what was measured ${changes.length ? changes.join("; ") : "the GPUs and slot counts stay the same"}`,
+      hint: `set \`vram: ${formatSize(learnedVramBytes(o.peakBytes)).replace(" ", "")}\` (the peak and ${VRAM_HEADROOM * 100}% headroom), or keep compiling with --history`,
+      file,
+      pointer: o.step.pointer,
+    });
+  });
+}
+
+function slotChanges(before: Placement, after: Placement): string[] {
+  const was = new Map(before.registry.map((e) => [e.gpu.id, e.maxPipelines]));
+  return after.registry
+    .filter((e) => was.has(e.gpu.id) && was.get(e.gpu.id) !== e.maxPipelines)
+    .map((e) => `${e.gpu.id} takes ${e.maxPipelines} pipeline(s) at once instead of ${was.get(e.gpu.id)}`);
+}
+
+function moves(
+  template: string,
+  before: Placement,
+  after: Placement,
+  templateOf: ReadonlyMap<string, string>,
+): string[] {
+  const out: string[] = [];
+  const where = (gpus: readonly string[] | undefined) => (gpus?.length ? gpus.join("+") : "the CPU");
+  let more = 0;
+  for (const [name, gpus] of after.gpusOf) {
+    if (templateOf.get(name) !== template) continue;
+    const was = before.gpusOf.get(name);
+    if (where(was) === where(gpus)) continue;
+    if (out.length < MAX_MOVES_SAID) out.push(`\`${name}\` moves from ${where(was)} to ${where(gpus)}`);
+    else more++;
+  }
+  if (more > 0) out.push(`${more} more of its pipelines move`);
+  return out;
+}

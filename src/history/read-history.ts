@@ -1,0 +1,176 @@
+/**
+ * What earlier runs measured, for `compile --history`: the run folders named (ids or paths) or, with
+ * `auto`, the newest runs of this pipeline file in the runs folder, read through the report's
+ * reader (src/report/run-folder.ts) and boiled down to samples per (pipeline template, step id).
+ * Runs are taken in id order and samples only ever feed order-free statistics, so the same runs give
+ * the same plan. A folder that cannot be read is a problem located at its file; a run of another
+ * pipeline file is left out with a note.
+ */
+import { basename, join, resolve } from "node:path";
+import { error, type Problem, warning } from "../problems/problem.js";
+import { findRunDir, listRunIds, type RunFolder, readRunFolder } from "../report/run-folder.js";
+import { RUNS_DIR } from "../run/record/journal.js";
+
+/** How many of the newest runs of the pipeline file `--history auto` learns from. */
+export const AUTO_RUNS = 5;
+
+/** What the runs measured of one step (all of its expansions: one template, one step id). */
+export interface StepSamples {
+  /** durationMs of each ok attempt. */
+  durationsMs: number[];
+  durationRuns: Set<string>;
+  /** peakVramBytes of each attempt that has one. */
+  peaksBytes: number[];
+  peakRuns: Set<string>;
+  /** The smallest per-step memory budget the runs' plans gave it (null: none, a CPU step). */
+  budgetBytes: number | null;
+}
+
+export interface History {
+  /** The ids of the runs learned from, sorted. */
+  runs: string[];
+  /** By stepKey(template, step). */
+  steps: Map<string, StepSamples>;
+  /** What a person should hear about the choice of runs (printed on stderr). */
+  notes: string[];
+  problems: Problem[];
+}
+
+export const stepKey = (template: string, step: string): string => `${template}\u0000${step}`;
+
+/**
+ * Read the runs `refs` names (`["auto"]`: the newest AUTO_RUNS runs of `pipelineFile`), keeping
+ * those of `pipelineFile` (or, for a file read from stdin, of a pipeline named `pipelineName`).
+ */
+export async function readHistory(
+  refs: readonly string[],
+  pipelineFile: string,
+  pipelineName: string,
+  runsDir = RUNS_DIR,
+): Promise<History> {
+  const history: History = { runs: [], steps: new Map(), notes: [], problems: [] };
+  const auto = refs.length === 1 && refs[0] === "auto";
+  const dirs = auto
+    ? (await listRunIds(runsDir)).reverse().map((id) => resolve(runsDir, id))
+    : await Promise.all(refs.map((r) => findRunDir(r, runsDir)));
+  const own: RunFolder[] = [];
+  const seen = new Set<string>();
+  let others = 0;
+  for (const dir of dirs) {
+    if (auto && own.length >= AUTO_RUNS) break;
+    const folder = await readRunFolder(dir);
+    const id = basename(dir);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (!folder.plan) {
+      // Without its plan a run's pipelines cannot be told apart from another file's.
+      if (auto) history.notes.push(`left out run ${id}: ${planNote(folder)}`);
+      else history.problems.push(unreadable(dir, folder));
+      continue;
+    }
+    const ranFile = pipelineOf(folder);
+    const mine = pipelineFile === "-" ? folder.plan.name === pipelineName : ranFile === resolve(pipelineFile);
+    if (!mine) {
+      others++;
+      if (!auto)
+        history.notes.push(
+          `left out run ${id}: it ran ${ranFile ?? folder.plan.source.file}, not ${pipelineFile}`,
+        );
+      continue;
+    }
+    damageProblems(dir, folder, history.problems);
+    own.push(folder);
+  }
+  if (auto && others > 0)
+    history.notes.push(`left out ${others} run(s) of other pipeline files in ${runsDir}`);
+  for (const folder of own.sort((a, b) => cmp(basename(a.runDir), basename(b.runDir))))
+    addSamples(folder, history);
+  history.runs = own.map((f) => basename(f.runDir));
+  return history;
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The absolute pipeline file a run was compiled from: the journal's baseDir holds it, the plan names it. */
+function pipelineOf(folder: RunFolder): string | null {
+  const file = folder.plan?.source.file;
+  if (!file) return null;
+  if (folder.header) return resolve(folder.header.baseDir, basename(file));
+  return resolve(file);
+}
+
+function planNote(folder: RunFolder): string {
+  return folder.notes.find((n) => n.startsWith("plan.json")) ?? "plan.json: not a plan";
+}
+
+/** A named run that cannot be learned from: said at the file that is wrong, never as a stack. */
+function unreadable(dir: string, folder: RunFolder): Problem {
+  const nothing = folder.header === null && folder.events.length === 0;
+  return error({
+    code: "history-unreadable-run",
+    message: nothing
+      ? `${dir} is not a gpuplan run folder (no journal.jsonl, plan.json or events.jsonl could be read)`
+      : `run ${basename(dir)} cannot be learned from: ${planNote(folder)}`,
+    hint: "name run folders gpuplan run wrote (gpuplan runs lists them), or use --history auto",
+    file: nothing ? dir : join(dir, "plan.json"),
+  });
+}
+
+/** What of an own run could not be read (a torn events line, a missing journal): a warning at its file. */
+function damageProblems(dir: string, folder: RunFolder, problems: Problem[]): void {
+  for (const note of folder.notes) {
+    // Each note starts with the name of the file in the run folder it is about.
+    const name = note.slice(0, note.indexOf(":"));
+    const atLine = name === "events.jsonl" ? folder.firstBadEventLine : null;
+    problems.push(
+      warning({
+        code: "history-damaged-run",
+        message: `run ${basename(dir)}: ${note}; learned from what could be read`,
+        file: join(dir, name),
+        ...(atLine !== null && { line: atLine, column: 1 }),
+      }),
+    );
+  }
+}
+
+function addSamples(folder: RunFolder, history: History): void {
+  const plan = folder.plan!;
+  const id = basename(folder.runDir);
+  const templates = new Map(plan.pipelines.map((p) => [p.name, p.template]));
+  const samples = (template: string, step: string): StepSamples => {
+    const key = stepKey(template, step);
+    let s = history.steps.get(key);
+    if (!s) {
+      s = {
+        durationsMs: [],
+        durationRuns: new Set(),
+        peaksBytes: [],
+        peakRuns: new Set(),
+        budgetBytes: null,
+      };
+      history.steps.set(key, s);
+    }
+    return s;
+  };
+  for (const p of plan.pipelines) {
+    for (const step of p.steps) {
+      if (step.memoryBudgetBytes === null) continue;
+      const s = samples(p.template, step.id);
+      s.budgetBytes = Math.min(s.budgetBytes ?? step.memoryBudgetBytes, step.memoryBudgetBytes);
+    }
+  }
+  for (const e of folder.events) {
+    if (e.event !== "gpu.step.end") continue;
+    const template = templates.get(e.pipeline);
+    if (template === undefined) continue;
+    const s = samples(template, e.step);
+    if (e.status === "ok") {
+      s.durationsMs.push(e.durationMs);
+      s.durationRuns.add(id);
+    }
+    if (e.peakVramBytes !== undefined) {
+      s.peaksBytes.push(e.peakVramBytes);
+      s.peakRuns.add(id);
+    }
+  }
+}
