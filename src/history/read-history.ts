@@ -12,7 +12,7 @@ import { findRunDir, listRunIds, type RunFolder, readRunFolder } from "../report
 import { RUNS_DIR } from "../run/record/journal.js";
 
 /** How many of the newest runs of the pipeline file `--history auto` learns from. */
-export const AUTO_RUNS = 5;
+const AUTO_RUNS = 5;
 
 /** What the runs measured of one step (all of its expansions: one template, one step id). */
 export interface StepSamples {
