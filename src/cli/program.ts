@@ -5,7 +5,13 @@
  * as values; nothing below the CLI reads these variables. Each command's module is imported inside
  * its action so that `gpuplan --help` and `gpuplan compile` never load koffi, ink or react.
  */
-import { Command, CommanderError, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import {
+  Argument,
+  Command,
+  CommanderError,
+  type CommandUnknownOpts,
+  Option,
+} from "@commander-js/extra-typings";
 import type { Code } from "../problems/codes.js";
 import { DEFAULT_LOCK_DIR } from "../run/lock/default-lock-dir.js";
 import { VERSION } from "../version.js";
@@ -243,6 +249,13 @@ export function createProgram(format: ReportFormat) {
     .description("explain a code that gpuplan printed in [brackets] (without CODE: list them all)")
     .argument("[code]", "e.g. needs-cycle")
     .action((code) => runCommand(format, () => import("./commands/explain.js"), code));
+
+  configure(program.command("completion"))
+    .description("print a shell completion script (source <(gpuplan completion bash))")
+    .addArgument(
+      new Argument("<shell>", "the shell to complete for").choices(["bash", "zsh", "fish"] as const),
+    )
+    .action((shell) => runCommand(format, () => import("./commands/completion.js"), shell));
 
   return program;
 }
