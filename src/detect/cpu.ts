@@ -8,9 +8,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { CpuInfo, ProbeReport } from "../inventory/types.js";
+import { parseCpuList } from "../units/cpu-list.js";
 import { type CgroupLimits, readCgroupLimits } from "./cgroup.js";
 import { nowMs } from "./clock.js";
-import { parseCpuList } from "./cpu-list.js";
 import type { Roots } from "./roots.js";
 
 const read = (file: string): string | null => {

@@ -8,8 +8,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GpuInfo, ProbeReport } from "../inventory/types.js";
+import { parseCpuList } from "../units/cpu-list.js";
 import { nowMs } from "./clock.js";
-import { parseCpuList } from "./cpu-list.js";
 import { normalizePciBusId } from "./pci.js";
 import type { RawGpu } from "./probe-types.js";
 import type { Roots } from "./roots.js";

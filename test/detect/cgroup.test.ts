@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseCpuMax, parseMemoryLimit, parseProcCgroup, readCgroupLimits } from "../../src/detect/cgroup.js";
 import { parseCpuinfo, parseMeminfo, probeCpu, usableCores } from "../../src/detect/cpu.js";
-import { formatCpuList, parseCpuList } from "../../src/detect/cpu-list.js";
 import { rootsFrom } from "../../src/detect/roots.js";
+import { formatCpuList, parseCpuList } from "../../src/units/cpu-list.js";
 import { ROOT } from "./fake-libs.js";
 
 const fixture = (name: string) =>

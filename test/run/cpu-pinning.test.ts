@@ -5,13 +5,13 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { formatCpuList } from "../../src/detect/cpu-list.js";
 import {
   cpusToMask,
   loadAffinityControl,
   maskToCpus,
   stepCpus,
 } from "../../src/run/step/spawn/cpu-affinity.js";
+import { formatCpuList } from "../../src/units/cpu-list.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
 import { gpuplan, tempDir } from "../helpers/cli.js";
 import { compileText } from "../helpers/inventory.js";

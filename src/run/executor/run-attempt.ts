@@ -5,8 +5,8 @@
  * here (outcome/attempt-decision.ts).
  */
 import { resolve } from "node:path";
-import { formatCpuList } from "../../detect/cpu-list.js";
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
+import { formatCpuList } from "../../units/cpu-list.js";
 import type { SlotLease } from "../lock/types.js";
 import type { StepStatus } from "../record/events.js";
 import { stepLogPaths } from "../record/log-names.js";
