@@ -99,7 +99,7 @@ export function exitCodesPage(exit, codes) {
   });
   return `# Exit codes
 
-The exit status of every gpuplan command, from the registry (\`EXIT\` in \`src/problems/errors.ts\`),
+The exit status of every gpuplan command, from the registry (\`EXIT\` in \`src/problems/exit-codes.ts\`),
 with the codes that end a command with each.
 
 | status | name | meaning | codes |

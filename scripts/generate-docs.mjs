@@ -184,7 +184,7 @@ export async function loadBuiltModules() {
   return {
     ...(await load("cli/program")),
     ...(await load("problems/codes")),
-    ...(await load("problems/errors")),
+    ...(await load("problems/exit-codes")),
     ...(await load("detect/libraries")),
     ...(await load("run/step/step-env")),
     ...(await load("compile/compile")),

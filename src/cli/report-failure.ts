@@ -6,7 +6,8 @@
  * Loaded only when something failed.
  */
 import { CODES, type Code, type CodeEntry } from "../problems/codes.js";
-import { EXIT, UsageError, VendorError } from "../problems/errors.js";
+import { UsageError, VendorError } from "../problems/errors.js";
+import { EXIT } from "../problems/exit-codes.js";
 import { errnoOf } from "../problems/file-errors.js";
 import type { Problem } from "../problems/problem.js";
 import { formatGithub } from "../ui/problems/github.js";

@@ -4,7 +4,7 @@
  * code cannot be printed without an entry here; `gpuplan explain CODE` and the reference docs read
  * it too. A code is stable once released: tools match on it, never on the message.
  */
-import { EXIT } from "./errors.js";
+import { EXIT } from "./exit-codes.js";
 
 /** Who can make the problem go away (STYLE.md §3). */
 type Actor = "user" | "vendor" | "bug";

@@ -1,6 +1,6 @@
 /**
  * The closed set of failures, grouped by who must act (STYLE.md §3); each carries a code from
- * the registry (codes.ts), which also says how the command ends:
+ * the registry (codes.ts), which also says how the command ends (exit-codes.ts):
  * - UsageError: the user can fix it (bad flag, unreadable file, a path mistake), with a hint.
  * - InputProblems: the input has problems (pipeline errors, stale plan).
  * - VendorError: a vendor library or a child process failed; keeps the call and its error string.
@@ -43,11 +43,3 @@ export class VendorError extends Error {
 export class InternalError extends Error {
   override name = "InternalError";
 }
-
-export const EXIT = {
-  ok: 0,
-  problems: 1,
-  usage: 2,
-  busy: 75,
-  interrupted: 130,
-} as const;

@@ -16,7 +16,7 @@ import { LIBRARIES } from "../../src/detect/libraries.js";
 import { targetInventory } from "../../src/inventory/load-inventory.js";
 import { checkPipelineText } from "../../src/pipeline/load-pipeline.js";
 import { CODES } from "../../src/problems/codes.js";
-import { EXIT } from "../../src/problems/errors.js";
+import { EXIT } from "../../src/problems/exit-codes.js";
 import { computeStepEnv } from "../../src/run/step/step-env.js";
 
 const ROOT = join(import.meta.dirname, "../..");

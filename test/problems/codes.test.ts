@@ -5,7 +5,8 @@ import { join, relative } from "node:path";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { CommandLineError } from "../../src/cli/command-line-error.js";
 import { CODES, type Code } from "../../src/problems/codes.js";
-import { EXIT, type UsageError, type VendorError } from "../../src/problems/errors.js";
+import type { UsageError, VendorError } from "../../src/problems/errors.js";
+import { EXIT } from "../../src/problems/exit-codes.js";
 import type { Problem } from "../../src/problems/problem.js";
 import { gpuplan, hasCrashed, ROOT } from "../helpers/cli.js";
 

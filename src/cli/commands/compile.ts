@@ -12,7 +12,8 @@ import {
 } from "../../pipeline/load-pipeline.js";
 import { describeStaleness } from "../../plan/staleness.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
-import { EXIT, UsageError } from "../../problems/errors.js";
+import { UsageError } from "../../problems/errors.js";
+import { EXIT } from "../../problems/exit-codes.js";
 import { error, hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText } from "../../source/read-source-text.js";

@@ -7,7 +7,7 @@ import { stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { readPlanFile } from "../../plan/read-plan.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
-import { EXIT } from "../../problems/errors.js";
+import { EXIT } from "../../problems/exit-codes.js";
 import type { ReportModel } from "../../report/model.js";
 import { buildPlanReport } from "../../report/plan-report.js";
 import { findRunDir, readRunFolder } from "../../report/run-folder.js";

@@ -5,7 +5,7 @@
  */
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
-import { EXIT } from "../../problems/errors.js";
+import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";

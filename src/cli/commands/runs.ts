@@ -1,5 +1,7 @@
 /** `gpuplan runs [--json] [--prune --keep N]`: the runs in .gpuplan/runs, and removing old ones. */
-import { EXIT, UsageError } from "../../problems/errors.js";
+
+import { UsageError } from "../../problems/errors.js";
+import { EXIT } from "../../problems/exit-codes.js";
 import { RUNS_DIR } from "../../run/record/journal.js";
 import { listRuns } from "../../runs/list-runs.js";
 import { pruneRuns } from "../../runs/prune-runs.js";
