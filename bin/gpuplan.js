@@ -1,9 +1,23 @@
 #!/usr/bin/env node
-// CommonJS (bin/package.json). `gpuplan detect` with well-formed flags starts its probe child
-// before anything else loads (src/detect/prestart.ts), then runs without the rest of the CLI
+// CommonJS (bin/package.json). What runs before anything else loads, each for a measured reason
+// (docs/decisions/0007-start-up.md): Node's module compile cache where Node has it (22.1+);
+// `gpuplan --version` answered from package.json; `gpuplan detect` with well-formed flags starts
+// its probe child (src/detect/prestart.ts), then runs without the rest of the CLI
 // (src/cli/detect-cli.ts); every other command line loads the full CLI.
-const detect =
-  process.argv[2] === "detect" &&
-  require("../dist/detect/prestart.cjs").prestartProbes(process.argv.slice(2));
-if (detect) require("../dist/detect/detect-cli.cjs").runDetect(detect);
-else import("../dist/bundle/main.js");
+require("node:module").enableCompileCache?.();
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0] === "-V")) {
+  try {
+    require("node:fs").writeSync(1, `${require("../package.json").version}\n`);
+  } catch (e) {
+    // A reader that went away (`gpuplan --version | true`) is no failure; a full disk is.
+    if (e.code !== "EPIPE") {
+      process.stderr.write(`gpuplan: error: cannot write to stdout: ${e.code}  [file-system-error]\n`);
+      process.exitCode = 2;
+    }
+  }
+} else {
+  const detect = args[0] === "detect" && require("../dist/detect/prestart.cjs").prestartProbes(args);
+  if (detect) require("../dist/detect/detect-cli.cjs").runDetect(detect);
+  else require("../dist/bundle/main.js");
+}

@@ -10,13 +10,17 @@ import { reportFailure } from "./run-command.js";
 // An empty GPUPLAN_* setting means "not set", as it always has; commander would take "" as a value.
 for (const name of USER_SETTINGS) if (process.env[name] === "") delete process.env[name];
 
-const format = requestedReportFormat(process.argv.slice(2));
-try {
-  await createProgram(format).parseAsync(process.argv);
-} catch (e) {
-  // --help, --version: exit 0; `gpuplan` alone has printed the help on stderr.
-  if (e instanceof CommanderError) process.exitCode = e.exitCode === 0 ? 0 : 2;
-  else process.exitCode = await reportFailure(e, format);
+// No top-level await: the bundle is CommonJS (scripts/bundle.mjs), which has none.
+void main(requestedReportFormat(process.argv.slice(2)));
+
+async function main(format: ReportFormat): Promise<void> {
+  try {
+    await createProgram(format).parseAsync(process.argv);
+  } catch (e) {
+    // --help, --version: exit 0; `gpuplan` alone has printed the help on stderr.
+    if (e instanceof CommanderError) process.exitCode = e.exitCode === 0 ? 0 : 2;
+    else process.exitCode = await reportFailure(e, format);
+  }
 }
 
 /**

@@ -4,6 +4,8 @@
 // `require` (including createRequire), so a lazily required native module cannot slip past.
 import { appendFileSync } from "node:fs";
 import Module, { register } from "node:module";
+import { isAbsolute } from "node:path";
+import { pathToFileURL } from "node:url";
 
 const log = process.env.GPUPLAN_TEST_MODULE_LOG;
 const pattern = process.env.GPUPLAN_TEST_MODULE_PATTERN;
@@ -21,8 +23,14 @@ if (log && pattern) {
   `;
   register(`data:text/javascript,${encodeURIComponent(hook)}`, { data: { pattern, log } });
   const load = Module._load;
-  Module._load = function (request, ...rest) {
-    if (re.test(request)) appendFileSync(log, `cjs ${request}\n`);
-    return load.call(this, request, ...rest);
+  Module._load = function (request, parent, ...rest) {
+    // A file is logged by its URL, as the ESM hook logs it (the CLI's bundle is CommonJS).
+    let file;
+    try {
+      file = Module._resolveFilename(request, parent);
+    } catch {}
+    const url = file && isAbsolute(file) ? pathToFileURL(file).href : undefined;
+    if (re.test(request) || (url && re.test(url))) appendFileSync(log, `cjs ${url ?? request}\n`);
+    return load.call(this, request, parent, ...rest);
   };
 }

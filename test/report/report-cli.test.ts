@@ -77,7 +77,7 @@ describe("gpuplan report (CLI)", () => {
     const bundle = join(fileURLToPath(new URL("../..", import.meta.url)), "dist/bundle");
     const reportCode = (modules: string[]) =>
       modules
-        .map((m) => m.replace(/^esm file:\/\//, ""))
+        .map((m) => m.replace(/^(esm|cjs) file:\/\//, ""))
         .filter((f) => f.startsWith(bundle))
         .filter((f) => /buildRunReport|report:painted/.test(readFileSync(f, "utf8")));
     for (const args of [

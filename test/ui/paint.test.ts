@@ -22,7 +22,7 @@ describe("loadPaint", () => {
 describe("chalk on the start-up path", () => {
   const chalkChunks = (modules: string[]): string[] =>
     modules
-      .map((m) => m.replace(/^esm /, ""))
+      .map((m) => m.replace(/^(esm|cjs) /, ""))
       .filter((url) => url.startsWith("file:"))
       .filter((url) => readFileSync(fileURLToPath(url), "utf8").includes("The `level` option should be"));
 

@@ -1,0 +1,55 @@
+// What bin/gpuplan.js does before the CLI loads (docs/decisions/0008-start-up.md): `--version`
+// is answered from package.json without loading any of dist/, and Node's module compile cache is
+// turned on where Node offers it (22.1+) — and left alone where it does not (Node 20).
+import { spawnSync } from "node:child_process";
+import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { VERSION } from "../../src/version.js";
+import { gpuplan, loadedModules, ROOT, tempDir } from "../helpers/cli.js";
+
+let t: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  t = tempDir();
+});
+afterEach(() => t.cleanup());
+
+describe("start-up", () => {
+  it("-v, -V and --version print the version without loading the CLI", () => {
+    for (const flag of ["-v", "-V", "--version"]) {
+      const { result, modules } = loadedModules([flag], "/dist/|commander");
+      expect(result).toMatchObject({ exitCode: 0, stdout: `${VERSION}\n`, stderr: "" });
+      expect(modules).toEqual([]);
+    }
+    // Anything more on the command line is the full CLI's to judge.
+    const more = loadedModules(["--version", "--nope"], "/dist/bundle/main.js");
+    expect(more.modules).not.toEqual([]);
+  });
+
+  it("a version that cannot be written is exit 2 with its code, as any other output", () => {
+    if (!existsSync("/dev/full")) return;
+    const full = openSync("/dev/full", "w");
+    try {
+      const r = spawnSync(process.execPath, [join(ROOT, "bin/gpuplan.js"), "--version"], {
+        stdio: ["ignore", full, "pipe"],
+        encoding: "utf8",
+      });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe("gpuplan: error: cannot write to stdout: ENOSPC  [file-system-error]\n");
+    } finally {
+      closeSync(full);
+    }
+  });
+
+  it("turns on Node's compile cache when Node offers one", () => {
+    const marker = join(t.dir, "cache-on");
+    const preload = join(t.dir, "offer-cache.cjs");
+    writeFileSync(
+      preload,
+      `require("node:module").enableCompileCache = () => require("node:fs").writeFileSync(${JSON.stringify(marker)}, "");\n`,
+    );
+    const r = gpuplan(["--version"], { nodeArgs: ["--require", preload] });
+    expect(r).toMatchObject({ exitCode: 0, stdout: `${VERSION}\n` });
+    expect(existsSync(marker)).toBe(true);
+  });
+});
