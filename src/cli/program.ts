@@ -147,6 +147,63 @@ export function createProgram(format: ReportFormat) {
         .choices(["auto", "node"] as const)
         .default("auto" as const),
     )
+    .addOption(
+      new Option(
+        "--executor <executor>",
+        "where the pipelines run: here, or as Slurm job arrays (one task per pipeline)",
+      )
+        .choices(["local", "slurm"] as const)
+        .default("local" as const),
+    )
+    .option(
+      "--detach",
+      "with --executor slurm: submit, print the run and job ids, and return (gpuplan status RUN)",
+    )
+    .option(
+      "--requeue",
+      "with --executor slurm: let Slurm requeue a task whose node failed (sbatch --requeue)",
+    )
+    .option(
+      "--inventory <file>",
+      "with --executor slurm: the node type the tasks land on (detect --slurm --save); default: the plan's own",
+    )
+    .option("--partition <name>", "with --executor slurm: sbatch --partition")
+    .option("--account <name>", "sbatch --account")
+    .option("--qos <name>", "sbatch --qos")
+    .option(
+      "--gres-type <[model=]type>",
+      "GRES type to ask for a GPU model (repeatable; any: untyped gpu:N)",
+      collect,
+      [],
+    )
+    .option("--throttle <n>", "at most N tasks of each array at once (--array=…%N); default: no limit")
+    .option(
+      "--time-factor <x>",
+      "--time for steps without a timeout: X × their estimate (the pipeline file's time_factor, else 3)",
+    )
+    .addOption(
+      new Option("--time <duration>", "--time for every task instead of the derived one").argParser(
+        // A Slurm time limit, not a wait of gpuplan's: up to a year.
+        durationArgument({ min: 1, max: 365 * 86_400_000 }),
+      ),
+    )
+    .option("--cpus-per-task <n>", "instead of the node type's share")
+    .addOption(
+      new Option("--mem <size>", "--mem for every task instead of the node type's share").argParser(
+        sizeArgument({ min: 1 }),
+      ),
+    )
+    .option("--no-shards", "one pipeline per GPU even where the node type has Slurm shards")
+    .option(
+      "--sbatch-arg <option>",
+      "another sbatch option, e.g. --sbatch-arg=--constraint=ib (repeatable)",
+      collect,
+      [],
+    )
+    .option(
+      "--bind-slurm-gpus",
+      "run the pipeline on the GPUs Slurm allocated to this task (SLURM_STEP_GPUS/SLURM_JOB_GPUS); the sbatch scripts pass it",
+    )
     .action((plan, options) =>
       runCommand(format, () => import("./commands/run.js"), plan, {
         ...options,

@@ -527,10 +527,17 @@ export const CODES = {
     "Slurm names MIG GRES types per site, so the export cannot guess which type to ask for.",
     "say which type to ask for: --gres-type 'MODEL=TYPE' (gpuplan detect --slurm lists the cluster's types)",
   ),
-  "slurm-gpu-binding": problem(
-    "warning",
-    "Each task checks that Slurm gave it the plan's GPU",
-    "A task's gpuplan run verifies the GPU by UUID and stops with gpu-missing when Slurm hands it another card; this holds where the plan was compiled on the node type's own GPUs and Slurm allocates them in the plan's order.",
+  "slurm-gpu-binding-failed": problem(
+    "error",
+    "A Slurm task cannot run its pipeline on the GPUs Slurm gave it",
+    "With --bind-slurm-gpus (the scripts gpuplan writes pass it), a task's pipeline runs on the GPUs Slurm allocated (SLURM_STEP_GPUS / SLURM_JOB_GPUS, node-wide indices in PCI order); each must be the plan's GPU model with room for its memory budget. The message says which check failed.",
+    "compile against the node type the tasks land on (gpuplan detect --slurm --save NODE.json) and ask for its GPU type (--gres-type)",
+  ),
+  "slurm-run-folder-not-shared": failure(
+    "user",
+    "The run folder is not shared with the Slurm nodes",
+    "Every task of `gpuplan run --executor slurm` first writes a marker into the run folder's slurm/started/; the submitting gpuplan reads it (and the tasks' events and logs) from there. A task ran but its marker never showed up, so the nodes write somewhere the submitter cannot see. The arrays are cancelled.",
+    "run gpuplan from a folder the compute nodes mount too (a shared home or project filesystem, not /tmp or a local disk)",
   ),
   "unknown-partition": failure(
     "user",

@@ -24,7 +24,9 @@ export type GpuplanRunEvent =
   | ModelCacheStoreEvent
   | ModelCacheReuseEvent
   | ModelCacheEvictEvent
-  | ModelCleanupEvent;
+  | ModelCleanupEvent
+  | SlurmSubmitEvent
+  | SlurmTaskEvent;
 /**
  * ISO 8601, UTC, with milliseconds.
  */
@@ -434,4 +436,62 @@ export interface ModelCleanupEvent {
    * Its GPUs' memory once it is gone, when known.
    */
   memory?: MemoryReading[];
+}
+/**
+ * `gpuplan run --executor slurm` submitted one job array (one task per pipeline).
+ */
+export interface SlurmSubmitEvent {
+  ts: Timestamp;
+  event: "slurm.submit";
+  run: RunId;
+  pipeline: null;
+  step: null;
+  device: null;
+  /**
+   * The array's job id, as sbatch --parsable printed it.
+   */
+  job: string;
+  /**
+   * The sbatch script, in the run folder's slurm/.
+   */
+  script: string;
+  /**
+   * Array task i runs pipelines[i].
+   */
+  pipelines: string[];
+}
+/**
+ * A pipeline's Slurm array task changed state, as the submitting gpuplan saw it (squeue) and the task reported it (its node and GPUs).
+ */
+export interface SlurmTaskEvent {
+  ts: Timestamp;
+  event: "slurm.task";
+  run: RunId;
+  pipeline: string;
+  step: null;
+  device: null;
+  /**
+   * ARRAYJOB_TASK, as squeue prints it.
+   */
+  job: string;
+  /**
+   * Slurm's job state: PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, CANCELLED, …
+   */
+  state: string;
+  /**
+   * Slurm's reason (Resources, Priority, NonZeroExitCode, …); null for None.
+   */
+  reason: string | null;
+  /**
+   * The node it runs or ran on.
+   */
+  node: string | null;
+  /**
+   * The GPUs Slurm gave it as node-wide indices (SLURM_JOB_GPUS), as the task reported them.
+   */
+  gpus: string | null;
+  /**
+   * The batch script's exit status once it ended (null: killed by a signal, or not ended).
+   */
+  exitCode: number | null;
 }

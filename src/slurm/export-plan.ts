@@ -147,15 +147,5 @@ function planProblems(plan: GpuplanPlan, node: NodeShape | null): Problem[] {
       }),
     );
   }
-  if (gpuPipelines.length > 0) {
-    problems.push(
-      warning({
-        code: "slurm-gpu-binding",
-        message:
-          "each task's gpuplan run checks that the GPU Slurm gave it is the plan's GPU for its pipeline (same UUID); a task given another GPU stops with gpu-missing instead of running on a card the plan did not choose",
-        hint: "this holds where the plan was compiled on the node type's own GPUs and Slurm hands them out in the plan's order; binding a plan to whatever GPU Slurm allocates comes with portable plans",
-      }),
-    );
-  }
   return problems;
 }

@@ -84,6 +84,7 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
     `GPUPLAN=\${GPUPLAN:-${shellQuote(ctx.gpuplan)}}`,
     `PLAN=${shellQuote(ctx.planFile)}`,
     `EVENTS_DIR=${shellQuote(`${ctx.outDir}/events`)}`,
+    `STARTED_DIR=${shellQuote(`${ctx.outDir}/started`)}`,
     "",
     "# Array task i runs pipeline i of this list (the plan's order).",
     "PIPELINES=(",
@@ -112,7 +113,15 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
   }
   lines.push(
     "",
-    'exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline" --ui plain --events "$EVENTS_DIR/$task.jsonl"',
+    "# The first thing this task writes: gpuplan run --executor slurm waits for it to see that",
+    "# the folder is shared with this node.",
+    `echo "$(hostname) ${r.gpus > 0 ? "$gpus" : ""}" > "$STARTED_DIR/$task" 2>/dev/null ||`,
+    '  echo "gpuplan: cannot write $STARTED_DIR/$task on $(hostname): is the folder on a filesystem shared with the nodes?" >&2',
+    "",
+    r.gpus > 0
+      ? "# --bind-slurm-gpus: the pipeline runs on the GPUs Slurm gave this task (SLURM_JOB_GPUS)."
+      : "# A CPU pipeline: no GPU asked for, none bound.",
+    `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline"${r.gpus > 0 ? " --bind-slurm-gpus" : ""} --ui plain --events "$EVENTS_DIR/$task.jsonl"`,
     "",
   );
   return lines.join("\n");
@@ -128,7 +137,7 @@ export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContex
     "# logs/, gpuplan's events of each task to events/.",
     "set -euo pipefail",
     'cd "$(dirname "$0")"',
-    "mkdir -p logs events",
+    "mkdir -p logs events started",
     `for script in ${scripts.map(shellQuote).join(" ")}; do`,
     '  if ! id=$(sbatch --parsable "$@" "$script"); then',
     '    echo "gpuplan: sbatch refused $script; the arrays submitted before it are in jobs.txt (scancel them to start over)" >&2',

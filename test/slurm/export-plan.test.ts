@@ -127,9 +127,16 @@ describe("sbatch generation", () => {
   it("says in the plan's own words what each array task runs, and submit.sh submits every array", () => {
     const { plan, shape } = planFor(MIXED);
     const out = exported(plan, shape);
+    // A GPU task binds its pipeline to the GPUs Slurm gave it; a CPU task has none to bind.
     expect(out.files[0]!.text).toContain(
+      `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline" --bind-slurm-gpus --ui plain --events "$EVENTS_DIR/$task.jsonl"`,
+    );
+    expect(out.files[1]!.text).toContain(
       `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline" --ui plain --events "$EVENTS_DIR/$task.jsonl"`,
     );
+    // First of all, each task leaves a marker the submitter reads (the run folder is shared).
+    expect(out.files[0]!.text).toContain(`echo "$(hostname) $gpus" > "$STARTED_DIR/$task"`);
+    expect(out.files[1]!.text).toContain(`echo "$(hostname) " > "$STARTED_DIR/$task"`);
     expect(out.files[0]!.text).toContain("NODE=${NODE:-/usr/bin/node}");
     expect(out.files[3]!.text).toContain(
       "for script in 01-gpu-h100-1.sbatch 02-cpu.sbatch 03-gpu-h100-2.sbatch; do",

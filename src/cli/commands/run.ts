@@ -14,9 +14,12 @@ import { formatHuman } from "../../ui/problems/human.js";
 import { writeErr, writeOut } from "../output.js";
 import { stderr, stdout } from "../output-guard.js";
 import { colorLevelOf, paintFor } from "../paint.js";
+import type { SlurmRunOptions } from "./run-slurm.js";
 
 /** The options as program.ts resolved them (flag, GPUPLAN_* variable, default); durations in ms. */
-export interface RunOptions {
+export interface RunOptions extends SlurmRunOptions {
+  executor: "local" | "slurm";
+  bindSlurmGpus?: boolean;
   pipeline: string[];
   events?: string;
   wait: boolean;
@@ -42,6 +45,11 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     pipelines: options.pipeline,
     ...(options.resume !== undefined && { resume: options.resume }),
     detect,
+    // Submitting to Slurm: the GPUs are the nodes', not this machine's (each task checks its own).
+    verify: options.executor !== "slurm",
+    ...(options.bindSlurmGpus && {
+      bindSlurmGpus: { allocated: process.env.SLURM_STEP_GPUS || process.env.SLURM_JOB_GPUS },
+    }),
   });
   if (!prepared.ok) return reportProblems(prepared.problems, prepared.sources);
   // Warnings of the in-memory compile (a GPU step that falls back to the CPU, say) go out as
@@ -49,6 +57,10 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   if (prepared.warnings.length > 0)
     writeErr(formatHuman(prepared.warnings, prepared.sources, await paintFor()));
   const { plan, pipelines, baseDir, runId } = prepared.run;
+  if (options.executor === "slurm") {
+    const { runOnSlurmCommand } = await import("./run-slurm.js");
+    return runOnSlurmCommand(file, options, prepared.run);
+  }
 
   if (options.dryRun) {
     const { describeDryRun } = await import("../../run/prepare/dry-run.js");
@@ -93,7 +105,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
  * CI), painted at the colour level decided for stderr. Guarded streams: a viewer that goes away
  * (EPIPE) ends the view's output, never the run.
  */
-async function openView(context: RunViewContext, ui: RunOptions["ui"]): Promise<RunView> {
+export async function openView(context: RunViewContext, ui: RunOptions["ui"]): Promise<RunView> {
   const { createView, resolveUiMode } = await import("../../ui/run/index.js");
   const err = stderr();
   const mode = resolveUiMode(ui, { isTTY: Boolean(err.isTTY), columns: err.columns });

@@ -23,6 +23,13 @@ export interface PrepareRequest {
   /** `--resume RUN`. */
   resume?: string;
   detect: DetectInventory;
+  /** false: leave the GPUs unchecked (they are a cluster's, checked by each task). Default true. */
+  verify?: boolean;
+  /**
+   * `--bind-slurm-gpus` (a Slurm array task): the pipelines run on the GPUs Slurm allocated,
+   * `allocated` being SLURM_STEP_GPUS or SLURM_JOB_GPUS (src/slurm/bind-allocated-gpus.ts).
+   */
+  bindSlurmGpus?: { allocated: string | undefined };
 }
 
 export interface PreparedRun {
@@ -79,10 +86,20 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
       resumed: false,
     };
   }
-  const pipelines = selectPipelines(run.plan, request.pipelines.length ? request.pipelines : startedWith);
+  let pipelines = selectPipelines(run.plan, request.pipelines.length ? request.pipelines : startedWith);
+
+  if (request.bindSlurmGpus && gpusUsed(pipelines).length > 0) {
+    // Every GPU of the node, whatever CUDA_VISIBLE_DEVICES says: Slurm's indices are node-wide.
+    const { bindToAllocatedGpus } = await import("../../slurm/bind-allocated-gpus.js");
+    inventory = await detect({ all: true });
+    const bound = bindToAllocatedGpus(run.plan, pipelines, inventory, request.bindSlurmGpus.allocated);
+    if ("problems" in bound) return { ok: false, problems: bound.problems, sources: [] };
+    run = { ...run, plan: bound.plan };
+    pipelines = bound.pipelines;
+  }
 
   // Verify against the live machine: never run on the wrong card. CPU-only work needs no GPU.
-  if (gpusUsed(pipelines).length > 0) {
+  if (request.verify !== false && gpusUsed(pipelines).length > 0) {
     inventory ??= await detect();
     const problems = verifyPlan(run.plan, pipelines, inventory, { planFile: file, recompile });
     if (hasErrors(problems)) return { ok: false, problems, sources: [] };

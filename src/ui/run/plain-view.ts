@@ -3,8 +3,9 @@
  * prints, all on stderr — stdout stays free for results. No animation, no cursor movement.
  */
 
-import type { RunEvent } from "../../run/record/events.js";
+import type { RunEvent, RunEventOf } from "../../run/record/events.js";
 import { createLineBatcher } from "../../run/record/line-batcher.js";
+import { isFinalState } from "../../slurm/follow/squeue-tasks.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
 import { escapeOutputLine } from "../output-line.js";
@@ -41,6 +42,26 @@ export function createPlainView(options: ViewOptions, paint: Paint): RunView {
       await writeOut(options.err, formatSummary(summary, paint));
     },
   };
+}
+
+/** "pending in Slurm (Resources)", "running on node7, GPU 2", "done in Slurm", "failed in Slurm: TIMEOUT". */
+function describeSlurmTask(event: RunEventOf<"slurm.task">, paint: Paint): string {
+  const e = escapeText;
+  const job = paint.dim(`(job ${e(event.job)})`);
+  const reason = event.reason ? ` (${e(event.reason)})` : "";
+  switch (event.state) {
+    case "PENDING":
+      return `${paint.yellow(`pending in Slurm${reason}`)} ${job}`;
+    case "RUNNING":
+      return `running on ${e(event.node ?? "?")}${event.gpus ? `, GPU ${e(event.gpus)}` : ""} ${job}`;
+    case "COMPLETED":
+      return `${paint.green("done in Slurm")} ${job}`;
+    default: {
+      if (!isFinalState(event.state)) return `${e(event.state)}${reason} ${job}`;
+      const exit = event.exitCode !== null && event.exitCode !== 0 ? `, exit ${event.exitCode}` : "";
+      return `${paint.red(`failed in Slurm: ${e(event.state)}${reason}${exit}`)} ${job}`;
+    }
+  }
 }
 
 /**
@@ -82,6 +103,10 @@ function describeEvent(event: RunEvent, paint: Paint): string | null {
       return `${head} loading worker ${e(event.model_key)}`;
     case "gpu.model.load_complete":
       return `${head} worker ${e(event.model_key)} ready in ${formatDuration(event.duration_ms)}`;
+    case "slurm.submit":
+      return `${head} submitted ${event.pipelines.length} pipeline${event.pipelines.length === 1 ? "" : "s"} as Slurm job array ${e(event.job)} (${e(event.script)})`;
+    case "slurm.task":
+      return `${head} ${describeSlurmTask(event, paint)}`;
     case "gpu.model.cache_evict":
       return `${head} ${paint.dim(`worker ${e(event.model_key)} stopped (${e(event.reason)})`)}`;
     default:

@@ -1,0 +1,117 @@
+/**
+ * `gpuplan run … --executor slurm`: the prepared run submitted to Slurm as job arrays and followed
+ * (or, with --detach, left to Slurm), its problems printed and its exit chosen as a local run's:
+ * 0, 1 with failed pipelines, 130 after an interrupt cancelled the arrays.
+ */
+import { EXIT } from "../../problems/errors.js";
+import { hasErrors, type Problem } from "../../problems/problem.js";
+import type { PreparedRun } from "../../run/prepare/prepare-run.js";
+import { slurmExportOptions } from "../../slurm/executor-settings.js";
+import { loadNodeShape } from "../../slurm/load-node-shape.js";
+import { formatHuman } from "../../ui/problems/human.js";
+import { VERSION } from "../../version.js";
+import { writeErr, writeOut } from "../output.js";
+import { paintFor } from "../paint.js";
+import {
+  checkPlanSettings,
+  gpuplanBinary,
+  parseSlurmFlags,
+  projectDir,
+  type SlurmCliOptions,
+} from "../slurm-options.js";
+import { openView, type RunOptions } from "./run.js";
+
+export interface SlurmRunOptions extends SlurmCliOptions {
+  inventory?: string;
+  detach?: boolean;
+  requeue?: boolean;
+}
+
+/** How long a running task's start marker may take to show up (NFS caches a folder's entries up to 60 s). */
+const SHARED_FOLDER_TIMEOUT_MS = 90_000;
+
+export async function runOnSlurmCommand(
+  file: string,
+  options: RunOptions & SlurmRunOptions,
+  prepared: PreparedRun,
+): Promise<number> {
+  const flags = parseSlurmFlags(options);
+  if (options.requeue) flags.sbatchArgs = [...(flags.sbatchArgs ?? []), "--requeue"];
+  const { plan } = prepared;
+  const cwd = process.cwd();
+  const { node, problems: nodeProblems } = await loadNodeShape(plan, file, options.inventory, cwd);
+  const { completedPipelines, planSubmission, runOnSlurm } = await import(
+    "../../slurm/follow/slurm-session.js"
+  );
+  const completed = await completedPipelines(prepared);
+  const submission = planSubmission(
+    prepared,
+    {
+      planLabel: file,
+      node,
+      options: slurmExportOptions(plan.settings.executor?.slurm, flags),
+      projectDir: projectDir(plan, file, cwd),
+      nodeBinary: process.execPath,
+      gpuplanBinary: gpuplanBinary(),
+      gpuplanVersion: VERSION,
+    },
+    completed,
+  );
+  const problems: Problem[] = [
+    ...checkPlanSettings(plan, file),
+    ...nodeProblems,
+    ...submission.export.problems,
+  ];
+  if (problems.length) writeErr(formatHuman(problems, [], await paintFor()));
+  if (hasErrors(problems)) {
+    writeErr("gpuplan run: nothing submitted\n");
+    return EXIT.problems;
+  }
+  if (options.dryRun) {
+    const { formatSlurmDryRun } = await import("../../ui/slurm-dry-run.js");
+    writeOut(formatSlurmDryRun(submission));
+    return EXIT.ok;
+  }
+  if (submission.submitted.length === 0) {
+    writeErr(`gpuplan run: every pipeline of run ${prepared.runId} completed; nothing to submit\n`);
+    return EXIT.ok;
+  }
+  const { slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  const { listenForInterrupts } = await import("../../run/interrupt-signals.js");
+  const signals = listenForInterrupts();
+  try {
+    const result = await runOnSlurm(prepared, submission, {
+      input: file,
+      ...(options.events && { eventsFile: options.events }),
+      openView: (context) => openView(context, options.ui),
+      detach: options.detach ?? false,
+      requeue: options.requeue ?? false,
+      slurm: slurmCommandRunner(process.env, 60_000),
+      signal: signals.interrupt,
+      sharedFolderTimeoutMs: SHARED_FOLDER_TIMEOUT_MS,
+    });
+    const jobs = result.arrays.map((a) => a.job);
+    if (result.kind === "detached") {
+      const report = {
+        schema: "gpuplan/slurm-submit@1",
+        run: prepared.runId,
+        runDir: submission.runDir,
+        jobs: result.arrays,
+      };
+      writeOut(
+        options.ui === "json"
+          ? `${JSON.stringify(report, null, 2)}\n`
+          : `${prepared.runId} submitted as Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (${submission.submitted.length} pipelines)\n` +
+              `  watch: gpuplan status ${prepared.runId}    resume what did not complete: gpuplan run --resume ${prepared.runId} --executor slurm\n`,
+      );
+      return EXIT.ok;
+    }
+    if (result.summary.interrupted) {
+      writeErr(`gpuplan: cancelled Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (scancel)\n`);
+      return EXIT.interrupted;
+    }
+    return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
+  } finally {
+    signals.dispose();
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * Follows submitted job arrays to their end, the way a local run's executor runs pipelines: it
+ * polls squeue (with back-off: quick while things change, up to every few seconds while nothing
+ * does; never `sbatch --wait`, which backs off to 10 s and more), reads each task's events file as
+ * it grows and passes its events on in time order, says when a task is pending, running on a node
+ * and GPU, or ended in Slurm's words, and closes out a pipeline whose task Slurm ended without
+ * gpuplan's account (task-ending.ts). An interrupt cancels every array (scancel). A task that runs
+ * but whose start marker never shows up in the run folder means the folder is not shared with the
+ * nodes: the arrays are cancelled and the run stops with that problem.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { UsageError, VendorError } from "../../problems/errors.js";
+import { type EventDraft, type RunEvent, stampEvent } from "../../run/record/events.js";
+import type { PlannedPipeline } from "../../schema-types/plan.js";
+import { displayText } from "../../text/safe-text.js";
+import type { RunCommand } from "../read-cluster.js";
+import { readStartMarker, type SubmittedArray, slurmDir } from "./run-record.js";
+import { isFinalState, parseSqueue, squeueArgs, type TaskState } from "./squeue-tasks.js";
+import { closeOutPipeline, type StepProgress } from "./task-ending.js";
+import { createTaskEventReader } from "./task-events.js";
+
+export interface FollowInput {
+  run: string;
+  /** The run folder, as the tasks' scripts name it (absolute). */
+  runDir: string;
+  arrays: readonly SubmittedArray[];
+  /** The pipelines of those arrays, by name. */
+  pipelines: ReadonlyMap<string, PlannedPipeline>;
+  slurm: RunCommand;
+  /** Task events (already stamped by their task) and the follower's own drafts. */
+  emit: (event: RunEvent | EventDraft) => void;
+  signal?: AbortSignal;
+  /** NODE_FAIL is not the end of a task that Slurm requeues. */
+  requeue: boolean;
+  /** How long a running task may go without its start marker showing up here. */
+  sharedFolderTimeoutMs: number;
+  pollMs?: { min: number; max: number };
+}
+
+export interface FollowResult {
+  interrupted: boolean;
+}
+
+/** Slurm's states in which a task holds (or held) its node: it must have written its marker by then. */
+const STARTED = /^(RUNNING|COMPLETING|COMPLETED|FAILED|TIMEOUT|OUT_OF_MEMORY|SUSPENDED|STOPPED)$/;
+/** After Slurm says a task ended, how long its last events may take to show up (NFS caches attributes). */
+const EVENTS_GRACE_MS = 3000;
+/** A task squeue stopped listing this many polls in a row is gone from its memory (MinJobAge). */
+const FORGOTTEN_POLLS = 3;
+/** squeue may fail now and then (slurmctld busy, restarting); give up after this long of failures. */
+const SQUEUE_OUTAGE_MS = 120_000;
+
+interface Tracked {
+  name: string;
+  array: SubmittedArray;
+  pipeline: PlannedPipeline;
+  /** What the last slurm.task event said, to emit only changes. */
+  said: string;
+  state: TaskState | null;
+  /** ms when it was first seen started (or ended); the marker must show up within the timeout. */
+  startedSeenMs: number | null;
+  marker: { node: string; gpus: string | null } | null;
+  /** The task's events said run.end. */
+  eventsEnded: boolean;
+  /** Polls in a row squeue did not list it (a finished job ages out after MinJobAge). */
+  unlisted: number;
+  /** Its events ended and Slurm said how the task ended (or forgot it), or the follower closed it out. */
+  done: boolean;
+  finalSeenMs: number | null;
+  progress: Map<string, StepProgress>;
+}
+
+export async function followArrays(input: FollowInput): Promise<FollowResult> {
+  const { min, max } = input.pollMs ?? { min: 200, max: 5000 };
+  const reader = createTaskEventReader(input.run);
+  const tasks: Tracked[] = [];
+  for (const array of input.arrays) {
+    for (const [i, name] of array.pipelines.entries()) {
+      const pipeline = input.pipelines.get(name);
+      if (!pipeline) continue;
+      tasks.push({
+        name: `${array.job}_${i}`,
+        array,
+        pipeline,
+        said: "",
+        state: null,
+        startedSeenMs: null,
+        marker: null,
+        eventsEnded: false,
+        unlisted: 0,
+        done: false,
+        finalSeenMs: null,
+        progress: new Map(),
+      });
+    }
+  }
+  const jobs = input.arrays.map((a) => a.job);
+  let delay = min;
+  let failingSince: number | null = null;
+  while (tasks.some((t) => !t.done)) {
+    if (input.signal?.aborted) {
+      await cancel(input.slurm, jobs);
+      await drainAfterCancel(input, tasks, reader);
+      return { interrupted: true };
+    }
+    const out = await input.slurm("squeue", squeueArgs(jobs));
+    const now = Date.now();
+    if (out.status !== 0) {
+      failingSince ??= now;
+      if (now - failingSince > SQUEUE_OUTAGE_MS) throw squeueFailure(out.stderr, out.failure);
+    } else {
+      failingSince = null;
+      const states = new Map(parseSqueue(out.stdout).map((s) => [`${s.job}_${s.task}`, s]));
+      const changed = poll(input, tasks, states, reader, now);
+      delay = changed ? min : Math.min(max, Math.round(delay * 1.5));
+      const unshared = tasks.find(
+        (t) =>
+          t.marker === null &&
+          t.startedSeenMs !== null &&
+          now - t.startedSeenMs > input.sharedFolderTimeoutMs,
+      );
+      if (unshared) {
+        await cancel(input.slurm, jobs);
+        throw new UsageError(
+          `Slurm ran task ${unshared.name} (pipeline ${displayText(unshared.pipeline.name, 80)}) on ${unshared.state?.node ?? "a node"}, but the marker it writes first never showed up in ${join(input.runDir, "slurm", "started")} within ${Math.round(input.sharedFolderTimeoutMs / 1000)} s: the run folder must be on a filesystem shared with the nodes (the arrays were cancelled)`,
+          "slurm-run-folder-not-shared",
+          "run gpuplan from a folder the compute nodes mount too (a shared home or project filesystem, not /tmp or a local disk)",
+        );
+      }
+      if (!tasks.some((t) => !t.done)) break;
+    }
+    await sleep(delay, input.signal);
+  }
+  return { interrupted: false };
+}
+
+/** One look at squeue's states and the tasks' files; true when anything changed. */
+function poll(
+  input: FollowInput,
+  tasks: Tracked[],
+  states: ReadonlyMap<string, TaskState>,
+  reader: ReturnType<typeof createTaskEventReader>,
+  now: number,
+): boolean {
+  let changed = false;
+  const batch: RunEvent[] = [];
+  const closing: EventDraft[] = [];
+  for (const t of tasks) {
+    if (t.done) continue;
+    const listed = states.get(t.name);
+    t.unlisted = listed ? 0 : t.unlisted + 1;
+    const state = listed ?? t.state;
+    t.state = state;
+    if (state && (STARTED.test(state.state) || isFinalState(state.state))) t.startedSeenMs ??= now;
+    if (t.marker === null && t.startedSeenMs !== null) t.marker = readStartMarker(input.runDir, t.name);
+    if (state) {
+      const said = JSON.stringify([state.state, state.reason, state.node, t.marker?.gpus ?? null]);
+      if (said !== t.said) {
+        t.said = said;
+        changed = true;
+        // Stamped now and sorted in with the tasks' own events of this poll.
+        batch.push(
+          stampEvent(input.run, {
+            event: "slurm.task",
+            pipeline: t.pipeline.name,
+            step: null,
+            device: null,
+            job: t.name,
+            state: state.state,
+            reason: state.reason,
+            node: state.node ?? t.marker?.node ?? null,
+            gpus: t.marker?.gpus ?? null,
+            exitCode: state.exitCode,
+          }),
+        );
+      }
+    }
+    const { events, ended } = reader.read(t.name, join(slurmDir(input.runDir), "events", `${t.name}.jsonl`));
+    if (events.length > 0) changed = true;
+    for (const e of events) track(t, e);
+    batch.push(...events);
+    if (ended) t.eventsEnded = true;
+    const final =
+      state !== null && isFinalState(state.state) && !(input.requeue && state.state === "NODE_FAIL");
+    if (t.eventsEnded) {
+      // gpuplan's account is complete; wait for Slurm's word on the task (or for squeue to forget it).
+      if (final || t.unlisted >= FORGOTTEN_POLLS) t.done = true;
+      continue;
+    }
+    if (!final) continue;
+    t.finalSeenMs ??= now;
+    // Its gpuplan wrote run.end before exiting unless Slurm killed it; give a shared folder a moment.
+    if (state.state === "COMPLETED" || state.state === "FAILED") {
+      if (now - t.finalSeenMs < EVENTS_GRACE_MS) continue;
+    }
+    const errLog = slurmLog(input.runDir, t);
+    const drafts = closeOutPipeline(
+      t.pipeline,
+      t.progress,
+      { ...state, name: t.name },
+      tail(errLog),
+      errLog,
+      now,
+    );
+    closing.push(...drafts);
+    t.done = true;
+    changed = true;
+  }
+  batch.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+  for (const e of batch) input.emit(e);
+  for (const d of closing) input.emit(d);
+  return changed;
+}
+
+/** What the merged events tell of a pipeline's steps: running, or settled (ended for good, skipped). */
+function track(t: Tracked, e: RunEvent): void {
+  if (e.step === null) return;
+  if (e.event === "gpu.step.start")
+    t.progress.set(e.step, {
+      phase: "running",
+      device: e.device,
+      attempt: e.attempt,
+      startedMs: Date.parse(e.ts),
+    });
+  else if (e.event === "gpu.step.end" || e.event === "gpu.step.skip")
+    t.progress.set(e.step, { phase: "settled" });
+}
+
+/** Slurm's stderr file of the task, as the script names it (`logs/JOBNAME-JOB_TASK.err`). */
+function slurmLog(runDir: string, t: Tracked): string {
+  const dir = join(slurmDir(runDir), "logs");
+  const suffix = `-${t.name}.err`;
+  try {
+    const file = readdirSync(dir).find((f) => f.endsWith(suffix));
+    return file ? join(dir, file) : "";
+  } catch {
+    return "";
+  }
+}
+
+function tail(path: string): string[] {
+  if (!path) return [];
+  try {
+    return readFileSync(path, "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .slice(-10)
+      .map((l) => displayText(l, 400));
+  } catch {
+    return [];
+  }
+}
+
+/** After scancel, the tasks' gpuplan runs get SIGTERM and record their interrupted steps: wait a little for that. */
+async function drainAfterCancel(
+  input: FollowInput,
+  tasks: Tracked[],
+  reader: ReturnType<typeof createTaskEventReader>,
+): Promise<void> {
+  const end = Date.now() + 5000;
+  for (;;) {
+    const batch: RunEvent[] = [];
+    for (const t of tasks) {
+      if (t.done) continue;
+      const { events, ended } = reader.read(
+        t.name,
+        join(slurmDir(input.runDir), "events", `${t.name}.jsonl`),
+      );
+      batch.push(...events);
+      if (ended) t.done = true;
+    }
+    batch.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+    for (const e of batch) input.emit(e);
+    const running = tasks.some((t) => !t.done && t.startedSeenMs !== null);
+    if (!running || Date.now() > end) return;
+    await sleep(250);
+  }
+}
+
+async function cancel(slurm: RunCommand, jobs: readonly string[]): Promise<void> {
+  if (jobs.length > 0) await slurm("scancel", [...jobs]);
+}
+
+function squeueFailure(stderr: string, failure: string | undefined): VendorError {
+  const message = stderr.trim().split("\n").slice(-3).join(" / ") || failure || "(no message)";
+  return new VendorError(
+    "squeue kept failing for 2 minutes while following the run",
+    "slurm-command-failed",
+    "squeue",
+    displayText(message, 400),
+    "the jobs go on in Slurm: gpuplan status RUN shows them, gpuplan run --resume RUN --executor slurm follows what is left",
+  );
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * What a Slurm run keeps in its run folder, beside the plan, journal and events every run has:
+ * `slurm/` holds the sbatch scripts (as `gpuplan export` writes them), `jobs.json` (each array's
+ * job id and pipelines, appended to by --resume), `events/JOB_TASK.jsonl` (each task's own
+ * events), `started/JOB_TASK` (the marker a task writes first: its node and GPUs; the submitter
+ * seeing it proves the folder is shared) and `logs/` (Slurm's output of each task). Follower,
+ * `gpuplan status` and `--resume` all read the run from here.
+ */
+import { readFileSync } from "node:fs";
+import { mkdir, readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic } from "../../plan/write-atomic.js";
+
+export interface SubmittedArray {
+  job: string;
+  script: string;
+  /** Task i runs pipelines[i]. */
+  pipelines: string[];
+}
+
+interface SlurmRunRecord {
+  schema: "gpuplan/slurm-run@1";
+  arrays: SubmittedArray[];
+}
+
+export const slurmDir = (runDir: string): string => join(runDir, "slurm");
+const jobsFile = (runDir: string): string => join(slurmDir(runDir), "jobs.json");
+
+export async function makeSlurmDirs(runDir: string): Promise<void> {
+  for (const d of ["logs", "events", "started"]) await mkdir(join(slurmDir(runDir), d), { recursive: true });
+}
+
+async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
+  try {
+    return JSON.parse(await readFile(jobsFile(runDir), "utf8")) as SlurmRunRecord;
+  } catch {
+    return { schema: "gpuplan/slurm-run@1", arrays: [] };
+  }
+}
+
+export async function recordArrays(runDir: string, arrays: readonly SubmittedArray[]): Promise<void> {
+  const record = await readSlurmRecord(runDir);
+  record.arrays.push(...arrays);
+  await writeFileAtomic(jobsFile(runDir), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** The marker a task wrote when it started: `HOST GPUS`, or null while there is none. */
+export function readStartMarker(runDir: string, task: string): { node: string; gpus: string | null } | null {
+  try {
+    const [node = "", gpus = ""] = readFileSync(join(slurmDir(runDir), "started", task), "utf8")
+      .trim()
+      .split(/\s+/);
+    return { node, gpus: gpus === "" ? null : gpus };
+  } catch {
+    return null;
+  }
+}
+
+export type PipelineEnding = "ok" | "failed" | "interrupted";
+
+/**
+ * How each pipeline's latest task ended by its own account (the `run.end` of its events file);
+ * pipelines whose task never wrote one are missing. A later array (a resume) wins.
+ */
+export async function taskEndings(runDir: string): Promise<Map<string, PipelineEnding>> {
+  const record = await readSlurmRecord(runDir);
+  const endings = new Map<string, PipelineEnding>();
+  const files = new Set(await readdir(join(slurmDir(runDir), "events")).catch(() => [] as string[]));
+  for (const a of record.arrays) {
+    for (const [i, pipeline] of a.pipelines.entries()) {
+      const file = `${a.job}_${i}.jsonl`;
+      if (!files.has(file)) continue;
+      const text = await readFile(join(slurmDir(runDir), "events", file), "utf8").catch(() => "");
+      const end = lastRunEnd(text);
+      if (end) endings.set(pipeline, end);
+      else endings.delete(pipeline);
+    }
+  }
+  return endings;
+}
+
+function lastRunEnd(text: string): PipelineEnding | null {
+  let status: PipelineEnding | null = null;
+  for (const line of text.split("\n")) {
+    if (!line.includes('"run.end"')) continue;
+    try {
+      const e = JSON.parse(line) as { event?: string; status?: PipelineEnding };
+      if (e.event === "run.end" && e.status) status = e.status;
+    } catch {}
+  }
+  return status;
+}

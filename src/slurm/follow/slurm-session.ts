@@ -1,0 +1,266 @@
+/**
+ * `gpuplan run --executor slurm`: the run folder, journal, events and view of a local run, with
+ * Slurm in the executor's place. The plan's pipelines (on --resume: those that did not complete)
+ * become job arrays as `gpuplan export` writes them, rendered into the run folder's slurm/ and
+ * submitted with sbatch; then (unless --detach) the arrays are followed to their end
+ * (follow-arrays.ts) and the run ends as a local one does: its summary from the same tally of the
+ * same events, a run.end, the journal's end entry.
+ */
+import { readFile } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
+import { writeFileAtomic } from "../../plan/write-atomic.js";
+import { VendorError } from "../../problems/errors.js";
+import { hasErrors } from "../../problems/problem.js";
+import { createTally, type RunSummary, summarize, tallyEvent } from "../../run/outcome/run-tally.js";
+import type { PreparedRun } from "../../run/prepare/prepare-run.js";
+import { openEventFiles } from "../../run/record/event-files.js";
+import { type EventDraft, RUN_EVENTS_SCHEMA, type RunEvent, stampEvent } from "../../run/record/events.js";
+import { createRunDir, openJournal, stepKey } from "../../run/record/journal.js";
+import type { OpenRunView } from "../../run/run-view.js";
+import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
+import { displayText } from "../../text/safe-text.js";
+import { exportPlanToSlurm, type SlurmExport, type SlurmExportInput } from "../export-plan.js";
+import type { RunCommand } from "../read-cluster.js";
+import { followArrays } from "./follow-arrays.js";
+import { makeSlurmDirs, recordArrays, type SubmittedArray, slurmDir, taskEndings } from "./run-record.js";
+
+export type SubmissionInput = Omit<SlurmExportInput, "plan" | "outDir" | "planFile">;
+
+export interface Submission {
+  /** The run folder, absolute: the scripts name it. */
+  runDir: string;
+  export: SlurmExport;
+  /** The pipelines the arrays run. */
+  submitted: PlannedPipeline[];
+  /** Pipelines an earlier attempt of the run completed (--resume): not submitted again. */
+  completed: PlannedPipeline[];
+}
+
+/** The arrays a run submits, as data (what --dry-run prints); `completedPipelines` are left out. */
+export function planSubmission(
+  prepared: PreparedRun,
+  input: SubmissionInput,
+  completedPipelines: ReadonlySet<string>,
+  cwd = process.cwd(),
+): Submission {
+  const runDir = isAbsolute(prepared.runDir) ? prepared.runDir : resolve(cwd, prepared.runDir);
+  const submitted = prepared.pipelines.filter((p) => !completedPipelines.has(p.name));
+  const completed = prepared.pipelines.filter((p) => completedPipelines.has(p.name));
+  const plan: GpuplanPlan = { ...prepared.plan, pipelines: submitted };
+  const exported = exportPlanToSlurm({
+    ...input,
+    plan,
+    outDir: slurmDir(runDir),
+    planFile: join(runDir, "plan.json"),
+  });
+  return { runDir, export: exported, submitted, completed };
+}
+
+/**
+ * Pipelines a resumed Slurm run need not run again: every step ok in the journal (what a follower
+ * recorded), or their last task's own run.end said ok (all a detached run has).
+ */
+export async function completedPipelines(prepared: PreparedRun): Promise<Set<string>> {
+  const done = new Set<string>();
+  if (!prepared.resumed) return done;
+  const endings = await taskEndings(prepared.runDir);
+  for (const p of prepared.pipelines) {
+    const allOk = p.steps.every((s) => prepared.completed.has(stepKey(p.name, s.id)));
+    if (allOk || endings.get(p.name) === "ok") done.add(p.name);
+  }
+  return done;
+}
+
+export interface SlurmSessionOptions {
+  input: string;
+  eventsFile?: string;
+  /** The view, as the CLI chose it (UI mode, colour level, where it writes). */
+  openView: OpenRunView;
+  detach: boolean;
+  requeue: boolean;
+  slurm: RunCommand;
+  signal: AbortSignal;
+  sharedFolderTimeoutMs: number;
+  pollMs?: { min: number; max: number };
+}
+
+export type SlurmSessionResult =
+  | { kind: "detached"; arrays: SubmittedArray[] }
+  | { kind: "followed"; arrays: SubmittedArray[]; summary: RunSummary };
+
+export async function runOnSlurm(
+  prepared: PreparedRun,
+  submission: Submission,
+  options: SlurmSessionOptions,
+): Promise<SlurmSessionResult> {
+  if (hasErrors(submission.export.problems)) throw new Error("runOnSlurm: the submission has errors");
+  const { plan, pipelines, runId } = prepared;
+  const { runDir } = submission;
+  if (!prepared.resumed) await createRunDir(runDir, plan);
+  await makeSlurmDirs(runDir);
+  const journal = await openJournal(runDir);
+  try {
+    if (!prepared.resumed) {
+      await journal.append({
+        type: "run",
+        run: runId,
+        startedAt: new Date().toISOString(),
+        input: options.input,
+        baseDir: prepared.baseDir,
+        pipelines: pipelines.map((p) => p.name),
+      });
+    }
+    for (const f of submission.export.files) {
+      const path = join(slurmDir(runDir), f.name);
+      await writeFileAtomic(path, f.text);
+    }
+    const arrays = await submitArrays(submission, options.slurm);
+    await recordArrays(runDir, arrays);
+    if (options.detach) return { kind: "detached", arrays };
+    const summary = await follow(prepared, submission, arrays, journal, options);
+    return { kind: "followed", arrays, summary };
+  } finally {
+    await journal.close();
+  }
+}
+
+/** sbatch each script; a refusal cancels the arrays submitted before it and says what sbatch said. */
+async function submitArrays(submission: Submission, slurm: RunCommand): Promise<SubmittedArray[]> {
+  const arrays: SubmittedArray[] = [];
+  for (const a of submission.export.arrays) {
+    const script = join(slurmDir(submission.runDir), a.script);
+    const out = await slurm("sbatch", ["--parsable", script]);
+    const job = /^([0-9]+)(;\S+)?\s*$/.exec(out.stdout.trim())?.[1];
+    if (out.status !== 0 || job === undefined) {
+      if (arrays.length > 0)
+        await slurm(
+          "scancel",
+          arrays.map((s) => s.job),
+        );
+      const said = out.stderr.trim().split("\n").slice(-3).join(" / ") || out.failure || "(no message)";
+      throw new VendorError(
+        `sbatch refused ${a.script}${arrays.length > 0 ? ` (the ${arrays.length} array(s) submitted before it were cancelled)` : ""}`,
+        out.failure === "not-found" ? "slurm-not-found" : "slurm-command-failed",
+        `sbatch --parsable ${script}`,
+        displayText(said, 400),
+        "check the request in the script (gpuplan run --executor slurm --dry-run prints it) against sinfo / scontrol show partition",
+      );
+    }
+    arrays.push({ job, script: a.script, pipelines: a.pipelines });
+  }
+  return arrays;
+}
+
+async function follow(
+  prepared: PreparedRun,
+  submission: Submission,
+  arrays: SubmittedArray[],
+  journal: Awaited<ReturnType<typeof openJournal>>,
+  options: SlurmSessionOptions,
+): Promise<RunSummary> {
+  const { plan, pipelines, runId } = prepared;
+  const { runDir } = submission;
+  const events = openEventFiles(runDir, options.eventsFile);
+  const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
+  let tally = createTally(pipelines);
+  const pending: Promise<void>[] = [];
+  const emit = (e: RunEvent | EventDraft): void => {
+    const event = "ts" in e ? e : stampEvent(runId, e);
+    tally = tallyEvent(tally, event);
+    events.write(event);
+    view.onEvent(event);
+    if (event.event === "gpu.step.end")
+      pending.push(
+        journal.append({
+          type: "step",
+          ts: event.ts,
+          pipeline: event.pipeline,
+          step: event.step,
+          status: event.status,
+          attempt: event.attempt,
+          device: event.device,
+          exitCode: event.exitCode,
+          durationMs: event.durationMs,
+        }),
+      );
+  };
+  const started = performance.now();
+  let interrupted = false;
+  try {
+    emit({
+      event: "run.start",
+      pipeline: null,
+      step: null,
+      device: null,
+      schema: RUN_EVENTS_SCHEMA,
+      pipelines: pipelines.map((p) => p.name),
+      runDir: prepared.runDir,
+    });
+    for (const p of submission.completed)
+      for (const s of p.steps)
+        emit({
+          event: "gpu.step.skip",
+          pipeline: p.name,
+          step: s.id,
+          device: s.device,
+          reason: "completed in an earlier attempt of this run",
+          cause: "completed",
+        });
+    for (const a of arrays)
+      emit({
+        event: "slurm.submit",
+        pipeline: null,
+        step: null,
+        device: null,
+        job: a.job,
+        script: a.script,
+        pipelines: a.pipelines,
+      });
+    const result = await followArrays({
+      run: runId,
+      runDir,
+      arrays,
+      pipelines: new Map(submission.submitted.map((p) => [p.name, p])),
+      slurm: options.slurm,
+      emit,
+      signal: options.signal,
+      requeue: options.requeue,
+      sharedFolderTimeoutMs: options.sharedFolderTimeoutMs,
+      ...(options.pollMs && { pollMs: options.pollMs }),
+    });
+    interrupted = result.interrupted;
+  } catch (e) {
+    await view.close(summarize(tally)).catch(() => undefined);
+    events.close();
+    throw e;
+  }
+  await Promise.all(pending);
+  const { ok, failed, skipped } = tally;
+  await journal.append({ type: "end", ts: new Date().toISOString(), interrupted, ok, failed, skipped });
+  emit({
+    event: "run.end",
+    pipeline: null,
+    step: null,
+    device: null,
+    durationMs: Math.round(performance.now() - started),
+    status: interrupted ? "interrupted" : failed > 0 ? "failed" : "ok",
+    ok,
+    failed,
+    skipped,
+  });
+  const summary = summarize(tally);
+  await view.close(summary);
+  events.close();
+  await sortEvents(join(runDir, "events.jsonl"));
+  return summary;
+}
+
+/** The merged events.jsonl in time order (a stable sort: lines of one moment keep their order). */
+async function sortEvents(path: string): Promise<void> {
+  const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l !== "");
+  const ts = (l: string) => /^\{"ts":"([^"]+)"/.exec(l)?.[1] ?? "";
+  const sorted = lines
+    .map((l, i) => ({ l, i, t: ts(l) }))
+    .sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.i - b.i));
+  await writeFileAtomic(path, `${sorted.map((s) => s.l).join("\n")}\n`);
+}

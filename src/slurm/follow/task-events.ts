@@ -1,0 +1,59 @@
+/**
+ * Reads the tasks' event files as they grow: each poll takes the complete lines written since the
+ * last one (a line still being written waits for its newline), parses them, and hands them over
+ * with the run id of the submitting gpuplan in place of the task's own. A task's run.start and
+ * run.end are its own business: the follower's run has one of each.
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import type { RunEvent } from "../../run/record/events.js";
+
+export interface TaskEventReader {
+  /** New events of the task file, in file order; `ended` says whether its run.end was among them. */
+  read(task: string, path: string): { events: RunEvent[]; ended: boolean };
+}
+
+export function createTaskEventReader(run: string): TaskEventReader {
+  /** Bytes of each task's file read so far (always just after a newline). */
+  const cursors = new Map<string, number>();
+  return {
+    read(task, path) {
+      const { text, offset } = readLines(path, cursors.get(task) ?? 0);
+      cursors.set(task, offset);
+      const events: RunEvent[] = [];
+      let ended = false;
+      for (const line of text.split("\n")) {
+        if (!line.trim()) continue;
+        let event: RunEvent;
+        try {
+          event = JSON.parse(line) as RunEvent;
+        } catch {
+          continue;
+        }
+        if (event.event === "run.end") ended = true;
+        if (event.event === "run.start" || event.event === "run.end") continue;
+        events.push({ ...event, run });
+      }
+      return { events, ended };
+    },
+  };
+}
+
+/** The complete lines from `offset` on, and the offset after the last of them. */
+function readLines(path: string, offset: number): { text: string; offset: number } {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return { text: "", offset };
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= offset) return { text: "", offset };
+    const buffer = Buffer.alloc(size - offset);
+    const n = readSync(fd, buffer, 0, buffer.length, offset);
+    const end = buffer.subarray(0, n).lastIndexOf(0x0a) + 1;
+    return { text: buffer.subarray(0, end).toString("utf8"), offset: offset + end };
+  } finally {
+    closeSync(fd);
+  }
+}

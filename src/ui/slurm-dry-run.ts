@@ -1,0 +1,46 @@
+/**
+ * `gpuplan run --executor slurm --dry-run`: the sbatch command lines the run would submit, how
+ * each array shares GPUs, the resources of every task, and the scripts themselves — read before
+ * anything reaches the queue.
+ */
+import type { Submission } from "../slurm/follow/slurm-session.js";
+import { formatTable } from "./table.js";
+
+const SHARING = {
+  "whole-gpu": "one pipeline per GPU (whole GPUs)",
+  shard: "pipelines share a GPU through Slurm shards",
+  cpu: "no GPU",
+} as const;
+
+export function formatSlurmDryRun(submission: Submission): string {
+  const { arrays, files } = submission.export;
+  const dir = `${submission.runDir}/slurm`;
+  const lines = [
+    `gpuplan run --executor slurm --dry-run: ${arrays.length} job array${arrays.length === 1 ? "" : "s"} for ${submission.submitted.length} pipeline${submission.submitted.length === 1 ? "" : "s"}` +
+      (submission.completed.length > 0
+        ? ` (${submission.completed.length} completed earlier, not submitted)`
+        : ""),
+    "",
+  ];
+  for (const a of arrays) {
+    lines.push(
+      `$ sbatch --parsable ${dir}/${a.script}`,
+      `  ${a.pipelines.length} task${a.pipelines.length === 1 ? "" : "s"}, ${SHARING[a.sharing]}; each task: ${[
+        a.gres !== null ? `--gres=${a.gres}` : "no GRES",
+        `--cpus-per-task=${a.cpusPerTask}`,
+        a.memMiB !== null ? `--mem=${a.memMiB}M` : "the cluster's default memory",
+        `--time=${a.time}`,
+      ].join(" ")}`,
+      ...formatTable(
+        [{ header: "TASK" }, { header: "PIPELINE" }],
+        a.pipelines.map((p, i) => [String(i), p]),
+        { indent: "    ", header: false },
+      ),
+    );
+  }
+  for (const f of files) {
+    if (!f.name.endsWith(".sbatch")) continue;
+    lines.push("", `--- ${dir}/${f.name}`, f.text.trimEnd());
+  }
+  return `${lines.join("\n")}\n`;
+}

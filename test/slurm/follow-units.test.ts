@@ -1,0 +1,189 @@
+// The pure parts of following a Slurm run: squeue's lines read back into task states, Slurm's
+// endings as gpuplan outcomes (a pipeline whose task Slurm killed still gets its step events),
+// and a task's pipeline bound to the GPUs Slurm allocated.
+import { describe, expect, it } from "vitest";
+import type { Inventory } from "../../src/inventory/types.js";
+import type { GpuplanPlan, PlannedPipeline } from "../../src/schema-types/plan.js";
+import { bindToAllocatedGpus } from "../../src/slurm/bind-allocated-gpus.js";
+import { parseSqueue } from "../../src/slurm/follow/squeue-tasks.js";
+import { closeOutPipeline, type StepProgress, slurmEnding } from "../../src/slurm/follow/task-ending.js";
+
+const pad = (fields: string[]) => fields.map((f) => `${f.padEnd(20)}|`).join("");
+
+describe("squeue's task lines", () => {
+  it("reads state, reason (spaces and all), node and the wait status as exit code or signal", () => {
+    const text = [
+      pad(["12_0", "COMPLETED", "None", "node7", "0"]),
+      pad(["12_1", "FAILED", "NonZeroExitCode", "node7", "768"]),
+      pad(["12_2", "CANCELLED", "launch failed requeued held", "node8", "15"]),
+      pad(["12_3", "RUNNING", "None", "node8", "0"]),
+      pad(["12_[4-6,9%2]", "PENDING", "Resources", "", "0"]),
+      "garbage line",
+    ].join("\n");
+    const tasks = parseSqueue(text);
+    expect(tasks.map((t) => [t.task, t.state, t.reason, t.node, t.exitCode, t.signal])).toEqual([
+      [0, "COMPLETED", null, "node7", 0, null],
+      [1, "FAILED", "NonZeroExitCode", "node7", 3, null],
+      [2, "CANCELLED", "launch failed requeued held", "node8", null, 15],
+      [3, "RUNNING", null, "node8", null, null],
+      [4, "PENDING", "Resources", null, null, null],
+      [5, "PENDING", "Resources", null, null, null],
+      [6, "PENDING", "Resources", null, null, null],
+      [9, "PENDING", "Resources", null, null, null],
+    ]);
+    expect(new Set(tasks.map((t) => t.job))).toEqual(new Set(["12"]));
+  });
+});
+
+const step = (id: string, needs: string[] = []) =>
+  ({
+    id,
+    device: "cuda:0",
+    uuid: "GPU-a",
+    needs,
+    onOom: { retries: 0, fallback: null },
+  }) as unknown as PlannedPipeline["steps"][number];
+const pipeline = {
+  name: "p1",
+  gpus: ["cuda:0"],
+  steps: [step("a"), step("b", ["a"]), step("c", ["b"])],
+} as unknown as PlannedPipeline;
+
+describe("Slurm's endings as gpuplan outcomes", () => {
+  it("TIMEOUT is a timeout, OUT_OF_MEMORY (host memory) an error that says --mem, the rest errors with Slurm's state", () => {
+    expect(slurmEnding({ state: "TIMEOUT", reason: "TimeLimit", exitCode: null })).toMatchObject({
+      status: "timeout",
+    });
+    expect(slurmEnding({ state: "OUT_OF_MEMORY", reason: null, exitCode: null }).hint).toContain("--mem");
+    expect(slurmEnding({ state: "NODE_FAIL", reason: null, exitCode: null }).hint).toContain("--requeue");
+    expect(slurmEnding({ state: "CANCELLED", reason: null, exitCode: null }).hint).toContain("--resume");
+    expect(slurmEnding({ state: "FAILED", reason: "NonZeroExitCode", exitCode: 2 })).toMatchObject({
+      status: "error",
+      hint: expect.stringContaining("exit 2"),
+    });
+  });
+
+  it("the running step ends with Slurm's reason, the steps after it are skipped, settled ones are left alone", () => {
+    const progress = new Map<string, StepProgress>([
+      ["a", { phase: "settled" }],
+      ["b", { phase: "running", device: "cuda:0", attempt: 1, startedMs: 1000 }],
+    ]);
+    const task = {
+      job: "5",
+      task: 1,
+      name: "5_1",
+      state: "TIMEOUT",
+      reason: "TimeLimit",
+      node: "n1",
+      exitCode: null,
+      signal: 15,
+    };
+    const drafts = closeOutPipeline(pipeline, progress, task, [], "/runs/x/slurm/logs/t.err", 61_000);
+    expect(drafts.map((d) => [d.event, d.step])).toEqual([
+      ["gpu.step.end", "b"],
+      ["gpu.step.skip", "c"],
+    ]);
+    expect(drafts[0]).toMatchObject({ status: "timeout", durationMs: 60_000, attempt: 1, exitCode: null });
+    expect(drafts[1]).toMatchObject({
+      cause: "dependency-failed",
+      reason: "its Slurm task 5_1 ended TIMEOUT",
+    });
+  });
+
+  it("a task that failed before gpuplan ran: its first step fails with the exit and Slurm's log, the rest skipped", () => {
+    const task = {
+      job: "5",
+      task: 0,
+      name: "5_0",
+      state: "FAILED",
+      reason: "NonZeroExitCode",
+      node: "n1",
+      exitCode: 1,
+      signal: null,
+    };
+    const drafts = closeOutPipeline(
+      pipeline,
+      new Map(),
+      task,
+      ["gpuplan: error: …  [gpu-missing]"],
+      "/l.err",
+      0,
+    );
+    expect(drafts.map((d) => [d.event, d.step])).toEqual([
+      ["gpu.step.end", "a"],
+      ["gpu.step.skip", "b"],
+      ["gpu.step.skip", "c"],
+    ]);
+    expect(drafts[0]).toMatchObject({
+      status: "error",
+      exitCode: 1,
+      stderrTail: ["gpuplan: error: …  [gpu-missing]"],
+    });
+  });
+});
+
+describe("--bind-slurm-gpus", () => {
+  const entry = (gpu: string, uuid: string) => ({
+    gpu,
+    uuid,
+    name: "NVIDIA H100 80GB HBM3",
+    backend: "cuda",
+    pciBusId: null,
+    memoryBytes: 85_520_809_984,
+    memoryBudgetBytes: 64_000_000_000,
+    maxPipelines: 1,
+    limitedBy: "configured",
+  });
+  const plan = {
+    settings: { memoryFraction: 0.75 },
+    registry: [entry("cuda:0", "GPU-made-up-0"), entry("cuda:1", "GPU-made-up-1")],
+    pipelines: [
+      { name: "p0", gpus: ["cuda:0"], steps: [{ id: "a", device: "cuda:0", uuid: "GPU-made-up-0" }] },
+      { name: "p1", gpus: ["cuda:1"], steps: [{ id: "a", device: "cuda:1", uuid: "GPU-made-up-1" }] },
+    ],
+  } as unknown as GpuplanPlan;
+  const live = (index: number, name = "NVIDIA H100 80GB HBM3") => ({
+    id: `cuda:${index}`,
+    index,
+    backend: "cuda",
+    name,
+    uuid: `GPU-live-${index}`,
+    pciBusId: `0000:0${index}:00.0`,
+    memoryBytes: 85_520_809_984,
+    computeCapability: "9.0",
+  });
+  const inventory = (gpus: ReturnType<typeof live>[]) => ({ gpus }) as unknown as Inventory;
+
+  it("the task's pipeline takes the allocated card's UUID; its plan id stays, other pipelines are untouched", () => {
+    const bound = bindToAllocatedGpus(
+      plan,
+      [plan.pipelines[0]!],
+      inventory([live(0), live(1), live(2), live(3)]),
+      "2",
+    );
+    expect("plan" in bound).toBe(true);
+    if (!("plan" in bound)) return;
+    expect(bound.pipelines[0]!.steps[0]).toMatchObject({ device: "cuda:0", uuid: "GPU-live-2" });
+    expect(bound.plan.registry[0]).toMatchObject({
+      gpu: "cuda:0",
+      uuid: "GPU-live-2",
+      pciBusId: "0000:02:00.0",
+    });
+    expect(bound.plan.pipelines[1]!.steps[0]!.uuid).toBe("GPU-made-up-1");
+  });
+
+  it("no GPU list, a GPU the driver does not show, or another model: a located reason, nothing bound", () => {
+    const message = (r: ReturnType<typeof bindToAllocatedGpus>) =>
+      "problems" in r ? `${r.problems[0]!.code}: ${r.problems[0]!.message}` : "bound";
+    const p0 = [plan.pipelines[0]!];
+    expect(message(bindToAllocatedGpus(plan, p0, inventory([live(0)]), undefined))).toMatch(
+      /^slurm-gpu-binding-failed: .*SLURM_STEP_GPUS \/ SLURM_JOB_GPUS is unset/,
+    );
+    expect(message(bindToAllocatedGpus(plan, p0, inventory([live(0)]), "3"))).toMatch(
+      /GPU 3, which this node's cuda driver does not show/,
+    );
+    expect(message(bindToAllocatedGpus(plan, p0, inventory([live(0, "NVIDIA L4")]), "0"))).toMatch(
+      /Slurm gave GPU 0 \(NVIDIA L4\), the plan's cuda:0 is NVIDIA H100 80GB HBM3/,
+    );
+  });
+});
