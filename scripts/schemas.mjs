@@ -22,6 +22,16 @@ export const SCHEMAS = [
     file: "schemas/slurm-export.schema.json",
     types: "src/schema-types/slurm-export.ts",
   },
+  {
+    name: "slurm-run-status",
+    file: "schemas/slurm-run-status.schema.json",
+    types: "src/schema-types/slurm-run-status.ts",
+  },
+  {
+    name: "slurm-submit",
+    file: "schemas/slurm-submit.schema.json",
+    types: "src/schema-types/slurm-submit.ts",
+  },
   { name: "targets", file: "schemas/targets.schema.json", types: "src/schema-types/targets.ts" },
   { name: "presets", file: "schemas/presets.schema.json", types: "src/schema-types/presets.ts" },
   { name: "dry-run", file: "schemas/dry-run.schema.json", types: "src/schema-types/dry-run.ts" },

@@ -261,6 +261,14 @@ export function createProgram(format: ReportFormat) {
     .option("--force", "write into a folder that is not empty")
     .action((plan, options) => runCommand(format, () => import("./commands/export.js"), plan, options));
 
+  configure(program.command("status"))
+    .description(
+      "a run submitted with run --executor slurm (detached or not): each pipeline pending, running, done or failed",
+    )
+    .argument("<run>", "run id or folder")
+    .option("--json", "print as JSON (schema gpuplan/slurm-run-status@1)")
+    .action((run, options) => runCommand(format, () => import("./commands/status.js"), run, options));
+
   configure(program.command("locks"))
     .description("show which GPU slots are held, by whom and since when")
     .option("--json", "print as JSON (schema gpuplan/locks@1)")

@@ -539,6 +539,18 @@ export const CODES = {
     "Every task of `gpuplan run --executor slurm` first writes a marker into the run folder's slurm/started/; the submitting gpuplan reads it (and the tasks' events and logs) from there. A task ran but its marker never showed up, so the nodes write somewhere the submitter cannot see. The arrays are cancelled.",
     "run gpuplan from a folder the compute nodes mount too (a shared home or project filesystem, not /tmp or a local disk)",
   ),
+  "not-a-slurm-run": failure(
+    "user",
+    "The run did not run on Slurm",
+    "`gpuplan status RUN` shows the runs of `gpuplan run --executor slurm`, whose run folder records the submitted job arrays (slurm/jobs.json); this run has none.",
+    "gpuplan runs lists every run; gpuplan report RUN shows a local one",
+  ),
+  "slurm-run-active": failure(
+    "user",
+    "The Slurm run still has tasks queued or running",
+    "`gpuplan run --resume RUN --executor slurm` submits again the pipelines that did not complete; while some of the run's tasks are still pending or running in Slurm, they would run twice.",
+    "wait for them (gpuplan status RUN), or cancel them with scancel, then resume",
+  ),
   "unknown-partition": failure(
     "user",
     "`--partition` names no partition you can submit to",

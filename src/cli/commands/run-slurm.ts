@@ -3,11 +3,14 @@
  * (or, with --detach, left to Slurm), its problems printed and its exit chosen as a local run's:
  * 0, 1 with failed pipelines, 130 after an interrupt cancelled the arrays.
  */
-import { EXIT } from "../../problems/errors.js";
+import { UsageError } from "../../problems/errors.js";
+import { EXIT } from "../../problems/exit-codes.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
+import type { GpuplanSlurmSubmission } from "../../schema-types/slurm-submit.js";
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
+import type { RunCommand } from "../../slurm/read-cluster.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { VERSION } from "../../version.js";
 import { writeErr, writeOut } from "../output.js";
@@ -43,6 +46,9 @@ export async function runOnSlurmCommand(
   const { completedPipelines, planSubmission, runOnSlurm } = await import(
     "../../slurm/follow/slurm-session.js"
   );
+  const { slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  const slurm = slurmCommandRunner(process.env, 60_000);
+  if (prepared.resumed && !options.dryRun) await refuseWhileActive(prepared, slurm);
   const completed = await completedPipelines(prepared);
   const submission = planSubmission(
     prepared,
@@ -76,7 +82,6 @@ export async function runOnSlurmCommand(
     writeErr(`gpuplan run: every pipeline of run ${prepared.runId} completed; nothing to submit\n`);
     return EXIT.ok;
   }
-  const { slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
   const { listenForInterrupts } = await import("../../run/interrupt-signals.js");
   const signals = listenForInterrupts();
   try {
@@ -86,13 +91,13 @@ export async function runOnSlurmCommand(
       openView: (context) => openView(context, options.ui),
       detach: options.detach ?? false,
       requeue: options.requeue ?? false,
-      slurm: slurmCommandRunner(process.env, 60_000),
+      slurm,
       signal: signals.interrupt,
       sharedFolderTimeoutMs: SHARED_FOLDER_TIMEOUT_MS,
     });
     const jobs = result.arrays.map((a) => a.job);
     if (result.kind === "detached") {
-      const report = {
+      const report: GpuplanSlurmSubmission = {
         schema: "gpuplan/slurm-submit@1",
         run: prepared.runId,
         runDir: submission.runDir,
@@ -114,4 +119,24 @@ export async function runOnSlurmCommand(
   } finally {
     signals.dispose();
   }
+}
+
+/** A resume while some of the run's tasks are still queued or running would run them twice. */
+async function refuseWhileActive(prepared: PreparedRun, slurm: RunCommand): Promise<void> {
+  const { activeTasks, readSlurmRunStatus } = await import("../../slurm/follow/run-status.js");
+  const status = await readSlurmRunStatus(
+    prepared.runDir,
+    prepared.pipelines.map((p) => p.name),
+    slurm,
+  );
+  const active = activeTasks(status);
+  if (active.length === 0) return;
+  throw new UsageError(
+    `--resume: ${active.length} task${active.length === 1 ? "" : "s"} of run ${prepared.runId} ${active.length === 1 ? "is" : "are"} still in Slurm (${active
+      .slice(0, 5)
+      .map((p) => `${p.job} ${p.slurmState}`)
+      .join(", ")}${active.length > 5 ? ", …" : ""})`,
+    "slurm-run-active",
+    `wait for them (gpuplan status ${prepared.runId}), or scancel ${[...new Set(active.map((p) => p.job!.split("_")[0]))].join(" ")}, then resume`,
+  );
 }

@@ -17,7 +17,7 @@ import { displayText } from "../../text/safe-text.js";
 import type { RunCommand } from "../read-cluster.js";
 import { readStartMarker, type SubmittedArray, slurmDir } from "./run-record.js";
 import { isFinalState, parseSqueue, squeueArgs, type TaskState } from "./squeue-tasks.js";
-import { closeOutPipeline, type StepProgress } from "./task-ending.js";
+import { closeOutPipeline, type StepProgress, slurmEnding } from "./task-ending.js";
 import { createTaskEventReader } from "./task-events.js";
 
 export interface FollowInput {
@@ -65,6 +65,8 @@ interface Tracked {
   eventsEnded: boolean;
   /** Polls in a row squeue did not list it (a finished job ages out after MinJobAge). */
   unlisted: number;
+  /** The task's events from its first interrupted step on, held until Slurm says why (null: none held). */
+  held: RunEvent[] | null;
   /** Its events ended and Slurm said how the task ended (or forgot it), or the follower closed it out. */
   done: boolean;
   finalSeenMs: number | null;
@@ -88,6 +90,7 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
         startedSeenMs: null,
         marker: null,
         eventsEnded: false,
+        held: null,
         unlisted: 0,
         done: false,
         finalSeenMs: null,
@@ -179,13 +182,24 @@ function poll(
     const { events, ended } = reader.read(t.name, join(slurmDir(input.runDir), "events", `${t.name}.jsonl`));
     if (events.length > 0) changed = true;
     for (const e of events) track(t, e);
-    batch.push(...events);
+    // Steps the task's gpuplan saw interrupted were stopped by Slurm (scancel, time limit,
+    // preemption), not by this run: hold them until Slurm says which, and say that.
+    if (t.held === null && events.some(isInterruptedEnd)) t.held = [];
+    if (t.held) t.held.push(...events);
+    else batch.push(...events);
     if (ended) t.eventsEnded = true;
     const final =
       state !== null && isFinalState(state.state) && !(input.requeue && state.state === "NODE_FAIL");
     if (t.eventsEnded) {
       // gpuplan's account is complete; wait for Slurm's word on the task (or for squeue to forget it).
-      if (final || t.unlisted >= FORGOTTEN_POLLS) t.done = true;
+      if (final || t.unlisted >= FORGOTTEN_POLLS) {
+        t.done = true;
+        if (t.held && state) {
+          batch.push(...t.held.map((e) => (isInterruptedEnd(e) ? asSlurmEnding(e, state) : e)));
+          // The steps it never reached are skipped, as after a failed step.
+          closing.push(...closeOutPipeline(t.pipeline, t.progress, { ...state, name: t.name }, [], "", now));
+        }
+      }
       continue;
     }
     if (!final) continue;
@@ -211,6 +225,15 @@ function poll(
   for (const e of batch) input.emit(e);
   for (const d of closing) input.emit(d);
   return changed;
+}
+
+const isInterruptedEnd = (e: RunEvent): boolean => e.event === "gpu.step.end" && e.status === "interrupted";
+
+/** A step the task saw interrupted, as Slurm ended the task: cancelled, timed out, preempted… */
+function asSlurmEnding(e: RunEvent, state: TaskState): RunEvent {
+  if (e.event !== "gpu.step.end" || state.state === "COMPLETED") return e;
+  const { status, hint } = slurmEnding(state);
+  return { ...e, status, hint };
 }
 
 /** What the merged events tell of a pipeline's steps: running, or settled (ended for good, skipped). */

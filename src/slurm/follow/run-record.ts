@@ -30,7 +30,7 @@ export async function makeSlurmDirs(runDir: string): Promise<void> {
   for (const d of ["logs", "events", "started"]) await mkdir(join(slurmDir(runDir), d), { recursive: true });
 }
 
-async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
+export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
   try {
     return JSON.parse(await readFile(jobsFile(runDir), "utf8")) as SlurmRunRecord;
   } catch {

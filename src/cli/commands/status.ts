@@ -1,0 +1,52 @@
+/**
+ * `gpuplan status RUN [--json]`: the state of a run submitted with `gpuplan run --executor slurm`
+ * — detached or followed, finished or not — per pipeline, from squeue and the run folder.
+ */
+import { existsSync } from "node:fs";
+import { join, sep } from "node:path";
+import { UsageError } from "../../problems/errors.js";
+import { EXIT } from "../../problems/exit-codes.js";
+import { RUNS_DIR, readJournal } from "../../run/record/journal.js";
+import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
+import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
+import { slurmCommandRunner } from "../../slurm/run-slurm-command.js";
+import { countStates, formatSlurmRunStatus } from "../../ui/slurm-run-status.js";
+import { writeOut } from "../output.js";
+import { paintFor } from "../paint.js";
+
+export interface StatusOptions {
+  json?: boolean;
+}
+
+export default async function status(run: string, options: StatusOptions): Promise<number> {
+  const runDir = run.includes(sep) || run.startsWith(".") ? run : join(RUNS_DIR, run);
+  if (!existsSync(join(runDir, "journal.jsonl")))
+    throw new UsageError(
+      `no run ${run} (looked in ${runDir})`,
+      "unknown-run",
+      `runs are in ${RUNS_DIR}/ (gpuplan runs)`,
+    );
+  if (!existsSync(join(runDir, "slurm", "jobs.json")))
+    throw new UsageError(
+      `run ${run} did not run on Slurm`,
+      "not-a-slurm-run",
+      "gpuplan status follows runs of gpuplan run --executor slurm; gpuplan runs and gpuplan report show local runs",
+    );
+  const { header } = await readJournal(runDir);
+  if (!header) throw new UsageError(`${runDir} has no run header`, "unknown-run");
+  const result = await readSlurmRunStatus(runDir, header.pipelines, slurmCommandRunner(process.env, 60_000));
+  if (options.json) {
+    const doc: GpuplanSlurmRunStatus = {
+      schema: "gpuplan/slurm-run-status@1",
+      run: header.run,
+      runDir,
+      jobs: result.jobs,
+      pipelines: result.pipelines,
+      counts: countStates(result.pipelines),
+    };
+    writeOut(`${JSON.stringify(doc, null, 2)}\n`);
+  } else {
+    writeOut(formatSlurmRunStatus(header.run, result, await paintFor(process.stdout)));
+  }
+  return EXIT.ok;
+}

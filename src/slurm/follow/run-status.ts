@@ -1,0 +1,84 @@
+/**
+ * `gpuplan status RUN` for a Slurm run: each pipeline's state from its latest array task — the
+ * task's own account when it wrote one (its events' run.end), else what squeue says of the task
+ * (pending and why, running where, ended how), with the node and GPUs from its start marker. A
+ * detached run has no follower, so this is how it is watched; `--resume` uses the same reading to
+ * refuse while tasks are still queued or running.
+ */
+import type { RunCommand } from "../read-cluster.js";
+import { readSlurmRecord, readStartMarker, taskEndings } from "./run-record.js";
+import { isFinalState, parseSqueue, squeueArgs, type TaskState } from "./squeue-tasks.js";
+
+type PipelineState = "pending" | "running" | "done" | "failed" | "interrupted" | "unknown" | "not-submitted";
+
+export interface PipelineStatus {
+  pipeline: string;
+  state: PipelineState;
+  job: string | null;
+  slurmState: string | null;
+  reason: string | null;
+  node: string | null;
+  gpus: string | null;
+  exitCode: number | null;
+}
+
+export interface SlurmRunStatus {
+  jobs: string[];
+  pipelines: PipelineStatus[];
+}
+
+/** The state of each of `pipelines` (the run's, in order); squeue through `slurm`. */
+export async function readSlurmRunStatus(
+  runDir: string,
+  pipelines: readonly string[],
+  slurm: RunCommand,
+): Promise<SlurmRunStatus> {
+  const record = await readSlurmRecord(runDir);
+  const jobs = record.arrays.map((a) => a.job);
+  const latest = new Map<string, string>();
+  for (const a of record.arrays) for (const [i, p] of a.pipelines.entries()) latest.set(p, `${a.job}_${i}`);
+  const states = new Map<string, TaskState>();
+  if (jobs.length > 0) {
+    const out = await slurm("squeue", squeueArgs(jobs));
+    if (out.status === 0) for (const s of parseSqueue(out.stdout)) states.set(`${s.job}_${s.task}`, s);
+  }
+  const endings = await taskEndings(runDir);
+  return {
+    jobs,
+    pipelines: pipelines.map((pipeline): PipelineStatus => {
+      const job = latest.get(pipeline) ?? null;
+      const s = job !== null ? states.get(job) : undefined;
+      const marker = job !== null ? readStartMarker(runDir, job) : null;
+      const ending = endings.get(pipeline);
+      const state: PipelineState =
+        job === null
+          ? "not-submitted"
+          : ending === "ok"
+            ? "done"
+            : ending !== undefined
+              ? ending
+              : !s
+                ? "unknown"
+                : isFinalState(s.state)
+                  ? "failed"
+                  : s.state === "PENDING"
+                    ? "pending"
+                    : "running";
+      return {
+        pipeline,
+        state,
+        job,
+        slurmState: s?.state ?? null,
+        reason: s?.reason ?? null,
+        node: s?.node ?? marker?.node ?? null,
+        gpus: marker?.gpus ?? null,
+        exitCode: s?.exitCode ?? null,
+      };
+    }),
+  };
+}
+
+/** Tasks of the run Slurm still holds (queued or running): a resume must not run them twice. */
+export function activeTasks(status: SlurmRunStatus): PipelineStatus[] {
+  return status.pipelines.filter((p) => p.slurmState !== null && !isFinalState(p.slurmState));
+}
