@@ -41,6 +41,10 @@ export function reduceRunState(state: RunState, event: RunEvent): RunState {
       return onStepStart(base, event, ts);
     case "gpu.step.end":
       return onStepEnd(base, event);
+    case "slurm.task":
+      return base.slurm[event.pipeline] === event.state
+        ? base
+        : { ...base, slurm: { ...base.slurm, [event.pipeline]: event.state } };
     case "gpu.memory.snapshot":
       return onMemory(base, event.gpus);
     case "gpu.model.load_start":

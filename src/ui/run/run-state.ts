@@ -78,6 +78,8 @@ export interface RunState {
   failures: FailedStep[];
   /** The last few lines steps printed. */
   output: OutputLine[];
+  /** On Slurm (run --executor slurm): each pipeline's task state as squeue last said (slurm.task events). */
+  slurm: Record<string, string>;
 }
 
 export interface StepCounts {
@@ -115,6 +117,7 @@ export function createRunState(plan: GpuplanPlan, pipelines: readonly string[]):
     running: {},
     failures: [],
     output: [],
+    slurm: {},
   };
 }
 

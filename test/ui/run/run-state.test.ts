@@ -267,3 +267,38 @@ describe("warm workers in their GPU's lane", () => {
     expect(lane(idle, "cuda:1").warm).toEqual([]);
   });
 });
+
+describe("a run on Slurm in the live view", () => {
+  it("slurm.task events keep each pipeline's task state; the header counts them", async () => {
+    const { headerLines } = await import("../../../src/ui/run/tui/header-lines.js");
+    const { noPaint } = await import("../../../src/ui/paint.js");
+    const task = (at: number, pipeline: string, state: string) =>
+      ev(at, "slurm.task", pipeline, null, null, {
+        job: `7_${ALL_PIPELINES.indexOf(pipeline)}`,
+        state,
+        reason: state === "PENDING" ? "Resources" : null,
+        node: state === "PENDING" ? null : "node3",
+        gpus: null,
+        exitCode: null,
+      });
+    const state = stateAfter([
+      ...ALL_PIPELINES.map((p) => task(0, p, "PENDING")),
+      task(10, "plate-1", "RUNNING"),
+      task(10, "plate-2", "RUNNING"),
+      task(20, "plate-1", "COMPLETED"),
+      task(30, "train", "TIMEOUT"),
+    ]);
+    expect(state.slurm).toEqual({
+      "plate-1": "COMPLETED",
+      "plate-2": "RUNNING",
+      "plate-3": "PENDING",
+      train: "TIMEOUT",
+      report: "PENDING",
+    });
+    expect(headerLines(state, T0 + 100, 80, noPaint).at(-1)).toBe(
+      "Slurm tasks: pending 2 · running 1 · done 1 · ended otherwise 1",
+    );
+    // A local run has no Slurm line.
+    expect(headerLines(stateAfter([]), T0, 80, noPaint).join("\n")).not.toContain("Slurm");
+  });
+});

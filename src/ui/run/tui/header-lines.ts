@@ -35,7 +35,29 @@ export function headerLines(state: RunState, now: number, columns: number, paint
     `${paint.bold(title)}${elapsed ? paint.dim(`  ${elapsed}`) : ""}`,
     `${counts.failed > 0 ? paint.red(bar) : paint.green(bar)} ${stepsText}`,
     ...joinWithin(parts, " · ", columns),
+    ...slurmLines(state, columns, paint),
   ];
+}
+
+/** On Slurm: the pipelines' tasks by state, "Slurm tasks: pending 4 · running 4 · done 2". */
+function slurmLines(state: RunState, columns: number, paint: Paint): string[] {
+  const states = Object.values(state.slurm);
+  if (states.length === 0) return [];
+  const count = (test: (s: string) => boolean) => states.filter(test).length;
+  const pending = count((s) => s === "PENDING");
+  const running = count((s) => s === "RUNNING" || s === "COMPLETING");
+  const done = count((s) => s === "COMPLETED");
+  const failed = states.length - pending - running - done;
+  const label = "Slurm tasks: ";
+  const parts = [
+    pending > 0 ? paint.yellow(`pending ${pending}`) : `pending ${pending}`,
+    `running ${running}`,
+    `done ${done}`,
+    failed > 0 ? paint.red(`ended otherwise ${failed}`) : `ended otherwise ${failed}`,
+  ];
+  return joinWithin(parts, " · ", Math.max(1, columns - label.length)).map(
+    (line, i) => `${i === 0 ? label : " ".repeat(label.length)}${line}`,
+  );
 }
 
 /** `text` cut to `width` columns with an ellipsis (plain text: no colour inside). */
