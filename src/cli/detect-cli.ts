@@ -9,11 +9,11 @@
  * is unset), else the default.
  */
 import type { DetectArgs } from "../detect/prestart.js";
-import { DEFAULT_LOCK_DIR } from "../run/lock/default-lock-dir.js";
+import { defaultLockDir } from "../run/lock/default-lock-dir.js";
 import { runCommand } from "./run-command.js";
 
 export function runDetect(args: DetectArgs): Promise<void> {
   const fromEnv = process.env.GPUPLAN_LOCK_DIR;
-  const lockDir = args.lockDir ?? (fromEnv ? fromEnv : DEFAULT_LOCK_DIR);
+  const lockDir = args.lockDir ?? (fromEnv ? fromEnv : defaultLockDir());
   return runCommand("human", () => import("./commands/detect.js"), { ...args, lockDir });
 }

@@ -13,7 +13,7 @@ import {
   Option,
 } from "@commander-js/extra-typings";
 import type { Code } from "../problems/codes.js";
-import { DEFAULT_LOCK_DIR } from "../run/lock/default-lock-dir.js";
+import { DEFAULT_LOCK_DIR_TEXT, defaultLockDir, SYSTEM_LOCK_DIR } from "../run/lock/default-lock-dir.js";
 import { VERSION } from "../version.js";
 import { countArgument, durationArgument, sizeArgument, takeArgumentFailureCode } from "./arg-parsers.js";
 import { CommandLineError } from "./command-line-error.js";
@@ -269,11 +269,22 @@ export function createProgram(format: ReportFormat) {
     .option("--json", "print as JSON (schema gpuplan/slurm-run-status@1)")
     .action((run, options) => runCommand(format, () => import("./commands/status.js"), run, options));
 
-  configure(program.command("locks"))
-    .description("show which GPU slots are held, by whom and since when")
-    .option("--json", "print as JSON (schema gpuplan/locks@1)")
+  const locks = configure(program.command("locks"))
+    .description("show which GPU slots are held now, by whom, with how much memory, and who waits")
+    .option("--json", "print as JSON (schema gpuplan/locks@2)")
     .addOption(lockDirOption())
     .action((options) => runCommand(format, () => import("./commands/locks.js"), options));
+  configure(locks.command("init"))
+    .description("(as root) set up the shared lock directory so that every user's gpuplan shares GPUs safely")
+    .option("--group <group>", "only this group's members may use the GPUs' lock files")
+    .option("--dir <dir>", "the shared directory", SYSTEM_LOCK_DIR)
+    .option(
+      "--gpu <uuid>",
+      "a GPU to make a lock file for (repeatable; default: the GPUs gpuplan detect finds)",
+      collect,
+      [],
+    )
+    .action((options) => runCommand(format, () => import("./commands/locks-init.js"), options));
 
   configure(program.command("report"))
     .description("a run (the newest by default) or a plan as one HTML page: timeline, memory, steps")
@@ -326,9 +337,9 @@ export function createProgram(format: ReportFormat) {
 }
 
 const lockDirOption = () =>
-  new Option("--lock-dir <dir>", "the GPU slot lock directory, shared by every gpuplan on the host")
+  new Option("--lock-dir <dir>", "the GPU slot lock directory, shared by the gpuplans that share GPUs")
     .env("GPUPLAN_LOCK_DIR")
-    .default(DEFAULT_LOCK_DIR);
+    .default(defaultLockDir(), DEFAULT_LOCK_DIR_TEXT);
 
 /**
  * Every command: errors are thrown (main.ts prints them once, in the requested format) with the

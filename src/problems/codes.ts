@@ -586,30 +586,42 @@ export const CODES = {
   "lock-dir": failure(
     "user",
     "The GPU lock directory cannot be created or used",
-    "Every gpuplan on a host shares one lock directory (GPUPLAN_LOCK_DIR, default /tmp/gpuplan-locks); every user must be able to write it.",
-    "set GPUPLAN_LOCK_DIR (or --lock-dir), or ask the directory's owner to `chmod 1777` it",
+    "Every gpuplan that shares GPUs uses one lock directory: --lock-dir or GPUPLAN_LOCK_DIR, else /var/lib/gpuplan/locks when `gpuplan locks init` set it up, else the user's own /tmp/gpuplan-locks-<uid>.",
+    "set GPUPLAN_LOCK_DIR (or --lock-dir) to a directory you own",
+  ),
+  "lock-dir-untrusted": failure(
+    "user",
+    "The GPU lock directory is one another user could tamper with",
+    "gpuplan uses a lock directory only when it is not a symlink, is owned by root or by you, and is not writable by other users unless it has the sticky bit: otherwise another user could delete, replace or plant lock files and make two steps share a GPU. The message names the owner and the mode.",
+    "use a directory of your own (GPUPLAN_LOCK_DIR), or on a shared server ask an admin to run `sudo gpuplan locks init`",
   ),
   "lock-file": failure(
     "user",
     "A GPU lock file cannot be opened",
-    "A lock file in the lock directory cannot be opened for writing, usually because another user created it with a restrictive umask.",
-    "ask the file's owner to `chmod 666` it, or use another lock directory",
+    "A GPU's lock file in the lock directory cannot be opened for reading and writing: in a shared directory (`gpuplan locks init`) only root creates them, so a GPU added since needs `locks init` again.",
+    "run `sudo gpuplan locks init` again, or use a lock directory you own",
+  ),
+  "lock-file-untrusted": failure(
+    "user",
+    "A GPU lock file is owned by another user",
+    "A lock file that is not owned by root or by you (or that has extra hard links) may have been planted by another user to break the lock; gpuplan does not use it.",
+    "remove it (as its owner or root), or use another lock directory",
   ),
   "lock-file-not-regular": failure(
     "user",
     "A GPU lock file is not a regular file",
     "Something that is not a regular file (a directory, a FIFO, a device) sits where a lock file must be; gpuplan does not replace it.",
   ),
-  "flock-unavailable": failure(
+  "lock-unavailable": failure(
     "vendor",
-    "The C library has no usable flock(2)",
-    "The GPU slot lock is built on flock(2) through the C library; loading it failed. The message keeps the loader's error.",
-    "run on Linux or macOS with a standard libc",
+    "The C library has no usable fcntl(2)",
+    "The GPU slot lock is built on Linux open-file-description locks (fcntl F_OFD_SETLK) through the C library; loading it failed. The message keeps the loader's error.",
+    "run on Linux with a standard libc",
   ),
-  "flock-failed": failure(
+  "lock-failed": failure(
     "vendor",
-    "The flock(2) call failed on a GPU slot lock file",
-    "The kernel refused a lock operation on a lock file; the message names the call and its errno. Network file systems without lock support are the usual cause.",
+    "An fcntl(2) lock call failed on a GPU lock file",
+    "The kernel refused a lock operation on a lock file; the message names the call and its errno. A kernel older than 3.15, or a network file system without lock support, is the usual cause.",
     "put the lock directory on a local file system (GPUPLAN_LOCK_DIR)",
   ),
   // ── Detection ───────────────────────────────────────────────────────────────────────────────

@@ -54,7 +54,7 @@ pipelines:
       expect(lines.some((l) => l.startsWith("GPUPLAN_MEMORY_BUDGET_BYTES="))).toBe(true);
       expect(lines.some((l) => l.startsWith("HIP_VISIBLE_DEVICES="))).toBe(false);
       // fd 3 is the GPU's slot lock file, named by the AMD UUID.
-      expect(lines.at(-1)).toBe(join(cwd, "locks", `${gpu.uuid}.slot0.lock`));
+      expect(lines.at(-1)).toBe(join(cwd, "locks", `${gpu.uuid}.gpu.lock`));
     } finally {
       t.cleanup();
     }

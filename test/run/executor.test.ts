@@ -1,25 +1,15 @@
-// The executor with the real slot lock (recorded; a fake flock where a test decides who holds a
-// GPU): ordering, bounds, slots, exclusivity, failures, timeouts, OOM retries and the CPU
+// The executor with the real slot lock (recorded; a second lock instance where a test decides
+// who else holds a GPU): ordering, bounds, slots, exclusivity, failures, timeouts, OOM retries and the CPU
 // fallback, journal and events. Steps are small node scripts from fixtures/run.
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { InternalError } from "../../src/problems/errors.js";
-import { writeHolderInfo } from "../../src/run/lock/holder-info.js";
-import { slotPath } from "../../src/run/lock/lock-dir.js";
+import { createSlotLock } from "../../src/run/lock/index.js";
 import { noGpuLock } from "../../src/run/lock/no-gpu-lock.js";
 import { GpuBusyError } from "../../src/run/lock/types.js";
 import { readJournal, stepKey } from "../../src/run/record/journal.js";
-import { createFakeFlock } from "./helpers/fake-flock.js";
 import { execute, type Harness, maxConcurrent, planFrom, records } from "./helpers/harness.js";
 import { createRecordingLock } from "./helpers/recording-lock.js";
 
@@ -407,7 +397,7 @@ pipelines:
     ]);
   });
 
-  it("--no-wait: a GPU another process holds stops the run before any step, naming the holder (fake flock)", async () => {
+  it("--no-wait: a GPU another process holds stops the run before any step, naming the holder the kernel confirms", async () => {
     const { inventory } = await import("../helpers/inventory.js");
     const plan = planFrom(
       `
@@ -427,31 +417,26 @@ pipelines:
     const dir = mkdtempSync(join(tmpdir(), "gpuplan-run-"));
     const lockDir = join(dir, "locks");
     const uuid = plan.registry[0]!.uuid;
-    mkdirSync(lockDir);
-    writeFileSync(slotPath(lockDir, uuid, 0), "");
-    const since = "2026-11-23T10:00:00.000Z";
-    writeHolderInfo(lockDir, {
+    // Another holder: a lease of its own open file description, which excludes this run's as
+    // another process's would. Its record names pid 4242, which holds nothing: the kernel's
+    // answer (this process holds it) is named, with the recorded pid as the one that started it.
+    const theirs = await createSlotLock({ dir: lockDir }).acquire({
       uuid,
       gpu: "cuda:0",
-      slot: 0,
-      pid: 4242,
-      run: "r",
-      pipeline: "theirs",
-      step: "fit",
-      since,
+      maxPipelines: 1,
+      holder: { pid: 4242, run: "r", pipeline: "theirs", step: "fit", since: "" },
+      wait: false,
     });
-    const flock = createFakeFlock();
-    flock.holdOutside(slotPath(lockDir, uuid, 0));
-    h = await execute(plan, { dir, lock: createRecordingLock(lockDir, flock), wait: false });
+    h = await execute(plan, { dir, lock: createRecordingLock(lockDir), wait: false });
     expect(h.busy).toBeInstanceOf(GpuBusyError);
     expect(h.busy!.holders).toEqual([
-      expect.objectContaining({ pid: 4242, pipeline: "theirs", step: "fit" }),
+      expect.objectContaining({ pid: process.pid, startedBy: 4242, pipeline: "theirs", step: "fit" }),
     ]);
     expect(h.summary).toMatchObject({ interrupted: true, ok: 0, failed: 0, skipped: 0 });
     expect(records(h.dir)).toEqual([]);
     // Let go outside: the same machine runs the step.
-    flock.releaseOutside(slotPath(lockDir, uuid, 0));
-    const again = await execute(plan, { dir, lock: createRecordingLock(lockDir, flock), wait: false });
+    theirs.release();
+    const again = await execute(plan, { dir, lock: createRecordingLock(lockDir), wait: false });
     expect(again.busy).toBeNull();
     expect(again.summary).toMatchObject({ ok: 1, interrupted: false });
     expect(records(h.dir).map((r) => r.name)).toEqual(["p", "p"]);

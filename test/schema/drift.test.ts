@@ -93,9 +93,15 @@ describe("gpuplan locks --json", () => {
         holder: { pid: process.pid, run: "r1", pipeline: "p", step: "s", since: new Date(0).toISOString() },
         wait: false,
       });
-      const report = { schema: "gpuplan/locks@1", dir, slots: await lock.inspect(), workers: [] };
+      const report = {
+        schema: "gpuplan/locks@2",
+        dir,
+        mode: "private",
+        gpus: await lock.inspectGpus(),
+        workers: [],
+      };
       lease.release();
-      expect(report.slots.some((s) => s.held)).toBe(true);
+      expect(report.gpus[0]!.slots.some((s) => s.held)).toBe(true);
       expect(validateLocks(report), JSON.stringify(validateLocks.errors)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });

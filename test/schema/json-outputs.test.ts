@@ -72,7 +72,7 @@ describe("JSON outputs match their schemas", () => {
     }
   });
 
-  it("locks --json with a held slot (gpuplan/locks@1)", async () => {
+  it("locks --json with a held slot (gpuplan/locks@2)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gpuplan-locks-json-"));
     const lock = createSlotLock({ dir });
     const lease = await lock.acquire({
@@ -81,13 +81,15 @@ describe("JSON outputs match their schemas", () => {
       maxPipelines: 2,
       holder: { pid: process.pid, run: "r1", pipeline: "p", step: "s", since: new Date(0).toISOString() },
       wait: false,
+      reservationBytes: 1024,
+      budgetBytes: 4096,
     });
     try {
       const r = gpuplan(["locks", "--json", "--lock-dir", dir]);
       expect(r.exitCode, r.stderr).toBe(0);
-      const doc = expectDocument(r.stdout, "locks.schema.json", "gpuplan/locks@1", validateLocks);
+      const doc = expectDocument(r.stdout, "locks.schema.json", "gpuplan/locks@2", validateLocks);
       expect(doc.dir).toBe(dir);
-      expect((doc.slots as { held: boolean }[]).some((s) => s.held)).toBe(true);
+      expect((doc.gpus as { slots: { held: boolean }[] }[])[0]!.slots.some((s) => s.held)).toBe(true);
     } finally {
       lease.release();
       rmSync(dir, { recursive: true, force: true });

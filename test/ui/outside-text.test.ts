@@ -3,9 +3,10 @@
 // in `locks`, pipeline and step names and commands in `run` and `--dry-run`, a step's own output,
 // and a pipeline file's contents in compile's code frames — is fed ESC, CR, BEL (and bidi
 // overrides) through the built CLI, and what comes out holds no control character but newlines.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { RECORD_SIZE, recordOffset } from "../../src/run/lock/gpu-file-layout.js";
 import { createSlotLock } from "../../src/run/lock/index.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
 import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
@@ -71,10 +72,23 @@ describe("locks: labels from the shared lock directory", () => {
     };
     const lease = await lock.acquire({ uuid, gpu: `cuda:0${HOSTILE}`, maxPipelines: 2, holder, wait: false });
     cleanups.push(() => lease.release());
-    // The lock writes `since` itself; a label file anyone can rewrite may say anything.
-    const info = readdirSync(dir).find((f) => f.endsWith(".slot0.json"))!;
-    const record = JSON.parse(readFileSync(join(dir, info), "utf8"));
-    writeFileSync(join(dir, info), JSON.stringify({ ...record, since: `now${HOSTILE}` }));
+    // The lock writes `since` itself; a record anyone who can write the lock file can rewrite may say anything.
+    const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".gpu.lock"))!);
+    const at = recordOffset(0);
+    const record = JSON.parse(
+      readFileSync(file)
+        .subarray(at, at + RECORD_SIZE)
+        .toString(),
+    );
+    const fd = openSync(file, "r+");
+    writeSync(
+      fd,
+      Buffer.from(JSON.stringify({ ...record, since: `now${HOSTILE}` }).padEnd(RECORD_SIZE)),
+      0,
+      RECORD_SIZE,
+      at,
+    );
+    closeSync(fd);
     writeFileSync(
       join(dir, `warm.${process.pid}.json`),
       JSON.stringify({

@@ -2,7 +2,7 @@
 // no two GPUs look alike — in the detect table, the locks table, the busy message and the run views.
 import { describe, expect, it } from "vitest";
 import type { Inventory } from "../../src/inventory/types.js";
-import type { SlotState } from "../../src/run/lock/types.js";
+import type { GpuState } from "../../src/run/lock/types.js";
 import { GpuBusyError } from "../../src/run/lock/types.js";
 import type { DryRun } from "../../src/run/prepare/dry-run.js";
 import { busyGpuMessage } from "../../src/ui/busy-gpu-message.js";
@@ -75,17 +75,21 @@ describe("tables and messages with look-alike GPUs", () => {
   });
 
   it("the locks table tells them apart", () => {
-    const slots: SlotState[] = [A, B, C].map((uuid, i) => ({
+    const gpus: GpuState[] = [A, B, C].map((uuid, i) => ({
       uuid,
       gpu: `cuda:${i}`,
-      slot: 0,
-      held: false,
-      holder: null,
+      waiters: 0,
+      reservedBytes: 0,
+      budgetBytes: null,
+      freeBytes: null,
+      slots: [
+        { uuid, gpu: `cuda:${i}`, slot: 0, held: true, exclusive: false, reservedBytes: 0, holder: null },
+      ],
     }));
-    const text = formatLocks("/locks", slots, 0, () => true);
-    expect(text).toContain("cuda:0  GPU-5c1e8f2a-1b2c-4d5e-8     0  free");
-    expect(text).toContain("cuda:1  GPU-5c1e8f2a-1b2c-4d5e-9     0  free");
-    expect(text).toContain("cuda:2  GPU-77777777                 0  free");
+    const text = formatLocks("/locks", "private", gpus, 0, () => true);
+    expect(text).toContain("cuda:0  GPU-5c1e8f2a-1b2c-4d5e-8     0  ?");
+    expect(text).toContain("cuda:1  GPU-5c1e8f2a-1b2c-4d5e-9     0  ?");
+    expect(text).toContain("cuda:2  GPU-77777777                 0  ?");
   });
 
   it("the busy message names the GPU by id and its machine-unique short UUID", () => {

@@ -7,6 +7,7 @@ import type { PlannedPipeline, PlanRegistryEntry } from "../../schema-types/plan
 import type { HolderInfo, SlotLease } from "../lock/types.js";
 import type { PipelineContext } from "./contexts.js";
 import { announceWait, holdersOf, registryEntries } from "./lock-waits.js";
+import { reservationOf } from "./reservation.js";
 
 export interface HeldSlot {
   entry: PlanRegistryEntry;
@@ -35,6 +36,8 @@ export async function takePipelineSlots(
         uuid: entry.uuid,
         gpu: entry.gpu,
         maxPipelines: entry.maxPipelines,
+        reservationBytes: reservationOf(pipeline, entry),
+        budgetBytes: entry.memoryBudgetBytes,
         holder: holder(null),
         wait: ctx.wait,
         ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),

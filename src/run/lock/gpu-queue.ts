@@ -1,21 +1,19 @@
 /**
- * The waiters of one GPU inside this process, served first come, first served, and the timer
- * that polls for them. flock(2) has no notification and a blocking flock would stall the event
- * loop (or pin a libuv pool thread past any timeout), so waiting is polling with LOCK_NB: every
- * 2 ms at first, backing off by half up to 25 ms while nothing changes. A release in this process
- * re-polls at once (setImmediate), so local hand-offs do not wait for the timer; a release in
- * another process (or the kernel freeing a dead step's lock) is seen within one period.
+ * The waiters of one GPU inside this process, first come first served, and the timer that polls
+ * for them. Only the head of this queue stands in the GPU's line across processes (a ticket in
+ * the lock file), so two processes' pipelines alternate instead of one process's whole batch
+ * going first. Lock files have no notification and a blocking F_OFD_SETLKW would
+ * stall the event loop, so waiting is polling: every 2 ms at first, backing off by half up to
+ * 25 ms while nothing changes. A release in this process re-polls at once (setImmediate); a
+ * release in another process (or the kernel freeing a dead step's lock) is seen within one period.
  */
 
 const MIN_POLL_MS = 2;
 const MAX_POLL_MS = 25;
 
 export interface Waiter {
-  /**
-   * One try; true once the waiter has settled (it is then dropped). Only the head of the queue
-   * may take slots (FIFO); the others still check their deadline and may give slots back.
-   */
-  poll(atHead: boolean, now: number): boolean;
+  /** One try; true once the waiter has settled (it is then dropped). `head`: first in this process's queue. */
+  poll(now: number, head: boolean): boolean;
 }
 
 export class GpuQueue {
@@ -54,7 +52,7 @@ export class GpuQueue {
     const now = performance.now();
     let progressed = false;
     for (let i = 0; i < this.waiters.length; ) {
-      if (this.waiters[i]!.poll(i === 0, now)) {
+      if (this.waiters[i]!.poll(now, i === 0)) {
         this.waiters.splice(i, 1);
         progressed = true;
       } else i++;

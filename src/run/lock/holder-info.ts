@@ -1,87 +1,98 @@
 /**
- * The info file beside each slot: who holds it, for `gpuplan locks` and "GPU busy" messages.
- * It is only a label — the flock is the truth. An info file whose slot is not locked is stale
- * (its holder exited) and is ignored; a missing or unreadable one just means "held, holder unknown".
+ * The record beside each slot in the GPU's lock file: who holds it and the memory it reserved,
+ * for admission by memory, `gpuplan locks` and "GPU busy" messages. The lock is the truth: a
+ * record counts only while its slot byte is locked. Anyone who can write the lock file can write
+ * a record, so a record is never trusted for display (every string is escaped where shown) and
+ * its pid is checked against the kernel (holder-proof.ts) before a holder is named.
  *
- * It is rewritten in place with one pwrite at offset 0, padded with spaces to at least the
- * file's current size, never by write-and-rename: in a sticky world-writable directory
- * rename(2) cannot replace a file another user created, and info files are shared by all users.
- * Only the slot's holder writes (the flock serializes writers); a reader that catches a write
- * half-done gets JSON that does not parse, and reads again.
+ * One pwrite of RECORD_SIZE bytes (JSON padded with spaces; long labels are cut to fit), written
+ * under the GPU's mutex; a reader outside the mutex that catches a half-written one retries.
  */
-import { closeSync, fstatSync, readSync, writeSync } from "node:fs";
+import { readSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { infoPath, openExisting, openShared } from "./lock-dir.js";
+import { RECORD_SIZE, recordOffset } from "./gpu-file-layout.js";
 import type { HolderInfo } from "./types.js";
 
-/** What the info file holds: the holder plus where it is, so a file read alone says which GPU. */
-export interface SlotInfo extends HolderInfo {
+/** What a record holds: the holder plus where it is and what it reserved. */
+export interface SlotRecord extends HolderInfo {
   uuid: string;
   gpu: string;
   slot: number;
+  /** Bytes of the GPU's memory budget this holder reserved (admission sums these). */
+  reservedBytes: number;
+  /** The GPU's budget as the holder's plan has it; null when it did not say. */
+  budgetBytes: number | null;
+  /** Every slot of the GPU (an exclusive step). */
+  exclusive: boolean;
+  /** The GPU's slots as the holder's plan has it. */
+  maxPipelines: number;
 }
 
-const MIN_SIZE = 256;
 let host: string | undefined;
 
-/** Write who holds `slot` (the caller holds its flock). Best effort: a label must never fail a run. */
-export function writeHolderInfo(dir: string, info: SlotInfo): void {
+/** Write the record of `record.slot` (the caller holds the slot). Best effort: a label must never fail a run. */
+export function writeRecord(fd: number, record: SlotRecord): void {
   host ??= hostname();
-  const record: SlotInfo = { ...info, host: info.host ?? host };
-  let fd: number | undefined;
+  const full: SlotRecord = { ...record, host: record.host ?? host };
   try {
-    fd = openShared(infoPath(dir, info.uuid, info.slot), "write");
-    const json = `${JSON.stringify(record)}\n`;
-    const size = Math.max(MIN_SIZE, fstatSync(fd).size, Buffer.byteLength(json));
-    const buf = Buffer.alloc(size, " ");
-    buf.write(json);
-    writeSync(fd, buf, 0, size, 0);
+    writeSync(fd, encode(full), 0, RECORD_SIZE, recordOffset(record.slot));
   } catch {
     // The slot is still ours; `gpuplan locks` will show "holder unknown".
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 
-/** Read a slot's info file; null when missing, unreadable or not one of ours. */
-export function readHolderInfo(dir: string, uuid: string, slot: number): SlotInfo | null {
+/** Read a slot's record; null when missing, unparsable or not about this slot. */
+export function readRecord(fd: number, uuid: string, slot: number): SlotRecord | null {
+  const buf = Buffer.alloc(RECORD_SIZE);
   for (let attempt = 0; attempt < 3; attempt++) {
-    const text = readSmallFile(infoPath(dir, uuid, slot));
-    if (text === null) return null;
-    const info = parseInfo(text);
-    if (info && info.uuid === uuid && info.slot === slot) return info;
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, RECORD_SIZE, recordOffset(slot));
+    } catch {
+      return null;
+    }
+    const record = parse(buf.toString("utf8", 0, n));
+    if (record && record.uuid === uuid && record.slot === slot) return record;
   }
   return null;
 }
 
-/** The HolderInfo part of a slot info record (what errors and inspect() report). */
-export function toHolder(info: SlotInfo): HolderInfo {
+/** The HolderInfo part of a record (what errors and inspect() report). */
+export function toHolder(record: SlotRecord): HolderInfo {
   const holder: HolderInfo = {
-    pid: info.pid,
-    run: info.run,
-    pipeline: info.pipeline,
-    step: info.step,
-    since: info.since,
+    pid: record.pid,
+    run: record.run,
+    pipeline: record.pipeline,
+    step: record.step,
+    since: record.since,
   };
-  if (info.host !== undefined) holder.host = info.host;
+  if (record.host !== undefined) holder.host = record.host;
   return holder;
 }
 
-function readSmallFile(path: string): string | null {
-  const fd = openExisting(path);
-  if (fd === null) return null;
-  try {
-    const buf = Buffer.alloc(64 * 1024);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.toString("utf8", 0, n);
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
+/** JSON in RECORD_SIZE bytes: labels are cut (by code point) until it fits. */
+function encode(record: SlotRecord): Buffer {
+  let r = record;
+  for (let keep = 400; ; keep = Math.floor(keep / 2)) {
+    const json = `${JSON.stringify(r)}\n`;
+    if (Buffer.byteLength(json) < RECORD_SIZE || keep < 8) {
+      const buf = Buffer.alloc(RECORD_SIZE, " ");
+      buf.write(json.slice(0, RECORD_SIZE));
+      return buf;
+    }
+    const cut = (s: string) => [...s].slice(0, keep).join("");
+    r = {
+      ...record,
+      run: cut(record.run),
+      pipeline: cut(record.pipeline),
+      step: record.step === null ? null : cut(record.step),
+      gpu: cut(record.gpu),
+      ...(record.host !== undefined && { host: cut(record.host) }),
+    };
   }
 }
 
-function parseInfo(text: string): SlotInfo | null {
+function parse(text: string): SlotRecord | null {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -90,15 +101,21 @@ function parseInfo(text: string): SlotInfo | null {
   }
   if (typeof v !== "object" || v === null) return null;
   const o = v as Record<string, unknown>;
+  const count = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
   const ok =
     typeof o.uuid === "string" &&
     typeof o.gpu === "string" &&
-    typeof o.slot === "number" &&
+    count(o.slot) &&
     typeof o.pid === "number" &&
+    Number.isSafeInteger(o.pid) &&
     typeof o.run === "string" &&
     typeof o.pipeline === "string" &&
     (typeof o.step === "string" || o.step === null) &&
     typeof o.since === "string" &&
-    (o.host === undefined || typeof o.host === "string");
-  return ok ? (o as unknown as SlotInfo) : null;
+    (o.host === undefined || typeof o.host === "string") &&
+    count(o.reservedBytes) &&
+    (o.budgetBytes === null || count(o.budgetBytes)) &&
+    typeof o.exclusive === "boolean" &&
+    count(o.maxPipelines);
+  return ok ? (o as unknown as SlotRecord) : null;
 }

@@ -1,64 +1,101 @@
 /**
- * The GPU slot lock on flock(2): `createSlotLock()` is what `gpuplan run` and `gpuplan locks` use.
+ * The GPU slot lock on open-file-description byte-range locks: `createSlotLock()` is what
+ * `gpuplan run` and `gpuplan locks` use (docs/decisions for why, docs/guides/locks.md for how).
  *
- * - One file per slot (`<uuid>.slot<N>.lock`); a holder keeps an open, LOCK_EX'd descriptor on it
- *   and passes it to its step processes, so the slot lives exactly as long as the work: if gpuplan
- *   is killed the step keeps it, and the kernel frees it when the last holder exits.
- * - Waiting polls with LOCK_NB on a timer (gpu-queue.ts) and never blocks the event loop. Within
- *   a process, waiters for a GPU are served first come, first served; across processes an
- *   exclusive upgrader closes the GPU's gate to newcomers (gpu-slots.ts), so it is not starved.
- * - A failed or cancelled upgrade leaves the lease holding one slot when it can get one back;
- *   while an upgrade waits behind another upgrader it may hold none (waiters.ts, YIELD_AFTER_MS).
+ * - One file per GPU (`<uuid>.gpu.lock`): slot i is byte i of its slot range, an exclusive step
+ *   locks the whole range in one call. A lease holds one open file description and passes it to
+ *   its step processes, so the slot lives exactly as long as the work: if gpuplan is killed the
+ *   step keeps it, and the kernel frees it when the last holder exits.
+ * - Admission by count and by memory: a pipeline is admitted when a slot is free and the live
+ *   holders' reservations plus its own fit the GPU's budget, decided under the GPU's mutex byte.
+ * - Fair: waiters take tickets in arrival order across processes; only the head may take.
+ * - Waiting polls on a timer (gpu-queue.ts) and never blocks the event loop.
  */
-import type { Flock } from "./flock.js";
-import { loadFlock } from "./flock.js";
-import { GpuSlots } from "./gpu-slots.js";
-import { inspectDir } from "./inspect.js";
+import { closeSync } from "node:fs";
+import { loadOfdLocks, type OfdLocks } from "../../libc/ofd-locks.js";
+import { GpuFile } from "./gpu-file.js";
+import { SLOT_SPACE } from "./gpu-file-layout.js";
+import { GpuQueue } from "./gpu-queue.js";
+import { holdersOf, inspectDir } from "./inspect.js";
 import { Lease, type LeaseOwner } from "./lease.js";
-import { ensureLockDir, resolveLockDir } from "./lock-dir.js";
-import { GpuBusyError, type SlotLease, type SlotLock, type SlotRequest, type SlotState } from "./types.js";
+import {
+  checkLockDir as checkLockDirMode,
+  ensureLockDir,
+  gpuLockPath,
+  isStillLinked,
+  type LockDirMode,
+  openGpuLock,
+  resolveLockDir,
+} from "./lock-dir.js";
+import {
+  GpuBusyError,
+  type GpuState,
+  type SlotLease,
+  type SlotLock,
+  type SlotRequest,
+  type SlotState,
+} from "./types.js";
 import { SharedWaiter, UpgradeWaiter } from "./waiters.js";
 
-export { DEFAULT_LOCK_DIR } from "./lock-dir.js";
 export * from "./types.js";
 
-/**
- * The slot lock over `options.dir` (the CLI's --lock-dir / GPUPLAN_LOCK_DIR), else
- * /tmp/gpuplan-locks. Cheap: nothing is touched until used. `flock` stands in for flock(2) where a
- * test needs to decide who holds what.
- */
-export function createSlotLock(options: { dir?: string; flock?: Flock } = {}): SlotLock {
-  return new FlockSlotLock(resolveLockDir(options.dir), options.flock);
+/** The slot lock with what `gpuplan locks` shows beyond the held slots. */
+export interface InspectableSlotLock extends SlotLock {
+  /** Every GPU with a lock file, in index order: holders, waiters, memory. */
+  inspectGpus(): Promise<GpuState[]>;
+  /** Whether the directory is shared between users or private to this one (checks it; null when it does not exist). */
+  mode(): LockDirMode | null;
 }
 
-/** A `--no-wait` request tries twice: a `gpuplan locks` probe can hold a free slot for microseconds. */
+/**
+ * The slot lock over `options.dir` (the CLI's --lock-dir / GPUPLAN_LOCK_DIR), else the default
+ * (default-lock-dir.ts). Cheap: nothing is touched until used.
+ */
+export function createSlotLock(options: { dir?: string } = {}): InspectableSlotLock {
+  return new OfdSlotLock(resolveLockDir(options.dir));
+}
+
+/** A `--no-wait` request tries twice: a `gpuplan locks` probe may hold the mutex for microseconds. */
 const NO_WAIT_RETRY_MS = 2;
 
-class FlockSlotLock implements SlotLock, LeaseOwner {
-  private readonly gpus = new Map<string, GpuSlots>();
-  private ready: Promise<Flock> | undefined;
+class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
+  private readonly queues = new Map<string, GpuQueue>();
+  private ready: Promise<OfdLocks> | undefined;
 
-  constructor(
-    readonly dir: string,
-    private readonly flock?: Flock,
-  ) {}
+  constructor(readonly dir: string) {}
 
   async acquire(request: SlotRequest): Promise<SlotLease> {
     checkRequest(request);
     request.signal?.throwIfAborted();
-    const slots = this.slotsOf(request.uuid, await this.prepare());
+    const ofd = await this.prepare();
     // Aborted while the library loaded: an abort event will not fire again for the waiter.
     request.signal?.throwIfAborted();
     const started = performance.now();
-    const lease = new Lease(this, request.uuid, request.gpu, request.maxPipelines, request.holder);
+    const fd = this.openFor(request.uuid);
+    const lease = new Lease(
+      this,
+      new GpuFile(ofd, request.uuid),
+      fd,
+      request.gpu,
+      request.maxPipelines,
+      Math.max(0, Math.round(request.reservationBytes ?? 0)),
+      request.budgetBytes ?? null,
+      request.holder,
+    );
     const waiter = new SharedWaiter(
-      slots,
       lease,
+      this.queueOf(request.uuid),
+      () => holdersOf(ofd, this.dir, request.uuid),
       started,
       deadline(started, request.timeoutMs),
       request.signal,
     );
-    await this.enqueue(slots, waiter, request.wait, () => new GpuBusyError(request.gpu, slots.holders()));
+    await this.enqueue(
+      request.uuid,
+      waiter,
+      request.wait,
+      () => new GpuBusyError(request.gpu, holdersOf(ofd, this.dir, request.uuid)),
+    );
     return waiter.promise;
   }
 
@@ -67,83 +104,102 @@ class FlockSlotLock implements SlotLock, LeaseOwner {
     options: { wait: boolean; timeoutMs?: number; signal?: AbortSignal },
   ): Promise<void> {
     options.signal?.throwIfAborted();
-    const slots = this.slotsOf(lease.uuid, await this.prepare());
+    const ofd = await this.prepare();
     options.signal?.throwIfAborted();
     if (lease.pendingUpgrade) throw new Error("upgrade() while an upgrade of the same lease waits");
     if (lease.isReleased) throw new Error("upgrade() on a released GPU slot lease");
     const started = performance.now();
+    const others = () => holdersOf(ofd, this.dir, lease.uuid, new Set(lease.slots));
     const waiter = new UpgradeWaiter(
-      slots,
       lease,
+      this.queueOf(lease.uuid),
+      others,
       started,
       deadline(started, options.timeoutMs),
       options.signal,
     );
-    await this.enqueue(
-      slots,
-      waiter,
-      options.wait,
-      () => new GpuBusyError(lease.gpu, othersOf(slots, lease)),
-    );
+    await this.enqueue(lease.uuid, waiter, options.wait, () => new GpuBusyError(lease.gpu, others()));
     return waiter.promise;
   }
 
   async inspect(): Promise<SlotState[]> {
-    return inspectDir(this.flock ?? (await loadFlock()), this.dir);
+    return (await this.inspectGpus()).flatMap((g) => g.slots);
+  }
+
+  async inspectGpus(): Promise<GpuState[]> {
+    return inspectDir(await loadOfdLocks(), this.dir);
+  }
+
+  mode(): LockDirMode | null {
+    return checkLockDirMode(this.dir);
   }
 
   freed(uuid: string): void {
-    this.gpus.get(uuid)?.queue.kick();
+    this.queues.get(uuid)?.kick();
+  }
+
+  /** A fresh open file description of the GPU's file (a lock belongs to one), still the file at its name. */
+  private openFor(uuid: string): number {
+    const path = gpuLockPath(this.dir, uuid);
+    for (let attempt = 0; ; attempt++) {
+      const fd = openGpuLock(path);
+      if (isStillLinked(fd, path) || attempt >= 2) return fd;
+      closeSync(fd);
+    }
   }
 
   /** Try at once when no local waiter is ahead (the uncontended path has no timer); else queue up. */
   private async enqueue(
-    slots: GpuSlots,
+    uuid: string,
     waiter: SharedWaiter | UpgradeWaiter,
     wait: boolean,
     busy: () => Error,
   ): Promise<void> {
-    if (slots.queue.idle && waiter.poll(true, performance.now())) return;
+    const queue = this.queueOf(uuid);
+    if (queue.idle && waiter.poll(performance.now(), true)) return;
     if (wait) {
-      slots.queue.add(waiter);
+      queue.add(waiter);
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, NO_WAIT_RETRY_MS));
-    if (slots.queue.idle && waiter.poll(true, performance.now())) return;
+    if (queue.idle && waiter.poll(performance.now(), true)) return;
     waiter.cancel(busy());
   }
 
-  private prepare(): Promise<Flock> {
-    this.ready ??= (this.flock ? Promise.resolve(this.flock) : loadFlock()).then((flock) => {
+  private prepare(): Promise<OfdLocks> {
+    this.ready ??= loadOfdLocks().then((ofd) => {
       ensureLockDir(this.dir);
-      return flock;
+      return ofd;
     });
-    // A failure (say, an unwritable directory) is reported now and retried by the next call.
+    // A failure (say, an untrusted directory) is reported now and retried by the next call.
     this.ready.catch(() => {
       this.ready = undefined;
     });
     return this.ready;
   }
 
-  private slotsOf(uuid: string, flock: Flock): GpuSlots {
-    let slots = this.gpus.get(uuid);
-    if (!slots) {
-      slots = new GpuSlots(this.dir, uuid, flock);
-      this.gpus.set(uuid, slots);
+  private queueOf(uuid: string): GpuQueue {
+    let queue = this.queues.get(uuid);
+    if (!queue) {
+      queue = new GpuQueue();
+      this.queues.set(uuid, queue);
     }
-    return slots;
+    return queue;
   }
 }
 
 function checkRequest(request: SlotRequest): void {
-  if (!Number.isInteger(request.maxPipelines) || request.maxPipelines < 1)
-    throw new RangeError(`maxPipelines must be a positive integer, got ${request.maxPipelines}`);
+  if (
+    !Number.isInteger(request.maxPipelines) ||
+    request.maxPipelines < 1 ||
+    request.maxPipelines > SLOT_SPACE
+  )
+    throw new RangeError(
+      `maxPipelines must be an integer from 1 to ${SLOT_SPACE}, got ${request.maxPipelines}`,
+    );
   if (request.uuid === "") throw new RangeError("a GPU slot request needs the GPU's UUID");
 }
 
 function deadline(started: number, timeoutMs: number | undefined): number | undefined {
   return timeoutMs === undefined ? undefined : started + Math.max(0, timeoutMs);
 }
-
-/** Holders other than the lease itself (an upgrader is busy because of the others). */
-const othersOf = (slots: GpuSlots, lease: Lease) => slots.holders(new Set(lease.slots));

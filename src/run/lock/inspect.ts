@@ -1,72 +1,114 @@
 /**
- * Who holds what, read without taking anything: each slot is probed with a non-blocking
- * LOCK_SH on a fresh open file description. flock locks belong to the open file description,
- * not the process, so the probe conflicts with a lock this very process holds on another
- * descriptor and reports it correctly. A probe that succeeds holds the slot for a few
- * microseconds; an acquirer that collides with it just sees the slot as busy for one try.
+ * Who holds what, read without taking anything: a fresh open file description holds no lock, so
+ * F_OFD_GETLK through it sees every holder (this process's leases included) and every waiter's
+ * ticket. Only GPU lock files are read; anything else in the directory is ignored. A holder's
+ * pid is named only once the kernel confirms it (holder-proof.ts).
  */
-import { closeSync, readdirSync } from "node:fs";
-import type { Flock } from "./flock.js";
-import { readHolderInfo, toHolder } from "./holder-info.js";
-import { openExisting, parseSlotFile, slotPath } from "./lock-dir.js";
-import type { HolderInfo, SlotState } from "./types.js";
+import { closeSync, fstatSync, readdirSync } from "node:fs";
+import type { OfdLocks } from "../../libc/ofd-locks.js";
+import { GpuFile } from "./gpu-file.js";
+import { slotByte } from "./gpu-file-layout.js";
+import { type SlotRecord, toHolder } from "./holder-info.js";
+import { findHolders, holdsByte, type LockFileId } from "./holder-proof.js";
+import { gpuLockPath, openGpuLockToRead, parseGpuLockFile } from "./lock-dir.js";
+import type { GpuState, HolderInfo, SlotState } from "./types.js";
 
-/** Whether some open file description holds a lock on the file (false when it does not exist). */
-function isLocked(flock: Flock, path: string): boolean {
-  const fd = openExisting(path);
-  if (fd === null) return false;
-  try {
-    if (!flock.tryLock(fd, "shared")) return true;
-    flock.unlock(fd);
-    return false;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The slot numbers that have a lock file for this GPU (slot files are never deleted). */
-export function slotFilesOf(dir: string, uuid: string): number[] {
-  return listSlotFiles(dir)
-    .filter((f) => f.uuid === uuid)
-    .map((f) => f.slot);
-}
-
-/** Every slot of every GPU in the directory, sorted by GPU UUID then slot. */
-export function inspectDir(flock: Flock, dir: string): SlotState[] {
-  return listSlotFiles(dir)
-    .sort((a, b) => (a.uuid === b.uuid ? a.slot - b.slot : a.uuid < b.uuid ? -1 : 1))
-    .map(({ uuid, slot }) => slotState(flock, dir, uuid, slot));
-}
-
-/** The distinct holders of a GPU's held slots (an exclusive holder appears once). */
-export function holdersOf(
-  flock: Flock,
-  dir: string,
-  uuid: string,
-  except: ReadonlySet<number> = new Set(),
-): HolderInfo[] {
-  const seen = new Map<string, HolderInfo>();
-  for (const slot of slotFilesOf(dir, uuid).sort((a, b) => a - b)) {
-    if (except.has(slot)) continue;
-    const holder = slotState(flock, dir, uuid, slot).holder;
-    if (holder) seen.set(`${holder.pid}\0${holder.run}\0${holder.pipeline}\0${holder.host ?? ""}`, holder);
-  }
-  return [...seen.values()];
-}
-
-function slotState(flock: Flock, dir: string, uuid: string, slot: number): SlotState {
-  // Read the label before probing: a label read after a free probe could belong to a new holder.
-  const info = readHolderInfo(dir, uuid, slot);
-  const held = isLocked(flock, slotPath(dir, uuid, slot));
-  return { uuid, gpu: info?.gpu ?? null, slot, held, holder: held && info ? toHolder(info) : null };
-}
-
-function listSlotFiles(dir: string): { uuid: string; slot: number }[] {
+/** Every GPU with a lock file in the directory, in device index order (then UUID). */
+export function inspectDir(ofd: OfdLocks, dir: string): GpuState[] {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
     return [];
   }
-  return names.flatMap((name) => parseSlotFile(name) ?? []);
+  const gpus = names.flatMap((name) => {
+    const uuid = parseGpuLockFile(name);
+    return uuid === null ? [] : (inspectGpu(ofd, dir, uuid) ?? []);
+  });
+  return gpus.sort(byDeviceIndex);
 }
+
+/** One GPU's state, or null when it has no lock file (or one not to trust). */
+function inspectGpu(ofd: OfdLocks, dir: string, uuid: string): GpuState | null {
+  const path = gpuLockPath(dir, uuid);
+  const fd = openGpuLockToRead(path);
+  if (fd === null) return null;
+  try {
+    const file = new GpuFile(ofd, uuid);
+    const id: LockFileId = { path, st: fstatSync(fd) };
+    const slots: SlotState[] = [];
+    let reservedBytes = 0;
+    let budgetBytes: number | null = null;
+    let gpu: string | null = null;
+    for (const h of file.holders(fd)) {
+      const record = h.record;
+      reservedBytes += record?.reservedBytes ?? 0;
+      budgetBytes = record?.budgetBytes ?? budgetBytes;
+      gpu = record?.gpu ?? gpu;
+      const holder = record && provenHolder(record, id, slotByte(h.slot));
+      const count = h.exclusive ? Math.max(1, Math.min(record?.maxPipelines ?? 1, 1024)) : 1;
+      for (let i = 0; i < count; i++)
+        slots.push({
+          uuid,
+          gpu: record?.gpu ?? null,
+          slot: h.exclusive ? i : h.slot,
+          held: true,
+          exclusive: h.exclusive,
+          reservedBytes: i === 0 ? (record?.reservedBytes ?? 0) : 0,
+          holder,
+        });
+    }
+    return {
+      uuid,
+      gpu,
+      waiters: file.waiters(fd),
+      reservedBytes,
+      budgetBytes,
+      freeBytes: budgetBytes === null ? null : budgetBytes - reservedBytes,
+      slots,
+    };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The distinct holders of a GPU (an exclusive holder appears once), for busy and timeout errors. */
+export function holdersOf(
+  ofd: OfdLocks,
+  dir: string,
+  uuid: string,
+  except: ReadonlySet<number> = new Set(),
+): HolderInfo[] {
+  const seen = new Map<string, HolderInfo>();
+  for (const s of inspectGpu(ofd, dir, uuid)?.slots ?? []) {
+    const h = s.holder;
+    if (!h || except.has(s.slot)) continue;
+    seen.set(`${h.pid}\0${h.run}\0${h.pipeline}\0${h.host ?? ""}`, h);
+  }
+  return [...seen.values()];
+}
+
+/**
+ * The holder as the record has it, with the pid the kernel confirms: the recorded gpuplan when
+ * it holds the byte, else a visible process that does (a step that outlived gpuplan, or escaped
+ * its process group), named with its own pid; unverified when no visible process holds it.
+ */
+function provenHolder(record: SlotRecord, file: LockFileId, byte: number): HolderInfo {
+  const holder = toHolder(record);
+  if (holdsByte(record.pid, file, byte)) return { ...holder, verified: true };
+  const found = findHolders(file, byte)[0];
+  if (found === undefined) return { ...holder, verified: false };
+  return { ...holder, pid: found, verified: true, startedBy: record.pid };
+}
+
+function byDeviceIndex(a: GpuState, b: GpuState): number {
+  const ia = deviceIndex(a.gpu);
+  const ib = deviceIndex(b.gpu);
+  if (ia !== ib) return ia - ib;
+  return a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0;
+}
+
+const deviceIndex = (gpu: string | null): number => {
+  const m = gpu === null ? null : /:(\d+)/.exec(gpu);
+  return m ? Number(m[1]) : Number.MAX_SAFE_INTEGER;
+};

@@ -1,60 +1,76 @@
 /**
- * A held set of slots of one GPU. The slot descriptors are the lock: they are closed, never
- * LOCK_UN'd, because a step process that inherited one shares its open file description and an
- * unlock would free the slot under the running step. Closing only drops gpuplan's reference; the
- * kernel frees the slot when the last process holding it (gpuplan or the step) lets go.
+ * The slots of one GPU that one pipeline holds, through one open file description of the GPU's
+ * lock file (so a lease needs one descriptor, however many slots it holds). The descriptor is the
+ * lock: it is closed, never unlocked, when the lease ends, because a step process that inherited
+ * it shares the description, and an unlock would free the slot under the running step. Closing
+ * only drops gpuplan's reference; the kernel frees the slot (and so its memory reservation) when
+ * the last process holding it lets go.
  */
 import { closeSync } from "node:fs";
-import { writeHolderInfo } from "./holder-info.js";
+import type { GpuFile } from "./gpu-file.js";
+import { writeRecord } from "./holder-info.js";
 import type { HolderInfo, SlotLease } from "./types.js";
 
 export interface LeaseOwner {
-  readonly dir: string;
   upgrade(lease: Lease, options: { wait: boolean; timeoutMs?: number; signal?: AbortSignal }): Promise<void>;
   /** Slots of this GPU were freed in this process: local waiters may go now. */
   freed(uuid: string): void;
 }
 
 export class Lease implements SlotLease {
-  private readonly held = new Map<number, { fd: number; since: string }>();
+  /** The slot this lease holds (null: none yet, or given up while an upgrade waits). */
+  slot: number | null = null;
+  exclusive = false;
+  private since = "";
   private released = false;
   /** Set while an upgrade waits, so that release() can cancel it. */
   pendingUpgrade: { cancel(error: Error): void } | undefined;
 
   constructor(
     private readonly owner: LeaseOwner,
-    readonly uuid: string,
+    readonly file: GpuFile,
+    public fd: number,
     readonly gpu: string,
     readonly maxPipelines: number,
+    readonly reservationBytes: number,
+    readonly budgetBytes: number | null,
     private holder: HolderInfo,
   ) {}
 
+  get uuid(): string {
+    return this.file.uuid;
+  }
+
   get slots(): readonly number[] {
-    return [...this.held.keys()];
+    if (this.slot === null) return [];
+    if (!this.exclusive) return [this.slot];
+    return Array.from({ length: this.maxPipelines }, (_, i) => i);
   }
 
   get fds(): readonly number[] {
-    return [...this.held.values()].map((h) => h.fd);
+    return this.slot === null || this.released ? [] : [this.fd];
   }
 
   get isReleased(): boolean {
     return this.released;
   }
 
-  holds(slot: number): boolean {
-    return this.held.has(slot);
+  /** The slot was just locked on this lease's descriptor (under the GPU's mutex): label it. */
+  took(slot: number): void {
+    this.slot = slot;
+    this.since = new Date().toISOString();
+    this.label();
   }
 
-  /** Record a slot just locked on `fd` and label it. `since` is stamped here: the lock knows when. */
-  add(slot: number, fd: number): void {
-    const since = new Date().toISOString();
-    this.held.set(slot, { fd, since });
-    this.label(slot, since);
+  /** Every slot was just locked (under the mutex). */
+  tookAll(): void {
+    this.exclusive = true;
+    this.label();
   }
 
   setHolder(holder: HolderInfo): void {
     this.holder = holder;
-    for (const [slot, { since }] of this.held) this.label(slot, since);
+    this.label();
   }
 
   upgrade(options: { wait: boolean; timeoutMs?: number; signal?: AbortSignal }): Promise<void> {
@@ -62,40 +78,45 @@ export class Lease implements SlotLease {
     return this.owner.upgrade(this, options);
   }
 
+  /** Back to the lease's own slot. (The step that had the GPU has ended; the kernel splits the range.) */
   downgrade(): void {
-    this.keep(1);
+    if (!this.exclusive || this.slot === null) return;
+    this.file.keepOnly(this.fd, this.slot);
+    this.exclusive = false;
+    this.label();
+    this.owner.freed(this.uuid);
   }
 
   release(): void {
     if (this.released) return;
     this.released = true;
     this.pendingUpgrade?.cancel(new Error("the GPU slot lease was released while its upgrade waited"));
-    this.keep(0);
-  }
-
-  /** Close all but the first `count` slots (the oldest first: the pipeline's own slot survives). */
-  keep(count: number): void {
-    const drop = [...this.held.entries()].slice(count);
-    if (drop.length === 0) return;
-    for (const [slot, { fd }] of drop) {
-      this.held.delete(slot);
-      closeSync(fd);
-    }
+    this.slot = null;
+    this.exclusive = false;
+    closeSync(this.fd);
     this.owner.freed(this.uuid);
   }
 
-  private label(slot: number, since: string): void {
+  private label(): void {
+    if (this.slot === null || this.released) return;
     const { pid, run, pipeline, step, host } = this.holder;
-    writeHolderInfo(this.owner.dir, {
+    const record = {
       uuid: this.uuid,
       gpu: this.gpu,
-      slot,
+      slot: this.slot,
       pid,
       run,
       pipeline,
       step,
-      since,
+      since: this.since,
       ...(host === undefined ? {} : { host }),
-    });
+      reservedBytes: this.reservationBytes,
+      budgetBytes: this.budgetBytes,
+      exclusive: this.exclusive,
+      maxPipelines: this.maxPipelines,
+    };
+    writeRecord(this.fd, record);
+    // An exclusive holder's lock starts at slot 0, where a reader of the range looks for its record.
+    if (this.exclusive && this.slot !== 0) writeRecord(this.fd, { ...record, slot: 0 });
   }
 }

@@ -1,50 +1,97 @@
 /**
- * The lock directory and the files in it. Per GPU: `<uuid>.gate.lock` (the writer-preference
- * gate), `<uuid>.slot<N>.lock` (one per slot) and `<uuid>.slot<N>.json` (who holds slot N).
- * Files are never deleted: removing a lock file while someone holds it would let a second
- * process lock a fresh inode under the same name.
+ * The lock directory and the one lock file per GPU in it (`<uuid>.gpu.lock`), and the trust
+ * model that keeps other local users from breaking the lock (docs/guides/locks.md):
+ * - the directory is used only when it is not a symlink, is owned by root or by this user, and
+ *   is not writable by anyone else unless it has the sticky bit; otherwise gpuplan refuses;
+ * - a lock file is opened with O_NOFOLLOW and used only when it is a regular file with one link,
+ *   owned by root or by this user: a file someone else planted is never trusted;
+ * - lock files are never unlinked (removing one while held would let a second process lock a
+ *   fresh inode under the same name), and other entries in the directory are ignored.
  */
 import {
-  chmodSync,
   closeSync,
   constants,
   fchmodSync,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
-  statSync,
+  readFileSync,
+  type Stats,
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
-
-import { DEFAULT_LOCK_DIR } from "./default-lock-dir.js";
-
-export { DEFAULT_LOCK_DIR } from "./default-lock-dir.js";
+import { defaultLockDir } from "./default-lock-dir.js";
 
 /** The directory given (the CLI resolves --lock-dir and GPUPLAN_LOCK_DIR), else the default; always absolute. */
 export function resolveLockDir(dir?: string): string {
-  return resolve(dir ?? DEFAULT_LOCK_DIR);
+  return resolve(dir ?? defaultLockDir());
 }
 
-/** Create the directory when missing, world-writable and sticky like /tmp (mkdir's mode is cut by umask). */
-export function ensureLockDir(dir: string): void {
-  try {
-    mkdirSync(dir, { mode: 0o1777 });
-  } catch (e) {
-    if (errorCode(e) === "EEXIST") return;
-    if (errorCode(e) !== "ENOENT") throw lockDirError(dir, e);
-    // A custom GPUPLAN_LOCK_DIR whose parents are missing: make them with the usual umask.
+/** Shared: other users' gpuplans use it too (root's); private: only this user's. */
+export type LockDirMode = "shared" | "private";
+
+const euid = (): number => process.geteuid?.() ?? 0;
+
+/**
+ * Check the directory (creating it, private, when missing) and say which mode it is in.
+ * Throws a UsageError (exit 2) naming the owner, the mode and the fix when it is not trustworthy.
+ */
+export function ensureLockDir(dir: string): LockDirMode {
+  let st = lstatOrNull(dir);
+  if (st === null) {
     try {
-      mkdirSync(dir, { recursive: true, mode: 0o1777 });
-    } catch (inner) {
-      throw lockDirError(dir, inner);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      if (errorCode(e) !== "EEXIST") throw lockDirError(dir, e);
     }
+    st = lstatOrNull(dir);
+    if (st === null) throw lockDirError(dir, new Error("it vanished as it was created"));
   }
-  try {
-    chmodSync(dir, 0o1777);
-  } catch {
-    // Someone else created it between our mkdir and chmod; it is theirs to set.
-  }
+  return trustLockDir(dir, st);
+}
+
+/** The mode of an existing directory, or null when it does not exist yet; throws when untrusted. */
+export function checkLockDir(dir: string): LockDirMode | null {
+  const st = lstatOrNull(dir);
+  return st === null ? null : trustLockDir(dir, st);
+}
+
+function trustLockDir(dir: string, st: Stats): LockDirMode {
+  const me = euid();
+  const mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
+  const fix =
+    "use a directory of your own (GPUPLAN_LOCK_DIR), or on a shared server ask an admin to run `sudo gpuplan locks init`";
+  if (st.isSymbolicLink())
+    throw new UsageError(
+      `the GPU lock directory ${dir} is a symlink (owned by ${userName(st.uid)}); gpuplan does not follow it`,
+      "lock-dir-untrusted",
+      `another user could point it anywhere: remove it, or ${fix}`,
+    );
+  if (!st.isDirectory())
+    throw new UsageError(
+      `the GPU lock directory ${dir} is not a directory`,
+      "lock-dir",
+      `remove it, or ${fix}`,
+    );
+  if (st.uid !== me && st.uid !== 0)
+    throw new UsageError(
+      `the GPU lock directory ${dir} is owned by ${userName(st.uid)} (mode ${mode}), not by you or root: its owner could break the lock`,
+      "lock-dir-untrusted",
+      st.uid !== me && dir.startsWith("/tmp/gpuplan-locks")
+        ? `someone else created it first: ask them (or root) to remove it, or ${fix}`
+        : fix,
+    );
+  const othersWrite = (st.mode & 0o022) !== 0;
+  const sticky = (st.mode & 0o1000) !== 0;
+  if (othersWrite && !sticky)
+    throw new UsageError(
+      `the GPU lock directory ${dir} (owned by ${userName(st.uid)}, mode ${mode}) is writable by other users without the sticky bit: they could delete or replace its lock files`,
+      "lock-dir-untrusted",
+      `\`chmod 0700 ${dir}\` (private) or \`chmod 1777 ${dir}\`, or ${fix}`,
+    );
+  // Root's directory that others may enter is the shared one; a user's own is theirs alone.
+  return st.uid === 0 && (st.mode & 0o011) !== 0 ? "shared" : "private";
 }
 
 /** GPU UUIDs are file-name safe except old-style MIG ids (`MIG-GPU-…/1/0`); escape anything else. */
@@ -56,43 +103,36 @@ function decodeUuid(name: string): string {
   return name.replace(/%([0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
-export const gatePath = (dir: string, uuid: string): string => join(dir, `${encodeUuid(uuid)}.gate.lock`);
-export const slotPath = (dir: string, uuid: string, slot: number): string =>
-  join(dir, `${encodeUuid(uuid)}.slot${slot}.lock`);
-export const infoPath = (dir: string, uuid: string, slot: number): string =>
-  join(dir, `${encodeUuid(uuid)}.slot${slot}.json`);
+export const gpuLockPath = (dir: string, uuid: string): string => join(dir, `${encodeUuid(uuid)}.gpu.lock`);
 
-const SLOT_FILE = /^(.+)\.slot(\d+)\.lock$/;
+const GPU_FILE = /^([A-Za-z0-9_%-]+)\.gpu\.lock$/;
 
-/** The GPU and slot a directory entry is the lock file of, or null. */
-export function parseSlotFile(name: string): { uuid: string; slot: number } | null {
-  const m = SLOT_FILE.exec(name);
-  return m ? { uuid: decodeUuid(m[1]!), slot: Number(m[2]) } : null;
+/** The GPU a directory entry is the lock file of, or null (anything else in the directory is ignored). */
+export function parseGpuLockFile(name: string): string | null {
+  const m = GPU_FILE.exec(name);
+  return m ? decodeUuid(m[1]!) : null;
 }
 
-// O_NOFOLLOW and a regular-file check: another user of a world-writable directory could plant a
-// symlink (to our ~/.bashrc) or a FIFO (whose open would hang) under a name we use.
-// O_NONBLOCK only matters for such a FIFO; regular files ignore it.
+// O_NOFOLLOW: a planted symlink (to our ~/.bashrc) is refused; O_NONBLOCK: a planted FIFO does not hang (Node adds O_CLOEXEC itself).
 const SAFE = constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * Open (creating if needed) a lock or info file. Opening an existing file never passes O_CREAT:
- * with fs.protected_regular, O_CREAT on another user's file in a sticky directory is EACCES even
- * when nothing would be created. A new file is made 0666 (fchmod, as umask trims the open mode)
- * so every user can later open it for writing.
+ * Open (creating if needed) a GPU's lock file for locking: a fresh open file description, which
+ * is what a lock belongs to. A new file is 0600, or 0666 when root makes it (root's files are the
+ * shared ones). Throws a UsageError when the file is not one to trust.
  */
-export function openShared(path: string, access: "read" | "write"): number {
-  const base = (access === "read" ? constants.O_RDONLY : constants.O_WRONLY) | SAFE;
+export function openGpuLock(path: string, fileMode?: number): number {
   for (let attempt = 0; ; attempt++) {
     try {
-      return checkRegular(openSync(path, base), path);
+      return trusted(openSync(path, constants.O_RDWR | SAFE), path);
     } catch (e) {
       if (errorCode(e) !== "ENOENT" || attempt > 3) throw lockFileError(path, e);
     }
     try {
-      const fd = checkRegular(openSync(path, base | constants.O_CREAT | constants.O_EXCL, 0o666), path);
-      fchmodSync(fd, 0o666);
-      return fd;
+      const mode = fileMode ?? (euid() === 0 ? 0o666 : 0o600);
+      const fd = openSync(path, constants.O_RDWR | SAFE | constants.O_CREAT | constants.O_EXCL, mode);
+      fchmodSync(fd, mode);
+      return trusted(fd, path);
     } catch (e) {
       // EEXIST: another process created it first; open theirs.
       if (errorCode(e) !== "EEXIST") throw lockFileError(path, e);
@@ -100,33 +140,80 @@ export function openShared(path: string, access: "read" | "write"): number {
   }
 }
 
-/** Open an existing file for reading (inspect); null when it is missing or not a regular file. */
-export function openExisting(path: string): number | null {
+/** Open an existing lock file to look at it (inspect); null when missing, not regular or not trusted. */
+export function openGpuLockToRead(path: string): number | null {
+  let fd: number;
   try {
-    return checkRegular(openSync(path, constants.O_RDONLY | SAFE), path);
+    fd = openSync(path, constants.O_RDONLY | SAFE);
+  } catch {
+    return null;
+  }
+  try {
+    return trusted(fd, path);
   } catch {
     return null;
   }
 }
 
 /**
- * Whether `fd` is still the file at `path`. We never delete lock files, but a /tmp cleaner may:
- * a lock taken on an unlinked inode would exclude nobody who opens the name afresh.
+ * Whether `fd` is still the file at `path`: nobody can unlink a file in a trusted directory but
+ * its owner or root, and gpuplan never does, but a lock on an unlinked inode would exclude nobody.
  */
 export function isStillLinked(fd: number, path: string): boolean {
   try {
     const open = fstatSync(fd);
-    const named = statSync(path);
+    const named = lstatSync(path);
     return open.ino === named.ino && open.dev === named.dev;
   } catch {
     return false;
   }
 }
 
-function checkRegular(fd: number, path: string): number {
-  if (fstatSync(fd).isFile()) return fd;
+function trusted(fd: number, path: string): number {
+  const st = fstatSync(fd);
+  const problem = !st.isFile()
+    ? "is not a regular file"
+    : st.uid !== euid() && st.uid !== 0
+      ? `is owned by ${userName(st.uid)}, not by you or root: it may have been planted`
+      : st.nlink !== 1
+        ? `has ${st.nlink} hard links: it may have been planted`
+        : null;
+  if (problem === null) return fd;
   closeSync(fd);
-  throw new UsageError(`${path} is not a regular file`, "lock-file-not-regular", lockHint(path));
+  throw new UsageError(
+    `the GPU lock file ${path} ${problem}`,
+    st.isFile() ? "lock-file-untrusted" : "lock-file-not-regular",
+    "gpuplan never uses a lock file another user could control: remove it (as its owner or root), or use another lock directory (GPUPLAN_LOCK_DIR)",
+  );
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (e) {
+    if (errorCode(e) === "ENOENT") return null;
+    throw lockDirError(path, e);
+  }
+}
+
+let names: Map<number, string> | undefined;
+
+/** `alice (uid 1001)`, or `uid 1001` when /etc/passwd does not name it. */
+function userName(uid: number): string {
+  if (!names) {
+    names = new Map();
+    try {
+      for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+        const [name, , id] = line.split(":");
+        if (name && id !== undefined && /^\d+$/.test(id) && !names.has(Number(id)))
+          names.set(Number(id), name);
+      }
+    } catch {
+      // Names are a courtesy.
+    }
+  }
+  const name = names.get(uid);
+  return name === undefined ? `uid ${uid}` : `${name} (uid ${uid})`;
 }
 
 function errorCode(e: unknown): string | undefined {
@@ -135,20 +222,22 @@ function errorCode(e: unknown): string | undefined {
 
 function lockDirError(dir: string, e: unknown): Error {
   return new UsageError(
-    `cannot create the GPU lock directory ${dir}: ${e instanceof Error ? e.message : String(e)}`,
+    `cannot create or read the GPU lock directory ${dir}: ${e instanceof Error ? e.message : String(e)}`,
     "lock-dir",
-    lockHint(dir),
+    "set GPUPLAN_LOCK_DIR (or --lock-dir) to a directory you own",
   );
 }
 
 function lockFileError(path: string, e: unknown): Error {
   if (e instanceof UsageError) return e;
+  const code = errorCode(e);
   return new UsageError(
     `cannot open the GPU lock file ${path}: ${e instanceof Error ? e.message : String(e)}`,
     "lock-file",
-    lockHint(path),
+    code === "ELOOP"
+      ? "it is a symlink, which gpuplan never follows: remove it"
+      : code === "EACCES"
+        ? "in a shared lock directory an admin creates the lock files: run `sudo gpuplan locks init` again (say, for a new GPU)"
+        : "use a lock directory you own (GPUPLAN_LOCK_DIR)",
   );
 }
-
-const lockHint = (path: string): string =>
-  `every gpuplan user must be able to write the lock directory: set GPUPLAN_LOCK_DIR, or ask its owner to \`chmod 1777\` it (${path})`;

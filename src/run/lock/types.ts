@@ -1,11 +1,11 @@
 /**
- * The cross-process GPU slot lock. Each GPU (by UUID) has `maxPipelines` slots, one lock file
- * each, in the lock directory. A running pipeline holds one slot of its GPU for its whole
- * duration; an exclusive step holds every slot while it runs. Locks are flock(2) locks: the
- * kernel drops them when the last process holding the open file description exits, so a lock
- * can never outlive its holder (no stale locks, no cleanup).
+ * The cross-process GPU slot lock. Each GPU (by UUID) has one lock file in the lock directory and
+ * `maxPipelines` slots in it (byte ranges) and a memory budget. A running pipeline holds one slot
+ * of its GPU and reserves its memory; an exclusive step holds every slot while it runs. Locks are
+ * open-file-description locks: the kernel drops them when the last process holding the open file
+ * description exits, so a lock can never outlive its holder (no stale locks, no cleanup).
  */
-import type { LockHolder, LockSlot } from "../../schema-types/locks.js";
+import type { LockGpu, LockHolder, LockSlot } from "../../schema-types/locks.js";
 
 /**
  * Who holds a slot (`since`: ISO 8601 time it was taken); written to a small info file beside the
@@ -20,6 +20,10 @@ export interface SlotRequest {
   gpu: string;
   /** Slots the GPU has (from the plan's registry). */
   maxPipelines: number;
+  /** GPU memory this pipeline reserves while it holds the slot (0: none counted). */
+  reservationBytes?: number;
+  /** The GPU's memory budget: admitted only while the live holders' reservations and this one fit. */
+  budgetBytes?: number | null;
   holder: HolderInfo;
   /** false: fail at once with GpuBusyError when no slot is free (`--no-wait`). */
   wait: boolean;
@@ -34,8 +38,8 @@ export interface SlotLease {
   gpu: string;
   /** Slot numbers held now (one normally; all while exclusive). */
   readonly slots: readonly number[];
-  /** Open, locked file descriptors, one per held slot: pass them to step processes (stdio fds ≥ 3) so
-   * a step keeps its slots even if gpuplan dies. */
+  /** The open, locked file descriptor (one per lease, whatever the slots): pass it to step
+   * processes (stdio fds ≥ 3) so a step keeps its slots even if gpuplan dies. */
   readonly fds: readonly number[];
   /** Update the holder info (e.g. the current step). */
   setHolder(holder: HolderInfo): void;
@@ -51,12 +55,15 @@ export interface SlotLock {
   /** The lock directory in use (GPUPLAN_LOCK_DIR or the default). */
   readonly dir: string;
   acquire(request: SlotRequest): Promise<SlotLease>;
-  /** Current holders of every slot of every GPU seen in the lock directory (for `gpuplan locks`, busy messages). */
+  /** The held slots of every GPU in the lock directory, now (for busy messages and tests). */
   inspect(): Promise<SlotState[]>;
 }
 
-/** One slot as `gpuplan locks --json` shows it (schemas/locks.schema.json). */
+/** One held slot as `gpuplan locks --json` shows it (schemas/locks.schema.json). */
 export type SlotState = LockSlot;
+
+/** One GPU as `gpuplan locks --json` shows it: its holders, waiters and memory. */
+export type GpuState = LockGpu;
 
 export class GpuBusyError extends Error {
   override name = "GpuBusyError";

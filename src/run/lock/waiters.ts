@@ -1,30 +1,34 @@
 /**
- * The two kinds of waiting: for one slot (acquire) and for every slot (upgrade to exclusive).
- * Each settles exactly once — taken, timed out, aborted, or cancelled — and cleans up after itself.
+ * The two kinds of waiting: for one slot and its memory (acquire) and for every slot (upgrade to
+ * exclusive). Both stand in the GPU's line: a ticket locked in the GPU's lock file, in arrival
+ * order across processes; only the head of the line may take anything, so a pipeline that needs
+ * much memory (or the whole GPU) is not passed by a stream of small ones. Every decision is made
+ * under the GPU's mutex byte. Each waiter settles exactly once — taken, timed out, aborted, or
+ * cancelled — and cleans up after itself.
  */
-import { closeSync } from "node:fs";
-import type { Waiter } from "./gpu-queue.js";
-import type { GpuSlots } from "./gpu-slots.js";
+import type { GpuQueue, Waiter } from "./gpu-queue.js";
 import type { Lease } from "./lease.js";
-import { LockTimeoutError } from "./types.js";
+import { type HolderInfo, LockTimeoutError } from "./types.js";
 
 /**
- * How long an upgrader that has not got the gate keeps its own slot. Two holders upgrading at
- * once would otherwise deadlock (each waits for the other's slot); the one without the gate gives
- * its slot back and collects all of them once it has the gate. Shared acquirers hold the gate for
- * microseconds, so a gate still closed after this long belongs to another upgrader.
+ * How long an upgrader not at the head of the line keeps its own slot. Two holders upgrading at
+ * once would otherwise deadlock (the head waits for the other's slot, the other waits for the
+ * head); the one behind gives its slot back and gets every slot once its turn comes.
  */
 const YIELD_AFTER_MS = 30;
 
 abstract class Settling<T> implements Waiter {
   readonly promise: Promise<T>;
+  protected ticket: number | null = null;
   private settled = false;
   private resolveWith!: (value: T) => void;
   private rejectWith!: (error: unknown) => void;
   private readonly onAbort: (() => void) | undefined;
 
   constructor(
-    protected readonly slots: GpuSlots,
+    protected readonly lease: Lease,
+    private readonly queue: GpuQueue,
+    private readonly holders: () => HolderInfo[],
     protected readonly started: number,
     private readonly deadline: number | undefined,
     private readonly signal: AbortSignal | undefined,
@@ -35,19 +39,19 @@ abstract class Settling<T> implements Waiter {
     });
     if (signal) {
       this.onAbort = () => {
-        this.slots.queue.remove(this);
+        this.queue.remove(this);
         this.cancel(abortError(signal));
       };
       signal.addEventListener("abort", this.onAbort, { once: true });
     }
   }
 
-  poll(atHead: boolean, now: number): boolean {
+  poll(now: number, head: boolean): boolean {
     if (this.settled) return true;
     try {
-      if (this.attempt(atHead, now)) return true;
+      if (head || this.ticket !== null ? this.tryUnderMutex(now) : this.notInLine(now)) return true;
       if (this.deadline !== undefined && now >= this.deadline) {
-        this.cancel(new LockTimeoutError(this.gpu, Math.round(now - this.started), this.slots.holders()));
+        this.cancel(new LockTimeoutError(this.lease.gpu, Math.round(now - this.started), this.holders()));
         return true;
       }
       return false;
@@ -60,21 +64,41 @@ abstract class Settling<T> implements Waiter {
   cancel(error: unknown): void {
     if (this.settled) return;
     this.finish();
+    if (this.ticket !== null && !this.lease.isReleased)
+      this.lease.file.dropTicket(this.lease.fd, this.ticket);
+    this.ticket = null;
     this.cleanup();
     this.rejectWith(error);
   }
 
   protected succeed(value: T): true {
     this.finish();
+    if (this.ticket !== null) this.lease.file.dropTicket(this.lease.fd, this.ticket);
+    this.ticket = null;
     this.resolveWith(value);
     return true;
   }
 
-  protected abstract readonly gpu: string;
-  /** Try once; call succeed() and return true when done. */
-  protected abstract attempt(atHead: boolean, now: number): boolean;
+  /** Try once, holding the mutex; call succeed() and return true when done. */
+  protected abstract attempt(now: number): boolean;
   /** Undo a half-done attempt when giving up. */
   protected cleanup(): void {}
+  /** A poll while another waiter of this process is ahead (no ticket yet). */
+  protected notInLine(_now: number): boolean {
+    return false;
+  }
+
+  private tryUnderMutex(now: number): boolean {
+    const { file, fd } = this.lease;
+    if (!file.tryMutex(fd)) return false;
+    try {
+      this.ticket ??= file.takeTicket(fd);
+      return this.attempt(now);
+    } finally {
+      // The lease's descriptor may have changed (an upgrader gave its slot up): unlock the one locked.
+      if (!this.lease.isReleased) file.releaseMutex(fd);
+    }
+  }
 
   private finish(): void {
     this.settled = true;
@@ -82,83 +106,86 @@ abstract class Settling<T> implements Waiter {
   }
 }
 
-/** Waits for one slot of the GPU. */
+/** Waits for one slot of the GPU and room in its memory budget. */
 export class SharedWaiter extends Settling<Lease> {
-  constructor(
-    slots: GpuSlots,
-    private readonly lease: Lease,
-    started: number,
-    deadline: number | undefined,
-    signal: AbortSignal | undefined,
-  ) {
-    super(slots, started, deadline, signal);
+  protected attempt(): boolean {
+    const lease = this.lease;
+    const { file, fd } = lease;
+    if (!file.isHead(fd, this.ticket!)) return false;
+    const slot = admit(lease);
+    if (slot === null || !file.trySlot(fd, slot)) return false;
+    lease.took(slot);
+    return this.succeed(lease);
   }
 
-  protected get gpu(): string {
-    return this.lease.gpu;
-  }
-
-  protected attempt(atHead: boolean): boolean {
-    return atHead && this.slots.tryShared(this.lease, this.lease.maxPipelines) && this.succeed(this.lease);
+  /** A wait that failed gives its descriptor back. */
+  protected override cleanup(): void {
+    this.lease.release();
   }
 }
 
-/** Waits for every slot of the GPU: first the gate, then each slot as its holder lets go. */
+/** Waits for every slot of the GPU, in line like the others. */
 export class UpgradeWaiter extends Settling<void> {
-  private gate: number | null = null;
-  private targets: number[] = [];
-
-  constructor(
-    slots: GpuSlots,
-    private readonly lease: Lease,
-    started: number,
-    deadline: number | undefined,
-    signal: AbortSignal | undefined,
-  ) {
-    super(slots, started, deadline, signal);
-    lease.pendingUpgrade = this;
+  constructor(...args: ConstructorParameters<typeof SharedWaiter>) {
+    super(...args);
+    this.lease.pendingUpgrade = this;
   }
 
-  protected get gpu(): string {
-    return this.lease.gpu;
-  }
-
-  protected attempt(atHead: boolean, now: number): boolean {
-    if (this.gate === null) {
-      if (atHead) this.gate = this.slots.tryGate();
-      if (this.gate === null) {
-        if (now - this.started >= YIELD_AFTER_MS) this.lease.keep(0);
-        return false;
-      }
-      this.targets = this.slots.exclusiveTargets(this.lease.maxPipelines);
-    }
-    if (!this.slots.tryCollect(this.lease, this.targets)) return false;
-    this.openGate();
-    this.lease.pendingUpgrade = undefined;
+  protected attempt(now: number): boolean {
+    const lease = this.lease;
+    const { file, fd } = lease;
+    if (!file.isHead(fd, this.ticket!)) return this.notInLine(now);
+    if (!file.tryAllSlots(fd)) return false;
+    if (lease.slot === null) lease.took(0);
+    lease.tookAll();
+    lease.pendingUpgrade = undefined;
     return this.succeed();
   }
 
-  /** A failed upgrade leaves the lease with one slot when it can (see createSlotLock's doc). */
-  protected override cleanup(): void {
-    this.lease.pendingUpgrade = undefined;
-    this.openGate();
-    if (this.lease.isReleased) return;
-    this.lease.keep(1);
-    if (this.lease.slots.length === 0) {
-      try {
-        this.slots.tryShared(this.lease, this.lease.maxPipelines);
-      } catch {
-        // The caller is told the upgrade failed; an empty lease is what it releases.
-      }
+  /** Not first in line for a while: give the slot back (no step of the pipeline runs meanwhile). */
+  protected override notInLine(now: number): false {
+    const lease = this.lease;
+    if (now - this.started >= YIELD_AFTER_MS && lease.slot !== null) {
+      lease.file.giveSlot(lease.fd, lease.slot);
+      lease.slot = null;
     }
+    return false;
   }
 
-  private openGate(): void {
-    if (this.gate === null) return;
-    // Closing the gate's only descriptor drops its LOCK_EX.
-    closeSync(this.gate);
-    this.gate = null;
+  /** A failed upgrade leaves the lease with one slot when it can get one back now. */
+  protected override cleanup(): void {
+    const lease = this.lease;
+    lease.pendingUpgrade = undefined;
+    if (lease.isReleased || lease.slot !== null) return;
+    const { file, fd } = lease;
+    try {
+      if (!file.tryMutex(fd)) return;
+      try {
+        const slot = admit(lease);
+        if (slot !== null && file.trySlot(fd, slot)) lease.took(slot);
+      } finally {
+        file.releaseMutex(fd);
+      }
+    } catch {
+      // The caller is told the upgrade failed; an empty lease is what it releases.
+    }
   }
+}
+
+/**
+ * The slot this lease may take now (under the mutex), or null: fewer live holders than its slots,
+ * no exclusive holder, and the holders' reservations plus its own within the budget (a pipeline
+ * alone on the GPU is admitted whatever it asks: compile has checked it fits the budget).
+ */
+function admit(lease: Lease): number | null {
+  const holders = lease.file.holders(lease.fd);
+  if (holders.length >= lease.maxPipelines || holders.some((h) => h.exclusive)) return null;
+  if (lease.budgetBytes !== null && holders.length > 0) {
+    const reserved = holders.reduce((sum, h) => sum + (h.record?.reservedBytes ?? 0), 0);
+    if (reserved + lease.reservationBytes > lease.budgetBytes) return null;
+  }
+  const taken = new Set(holders.map((h) => h.slot));
+  for (let slot = 0; ; slot++) if (!taken.has(slot)) return slot;
 }
 
 function abortError(signal: AbortSignal): Error {

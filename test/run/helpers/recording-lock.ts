@@ -1,9 +1,8 @@
 /**
- * The real slot lock (flock(2) on files in `dir`, or the fake flock a test gives) with a log of
+ * The real slot lock (OFD locks on the GPU files in `dir`) with a log of
  * every call and the most holders seen per GPU at once, so executor tests can assert slot
  * holding and exclusivity.
  */
-import type { Flock } from "../../../src/run/lock/flock.js";
 import { createSlotLock } from "../../../src/run/lock/index.js";
 import type { SlotLease, SlotLock } from "../../../src/run/lock/types.js";
 
@@ -22,8 +21,8 @@ export interface RecordingLock extends SlotLock {
   peak: Map<string, number>;
 }
 
-export function createRecordingLock(dir: string, flock?: Flock): RecordingLock {
-  const inner = createSlotLock({ dir, ...(flock && { flock }) });
+export function createRecordingLock(dir: string): RecordingLock {
+  const inner = createSlotLock({ dir });
   const calls: LockCall[] = [];
   const held = new Map<string, number>();
   const peak = new Map<string, number>();

@@ -4,12 +4,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSlotLock, type SlotState } from "../../../src/run/lock/index.js";
+import { createSlotLock, type GpuState } from "../../../src/run/lock/index.js";
 import { formatLocks } from "../../../src/ui/locks-table.js";
 import { gpuplan, loadedModules } from "../../helpers/cli.js";
 import { built } from "./processes.js";
 
 const UUID = "GPU-abcdef01-2345-6789-abcd-ef0123456789";
+const GiB = 1024 ** 3;
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "gpuplan-locks-cli-"));
@@ -19,38 +20,60 @@ afterEach(() => {
 });
 
 describe.skipIf(!built)("gpuplan locks", () => {
-  it("--json lists every slot with its holder; the lock directory comes from GPUPLAN_LOCK_DIR", async () => {
+  it("--json shows the slots held now with their holders and memory, the mode, and the directory from GPUPLAN_LOCK_DIR", async () => {
     const lock = createSlotLock({ dir });
     const holder = { pid: process.pid, run: "run-7", pipeline: "plate-3", step: "segment", since: "" };
-    const held = await lock.acquire({ uuid: UUID, gpu: "cuda:2", maxPipelines: 2, holder, wait: false });
+    const memory = { reservationBytes: 4 * GiB, budgetBytes: 60 * GiB };
+    const held = await lock.acquire({
+      uuid: UUID,
+      gpu: "cuda:2",
+      maxPipelines: 2,
+      holder,
+      wait: false,
+      ...memory,
+    });
     (await lock.acquire({ uuid: UUID, gpu: "cuda:2", maxPipelines: 2, holder, wait: false })).release();
     const r = gpuplan(["locks", "--json"], { env: { GPUPLAN_LOCK_DIR: dir } });
     expect(r.stderr).toBe("");
     expect(r.exitCode).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ schema: "gpuplan/locks@1", dir, workers: [] });
-    expect(out.slots).toEqual([
+    expect(out).toMatchObject({ schema: "gpuplan/locks@2", dir, mode: "private", workers: [] });
+    expect(out.gpus).toEqual([
       {
         uuid: UUID,
         gpu: "cuda:2",
-        slot: 0,
-        held: true,
-        holder: expect.objectContaining({
-          pid: process.pid,
-          run: "run-7",
-          pipeline: "plate-3",
-          step: "segment",
-        }),
+        waiters: 0,
+        reservedBytes: 4 * GiB,
+        budgetBytes: 60 * GiB,
+        freeBytes: 56 * GiB,
+        slots: [
+          {
+            uuid: UUID,
+            gpu: "cuda:2",
+            slot: 0,
+            held: true,
+            exclusive: false,
+            reservedBytes: 4 * GiB,
+            // The CLI is another process: it sees this one hold the slot in /proc.
+            holder: expect.objectContaining({
+              pid: process.pid,
+              verified: true,
+              run: "run-7",
+              pipeline: "plate-3",
+              step: "segment",
+            }),
+          },
+        ],
       },
-      { uuid: UUID, gpu: "cuda:2", slot: 1, held: false, holder: null },
     ]);
     const human = gpuplan(["locks"], { env: { GPUPLAN_LOCK_DIR: dir } });
     expect(human.exitCode).toBe(0);
-    expect(human.stdout).toMatch(/^GPU +UUID +SLOT +STATE +PID +PIPELINE +STEP +SINCE +HELD FOR\n/);
+    expect(human.stdout).toContain(`Lock directory ${dir}: private to you;`);
+    expect(human.stdout).toMatch(/\nGPU +UUID +SLOT +PID +PIPELINE +STEP +RESERVED +SINCE +HELD FOR\n/);
     expect(human.stdout).toMatch(
-      new RegExp(`cuda:2 +GPU-abcdef01 +0 +held +${process.pid} +plate-3 +segment `),
+      new RegExp(`cuda:2 +GPU-abcdef01 +0 +${process.pid} +plate-3 +segment +4 GiB `),
     );
-    expect(human.stdout).toContain(`1 of 2 slots held (${dir}).`);
+    expect(human.stdout).toContain("cuda:2: 1 slot held, 4 GiB of 60 GiB reserved, 56 GiB free, 0 waiting\n");
     held.release();
   });
 
@@ -61,39 +84,71 @@ describe.skipIf(!built)("gpuplan locks", () => {
     expect(modules.filter((m) => /[\\/](ink|react)[\\/]/.test(m))).toEqual([]);
   });
 
-  it("says so when there are no locks, even when the directory does not exist", () => {
+  it("says so when nothing is held, even when the directory does not exist", () => {
     const r = gpuplan(["locks"], { env: { GPUPLAN_LOCK_DIR: join(dir, "none") } });
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toBe(`No GPU slot locks in ${join(dir, "none")}.\n`);
+    expect(r.stdout).toContain(`Lock directory ${join(dir, "none")}: private to you;`);
+    expect(r.stdout).toContain("No GPU slot is held.\n");
   });
 });
 
 describe("the locks table", () => {
-  it("shows holders, a holder whose gpuplan exited, and held slots with no label", () => {
+  it("shows holders, a step that outlived its gpuplan, an unverified pid, held slots with no label, memory and waiters", () => {
     const since = "2026-01-02T03:04:05.678Z";
-    const holder = (pid: number, step: string | null) => ({
+    const holder = (pid: number, step: string | null, extra = {}) => ({
       pid,
       run: "r",
       pipeline: "plate-1",
       step,
       since,
+      verified: true,
+      ...extra,
     });
-    const slots: SlotState[] = [
-      { uuid: UUID, gpu: "cuda:0", slot: 0, held: true, holder: holder(100, "segment") },
-      { uuid: UUID, gpu: "cuda:0", slot: 1, held: true, holder: holder(200, null) },
-      { uuid: UUID, gpu: null, slot: 2, held: true, holder: null },
-      { uuid: "GPU-short", gpu: "cuda:1", slot: 0, held: false, holder: null },
+    const slot = (n: number, h: ReturnType<typeof holder> | null, reservedBytes = GiB) => ({
+      uuid: UUID,
+      gpu: h ? "cuda:0" : null,
+      slot: n,
+      held: true,
+      exclusive: false,
+      reservedBytes,
+      holder: h,
+    });
+    const gpus: GpuState[] = [
+      {
+        uuid: UUID,
+        gpu: "cuda:0",
+        waiters: 2,
+        reservedBytes: 4 * GiB,
+        budgetBytes: 10 * GiB,
+        freeBytes: 6 * GiB,
+        slots: [
+          slot(0, holder(100, "segment")),
+          slot(1, holder(300, "train", { startedBy: 200 })),
+          slot(2, holder(400, null, { verified: false })),
+          slot(3, null),
+        ],
+      },
+      {
+        uuid: "GPU-short",
+        gpu: null,
+        waiters: 0,
+        reservedBytes: 0,
+        budgetBytes: null,
+        freeBytes: null,
+        slots: [],
+      },
     ];
     const now = Date.parse(since) + 125_000;
-    expect(formatLocks("/locks", slots, now, (h) => h.pid === 100)).toBe(
+    expect(formatLocks("/locks", "shared", gpus, now, (h) => h.pid === 100 || h.pid === 400)).toBe(
       [
-        "GPU     UUID          SLOT  STATE  PID           PIPELINE  STEP     SINCE                 HELD FOR",
-        "cuda:0  GPU-abcdef01     0  held   100           plate-1   segment  2026-01-02 03:04:05Z     2m05s",
-        "cuda:0  GPU-abcdef01     1  held   200 (exited)  plate-1            2026-01-02 03:04:05Z     2m05s",
-        "?       GPU-abcdef01     2  held   ?",
-        "cuda:1  GPU-short        0  free",
+        "Lock directory /locks: shared by every user's gpuplan.",
+        "GPU     UUID          SLOT  PID                                PIPELINE  STEP     RESERVED  SINCE                 HELD FOR",
+        "cuda:0  GPU-abcdef01     0  100                                plate-1   segment     1 GiB  2026-01-02 03:04:05Z     2m05s",
+        "cuda:0  GPU-abcdef01     1  300 (step of gpuplan 200, exited)  plate-1   train       1 GiB  2026-01-02 03:04:05Z     2m05s",
+        "cuda:0  GPU-abcdef01     2  400 (unverified)                   plate-1               1 GiB  2026-01-02 03:04:05Z     2m05s",
+        "?       GPU-abcdef01     3  ?                                                        1 GiB",
         "",
-        "3 of 4 slots held (/locks).",
+        "cuda:0: 4 slots held, 4 GiB of 10 GiB reserved, 6 GiB free, 2 waiting",
         "",
       ].join("\n"),
     );

@@ -1,13 +1,23 @@
 // The GPU slot lock in one process. Separate createSlotLock() instances stand in for separate
-// gpuplan processes: flock locks belong to open file descriptions, so they exclude each other
+// gpuplan processes: OFD locks belong to open file descriptions, so they exclude each other
 // exactly as two processes would (multi-process tests: contention.test.ts, kill.test.ts).
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { privateLockDir } from "../../../src/run/lock/default-lock-dir.js";
+import { RECORD_SIZE, recordOffset } from "../../../src/run/lock/gpu-file-layout.js";
 import {
   createSlotLock,
-  DEFAULT_LOCK_DIR,
   GpuBusyError,
   LockTimeoutError,
   type SlotRequest,
@@ -37,14 +47,15 @@ function request(pipeline: string, extra: Partial<SlotRequest> = {}): SlotReques
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("createSlotLock", () => {
-  it("uses the directory it is given, else /tmp/gpuplan-locks, without touching the disk; never GPUPLAN_LOCK_DIR (the CLI resolves it)", () => {
+  it("uses the directory it is given, else this user's private one, without touching the disk; never GPUPLAN_LOCK_DIR (the CLI resolves it)", () => {
     const saved = process.env.GPUPLAN_LOCK_DIR;
     try {
       delete process.env.GPUPLAN_LOCK_DIR;
-      expect(createSlotLock().dir).toBe(DEFAULT_LOCK_DIR);
-      expect(DEFAULT_LOCK_DIR).toBe("/tmp/gpuplan-locks");
+      // No shared directory is set up on a test machine (gpuplan locks init).
+      expect(createSlotLock().dir).toBe(privateLockDir());
+      expect(privateLockDir()).toBe(`/tmp/gpuplan-locks-${process.geteuid!()}`);
       process.env.GPUPLAN_LOCK_DIR = join(dir, "from-env");
-      expect(createSlotLock().dir).toBe(DEFAULT_LOCK_DIR);
+      expect(createSlotLock().dir).toBe(privateLockDir());
       expect(createSlotLock({ dir: join(dir, "explicit") }).dir).toBe(join(dir, "explicit"));
     } finally {
       if (saved === undefined) delete process.env.GPUPLAN_LOCK_DIR;
@@ -52,17 +63,19 @@ describe("createSlotLock", () => {
     }
   });
 
-  it("creates the directory sticky and world-writable, and files every user can open, whatever the umask", async () => {
-    const old = process.umask(0o077);
+  it("creates a missing directory private (0700) and one lock file per GPU, whatever the slots", async () => {
+    const old = process.umask(0);
     try {
       const lockDir = join(dir, "locks");
-      const lease = await createSlotLock({ dir: lockDir }).acquire(request("a"));
-      expect(statSync(lockDir).mode & 0o7777).toBe(0o1777);
-      const file = (name: string) => statSync(join(lockDir, name)).mode & 0o777;
-      expect(file(`${UUID}.slot0.lock`)).toBe(0o666);
-      expect(file(`${UUID}.slot0.json`)).toBe(0o666);
-      expect(file(`${UUID}.gate.lock`)).toBe(0o666);
-      lease.release();
+      const lock = createSlotLock({ dir: lockDir });
+      const leases = [await lock.acquire(request("a")), await lock.acquire(request("b"))];
+      expect(statSync(lockDir).mode & 0o7777).toBe(0o700);
+      expect(readdirSync(lockDir)).toEqual([`${UUID}.gpu.lock`]);
+      // Root's lock files are the shared ones (gpuplan locks init); a user's are its own.
+      expect(statSync(join(lockDir, `${UUID}.gpu.lock`)).mode & 0o777).toBe(
+        process.geteuid!() === 0 ? 0o666 : 0o600,
+      );
+      for (const l of leases) l.release();
     } finally {
       process.umask(old);
     }
@@ -106,10 +119,10 @@ describe("acquire and release", () => {
     other.release();
   });
 
-  it("lock files a cleaner removed while free are made again and still exclude", async () => {
+  it("a lock file a cleaner removed while free is made again and still excludes", async () => {
     const lock = createSlotLock({ dir });
     (await lock.acquire(request("p1"))).release();
-    for (const name of ["gate.lock", "slot0.lock", "slot0.json"]) rmSync(join(dir, `${UUID}.${name}`));
+    rmSync(join(dir, `${UUID}.gpu.lock`));
     const a = await lock.acquire(request("p1"));
     const b = await createSlotLock({ dir }).acquire(request("p2"));
     expect([a.slots, b.slots]).toEqual([[0], [1]]);
@@ -122,10 +135,15 @@ describe("acquire and release", () => {
 });
 
 describe("holder info", () => {
-  it("labels the slot beside its lock file and setHolder updates it; since is when the slot was taken", async () => {
+  it("records the holder beside its slot in the GPU's file and setHolder updates it; since is when the slot was taken", async () => {
     const before = Date.now();
     const lease = await createSlotLock({ dir }).acquire(request("plate-1"));
-    const info = () => JSON.parse(readFileSync(join(dir, `${UUID}.slot0.json`), "utf8"));
+    const info = () =>
+      JSON.parse(
+        readFileSync(join(dir, `${UUID}.gpu.lock`))
+          .subarray(recordOffset(0), recordOffset(0) + RECORD_SIZE)
+          .toString(),
+      );
     expect(info()).toMatchObject({
       uuid: UUID,
       gpu: "cuda:0",
@@ -136,9 +154,12 @@ describe("holder info", () => {
     expect(Date.parse(info().since)).toBeGreaterThanOrEqual(before - 1);
     lease.setHolder({
       ...request("plate-1").holder,
-      step: "segment-with-a-much-longer-step-name".repeat(10),
+      step: "segment-with-a-much-longer-step-name".repeat(4),
     });
-    expect(info().step).toBe("segment-with-a-much-longer-step-name".repeat(10));
+    expect(info().step).toBe("segment-with-a-much-longer-step-name".repeat(4));
+    // A label too long for the record is cut, never written past it.
+    lease.setHolder({ ...request("plate-1").holder, step: "x".repeat(5000) });
+    expect(info().step.length).toBeLessThan(RECORD_SIZE);
     lease.setHolder({ ...request("plate-1").holder, step: "short" });
     expect(info().step).toBe("short");
     lease.release();
@@ -161,29 +182,38 @@ describe("holder info", () => {
 });
 
 describe("inspect", () => {
-  it("reports held and free slots; a stale info file (slot not locked) is ignored", async () => {
+  it("reports the slots held now, with the kernel-confirmed pid; a released slot's record is ignored", async () => {
     const lock = createSlotLock({ dir });
-    const a = await lock.acquire(request("p1"));
+    const a = await lock.acquire(request("p1", { reservationBytes: 5, budgetBytes: 100 }));
     const b = await lock.acquire(request("p2"));
     b.release();
     const states = await createSlotLock({ dir }).inspect();
     expect(states).toEqual([
-      { uuid: UUID, gpu: "cuda:0", slot: 0, held: true, holder: expect.objectContaining({ pipeline: "p1" }) },
-      { uuid: UUID, gpu: "cuda:0", slot: 1, held: false, holder: null },
+      {
+        uuid: UUID,
+        gpu: "cuda:0",
+        slot: 0,
+        held: true,
+        exclusive: false,
+        reservedBytes: 5,
+        holder: expect.objectContaining({ pipeline: "p1", pid: process.pid, verified: true }),
+      },
     ]);
     // The same process's own locks show as held (the probe uses a fresh open file description).
-    expect((await lock.inspect())[0]!.held).toBe(true);
+    expect(await lock.inspect()).toHaveLength(1);
     a.release();
-    expect((await lock.inspect()).map((s) => s.held)).toEqual([false, false]);
+    expect(await lock.inspect()).toEqual([]);
   });
 
-  it("tolerates missing, partial and foreign info files", async () => {
+  it("tolerates a damaged record and ignores other files in the directory", async () => {
     const lock = createSlotLock({ dir });
     const a = await lock.acquire(request("p1"));
     const b = await lock.acquire(request("p2"));
-    writeFileSync(join(dir, `${UUID}.slot0.json`), '{"uuid":"GPU-1111');
-    rmSync(join(dir, `${UUID}.slot1.json`));
+    const fd = openSync(join(dir, `${UUID}.gpu.lock`), "r+");
+    writeSync(fd, Buffer.from('{"uuid":"GPU-9999'), 0, 17, recordOffset(0) + 5);
+    writeSync(fd, Buffer.alloc(RECORD_SIZE), 0, RECORD_SIZE, recordOffset(1));
     writeFileSync(join(dir, "unrelated.txt"), "x");
+    writeFileSync(join(dir, "GPU-junk.gpu.lock.bak"), "x");
     const states = await lock.inspect();
     expect(states.map((s) => [s.slot, s.held, s.holder])).toEqual([
       [0, true, null],
@@ -247,7 +277,7 @@ describe("waiting", () => {
     await expect(waiting).rejects.toMatchObject({ name: "AbortError" });
     held.release();
     await sleep(40);
-    expect((await lock.inspect())[0]!.held).toBe(false);
+    expect(await lock.inspect()).toEqual([]);
     const pre = new AbortController();
     pre.abort();
     await expect(lock.acquire(request("p3", { signal: pre.signal }))).rejects.toMatchObject({
@@ -273,19 +303,20 @@ describe("waiting", () => {
 });
 
 describe("exclusive upgrade", () => {
-  it("takes every slot once the others let go; newcomers wait behind it (writer preference)", async () => {
+  it("takes every slot once the others let go; newcomers wait behind it (arrival order)", async () => {
     const a = await createSlotLock({ dir }).acquire(request("exclusive", { maxPipelines: 3 }));
     const b = await createSlotLock({ dir }).acquire(request("shared", { maxPipelines: 3 }));
     const upgrading = a.upgrade({ wait: true });
     await sleep(30);
-    // Slot 2 is free, but the upgrader holds the gate: a newcomer must not get in.
+    // Slot 2 is free, but the upgrader is first in line: a newcomer must not get in.
     await expect(
       createSlotLock({ dir }).acquire(request("late", { maxPipelines: 3, wait: false })),
     ).rejects.toThrow(GpuBusyError);
     b.release();
     await upgrading;
     expect([...a.slots].sort()).toEqual([0, 1, 2]);
-    expect(a.fds).toHaveLength(3);
+    // One descriptor however many slots (one byte range in one lock file).
+    expect(a.fds).toHaveLength(1);
     const states = await createSlotLock({ dir }).inspect();
     expect(states.map((s) => s.holder?.pipeline)).toEqual(["exclusive", "exclusive", "exclusive"]);
     a.downgrade();
@@ -333,6 +364,6 @@ describe("exclusive upgrade", () => {
     a.release();
     await expect(waiting).rejects.toThrow(/released/);
     b.release();
-    expect((await createSlotLock({ dir }).inspect()).map((s) => s.held)).toEqual([false, false]);
+    expect(await createSlotLock({ dir }).inspect()).toEqual([]);
   });
 });

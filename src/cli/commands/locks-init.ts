@@ -1,0 +1,64 @@
+/**
+ * `sudo gpuplan locks init [--group G] [--dir D] [--gpu UUID…]`: set up the shared lock directory
+ * (src/run/lock/init-lock-dir.ts) with a lock file for each GPU this machine has (or those named).
+ */
+import { readFileSync } from "node:fs";
+import { UsageError } from "../../problems/errors.js";
+import { SYSTEM_LOCK_DIR } from "../../run/lock/default-lock-dir.js";
+import { escapeText } from "../../text/safe-text.js";
+import { writeOut } from "../output.js";
+
+export interface LocksInitOptions {
+  group?: string;
+  dir?: string;
+  gpu?: string[];
+}
+
+export default async function locksInit(options: LocksInitOptions): Promise<number> {
+  const dir = options.dir ?? SYSTEM_LOCK_DIR;
+  const gid = options.group === undefined ? null : groupId(options.group);
+  const uuids = options.gpu?.length ? options.gpu : await detectedGpus();
+  const { initLockDir } = await import("../../run/lock/init-lock-dir.js");
+  const result = initLockDir(dir, uuids, gid);
+  const who = options.group === undefined ? "every user" : `the members of ${escapeText(options.group)}`;
+  writeOut(
+    `Shared GPU lock directory ${escapeText(result.dir)} (root-owned): ${result.files.length} GPU lock ${result.files.length === 1 ? "file" : "files"}; ${who} can lock them, nobody but root can remove or replace them.\n` +
+      result.files.map((f) => `  ${escapeText(f.uuid)}\n`).join("") +
+      (dir === SYSTEM_LOCK_DIR
+        ? 'Every user\'s gpuplan now uses it by default; `gpuplan locks` says "shared". Run this again when GPUs change.\n'
+        : `gpuplans use it with GPUPLAN_LOCK_DIR=${escapeText(dir)}. Run this again when GPUs change.\n`),
+  );
+  return 0;
+}
+
+async function detectedGpus(): Promise<string[]> {
+  const { detectInventory } = await import("../../detect/index.js");
+  const uuids = (await detectInventory()).gpus.map((g) => g.uuid);
+  if (uuids.length === 0)
+    throw new UsageError(
+      "gpuplan locks init found no GPU on this machine",
+      "lock-dir",
+      "name them: gpuplan locks init --gpu GPU-… (gpuplan detect lists them)",
+    );
+  return uuids;
+}
+
+/** The group's id from /etc/group, or the number given. */
+function groupId(name: string): number {
+  if (/^\d+$/.test(name)) return Number(name);
+  let text = "";
+  try {
+    text = readFileSync("/etc/group", "utf8");
+  } catch {
+    // Reported below.
+  }
+  for (const line of text.split("\n")) {
+    const [group, , gid] = line.split(":");
+    if (group === name && gid !== undefined && /^\d+$/.test(gid)) return Number(gid);
+  }
+  throw new UsageError(
+    `no group named ${escapeText(name)} in /etc/group`,
+    "lock-dir",
+    "create it (groupadd) or give its number",
+  );
+}
