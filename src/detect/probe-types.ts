@@ -86,6 +86,8 @@ export interface ChildRequest {
   amdDriverLoaded: boolean;
   /** The parent's pid: a child whose parent already died stops at once. */
   parentPid: number;
+  /** A sampler: probe again for each line on stdin, until stdin ends (probe-server.ts). */
+  serve?: boolean;
 }
 
 /** Lines the child writes to fd 3. `call` marks the vendor call in flight, for crash reports. */

@@ -39,7 +39,7 @@ const NARROWING_VARIABLES = [
  * next to this module once built, and two levels up from the sources (tests) or from a bundle
  * chunk in dist/bundle/.
  */
-function childEntry(): string {
+export function childEntry(): string {
   const candidates = ["./probe-child.cjs", "../../dist/detect/probe-child.cjs", "../detect/probe-child.cjs"];
   const paths = candidates.map((c) => fileURLToPath(new URL(c, import.meta.url)));
   return paths.find((p) => existsSync(p)) ?? paths[1]!;

@@ -5,7 +5,6 @@
  * Heavy modules (koffi's lock, the executor) are imported only here, when needed; the view comes
  * from the CLI (src/run/run-view.ts), which decides how the run is shown.
  */
-import type { DetectInventory } from "../inventory/types.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
@@ -35,8 +34,8 @@ export interface SessionOptions {
   cpuPinning: boolean;
   /** How steps are started. */
   spawn: SpawnMethod;
-  /** Live detection, for GPU memory readings. */
-  detect: DetectInventory;
+  /** gpuplan's environment: where the memory sampler finds the vendor libraries (GPUPLAN_NVML_LIBRARY, …). */
+  env: NodeJS.ProcessEnv;
 }
 
 export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<ExecuteResult> {
@@ -60,6 +59,10 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
   const signals = listenForInterrupts();
   const { executeRun } = await import("./executor/execute-run.js");
   const { createMemorySampler } = await import("./record/memory-snapshot.js");
+  // One sampler child for the whole run (memory snapshots, per-process VRAM), let go of at its end.
+  const memory = needsLock
+    ? (await import("../detect/memory-readings.js")).openGpuMemoryReader(options.env)
+    : null;
   const { writeWarmInfo } = await import("./warm/worker-info.js");
   try {
     const started = performance.now();
@@ -80,7 +83,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
       killGraceMs: options.killGraceMs,
       cpuPinning: options.cpuPinning,
       spawn: options.spawn,
-      sampler: createMemorySampler(needsLock ? options.detect : null),
+      sampler: createMemorySampler(memory, new Map(plan.registry.map((g) => [g.uuid, g.gpu]))),
       emit: (event) => {
         events.write(event);
         view.onEvent(event);
@@ -97,6 +100,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
     await view.close(result.summary);
     return result;
   } finally {
+    memory?.close();
     signals.dispose();
     events.close();
     await journal.close();

@@ -144,13 +144,15 @@ pipelines:
       expect(h.lock.peak.get(gpu)).toBeLessThanOrEqual(2);
       expect(maxConcurrent(records(h.dir), (r) => r.device === gpu)).toBeLessThanOrEqual(2);
     }
-    // One acquire and one release per pipeline, around all of its steps.
+    // One acquire and one release per pipeline, around all of its steps: taken before the first
+    // starts, given back once the last one's process has ended (before its journal flush and
+    // gpu.step.end, as the permit is: the next pipeline waits for the slot, not for the disk).
     for (const p of plan.pipelines) {
       const calls = h.lock.calls.filter((c) => c.pipeline === p.name).map((c) => c.call);
       expect(calls).toEqual(["acquire", "acquired", "release"]);
       const events = h.events.filter((e) => e.pipeline === p.name).map((e) => e.event);
       expect(events.indexOf("gpu.lock.acquired")).toBeLessThan(events.indexOf("gpu.step.start"));
-      expect(events.lastIndexOf("gpu.lock.released")).toBeGreaterThan(events.lastIndexOf("gpu.step.end"));
+      expect(events.lastIndexOf("gpu.lock.released")).toBeGreaterThan(events.lastIndexOf("gpu.step.start"));
     }
     // GPU steps see exactly their GPU, by UUID.
     const uuidOf = new Map(plan.registry.map((r) => [r.gpu, r.uuid]));

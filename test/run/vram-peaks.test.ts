@@ -1,7 +1,8 @@
 // Peak VRAM per attempt (src/run/executor/vram-watch.ts): per-process readings matched to the
 // attempt's process group, the fullest GPU's sum kept; and end to end on fake NVML GPUs, where
-// each step lists its own process in the driver's answer and its gpu.step.end says its peak.
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+// each step lists its own process in the driver's answer and its gpu.step.end says its peak, all
+// read by the run's one sampler process.
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { VramWatch } from "../../src/run/executor/vram-watch.js";
@@ -86,6 +87,7 @@ describe.skipIf(!fakeLibsBuilt)("peak VRAM on fake NVML GPUs (CLI)", () => {
     for (const f of ["step.mjs", "two-gpus.scenario"])
       copyFileSync(join(ROOT, "fixtures/report", f), join(cwd, f));
     mkdirSync(join(cwd, "locks"));
+    appendFileSync(join(cwd, "two-gpus.scenario"), `\nnvml.init_log = ${join(cwd, "init.log")}\n`);
     writeFileSync(
       join(cwd, "p.yaml"),
       `version: 1
@@ -122,5 +124,10 @@ pipelines:
     expect(peak).toEqual({ "a/prep": null, "a/small": 3 * GiB, "a/large": 7 * GiB, "b/beside": 5 * GiB });
     // The fake driver really listed them (the scenario the steps wrote).
     expect(readFileSync(join(cwd, "two-gpus.scenario"), "utf8")).toMatch(/processes = .*:3221225472/);
+    // Readings come from one long-lived sampler process, not a Node start each: every NVML
+    // initialisation but the plan's verification (one process) is the sampler's (one more).
+    const inits = readFileSync(join(cwd, "init.log"), "utf8").trim().split("\n");
+    expect(inits.length).toBeGreaterThan(4);
+    expect(new Set(inits).size).toBeLessThanOrEqual(2);
   }, 60_000);
 });

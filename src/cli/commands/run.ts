@@ -87,7 +87,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     lockDir: options.lockDir,
     cpuPinning: options.cpuPinning === "on",
     spawn: options.spawn,
-    detect,
+    env: process.env,
   });
   if (result.busy) {
     const { busyGpuMessage } = await import("../../ui/busy-gpu-message.js");

@@ -69,6 +69,23 @@ async function main(): Promise<void> {
   dieWithParent();
   if (process.ppid !== request.parentPid) return;
   const deferred: (() => void)[] = [];
+  await probeRound(request, deferred);
+  // A sampler (`serve`) answers again for each line on stdin, until the parent closes it; the
+  // libraries stay initialised between rounds, and shut down only then.
+  if (request.serve) await serveRounds(request);
+  runAll(deferred);
+}
+
+function runAll(fns: (() => void)[]): void {
+  for (const fn of fns) {
+    try {
+      fn();
+    } catch {}
+  }
+}
+
+/** One round: every probe of the request, each answer sent as it comes, then `done`. */
+async function probeRound(request: ChildRequest, deferred: (() => void)[]): Promise<void> {
   let answered = false;
   for (const { name, library } of request.probes) {
     send({ type: "start", probe: name });
@@ -100,11 +117,26 @@ async function main(): Promise<void> {
   send({ type: "done" });
   // The parent has every answer and stops listening; shutdown calls may now take their time.
   answered = true;
-  for (const fn of deferred) {
-    try {
-      fn();
-    } catch {}
-  }
+}
+
+/** Rounds on request: one per line read on stdin; resolves when stdin ends. */
+function serveRounds(request: ChildRequest): Promise<void> {
+  return new Promise((resolve) => {
+    let queue = Promise.resolve();
+    const round = async () => {
+      // The first round's init still holds the libraries (their init calls count references):
+      // a later round's shutdown calls only give back what its own init took.
+      const later: (() => void)[] = [];
+      await probeRound(request, later);
+      runAll(later);
+    };
+    process.stdin.on("data", (chunk: Buffer) => {
+      for (const byte of chunk) if (byte === 10) queue = queue.then(round);
+    });
+    const end = () => void queue.then(resolve);
+    process.stdin.on("end", end);
+    process.stdin.on("error", end);
+  });
 }
 
 // Not a top-level await: the child ships as one CommonJS file (scripts/bundle-detect.mjs).

@@ -33,6 +33,13 @@ export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipelin
     step,
     since: new Date().toISOString(),
   });
+  // Given back once: as soon as the pipeline's last process has ended (before its journal flush,
+  // as its permit is), or at the end whatever happened.
+  let givenBack: Promise<void> | null = null;
+  const giveSlotsBack = () => {
+    givenBack ??= givePipelineSlotsBack(ctx, pipeline, holder, held);
+    return givenBack;
+  };
   try {
     await takePipelineSlots(ctx, pipeline, holder, held);
     await permit.take();
@@ -40,7 +47,7 @@ export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipelin
       const step = todo[i]!;
       if (ctx.stop.aborted) return;
       const last = i === todo.length - 1;
-      const end = await settleStep(ctx, { pipeline, step, held, holder, permit, last });
+      const end = await settleStep(ctx, { pipeline, step, held, holder, permit, last, giveSlotsBack });
       if (end === "interrupted") return;
       if (end === "failed") {
         for (const later of todo.slice(i + 1)) {
@@ -75,7 +82,7 @@ export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipelin
     }
   } finally {
     permit.giveBack();
-    await givePipelineSlotsBack(ctx, pipeline, holder, held);
+    await giveSlotsBack();
   }
 }
 

@@ -23,6 +23,8 @@ export interface StepInPipeline {
   permit: PipelinePermit;
   /** No step of the pipeline comes after this one. */
   last: boolean;
+  /** Give the pipeline's GPU slots back (once; the pipeline's last process has ended). */
+  giveSlotsBack?: () => Promise<void>;
 }
 
 /** How a step ended for its pipeline: done, failed (the rest is skipped), or stopped with the run. */
@@ -37,7 +39,12 @@ export async function settleStep(ctx: PipelineContext, s: StepInPipeline): Promi
     // Once the pipeline's last process has ended, its permit goes to the next pipeline at once,
     // before this step's journal entry reaches the disk (that flush still comes before the step
     // is reported done): with short steps the flush would otherwise idle every lane.
-    const lastProcessEnded = () => s.permit.giveBack();
+    // Its GPU slots go too: with GPU pipelines the slots, not the permits, are what the next
+    // pipeline waits for.
+    const lastProcessEnded = () => {
+      s.permit.giveBack();
+      s.giveSlotsBack?.().catch(() => undefined);
+    };
     return await runAttempts(
       ctx,
       s,

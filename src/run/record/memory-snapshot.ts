@@ -1,11 +1,12 @@
 /**
  * Memory at step start and end, for the `gpu.memory.snapshot` event and OOM reports: per GPU
- * free/used through detection (NVML in the probe child, so never on a step's critical path: the
- * caller does not await it before starting the step), and /proc/meminfo for the CPU. Concurrent
- * requests share one probe, and a reading younger than 200 ms is reused.
+ * free/used from the run's one long-lived sampler child (detect/memory-readings.ts: NVML or the
+ * AMD libraries, isolated from a hanging driver, and never on a step's critical path: the caller
+ * does not await it before starting the step), and /proc/meminfo for the CPU. Concurrent
+ * requests share one reading, and a reading younger than 200 ms is reused.
  */
 import { readFile } from "node:fs/promises";
-import type { DetectInventory } from "../../inventory/types.js";
+import type { GpuMemoryReader } from "../../detect/memory-readings.js";
 import type { MemoryReading } from "../../schema-types/run-events.js";
 
 export interface GpuMemory {
@@ -29,25 +30,31 @@ export interface MemorySampler {
 }
 
 const CPU_READING_TTL_MS = 250;
-/** A probe is a child process: steps starting or ending within this share one reading. */
+/** Steps starting or ending within this share one reading (a round of vendor calls). */
 const GPU_READING_TTL_MS = 200;
 
-/** A sampler over live detection; `null` answers where nothing is known (no NVML, no /proc). */
-export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 5000): MemorySampler {
+/**
+ * A sampler over the run's memory reader; `null` answers where nothing is known (no vendor
+ * library, no /proc). `labels` names GPUs by UUID as the plan does (its registry's ids).
+ */
+export function createMemorySampler(
+  reader: GpuMemoryReader | null,
+  labels: ReadonlyMap<string, string> = new Map(),
+): MemorySampler {
   let inFlight: Promise<GpuMemory[] | null> | null = null;
   let last: { at: number; value: GpuMemory[] } | null = null;
-  let gpusUnknown = false;
   // Host memory moves slowly next to step lengths: one /proc read serves every step within 250 ms.
   let cpuReading: { at: number; value: Promise<CpuMemory | null> } | null = null;
   return {
     gpus() {
-      if (!detect || gpusUnknown) return Promise.resolve(null);
+      if (!reader) return Promise.resolve(null);
       const now = performance.now();
       if (last && now - last.at < GPU_READING_TTL_MS) return Promise.resolve(last.value);
-      inFlight ??= detect({ timeoutMs })
-        .then((inv) =>
-          inv.gpus.map((g) => ({
-            gpu: g.id,
+      inFlight ??= reader
+        .read()
+        .then((list) =>
+          (list ?? []).map((g) => ({
+            gpu: labels.get(g.uuid) ?? g.id,
             uuid: g.uuid,
             totalBytes: g.memoryBytes,
             usedBytes: g.usedMemoryBytes ?? null,
@@ -56,15 +63,11 @@ export function createMemorySampler(detect: DetectInventory | null, timeoutMs = 
           })),
         )
         .then((list) => {
-          // No GPU answered (no NVML, a failed probe): stop asking, each probe is a child process.
-          if (list.length === 0) gpusUnknown = true;
+          // Nothing answered this time (a sampler restarting): ask again at the next reading.
           last = { at: performance.now(), value: list };
           return list;
         })
-        .catch(() => {
-          gpusUnknown = true;
-          return null;
-        })
+        .catch(() => null)
         .finally(() => {
           inFlight = null;
         });

@@ -1,0 +1,149 @@
+/**
+ * A long-lived probe child for readings taken again and again (GPU memory while a run goes on):
+ * one child per run answers a round of probes for each request, instead of a Node start per
+ * reading. It keeps the isolation of the one-shot child (spawn-child.ts): its own process
+ * group, fd 3 for answers, a deadline per request; a child that misses it (a wedged driver) or
+ * dies is killed with its group, and the next request starts a fresh one — until it has failed
+ * MAX_FAILURES times in a row, after which the server answers null without trying again.
+ */
+import type { ChildProcess } from "node:child_process";
+import { killGroup, trackGroup } from "./probe-groups.js";
+import type { ChildMessage, ChildRequest, ProbeResult } from "./probe-types.js";
+import { type ChildOptions, childEntry, childEnvironment, type ProbeTask } from "./spawn-child.js";
+
+const MAX_FAILURES = 3;
+
+interface Pending {
+  results: ProbeResult[];
+  resolve(results: ProbeResult[] | null): void;
+  timer: NodeJS.Timeout;
+}
+
+export class ProbeServer {
+  private child: ChildProcess | null = null;
+  private pending: Pending | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  /** A child that has not yet answered its start-up round (which it runs unasked). */
+  private fresh: ChildProcess | null = null;
+  private failures = 0;
+  private closed = false;
+  /** Children started so far (the first, and each restart). */
+  started = 0;
+
+  constructor(
+    private readonly tasks: readonly ProbeTask[],
+    private readonly options: ChildOptions,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** One round of every task's probe; null when the child failed or missed the deadline. Requests queue. */
+  read(): Promise<ProbeResult[] | null> {
+    const next = this.queue.then(() => this.round());
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Let the child go: it runs its libraries' shutdown calls and exits (or is killed with gpuplan). */
+  close(): void {
+    this.closed = true;
+    const child = this.child;
+    this.child = null;
+    if (!child) return;
+    child.stdin?.end();
+    // Its libraries' shutdown calls get a moment; then the group goes, whatever it is doing.
+    setTimeout(() => child.pid !== undefined && killGroup(child.pid), 2_000).unref();
+  }
+
+  private round(): Promise<ProbeResult[] | null> {
+    if (this.closed || this.failures >= MAX_FAILURES) return Promise.resolve(null);
+    const child = this.child ?? this.spawn();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.fail(), this.timeoutMs);
+      this.pending = { results: [], resolve, timer };
+      this.setRef(child, true);
+      // The first round runs at start-up, unasked; each later one is a line on stdin.
+      if (child !== this.fresh) child.stdin?.write("\n");
+      this.fresh = null;
+    });
+  }
+
+  private spawn(): ChildProcess {
+    const request: ChildRequest = {
+      probes: [...this.tasks],
+      slowInitMs: this.options.slowInitMs,
+      amdDriverLoaded: this.options.amdDriverLoaded,
+      parentPid: process.pid,
+      serve: true,
+    };
+    const { spawn } = process.getBuiltinModule("node:child_process");
+    const child = spawn(process.execPath, [childEntry(), JSON.stringify(request)], {
+      env: childEnvironment(this.options.env),
+      stdio: ["pipe", "ignore", "ignore", "pipe"],
+      windowsHide: true,
+      detached: true,
+    });
+    this.started++;
+    if (child.pid !== undefined) trackGroup(child.pid);
+    let buffered = "";
+    child.stdio[3]!.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      let nl = buffered.indexOf("\n");
+      while (nl !== -1) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.includes('"result"') || line.includes('"done"')) this.onMessage(child, line);
+        nl = buffered.indexOf("\n");
+      }
+    });
+    // A write to a child that has just died: its exit settles the request.
+    child.stdin?.on("error", () => undefined);
+    child.on("error", () => this.child === child && this.fail());
+    child.on("exit", () => this.child === child && this.fail());
+    this.child = child;
+    this.fresh = child;
+    return child;
+  }
+
+  private onMessage(child: ChildProcess, line: string): void {
+    let message: ChildMessage;
+    try {
+      message = JSON.parse(line) as ChildMessage;
+    } catch {
+      return;
+    }
+    const pending = this.pending;
+    if (child !== this.child || !pending) return;
+    if (message.type === "result") pending.results.push(message.result);
+    else if (message.type === "done") {
+      this.failures = 0;
+      this.settle(pending.results);
+    }
+  }
+
+  private settle(results: ProbeResult[] | null): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.pending = null;
+    clearTimeout(pending.timer);
+    if (this.child) this.setRef(this.child, false);
+    pending.resolve(results);
+  }
+
+  /** The child missed its deadline or died: kill its group; the next request starts another. */
+  private fail(): void {
+    const child = this.child;
+    this.child = null;
+    this.fresh = null;
+    this.failures++;
+    if (child?.pid !== undefined) killGroup(child.pid);
+    this.settle(null);
+  }
+
+  /** An idle child never keeps gpuplan alive; one with a request in flight does. */
+  private setRef(child: ChildProcess, ref: boolean): void {
+    for (const handle of [child, child.stdin, child.stdio[3]] as ({ ref(): void; unref(): void } | null)[]) {
+      if (ref) handle?.ref();
+      else handle?.unref();
+    }
+  }
+}

@@ -1,0 +1,89 @@
+// The long-lived probe child (src/detect/probe-server.ts) through the real FFI path against the
+// fake NVML: one child answers round after round and sees the driver's answers change; a child
+// that misses its deadline (a hanging driver) or is killed is replaced at the next request, and
+// after three failures in a row the server stops trying.
+import { appendFileSync, readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { openGpuMemoryReader } from "../../src/detect/memory-readings.js";
+import { ProbeServer } from "../../src/detect/probe-server.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, scenarioWith } from "./fake-libs.js";
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const childOptions = (env: NodeJS.ProcessEnv) => ({ env, slowInitMs: 1000, amdDriverLoaded: false });
+
+let closers: (() => void)[] = [];
+afterEach(() => {
+  for (const c of closers) c();
+  closers = [];
+});
+
+describe.skipIf(!fakeLibsBuilt)("ProbeServer (fake NVML)", () => {
+  it("answers every round from one child, which sees what the driver reports now", async () => {
+    const scenario = scenarioWith("busy.scenario", "");
+    const log = `${scenario}.init.log`;
+    appendFileSync(scenario, `nvml.init_log = ${log}\n`);
+    const env = fakeEnv("busy.scenario", { nvml: fakeLib("nvml") }, { GPUPLAN_FAKE_SCENARIO: scenario });
+    const reader = openGpuMemoryReader(env, 10_000)!;
+    closers.push(() => reader.close());
+    const first = await reader.read();
+    expect(first?.map((g) => g.uuid)).toContain("GPU-0d7c4a4e-8a3e-4b7e-9d3c-2f1a6b5c4d3e");
+    appendFileSync(scenario, "nvml.0.processes = 4242:1048576\n");
+    const second = await reader.read();
+    const gpu0 = second?.find((g) => g.uuid === "GPU-0d7c4a4e-8a3e-4b7e-9d3c-2f1a6b5c4d3e");
+    expect(gpu0?.processes).toEqual([expect.objectContaining({ pid: 4242, usedMemoryBytes: 1048576 })]);
+    await reader.read();
+    // Three rounds, one process: the same pid initialised NVML each time.
+    const pids = readFileSync(log, "utf8").trim().split("\n");
+    expect(pids).toHaveLength(3);
+    expect(new Set(pids).size).toBe(1);
+    expect(reader.children()).toBe(1);
+  }, 30_000);
+
+  it("kills a child that misses its deadline, starts another at the next request, and gives up after three", async () => {
+    const scenario = scenarioWith("busy.scenario", "nvml.hang_on = nvmlDeviceGetMemoryInfo_v2");
+    const env = fakeEnv("busy.scenario", { nvml: fakeLib("nvml") }, { GPUPLAN_FAKE_SCENARIO: scenario });
+    const server = new ProbeServer([{ name: "nvml", library: fakeLib("nvml") }], childOptions(env), 1500);
+    closers.push(() => server.close());
+    const started = performance.now();
+    expect(await server.read()).toBeNull();
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(server.started).toBe(1);
+    expect(await server.read()).toBeNull();
+    expect(await server.read()).toBeNull();
+    expect(server.started).toBe(3);
+    // Given up: no fourth child, an answer at once.
+    const t = performance.now();
+    expect(await server.read()).toBeNull();
+    expect(server.started).toBe(3);
+    expect(performance.now() - t).toBeLessThan(100);
+  }, 30_000);
+
+  it("replaces a child killed under it, and lets it go at close", async () => {
+    const scenario = scenarioWith("busy.scenario", "");
+    const log = `${scenario}.init.log`;
+    appendFileSync(scenario, `nvml.init_log = ${log}\n`);
+    const env = fakeEnv("busy.scenario", { nvml: fakeLib("nvml") }, { GPUPLAN_FAKE_SCENARIO: scenario });
+    const server = new ProbeServer([{ name: "nvml", library: fakeLib("nvml") }], childOptions(env), 10_000);
+    closers.push(() => server.close());
+    expect((await server.read())?.[0]?.status).toBe("ok");
+    const firstPid = Number(readFileSync(log, "utf8").trim());
+    process.kill(firstPid, "SIGKILL");
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await server.read())?.[0]?.status).toBe("ok");
+    const pids = readFileSync(log, "utf8").trim().split("\n").map(Number);
+    expect(server.started).toBe(2);
+    const secondPid = pids.at(-1)!;
+    expect(secondPid).not.toBe(firstPid);
+    server.close();
+    // Its stdin closed, the child shuts its libraries down and exits.
+    for (let i = 0; i < 50 && alive(secondPid); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(secondPid)).toBe(false);
+  }, 30_000);
+});
