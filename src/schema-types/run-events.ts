@@ -15,6 +15,7 @@ export type GpuplanRunEvent =
   | StepSkipEvent
   | StepOomEvent
   | StepTimeoutEvent
+  | StepOverReservationEvent
   | StepRetryEvent
   | MemorySnapshotEvent
   | ModelLoadStartEvent
@@ -46,13 +47,13 @@ export type Device = string;
  */
 export type StepStatus = "ok" | "error" | "oom" | "timeout" | "load-timeout" | "lock-timeout" | "interrupted";
 /**
- * Slot numbers (never empty).
- */
-export type SlotNumbers = number[];
-/**
  * 1-based; the number in the attempt's log file names. A warm worker's load-timeout retry does not use up an on_oom attempt, so attempt numbers then run ahead of them.
  */
 export type Attempt = number;
+/**
+ * Slot numbers (never empty).
+ */
+export type SlotNumbers = number[];
 /**
  * The framework whose out-of-memory message the step printed.
  */
@@ -106,6 +107,10 @@ export interface RunSummaryEvent {
   interrupted: boolean;
   durationMs: Milliseconds;
   failures: StepFailure[];
+  /**
+   * The attempts that held more VRAM than their reservation (gpu.step.over_reservation), in order; absent when none did.
+   */
+  overReservations?: OverReservation[];
 }
 export interface StepFailure {
   pipeline: string;
@@ -127,6 +132,14 @@ export interface StepFailure {
    */
   stderrPath?: string | null;
   hint: string | null;
+}
+export interface OverReservation {
+  pipeline: string;
+  step: string;
+  device: Device;
+  attempt: Attempt;
+  peakVramBytes: Count;
+  reservationBytes: Count;
 }
 /**
  * A pipeline waits for a slot of its GPU (step null), or an exclusive step for every slot (step set). Only when there is a wait. The lock events' `slots`: how many it wants (wait), the slot numbers it holds now (acquired), the slot numbers given back or kept for the run's warm workers (released).
@@ -280,6 +293,20 @@ export interface StepTimeoutEvent {
   device: Device;
   timeoutMs: number | null;
   attempt: Attempt;
+}
+/**
+ * The attempt's processes held more VRAM at once on one of its GPUs than its reservation: the pipeline's reservation when the plan has one, else the step's `vram`. Measured from the driver's per-process readings (NVML; not where the driver lists no processes or pids of another pid namespace), so only where a reading saw it. Its gpu.step.end follows, with the same peakVramBytes.
+ */
+export interface StepOverReservationEvent {
+  ts: Timestamp;
+  event: "gpu.step.over_reservation";
+  run: RunId;
+  pipeline: string;
+  step: string;
+  device: Device;
+  attempt: Attempt;
+  peakVramBytes: Count;
+  reservationBytes: Count;
 }
 /**
  * Another attempt follows the one that just ended; `attempt` is the one about to start, `device` where it runs. Order: gpu.step.end, gpu.step.retry, gpu.step.start.

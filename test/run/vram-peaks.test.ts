@@ -102,6 +102,9 @@ pipelines:
   - name: b
     steps:
       - { id: beside, run: [node, step.mjs, vram, beside, "1500", "${5 * GiB}"], memory: torch, vram: 6GiB }
+  - name: c
+    steps:
+      - { id: greedy, run: [node, step.mjs, vram, greedy, "1500", "${3 * GiB}"], memory: torch, vram: 2GiB }
 `,
     );
     const env = {
@@ -115,13 +118,32 @@ pipelines:
     };
     const r = gpuplan(["run", "p.yaml", "--ui", "json"], { cwd, env });
     expect(r.exitCode, r.stderr).toBe(0);
-    const ends = r.stdout
+    const events = r.stdout
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l))
-      .filter((e) => e.event === "gpu.step.end");
+      .map((l) => JSON.parse(l));
+    const ends = events.filter((e) => e.event === "gpu.step.end");
     const peak = Object.fromEntries(ends.map((e) => [`${e.pipeline}/${e.step}`, e.peakVramBytes ?? null]));
-    expect(peak).toEqual({ "a/prep": null, "a/small": 3 * GiB, "a/large": 7 * GiB, "b/beside": 5 * GiB });
+    expect(peak).toEqual({
+      "a/prep": null,
+      "a/small": 3 * GiB,
+      "a/large": 7 * GiB,
+      "b/beside": 5 * GiB,
+      "c/greedy": 3 * GiB,
+    });
+    // Only the step that held more than its `vram` is reported, as an event and in the summary.
+    const over = {
+      pipeline: "c",
+      step: "greedy",
+      device: expect.stringMatching(/^cuda:/),
+      attempt: 1,
+      peakVramBytes: 3 * GiB,
+      reservationBytes: 2 * GiB,
+    };
+    expect(events.filter((e) => e.event === "gpu.step.over_reservation")).toEqual([
+      expect.objectContaining({ event: "gpu.step.over_reservation", ...over }),
+    ]);
+    expect(events.at(-1)).toMatchObject({ event: "run.summary", overReservations: [over] });
     // The fake driver really listed them (the scenario the steps wrote).
     expect(readFileSync(join(cwd, "two-gpus.scenario"), "utf8")).toMatch(/processes = .*:3221225472/);
     // Readings come from one long-lived sampler process, not a Node start each: every NVML

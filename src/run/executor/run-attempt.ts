@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
 import { formatCpuList } from "../../units/cpu-list.js";
 import type { SlotLease } from "../lock/types.js";
+import { exceededReservation } from "../outcome/reservation.js";
 import type { StepStatus } from "../record/events.js";
 import { stepLogPaths } from "../record/log-names.js";
 import { classifyEnding } from "../step/classify-failure.js";
@@ -106,6 +107,16 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
   if (status === "timeout")
     ctx.emit({ event: "gpu.step.timeout", ...where, timeoutMs: step.timeoutMs, attempt });
   if (status === "oom") ctx.emit({ event: "gpu.step.oom", ...where, framework: verdict.framework, attempt });
+  // Truth at run time: what the attempt really held against what it was admitted with.
+  const reserved = exceededReservation(pipeline, step, peakVramBytes);
+  if (reserved !== null && peakVramBytes !== null)
+    ctx.emit({
+      event: "gpu.step.over_reservation",
+      ...where,
+      attempt,
+      peakVramBytes,
+      reservationBytes: reserved,
+    });
   // Flushed before the step is reported done: a resume never redoes a step reported ok.
   await journalStep(ctx, pipeline.name, step, {
     status,

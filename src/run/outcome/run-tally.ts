@@ -6,7 +6,7 @@
  * computation. Whether an attempt is a step's last is attempt-decision.ts's call, as in the executor.
  */
 import type { PlannedPipeline } from "../../schema-types/plan.js";
-import type { RunSummaryEvent, StepFailure } from "../../schema-types/run-events.js";
+import type { OverReservation, RunSummaryEvent, StepFailure } from "../../schema-types/run-events.js";
 import type { RunEvent, RunEventOf, StepStatus } from "../record/events.js";
 import { type AttemptPolicy, attemptPolicy, decideAttempt } from "./attempt-decision.js";
 
@@ -22,6 +22,8 @@ export interface RunTally {
   failed: number;
   skipped: number;
   failures: readonly StepFailure[];
+  /** Attempts that held more VRAM than their reservation, in order. */
+  overReservations: readonly OverReservation[];
   /** The statuses of the attempts of steps that are not settled yet, by tallyKey. */
   unsettled: Readonly<Record<string, readonly StepStatus[]>>;
   end: RunEventOf<"run.end"> | null;
@@ -38,7 +40,18 @@ const ONE_ATTEMPT: AttemptPolicy = { gpuAttempts: 0, cpuAttempts: 1, loadTimeout
 export function createTally(pipelines: readonly PlannedPipeline[], run = "", runDir = ""): RunTally {
   const policies = new Map<string, AttemptPolicy>();
   for (const p of pipelines) for (const s of p.steps) policies.set(tallyKey(p.name, s.id), attemptPolicy(s));
-  return { run, runDir, ok: 0, failed: 0, skipped: 0, failures: [], unsettled: {}, end: null, policies };
+  return {
+    run,
+    runDir,
+    ok: 0,
+    failed: 0,
+    skipped: 0,
+    failures: [],
+    overReservations: [],
+    unsettled: {},
+    end: null,
+    policies,
+  };
 }
 
 /** The tally after one more event. Pure: `tally` is never changed. */
@@ -55,6 +68,11 @@ export function tallyEvent(tally: RunTally, event: RunEvent): RunTally {
         : { ...tally, skipped: tally.skipped + 1 };
     case "gpu.step.end":
       return onStepEnd(tally, event);
+    case "gpu.step.over_reservation": {
+      const { pipeline, step, device, attempt, peakVramBytes, reservationBytes } = event;
+      const over = { pipeline, step, device, attempt, peakVramBytes, reservationBytes };
+      return { ...tally, overReservations: [...tally.overReservations, over] };
+    }
     default:
       return tally;
   }
@@ -109,5 +127,6 @@ export function summarize(tally: RunTally): RunSummary {
     interrupted: tally.end?.status === "interrupted",
     durationMs: tally.end?.durationMs ?? 0,
     failures: [...tally.failures],
+    ...(tally.overReservations.length > 0 && { overReservations: [...tally.overReservations] }),
   };
 }

@@ -8,6 +8,7 @@ import { createLineBatcher } from "../../run/record/line-batcher.js";
 import { isFinalState } from "../../slurm/follow/squeue-tasks.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
+import { formatSize } from "../../units/size.js";
 import { escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeEnding, prefix } from "./format.js";
@@ -99,6 +100,8 @@ function describeEvent(event: RunEvent, paint: Paint): string | null {
       return `${head} ${paint.yellow(`retrying (attempt ${event.attempt} of ${event.of}) on ${e(event.device ?? "?")} after ${e(event.reason)}`)}`;
     case "gpu.step.skip":
       return `${head} skipped: ${e(event.reason)}`;
+    case "gpu.step.over_reservation":
+      return `${head} ${paint.yellow(`used ${formatSize(event.peakVramBytes)} of VRAM, over its reservation of ${formatSize(event.reservationBytes)}`)}`;
     case "gpu.model.load_start":
       return `${head} loading worker ${e(event.model_key)}`;
     case "gpu.model.load_complete":

@@ -2,6 +2,7 @@
 
 import { escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
+import { formatSize } from "../../units/size.js";
 import { escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeFailure, stepName } from "./format.js";
@@ -39,6 +40,19 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
     if (f.stderrPath) lines.push(`  ${paint.dim("stderr:")}  ${escapeText(f.stderrPath)}`);
     if (f.hint) lines.push(`  ${paint.dim("hint:")} ${escapeText(f.hint)}`);
   }
+  // Over their reservation: not failures, but what the next plan's estimates should learn from.
+  const over = summary.overReservations ?? [];
+  if (over.length > 0) lines.push("");
+  for (const o of over) {
+    const attempt = o.attempt > 1 ? ` (attempt ${o.attempt})` : "";
+    lines.push(
+      `${paint.yellow("!")} ${paint.bold(stepName(o.pipeline, o.step))} on ${escapeText(o.device)}${attempt} used ${formatSize(o.peakVramBytes)} of VRAM, over its reservation of ${formatSize(o.reservationBytes)}`,
+    );
+  }
+  if (over.length > 0)
+    lines.push(
+      `  ${paint.dim("hint:")} raise \`vram\` to what the step uses and recompile, so that admission does not overcommit the GPU`,
+    );
   if (summary.interrupted) {
     lines.push("");
     lines.push(`Resume with: gpuplan run --resume ${escapeText(summary.run)}`);

@@ -136,6 +136,30 @@ describe("the plain view", () => {
     expect(err.text()).toContain("✗ plate-1/segment on cuda:0: lock-timeout\n  hint: raise --lock-timeout\n");
   });
 
+  it("says which step used more VRAM than its reservation, as the step goes and in the summary", async () => {
+    const err = captureStream();
+    const view = await createView("plain", {
+      plan: makePlan(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      colorLevel: 0,
+    });
+    const GiB = 1024 ** 3;
+    const over = { attempt: 2, peakVramBytes: 9 * GiB, reservationBytes: 6 * GiB };
+    view.onEvent(ev(1_000, "gpu.step.over_reservation", "plate-2", "segment", "cuda:1", over));
+    const summary = { ...failedSummary(), failures: [], failed: 0 };
+    await view.close({
+      ...summary,
+      overReservations: [{ pipeline: "plate-2", step: "segment", device: "cuda:1", ...over }],
+    });
+    const text = err.text();
+    expect(text).toContain("used 9 GiB of VRAM, over its reservation of 6 GiB");
+    expect(text).toContain(
+      "! plate-2/segment on cuda:1 (attempt 2) used 9 GiB of VRAM, over its reservation of 6 GiB\n  hint: raise `vram`",
+    );
+  });
+
   it("says how to resume an interrupted run", async () => {
     const err = captureStream();
     const view = await createView("plain", {
