@@ -11,7 +11,7 @@ import type {
   Platform,
   Requirements as RequirementsSpec,
 } from "../schema-types/pipeline.js";
-import type { GpuplanPlan, LearnedValues } from "../schema-types/plan.js";
+import type { GpuplanPlan, LearnedValues, OomRung } from "../schema-types/plan.js";
 import type { MemoryType } from "./memory-types.js";
 
 /** The share of each GPU's memory a named strategy gives (the schema's MemoryStrategy says the same in words). */
@@ -68,7 +68,12 @@ export interface ResolvedStep {
   estimateFrom: "step" | "defaults" | null;
   /** Set by compile --history when earlier runs replaced estimateMs or vramBytes (src/history/). */
   learned?: LearnedValues;
-  onOom: { retries: number; fallback: NonNullable<OnOom["fallback"]> | null };
+  /** `ladder` only when the file wrote one (retries and fallback are then what it adds up to). */
+  onOom: {
+    retries: number;
+    fallback: NonNullable<OnOom["fallback"]> | null;
+    ladder?: [OomRung, ...OomRung[]];
+  };
   keepWarm: { ttlMs: number } | false;
   /** A worker step: its long-lived process; `argv` above is then the worker's too when `run` is absent. */
   worker: ResolvedWorker | null;

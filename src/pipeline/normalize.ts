@@ -9,10 +9,12 @@ import { error, type Problem, toPointer, warning } from "../problems/problem.js"
 import type {
   GpuplanPipelineFile,
   Memory,
+  OomRung as PipelineOomRung,
   PipelineSpec,
   StepDefaults,
   StepSpec,
 } from "../schema-types/pipeline.js";
+import type { OomRung } from "../schema-types/plan.js";
 import { planSlurmSettings } from "../slurm/executor-settings.js";
 import { parseDuration } from "../units/duration.js";
 import { parseSize } from "../units/size.js";
@@ -230,7 +232,9 @@ function normalizeStep(
     timeoutMs: duration(step.timeout ?? defaults.timeout),
     estimateMs: duration(step.estimate ?? defaults.estimate) ?? DEFAULT_ESTIMATE_MS,
     estimateFrom: step.estimate !== undefined ? "step" : defaults.estimate !== undefined ? "defaults" : null,
-    onOom: { retries: onOom.retries ?? DEFAULTS.OnOom.retries, fallback: onOom.fallback ?? null },
+    onOom: onOom.ladder
+      ? oomLadder(onOom.ladder, `${step.on_oom ? pointer : "/defaults"}/on_oom/ladder`, file, problems)
+      : { retries: onOom.retries ?? DEFAULTS.OnOom.retries, fallback: onOom.fallback ?? null },
     keepWarm:
       keepWarm === false
         ? false
@@ -290,4 +294,42 @@ function normalizeMemory(
   // A shorthand type was already reported once as the input.
   const output = shorthand ? input : check(raw.output, `${pointer}/output`);
   return { input, output, uses: uses.map((u, i) => check(u, `${usesPointer}/${i}`)) };
+}
+
+/**
+ * An on_oom ladder as the plan carries it: one rung object per attempt; retries counts the GPU
+ * rungs and fallback is cpu when the ladder ends on the CPU (what compile and Slurm read). The
+ * CPU can only be the last rung: nothing after it would run on a GPU again.
+ */
+function oomLadder(
+  rungs: readonly PipelineOomRung[],
+  pointer: string,
+  file: string,
+  problems: Problem[],
+): ResolvedStep["onOom"] {
+  const ladder = rungs.map((r): OomRung => {
+    if (typeof r === "string") return { kind: r };
+    if ("smaller" in r) return { kind: "smaller", scale: r.smaller };
+    return { kind: "wait", waitMs: parseDuration(r.wait) ?? 0 };
+  }) as [OomRung, ...OomRung[]];
+  const cpuAt = ladder.findIndex((r) => r.kind === "cpu");
+  if (cpuAt >= 0 && cpuAt < ladder.length - 1) {
+    problems.push(
+      error({
+        code: "oom-ladder-order",
+        message: `the on_oom ladder goes on after \`cpu\`: ${ladder
+          .slice(cpuAt + 1)
+          .map((r) => r.kind)
+          .join(", ")} would never run on a GPU`,
+        hint: "make `cpu` the last rung",
+        file,
+        pointer: `${pointer}/${cpuAt}`,
+      }),
+    );
+  }
+  return {
+    retries: ladder.filter((r) => r.kind !== "cpu").length,
+    fallback: ladder.at(-1)?.kind === "cpu" ? "cpu" : null,
+    ladder,
+  };
 }

@@ -139,6 +139,12 @@ export const CODES = {
     'A process\'s arguments, environment and working directory are C strings that end at the first NUL byte, so a value with one (YAML writes it as "\\0" in double quotes) would silently run as something shorter. Pipeline names are refused too: they name log files.',
     "remove the \\0; write \\\\0 for a backslash and a zero",
   ),
+  "oom-ladder-order": problem(
+    "error",
+    "An on_oom ladder that goes on after the CPU",
+    "Each rung of an `on_oom` ladder is one more attempt, in order; `cpu` runs the step on the CPU, and a GPU rung after it would never be reached the way it reads.",
+    "make `cpu` the last rung",
+  ),
   "size-out-of-range": problem(
     "error",
     "A size too large to count in bytes",

@@ -200,6 +200,18 @@ function toProblem(
         file,
         pointer: e.instancePath,
       });
+    case "false schema":
+      // A key the schema forbids in this company (dependentSchemas: `retries` beside `ladder`).
+      return error({
+        code: "schema-invalid-value",
+        message: `${at} is not allowed here`,
+        hint: /dependentSchemas\/ladder/.test(e.schemaPath)
+          ? "an on_oom ladder replaces `retries` and `fallback`: write them as its rungs (retry, …, cpu)"
+          : undefined,
+        file,
+        pointer: e.instancePath,
+        at: "key",
+      });
     default:
       return error({
         code: "schema-invalid-value",

@@ -52,6 +52,31 @@ export type Size = number | string;
 export type Duration = number | string;
 /**
  * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "OomRung".
+ */
+export type OomRung =
+  | OomRungKind
+  | {
+      /**
+       * The factor GPUPLAN_OOM_SCALE is multiplied by.
+       */
+      smaller: number;
+    }
+  | {
+      /**
+       * Milliseconds, or a duration like 30s, 15m, 2h.
+       */
+      wait: number | string;
+    };
+/**
+ * A rung of the on_oom ladder.
+ *
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
+ * via the `definition` "OomRungKind".
+ */
+export type OomRungKind = "retry" | "wait" | "exclusive" | "other-gpu" | "smaller" | "cpu";
+/**
+ * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
  * via the `definition` "KeepWarm".
  */
 export type KeepWarm =
@@ -227,6 +252,12 @@ export interface OnOom {
    * After the retries, run on the CPU. Also lets compile place the step on the CPU when no GPU fits.
    */
   fallback?: "cpu";
+  /**
+   * What to try after an out-of-memory failure, in order, one attempt per rung (instead of `retries` and `fallback`): retry (the same again), wait (until the GPU has the step's reservation free, or for up to the duration given), exclusive (the whole GPU), other-gpu (a GPU of the run with more free memory, when a slot there is free at once; else the same GPU), smaller (GPUPLAN_OOM_SCALE times the scale, 0.5 unless given, for the step to apply to its batch or tile size), cpu (last: the CPU; also lets compile place the step on the CPU when no GPU fits). Every attempt sees GPUPLAN_OOM_ATTEMPT (1, 2, …) and GPUPLAN_OOM_SCALE (1 until a smaller rung).
+   *
+   * @minItems 1
+   */
+  ladder?: [OomRung, ...OomRung[]];
 }
 /**
  * How large the file may grow once matrices are expanded. Compile counts before it expands, so a mistaken or hostile matrix is an error, not a machine out of memory; raise a limit for a file that really is that large.

@@ -26,6 +26,10 @@ export type MemoryType = "numpy" | "cupy" | "torch" | "tensorflow" | "jax" | "py
  * via the `definition` "LearnedRuns".
  */
 export type LearnedRuns = [string, ...string[]];
+/**
+ * A rung of the on_oom ladder.
+ */
+export type OomRungKind = "retry" | "wait" | "exclusive" | "other-gpu" | "smaller" | "cpu";
 
 /**
  * What `gpuplan compile` decided: every pipeline's GPU, every step's device, argv, environment and budget. Self-contained: another engine can execute it without the pipeline file. Deterministic: the same pipeline, inventory and gpuplan version give the same bytes.
@@ -219,6 +223,12 @@ export interface PlannedStep {
   onOom: {
     retries: number;
     fallback: "cpu" | null;
+    /**
+     * The pipeline file's on_oom ladder, in order (absent: `retries` retries, then the CPU with fallback cpu). retries counts its GPU rungs and fallback is cpu when it ends on the CPU.
+     *
+     * @minItems 1
+     */
+    ladder?: [OomRung, ...OomRung[]];
   };
   keepWarm:
     | false
@@ -300,6 +310,21 @@ export interface LearnedValues {
     samples: number;
     runs: LearnedRuns;
   };
+}
+/**
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "OomRung".
+ */
+export interface OomRung {
+  kind: OomRungKind;
+  /**
+   * smaller: the factor GPUPLAN_OOM_SCALE is multiplied by.
+   */
+  scale?: number;
+  /**
+   * wait: the longest wait for free memory.
+   */
+  waitMs?: number;
 }
 /**
  * This interface was referenced by `GpuplanPlan`'s JSON-Schema

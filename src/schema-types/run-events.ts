@@ -58,6 +58,10 @@ export type SlotNumbers = number[];
  * The framework whose out-of-memory message the step printed.
  */
 export type OomFramework = "pytorch" | "jax" | "tensorflow" | "cupy" | "hip";
+/**
+ * The on_oom ladder's rung the next attempt is (retries and fallback: retry, then cpu); absent for a load-timeout retry of the first attempt.
+ */
+export type OomRungKind = "retry" | "wait" | "exclusive" | "other-gpu" | "smaller" | "cpu";
 export type EvictReason = "expired" | "replacement" | "caller_disabled" | "error" | "manual" | "shutdown";
 
 export interface RunStartEvent {
@@ -309,7 +313,7 @@ export interface StepOverReservationEvent {
   reservationBytes: Count;
 }
 /**
- * Another attempt follows the one that just ended; `attempt` is the one about to start, `device` where it runs. Order: gpu.step.end, gpu.step.retry, gpu.step.start.
+ * Another attempt follows the one that just ended; `attempt` is the one about to start, `device` where it runs, `rung` what the on_oom ladder tries (sent once the rung is in place: after a wait, an exclusive upgrade or a move to another GPU). Order: gpu.step.end, gpu.step.retry, gpu.step.start.
  */
 export interface StepRetryEvent {
   ts: Timestamp;
@@ -325,9 +329,26 @@ export interface StepRetryEvent {
   of: number;
   reason: "oom" | "load-timeout";
   /**
-   * Set for the on_oom CPU fallback.
+   * cuda:N, cuda:N/migK, rocm:N, or cpu.
    */
-  nextDevice?: "cpu";
+  nextDevice?: string;
+  rung?: OomRungKind;
+  /**
+   * GPUPLAN_OOM_SCALE for the next attempt (1 until a smaller rung; its scale times the last otherwise).
+   */
+  scale?: number;
+  /**
+   * wait: how long the step waited for free memory before this retry.
+   */
+  waitedMs?: number;
+  /**
+   * wait and other-gpu: the free memory of the GPU the next attempt runs on when it was chosen (null where no reading is known).
+   */
+  freeBytes?: number | null;
+  /**
+   * A rung that could not do what it says and why the attempt runs as it does (no other GPU had more free memory, no reading of free memory, the wait ran out).
+   */
+  note?: string;
 }
 /**
  * Memory of the GPUs a step sees (or host memory for a CPU step) at its start and end; sent when the reading comes, never waited for by the step.

@@ -29,6 +29,8 @@ export interface Attempt {
   attempt: number;
   onCpu: boolean;
   leases: readonly SlotLease[];
+  /** GPUPLAN_OOM_SCALE: 1, or less after an on_oom ladder's smaller rungs. */
+  oomScale?: number;
   /** Called as soon as the process has ended, before the journal flush (which comes before the report). */
   onEnded?: (status: StepStatus) => void;
 }
@@ -38,7 +40,18 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
   const { pipeline, step, attempt, onCpu, leases } = a;
   const device = onCpu ? "cpu" : step.device;
   const { logPath, stderrPath } = stepLogPaths(ctx.runDir, pipeline.name, step, attempt);
-  const env = buildStepEnvironment({ run, pipeline, step, registry, onCpu }, ctx.env);
+  const env = buildStepEnvironment(
+    {
+      run,
+      pipeline,
+      step,
+      registry,
+      onCpu,
+      attempt,
+      ...(a.oomScale !== undefined && { oomScale: a.oomScale }),
+    },
+    ctx.env,
+  );
   const gpus = visibleGpus({ run, pipeline, step, registry, onCpu });
   const cpus = ctx.cpuPinning ? await pinnedCpus(gpus) : null;
   ctx.emit({

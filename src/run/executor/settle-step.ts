@@ -4,12 +4,13 @@
  * GPU or the CPU, failed) is outcome/attempt-decision.ts's call, the one the run's tally makes too.
  */
 import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
-import { GpuBusyError, LockTimeoutError, type SlotLease } from "../lock/types.js";
+import { GpuBusyError, LockTimeoutError } from "../lock/types.js";
 import { type AttemptDecision, attemptPolicy, decideAttempt } from "../outcome/attempt-decision.js";
 import type { StepStatus } from "../record/events.js";
 import type { PipelineContext } from "./contexts.js";
 import { ExclusiveUpgrade } from "./exclusive-upgrade.js";
 import { describeHolders, reportLockTimeout } from "./lock-waits.js";
+import { OomLadder, type Placement } from "./oom-ladder.js";
 import type { PipelinePermit } from "./pipeline-permit.js";
 import type { HeldSlot, HolderFor } from "./pipeline-slots.js";
 import { runAttempt } from "./run-attempt.js";
@@ -45,12 +46,7 @@ export async function settleStep(ctx: PipelineContext, s: StepInPipeline): Promi
       s.permit.giveBack();
       s.giveSlotsBack?.().catch(() => undefined);
     };
-    return await runAttempts(
-      ctx,
-      s,
-      held.map(({ lease }) => lease),
-      lastProcessEnded,
-    );
+    return await runAttempts(ctx, s, new OomLadder(ctx, s, exclusive), lastProcessEnded);
   } catch (e) {
     if (e instanceof LockTimeoutError) {
       const hint = `the exclusive step waited ${e.waitedMs} ms for every slot of ${e.gpu}${describeHolders(e.holders)}`;
@@ -67,47 +63,71 @@ export async function settleStep(ctx: PipelineContext, s: StepInPipeline): Promi
 async function runAttempts(
   ctx: PipelineContext,
   s: StepInPipeline,
-  leases: readonly SlotLease[],
+  ladder: OomLadder,
   lastProcessEnded: () => void,
 ): Promise<StepEnd> {
   const { pipeline, step } = s;
   const policy = attemptPolicy(step);
   const statuses: StepStatus[] = [];
   let onCpu = policy.gpuAttempts === 0;
-  for (;;) {
-    let decision: AttemptDecision | undefined;
-    const decide = (status: StepStatus): AttemptDecision => {
-      decision ??= decideAttempt(policy, [...statuses, status]);
-      return decision;
-    };
-    const status = await runAttempt(ctx, {
-      pipeline,
-      step,
-      attempt: statuses.length + 1,
-      onCpu,
-      leases,
-      onEnded: (ended) => {
-        // No attempt follows: the pipeline's last process may have ended.
-        const next = decide(ended);
-        if (next.outcome === "retry" && !ctx.stop.aborted) return;
-        if (next.outcome !== "ok" || s.last) lastProcessEnded();
-      },
-    });
-    const next = decide(status);
-    statuses.push(status);
-    if (next.outcome !== "retry") return next.outcome;
-    // A retry that the stop cancels leaves the step unsettled, as an interrupt does.
-    if (ctx.stop.aborted) return "interrupted";
-    ctx.emit({
-      event: "gpu.step.retry",
-      pipeline: pipeline.name,
-      step: step.id,
-      device: next.onCpu ? "cpu" : step.device,
-      attempt: next.attempt,
-      of: next.of,
-      reason: next.reason,
-      ...(next.onCpu && !onCpu && { nextDevice: "cpu" as const }),
-    });
-    onCpu = next.onCpu;
+  let scale = 1;
+  let at: Placement = { pipeline, step, leases: s.held.map(({ lease }) => lease) };
+  try {
+    for (;;) {
+      let decision: AttemptDecision | undefined;
+      const decide = (status: StepStatus): AttemptDecision => {
+        decision ??= decideAttempt(policy, [...statuses, status]);
+        return decision;
+      };
+      const status = await runAttempt(ctx, {
+        pipeline: at.pipeline,
+        step: at.step,
+        attempt: statuses.length + 1,
+        onCpu,
+        leases: at.leases,
+        oomScale: scale,
+        onEnded: (ended) => {
+          // No attempt follows: the pipeline's last process may have ended.
+          const next = decide(ended);
+          if (next.outcome === "retry" && !ctx.stop.aborted) return;
+          if (next.outcome !== "ok" || s.last) lastProcessEnded();
+        },
+      });
+      const next = decide(status);
+      statuses.push(status);
+      if (next.outcome !== "retry") return next.outcome;
+      // A retry that the stop cancels leaves the step unsettled, as an interrupt does.
+      if (ctx.stop.aborted) return "interrupted";
+      // The rung goes in place first (a wait, the whole GPU, another GPU): the event says what it did.
+      const placed =
+        next.reason === "oom" && next.rung && !next.onCpu
+          ? await ladder.apply(next.rung, at)
+          : { placement: at, report: {} };
+      if (ctx.stop.aborted) return "interrupted";
+      const { report } = placed;
+      at = placed.placement;
+      const device = next.onCpu ? "cpu" : at.step.device;
+      ctx.emit({
+        event: "gpu.step.retry",
+        pipeline: pipeline.name,
+        step: step.id,
+        device,
+        attempt: next.attempt,
+        of: next.of,
+        reason: next.reason,
+        ...(next.onCpu && !onCpu
+          ? { nextDevice: "cpu" }
+          : report.nextDevice && { nextDevice: report.nextDevice }),
+        ...(next.rung && { rung: next.rung.kind }),
+        scale: next.scale,
+        ...(report.waitedMs !== undefined && { waitedMs: report.waitedMs }),
+        ...(report.freeBytes !== undefined && { freeBytes: report.freeBytes }),
+        ...(report.note && { note: report.note }),
+      });
+      onCpu = next.onCpu;
+      scale = next.scale;
+    }
+  } finally {
+    ladder.release();
   }
 }

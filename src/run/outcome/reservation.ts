@@ -7,7 +7,7 @@
 import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
 
 /** Bytes of GPU memory the step may hold, per GPU; null when the plan sets none. */
-function reservationBytes(pipeline: PlannedPipeline, step: PlannedStep): number | null {
+export function reservationBytes(pipeline: PlannedPipeline, step: PlannedStep): number | null {
   const perPipeline = (pipeline as PlannedPipeline & { reservationBytes?: number | null }).reservationBytes;
   return perPipeline ?? step.vramBytes ?? null;
 }

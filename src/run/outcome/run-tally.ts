@@ -34,7 +34,7 @@ export interface RunTally {
 const tallyKey = (pipeline: string, step: string): string => `${pipeline}\u0000${step}`;
 
 /** A step the plan does not list (it cannot happen in a run): one attempt, like a CPU step. */
-const ONE_ATTEMPT: AttemptPolicy = { gpuAttempts: 0, cpuAttempts: 1, loadTimeoutRetries: 0 };
+const ONE_ATTEMPT: AttemptPolicy = { gpuAttempts: 0, cpuAttempts: 1, loadTimeoutRetries: 0, rungs: [] };
 
 /** Nothing happened yet; `run` and `runDir` come with run.start. */
 export function createTally(pipelines: readonly PlannedPipeline[], run = "", runDir = ""): RunTally {

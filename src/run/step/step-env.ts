@@ -14,6 +14,10 @@ export interface StepEnvInput {
   registry: readonly PlanRegistryEntry[];
   /** Run this attempt on the CPU (the `on_oom: { fallback: cpu }` rerun). */
   onCpu?: boolean;
+  /** The attempt's number (GPUPLAN_OOM_ATTEMPT; 1 unless given). */
+  attempt?: number;
+  /** GPUPLAN_OOM_SCALE: 1, or less after the on_oom ladder's smaller rungs. */
+  oomScale?: number;
 }
 
 /** Variables inherited from gpuplan's own environment that would contradict the step's view. */
@@ -64,6 +68,9 @@ export function computeStepEnv(input: StepEnvInput): StepEnv {
   set.GPUPLAN_PIPELINE = pipeline.name;
   set.GPUPLAN_STEP = step.id;
   set.GPUPLAN_DEVICE = device;
+  // What a step may read to shrink its work after running out of memory (the on_oom ladder).
+  set.GPUPLAN_OOM_ATTEMPT = String(input.attempt ?? 1);
+  set.GPUPLAN_OOM_SCALE = String(input.oomScale ?? 1);
   const budget = gpus.length > 0 ? step.memoryBudgetBytes : null;
   if (budget !== null) set.GPUPLAN_MEMORY_BUDGET_BYTES = String(budget);
   if (step.deviceMap) set.GPUPLAN_DEVICE_MAP = JSON.stringify(localDeviceMap(step.deviceMap.map, gpus));

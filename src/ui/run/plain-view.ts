@@ -97,7 +97,7 @@ function describeEvent(event: RunEvent, paint: Paint): string | null {
     }
     case "gpu.step.retry":
       // `device`: where the next attempt runs (cpu for an on_oom fallback).
-      return `${head} ${paint.yellow(`retrying (attempt ${event.attempt} of ${event.of}) on ${e(event.device ?? "?")} after ${e(event.reason)}`)}`;
+      return `${head} ${paint.yellow(`retrying (attempt ${event.attempt} of ${event.of}) on ${e(event.device ?? "?")} after ${e(event.reason)}${describeRung(event)}`)}`;
     case "gpu.step.skip":
       return `${head} skipped: ${e(event.reason)}`;
     case "gpu.step.over_reservation":
@@ -116,4 +116,16 @@ function describeEvent(event: RunEvent, paint: Paint): string | null {
       // lock.released, memory snapshots, per-task model events (gpu.model.cache_reuse and the like), step.oom/timeout (step.end says it) and run.end (the summary says it).
       return null;
   }
+}
+
+/** What the on_oom ladder's rung did, after "after oom": ": smaller (scale 0.5)", ": wait (3.2s, 40 GiB free)". */
+function describeRung(event: RunEventOf<"gpu.step.retry">): string {
+  if (!event.rung || event.rung === "retry" || event.rung === "cpu") return "";
+  const parts: string[] = [];
+  if (event.rung === "smaller" && event.scale !== undefined) parts.push(`scale ${event.scale}`);
+  if (event.waitedMs !== undefined) parts.push(`waited ${formatDuration(event.waitedMs)}`);
+  if (event.freeBytes !== undefined && event.freeBytes !== null)
+    parts.push(`${formatSize(event.freeBytes)} free`);
+  if (event.note) parts.push(escapeText(event.note));
+  return `: ${event.rung}${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
 }

@@ -66,6 +66,8 @@ describe("attempt decision", () => {
       attempt: 2,
       of: 4,
       onCpu: false,
+      rung: null,
+      scale: 1,
     });
     // Attempt numbers run ahead of the planned attempts: 3 is the on_oom retry, 4 the CPU fallback.
     expect(decideAttempt(policy, ["load-timeout", "oom"])).toEqual({
@@ -74,6 +76,8 @@ describe("attempt decision", () => {
       attempt: 3,
       of: 4,
       onCpu: false,
+      rung: { kind: "retry" },
+      scale: 1,
     });
     expect(decideAttempt(policy, ["load-timeout", "oom", "oom"])).toMatchObject({ attempt: 4, onCpu: true });
     expect(decideAttempt(policy, ["load-timeout", "oom", "oom", "oom"]).outcome).toBe("failed");
@@ -81,6 +85,42 @@ describe("attempt decision", () => {
     expect(decideAttempt(policy, ["load-timeout", "load-timeout"]).outcome).toBe("failed");
     // A plain step has no load to time out.
     expect(decideAttempt(attemptPolicy(gpuStep(1, null)), ["load-timeout"]).outcome).toBe("failed");
+  });
+
+  it("walks an on_oom ladder one rung per out-of-memory attempt, the scale shrinking with each smaller rung", () => {
+    const step = {
+      ...gpuStep(4, "cpu"),
+      onOom: {
+        retries: 4,
+        fallback: "cpu",
+        ladder: [
+          { kind: "wait", waitMs: 1000 },
+          { kind: "exclusive" },
+          { kind: "smaller" },
+          { kind: "smaller", scale: 0.25 },
+          { kind: "cpu" },
+        ],
+      },
+    } as unknown as PlannedStep;
+    const policy = attemptPolicy(step);
+    expect(policy).toMatchObject({ gpuAttempts: 5, cpuAttempts: 1 });
+    const statuses: StepStatus[] = [];
+    const walked: [string | undefined, number, boolean][] = [];
+    for (;;) {
+      statuses.push("oom");
+      const next = decideAttempt(policy, statuses);
+      if (next.outcome !== "retry") break;
+      walked.push([next.rung?.kind, next.scale, next.onCpu]);
+    }
+    expect(walked).toEqual([
+      ["wait", 1, false],
+      ["exclusive", 1, false],
+      ["smaller", 0.5, false],
+      ["smaller", 0.125, false],
+      ["cpu", 0.125, true],
+    ]);
+    // An error is not an OOM: no rung follows it.
+    expect(decideAttempt(policy, ["oom", "error"]).outcome).toBe("failed");
   });
 
   it("needs an attempt to decide about", () => {

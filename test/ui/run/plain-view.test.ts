@@ -160,6 +160,41 @@ describe("the plain view", () => {
     );
   });
 
+  it("says what an on_oom rung did when the retry is announced", async () => {
+    const err = captureStream();
+    const view = await createView("plain", {
+      plan: makePlan(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      colorLevel: 0,
+    });
+    const GiB = 1024 ** 3;
+    const retry = { attempt: 2, of: 3, reason: "oom" as const };
+    view.onEvent(
+      ev(1_000, "gpu.step.retry", "plate-2", "segment", "cuda:0", {
+        ...retry,
+        rung: "wait",
+        scale: 1,
+        waitedMs: 3_200,
+        freeBytes: 40 * GiB,
+      }),
+    );
+    view.onEvent(
+      ev(2_000, "gpu.step.retry", "plate-2", "segment", "cuda:0", {
+        ...retry,
+        attempt: 3,
+        rung: "smaller",
+        scale: 0.5,
+      }),
+    );
+    await view.close({ ...failedSummary(), failures: [], failed: 0 });
+    expect(err.text()).toContain(
+      "retrying (attempt 2 of 3) on cuda:0 after oom: wait (waited 3.2s, 40 GiB free)",
+    );
+    expect(err.text()).toContain("retrying (attempt 3 of 3) on cuda:0 after oom: smaller (scale 0.5)");
+  });
+
   it("says how to resume an interrupted run", async () => {
     const err = captureStream();
     const view = await createView("plain", {
