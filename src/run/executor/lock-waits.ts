@@ -30,10 +30,28 @@ export async function announceWait<T>(pending: Promise<T>, announce: () => void 
   return watched;
 }
 
+/** How long one look at the lock's holders serves every wait announced meanwhile. */
+const HOLDERS_TTL_MS = 250;
+const lastLook = new WeakMap<SlotLock, { at: number; slots: ReturnType<SlotLock["inspect"]> }>();
+
+/**
+ * The lock's slots, looked at once for every wait announced within HOLDERS_TTL_MS: a run's
+ * pipelines all start at once, and hundreds of them waiting for a GPU would otherwise each read
+ * every slot file.
+ */
+function inspectShared(lock: SlotLock): ReturnType<SlotLock["inspect"]> {
+  const now = performance.now();
+  const last = lastLook.get(lock);
+  if (last && now - last.at < HOLDERS_TTL_MS) return last.slots;
+  const slots = lock.inspect();
+  lastLook.set(lock, { at: now, slots });
+  return slots;
+}
+
 /** The holders of a GPU's slots as the view shows them; none when the lock cannot say. */
 export async function holdersOf(lock: SlotLock, uuid: string) {
   try {
-    return (await lock.inspect())
+    return (await inspectShared(lock))
       .filter((s) => s.uuid === uuid && s.held && s.holder)
       .map((s) => ({
         pid: s.holder!.pid,
