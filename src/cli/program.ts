@@ -125,6 +125,14 @@ export function createProgram(format: ReportFormat) {
       new Option("--json", "same as --ui json (with --dry-run: the dry run as JSON)").conflicts("ui"),
     )
     .option("--dry-run", "verify the plan against this machine and show what would run, without running it")
+    .addOption(
+      new Option(
+        "--bind <mode>",
+        "how the plan's GPUs find this machine's: auto (same UUID, else a free GPU of the same model, memory and capability) or exact (the planned UUIDs only)",
+      )
+        .choices(["auto", "exact"] as const)
+        .default("auto" as const),
+    )
     .addOption(lockDirOption())
     .addOption(
       new Option("--kill-grace <duration>", "after SIGTERM, how long a stopped step has before SIGKILL")

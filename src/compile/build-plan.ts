@@ -60,6 +60,7 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
       memoryBudgetBytes: e.memoryBudgetBytes,
       maxPipelines: e.maxPipelines,
       limitedBy: e.limitedBy,
+      ...(e.gpu.computeCapability !== null && { computeCapability: e.gpu.computeCapability }),
       // Only when known, so plans of machines without it stay as they were.
       ...(e.gpu.cpuAffinity?.length ? { cpuAffinity: e.gpu.cpuAffinity } : {}),
     })),

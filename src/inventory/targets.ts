@@ -1,13 +1,17 @@
 /**
  * Built-in inventory profiles for CI (`--target NAME`): common machines a plan is compiled for
- * when the runner has no GPU. Figures are the vendors' published ones.
+ * when the runner has no GPU. Each GPU's memory is the total its vendor library reports for that
+ * card (NVML's nvmlDeviceGetMemoryInfo, as `nvidia-smi` prints it in MiB; ROCm's VRAM total), not
+ * the marketing size: a plan's budgets must fit the real card, and run-time binding compares a
+ * live card's reported total with the plan's. Where each figure was read is noted beside it.
  */
 import type { Target } from "../schema-types/targets.js";
 
 /** schemas/targets.schema.json, what `gpuplan targets --json` lists. */
 export type { Target } from "../schema-types/targets.js";
 
-const GiB = 1024 ** 3;
+/** nvidia-smi prints NVML's total in MiB (whole MiB: NVML's bytes are a multiple of it). */
+const MiB = 1024 ** 2;
 
 export const TARGETS: readonly Target[] = [
   {
@@ -17,7 +21,8 @@ export const TARGETS: readonly Target[] = [
       gpus: [
         {
           name: "NVIDIA A100-SXM4-80GB",
-          memory: 80 * GiB,
+          // nvidia-smi: 81920MiB (modal-labs/modal-client#2797 lists nvidia-smi totals per card).
+          memory: 81920 * MiB,
           count: 8,
           backend: "cuda",
           compute_capability: "8.0",
@@ -33,7 +38,8 @@ export const TARGETS: readonly Target[] = [
       gpus: [
         {
           name: "NVIDIA A100-SXM4-40GB",
-          memory: 40 * GiB,
+          // nvidia-smi: 40960MiB (modal-labs/modal-client#2797).
+          memory: 40960 * MiB,
           count: 8,
           backend: "cuda",
           compute_capability: "8.0",
@@ -49,7 +55,9 @@ export const TARGETS: readonly Target[] = [
       gpus: [
         {
           name: "NVIDIA H100 80GB HBM3",
-          memory: 80 * GiB,
+          // nvidia-smi: 81559MiB = 85,520,809,984 bytes (modal-labs/modal-client#2797; NVIDIA/nccl#1264
+          // and wilicc/gpu-burn#114 show the same on DGX/HGX H100 machines), 79.6 GiB, not 80.
+          memory: 81559 * MiB,
           count: 8,
           backend: "cuda",
           compute_capability: "9.0",
@@ -63,7 +71,14 @@ export const TARGETS: readonly Target[] = [
     description: "NVIDIA DGX H200: 8× H200 141 GB, 224 threads, 2 TiB",
     inventory: {
       gpus: [
-        { name: "NVIDIA H200", memory: 141 * 1e9, count: 8, backend: "cuda", compute_capability: "9.0" },
+        {
+          name: "NVIDIA H200",
+          // nvidia-smi: 143771MiB on H200 SXM machines (nvidia-smi listings in public issue threads).
+          memory: 143771 * MiB,
+          count: 8,
+          backend: "cuda",
+          compute_capability: "9.0",
+        },
       ],
       cpu: { threads: 224, memory: "2TiB", model: "Intel(R) Xeon(R) Platinum 8480C" },
     },
@@ -75,7 +90,8 @@ export const TARGETS: readonly Target[] = [
       gpus: [
         {
           name: "NVIDIA GeForce RTX 4090",
-          memory: 24 * GiB,
+          // nvidia-smi: 24564MiB (RLinf/RLinf#255 and other nvidia-smi listings).
+          memory: 24564 * MiB,
           count: 1,
           backend: "cuda",
           compute_capability: "8.9",
@@ -91,7 +107,8 @@ export const TARGETS: readonly Target[] = [
       gpus: [
         {
           name: "NVIDIA GeForce RTX 3090",
-          memory: 24 * GiB,
+          // nvidia-smi: 24576MiB (noonghunna/club-3090#1128 nvidia-smi listings).
+          memory: 24576 * MiB,
           count: 2,
           backend: "cuda",
           compute_capability: "8.6",
@@ -104,7 +121,16 @@ export const TARGETS: readonly Target[] = [
     name: "l4-x4",
     description: "Inference server: 4× NVIDIA L4 24 GB, 48 threads, 192 GiB",
     inventory: {
-      gpus: [{ name: "NVIDIA L4", memory: 24 * GiB, count: 4, backend: "cuda", compute_capability: "8.9" }],
+      gpus: [
+        {
+          name: "NVIDIA L4",
+          // nvidia-smi: 23034MiB (modal-labs/modal-client#2797): 22.5 GiB, 6.3 % under the 24 GiB it is sold as.
+          memory: 23034 * MiB,
+          count: 4,
+          backend: "cuda",
+          compute_capability: "8.9",
+        },
+      ],
       cpu: { threads: 48, memory: "192GiB", model: "AMD EPYC 9354 32-Core Processor" },
     },
   },
@@ -115,7 +141,9 @@ export const TARGETS: readonly Target[] = [
       gpus: [
         {
           name: "AMD Instinct MI300X",
-          memory: 192 * GiB,
+          // ROCm: 206,141,652,992 bytes = 196,592 MiB (rocminfo's VRAM pool, 201310208 KB, in
+          // ROCm/legacy-rocm-build#4414; 8 × the 25,767,706,624-byte CPX partitions of #4750).
+          memory: 206141652992,
           count: 8,
           backend: "rocm",
           compute_capability: "gfx942",

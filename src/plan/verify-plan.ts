@@ -1,19 +1,41 @@
 /**
- * A plan names GPUs by UUID; before running, every GPU the selected pipelines use must still be
- * on this machine, visible to this process, and big enough for its budget. Index shifts are
- * harmless (steps get UUIDs, never indices), a missing or shrunk card is not: never run on the
- * wrong card.
+ * Before running, every GPU the selected pipelines use is bound to a live GPU (bind-gpus.ts): the
+ * same UUID when it is here, else (unless `--bind exact`) a free GPU of the same kind. The plan
+ * the run then carries names the bound GPUs' UUIDs, so the slot lock, the step environment and the
+ * events all speak of the real cards. A GPU nothing can stand in for, or a budget the bound card
+ * cannot hold, is an error before anything starts: never run on the wrong card.
  */
-import type { Inventory } from "../inventory/types.js";
+import type { GpuInfo, Inventory } from "../inventory/types.js";
 import { error, type Problem } from "../problems/problem.js";
-import type { GpuplanPlan, PlannedPipeline } from "../schema-types/plan.js";
+import type { GpuplanPlan, PlannedPipeline, PlanRegistryEntry } from "../schema-types/plan.js";
 import { formatSize } from "../units/size.js";
+import {
+  type BindMode,
+  bindGpus,
+  type GpuBinding,
+  type LiveGpu,
+  MEMORY_TOLERANCE,
+  type WantedGpu,
+} from "./bind-gpus.js";
 
 export interface VerifyContext {
   /** Where the plan came from, for messages. */
   planFile: string;
   /** The command that makes a fresh plan, for hints. */
   recompile: string;
+  /** The command that plans for this very machine, for a plan whose GPUs it does not have. */
+  recompileHere?: string;
+  /** Default `auto`. */
+  mode?: BindMode;
+  /** UUIDs of live GPUs whose slots are all held by other runs: replacements avoid them. */
+  busy?: ReadonlySet<string>;
+}
+
+export interface BoundPlan {
+  /** The plan with the bound GPUs' UUIDs, PCI ids, totals and CPUs in place of the planned ones. */
+  plan: GpuplanPlan;
+  bindings: GpuBinding[];
+  problems: Problem[];
 }
 
 /** GPU ids (cuda:N, cuda:N/migK, rocm:N) the pipelines use. */
@@ -26,56 +48,170 @@ export function gpusUsed(pipelines: readonly PlannedPipeline[]): string[] {
   return [...ids].sort();
 }
 
-/** Problems (errors) for every GPU of the selected pipelines that this machine cannot honour. */
-export function verifyPlan(
+/** Bind the GPUs of the selected pipelines to this machine's; problems for what cannot be bound. */
+export function bindPlan(
   plan: GpuplanPlan,
   pipelines: readonly PlannedPipeline[],
   inventory: Inventory,
   context: VerifyContext,
-): Problem[] {
+): BoundPlan {
   const problems: Problem[] = [];
-  const hint = `the machine changed since the plan was made; recompile against it: ${context.recompile}`;
+  const wanted: WantedGpu[] = [];
   for (const id of gpusUsed(pipelines)) {
     const entry = plan.registry.find((r) => r.gpu === id);
-    if (!entry) {
-      problems.push(
-        error({
-          code: "plan-unknown-gpu",
-          message: `the plan uses ${id} but its registry does not list it`,
-          hint: `the plan is damaged; ${context.recompile}`,
-          file: context.planFile,
-        }),
-      );
+    if (entry) {
+      wanted.push(wantedOf(entry));
       continue;
     }
-    const live = inventory.gpus.find((g) => g.uuid === entry.uuid);
-    if (!live) {
-      const sameIndex = inventory.gpus.find((g) => g.id === id);
-      problems.push(
-        error({
-          code: "gpu-missing",
-          message:
-            `${id} (${entry.name}, ${entry.uuid}) from the plan is not visible on this machine` +
-            (sameIndex ? `; ${id} is now ${sameIndex.name} (${sameIndex.uuid})` : ""),
-          hint: `${hint} (or check CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES in this shell)`,
-          file: context.planFile,
-        }),
-      );
-      continue;
-    }
-    const fits = Math.floor(live.memoryBytes * plan.settings.memoryFraction);
-    if (fits < entry.memoryBudgetBytes) {
+    problems.push(
+      error({
+        code: "plan-unknown-gpu",
+        message: `the plan uses ${id} but its registry does not list it`,
+        hint: `the plan is damaged; ${context.recompile}`,
+        file: context.planFile,
+      }),
+    );
+  }
+  const mode = context.mode ?? "auto";
+  const busy = context.busy ?? new Set<string>();
+  const live = inventory.gpus.map((g) => liveOf(g, busy));
+  const { bindings, unbound } = bindGpus(wanted, live, mode);
+  problems.push(...unboundProblems(unbound, live, bindings, mode, context));
+  for (const b of bindings) {
+    const entry = plan.registry.find((r) => r.gpu === b.planGpu)!;
+    const fits = Math.floor(b.live.memoryBytes * plan.settings.memoryFraction);
+    if (fits < entry.memoryBudgetBytes * (1 - MEMORY_TOLERANCE)) {
       problems.push(
         error({
           code: "gpu-budget-no-longer-fits",
           message:
-            `${id} (${entry.uuid}) now has ${formatSize(live.memoryBytes)}; ` +
+            `${b.planGpu} (${b.live.uuid}) now has ${formatSize(b.live.memoryBytes)}; ` +
             `${plan.settings.memoryFraction} of it is ${formatSize(fits)}, less than the plan's budget of ${formatSize(entry.memoryBudgetBytes)}`,
-          hint,
+          hint: `the machine changed since the plan was made; recompile against it: ${context.recompile}`,
           file: context.planFile,
         }),
       );
     }
   }
-  return problems;
+  const infoOf = new Map(inventory.gpus.map((g) => [g.uuid, g]));
+  return { plan: withBindings(plan, bindings, infoOf), bindings, problems };
+}
+
+function wantedOf(entry: PlanRegistryEntry): WantedGpu {
+  return {
+    id: entry.gpu,
+    uuid: entry.uuid,
+    name: entry.name,
+    backend: entry.backend,
+    memoryBytes: entry.memoryBytes,
+    computeCapability: entry.computeCapability ?? null,
+  };
+}
+
+function liveOf(g: GpuInfo, busy: ReadonlySet<string>): LiveGpu {
+  return {
+    id: g.id,
+    uuid: g.uuid,
+    name: g.name,
+    backend: g.backend,
+    pciBusId: g.pciBusId,
+    memoryBytes: g.memoryBytes,
+    computeCapability: g.computeCapability,
+    busy: busy.has(g.uuid),
+  };
+}
+
+/**
+ * What is missing, by kind: "needs 8 × NVIDIA H100 80GB HBM3 (79.6 GiB, compute capability 9.0);
+ * this machine has 4 of them", with the GPUs it does have, and how to recompile for them.
+ */
+function unboundProblems(
+  unbound: readonly WantedGpu[],
+  live: readonly LiveGpu[],
+  bindings: readonly GpuBinding[],
+  mode: BindMode,
+  context: VerifyContext,
+): Problem[] {
+  if (unbound.length === 0) return [];
+  const hint =
+    `this machine is not of the kind the plan was made for; plan for it: ${context.recompileHere ?? context.recompile}` +
+    " (or check CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES in this shell)";
+  if (mode === "exact") {
+    return unbound.map((w) => {
+      const sameIndex = live.find((g) => g.id === w.id);
+      return error({
+        code: "gpu-missing",
+        message:
+          `${w.id} (${w.name}, ${w.uuid}) from the plan is not visible on this machine, and --bind exact takes no replacement` +
+          (sameIndex ? `; ${w.id} is now ${sameIndex.name} (${sameIndex.uuid})` : ""),
+        hint,
+        file: context.planFile,
+      });
+    });
+  }
+  const kinds = new Map<string, WantedGpu[]>();
+  for (const w of unbound) {
+    const key = `${w.backend}\0${w.name}\0${w.computeCapability ?? ""}\0${w.memoryBytes}`;
+    kinds.set(key, [...(kinds.get(key) ?? []), w]);
+  }
+  const here = describeLive(live);
+  return [...kinds.values()].map((ws) => {
+    const w = ws[0]!;
+    const needed = ws.length + bindings.filter((b) => sameKind(b, w)).length;
+    const matching = live.filter((g) => g.name.trim().toLowerCase() === w.name.trim().toLowerCase());
+    const cc = w.computeCapability ? `, compute capability ${w.computeCapability}` : "";
+    return error({
+      code: "gpu-missing",
+      message:
+        `the plan needs ${needed} × ${w.name} (${formatSize(w.memoryBytes)}${cc}) for ${ws.map((x) => x.id).join(", ")}${needed > ws.length ? " and the GPUs bound already" : ""}; ` +
+        `this machine has ${matching.length === 0 ? "none" : `${matching.length} that could stand in`} (${here})`,
+      hint,
+      file: context.planFile,
+    });
+  });
+}
+
+const sameKind = (b: GpuBinding, w: WantedGpu): boolean =>
+  b.live.backend === w.backend && b.live.name.trim().toLowerCase() === w.name.trim().toLowerCase();
+
+/** "8 × NVIDIA A100-SXM4-80GB (80 GiB)", or "no GPUs visible". */
+function describeLive(live: readonly LiveGpu[]): string {
+  if (live.length === 0) return "no GPUs visible";
+  const counts = new Map<string, number>();
+  for (const g of live) {
+    const key = `${g.name} (${formatSize(g.memoryBytes)})`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return `it has ${[...counts].map(([k, n]) => `${n} × ${k}`).join(", ")}`;
+}
+
+/** The plan with each bound registry entry and step naming its live GPU. */
+function withBindings(
+  plan: GpuplanPlan,
+  bindings: readonly GpuBinding[],
+  infoOf: ReadonlyMap<string, GpuInfo>,
+): GpuplanPlan {
+  if (bindings.every((b) => !b.replaced)) return plan;
+  const byGpu = new Map(bindings.map((b) => [b.planGpu, b]));
+  const registry = plan.registry.map((e) => {
+    const b = byGpu.get(e.gpu);
+    if (!b?.replaced) return e;
+    const affinity = infoOf.get(b.live.uuid)?.cpuAffinity;
+    const { cpuAffinity: _planned, ...rest } = e;
+    return {
+      ...rest,
+      uuid: b.live.uuid,
+      pciBusId: b.live.pciBusId,
+      memoryBytes: b.live.memoryBytes,
+      ...(affinity?.length ? { cpuAffinity: affinity } : {}),
+    };
+  });
+  const pipelines = plan.pipelines.map((p) => ({
+    ...p,
+    steps: p.steps.map((s) => {
+      const b = byGpu.get(s.device);
+      return b?.replaced && s.uuid !== null ? { ...s, uuid: b.live.uuid } : s;
+    }) as PlannedPipeline["steps"],
+  }));
+  return { ...plan, registry, pipelines };
 }

@@ -84,6 +84,14 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
       cpuPinning: options.cpuPinning,
       spawn: options.spawn,
       sampler: createMemorySampler(memory, new Map(plan.registry.map((g) => [g.uuid, g.gpu]))),
+      bindings: prepared.bindings.map((b) => ({
+        gpu: b.planGpu,
+        uuid: b.live.uuid,
+        pciBusId: b.live.pciBusId,
+        liveGpu: b.live.id,
+        planUuid: b.planUuid,
+        replaced: b.replaced,
+      })),
       emit: (event) => {
         events.write(event);
         view.onEvent(event);

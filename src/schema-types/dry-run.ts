@@ -6,6 +6,10 @@
 export interface GpuplanDryRun {
   schema: "gpuplan/dry-run@1";
   /**
+   * Each GPU of the plan the selected pipelines use, and the live GPU it would run on: the same UUID when present, else a free GPU of the same kind (run --bind).
+   */
+  bindings: DryRunBinding[];
+  /**
    * The plan's name.
    */
   plan: string;
@@ -17,6 +21,23 @@ export interface GpuplanDryRun {
    * The selected pipelines (--pipeline), in the plan's order.
    */
   pipelines: DryRunPipeline[];
+}
+export interface DryRunBinding {
+  /**
+   * The plan's device id.
+   */
+  gpu: string;
+  /**
+   * The live GPU's UUID.
+   */
+  uuid: string;
+  pciBusId: string | null;
+  /**
+   * The live GPU's own id on this machine.
+   */
+  liveGpu: string;
+  planUuid: string;
+  replaced: boolean;
 }
 export interface DryRunPipeline {
   name: string;

@@ -126,6 +126,10 @@ export interface PlanRegistryEntry {
   maxPipelines: number;
   limitedBy: "cpu-threads" | "configured" | "memory";
   /**
+   * CUDA compute capability ("9.0") or AMD gfx target ("gfx942"), when the inventory knows it: a GPU standing in for this one at run time must have the same. Plans from before have none; their GPUs bind by backend, model name and memory.
+   */
+  computeCapability?: string | null;
+  /**
    * The GPU's local CPUs, when the inventory knows them: gpuplan run pins the steps on this GPU to them (GPUPLAN_CPU_PINNING=off to not).
    */
   cpuAffinity?: number[];

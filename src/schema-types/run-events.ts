@@ -77,6 +77,33 @@ export interface RunStartEvent {
    */
   pipelines: string[];
   runDir: string;
+  /**
+   * How the plan's GPUs (of the selected pipelines) were bound to this machine's before anything started: the same UUID when present, else a free GPU of the same kind. Absent for a run without GPUs.
+   */
+  bindings?: RunStartBinding[];
+}
+export interface RunStartBinding {
+  /**
+   * The plan's device id (cuda:3): the id events and logs use.
+   */
+  gpu: string;
+  /**
+   * The live GPU's UUID: what the steps see.
+   */
+  uuid: string;
+  pciBusId: string | null;
+  /**
+   * The live GPU's own id on this machine.
+   */
+  liveGpu: string;
+  /**
+   * The UUID the plan recorded.
+   */
+  planUuid: string;
+  /**
+   * True when another GPU of the same kind stands in for the planned UUID.
+   */
+  replaced: boolean;
 }
 export interface RunEndEvent {
   ts: Timestamp;

@@ -12,7 +12,7 @@ export function formatDryRun(
   d: DryRun,
   registry: readonly Pick<PlanRegistryEntry, "gpu" | "uuid">[],
 ): string {
-  const short = shortUuids(registry.map((g) => g.uuid));
+  const short = shortUuids([...registry.map((g) => g.uuid), ...d.bindings.map((b) => b.planUuid)]);
   const uuidOf = new Map(registry.map((g) => [g.gpu, short(g.uuid)]));
   const gpu = (id: string): string => {
     const uuid = uuidOf.get(id);
@@ -22,6 +22,16 @@ export function formatDryRun(
   const out: string[] = [
     `gpuplan run --dry-run: ${d.pipelines.length} ${plural} of ${escapeText(d.plan)}; nothing was started`,
   ];
+  if (d.bindings.length > 0) {
+    const width = Math.max(...d.bindings.map((b) => b.gpu.length));
+    out.push("", "GPUs (plan → this machine):");
+    for (const b of d.bindings) {
+      const note = b.replaced ? `  (stands in for ${short(b.planUuid)})` : "";
+      out.push(
+        `  ${escapeText(b.gpu.padEnd(width))} → ${short(b.uuid)} ${escapeText(b.pciBusId ?? b.liveGpu)}${note}`,
+      );
+    }
+  }
   for (const p of d.pipelines) {
     out.push(
       "",

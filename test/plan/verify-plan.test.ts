@@ -1,5 +1,5 @@
-// Verification of a plan against the live inventory: GPUs come from the fake NVML library
-// (the real detection path), the plan from compiling against that same machine.
+// Binding a plan to the live inventory: GPUs come from the fake NVML library (the real detection
+// path), the plan from compiling against that same machine.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { compilePlan } from "../../src/compile/compile.js";
 import { detectInventory } from "../../src/detect/index.js";
 import type { Inventory } from "../../src/inventory/types.js";
-import { gpusUsed, verifyPlan } from "../../src/plan/verify-plan.js";
+import { bindPlan, gpusUsed } from "../../src/plan/verify-plan.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
 import { choose, inventory } from "../helpers/inventory.js";
 import { check } from "../helpers/pipeline.js";
@@ -33,6 +33,8 @@ pipelines:
         memory: numpy
 `;
 const CONTEXT = { planFile: "plan.json", recompile: "gpuplan compile verify.yaml -o plan.json" };
+const EXACT = { ...CONTEXT, mode: "exact" as const };
+const verifyPlan = (...args: Parameters<typeof bindPlan>) => bindPlan(...args).problems;
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-verify-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -68,13 +70,26 @@ describe.skipIf(!fakeLibsBuilt)("plan verification against fake NVML", () => {
     expect(verifyPlan(plan, plan.pipelines, inv, CONTEXT)).toEqual([]);
   });
 
-  it("a GPU gone (another card in its place) is an error naming the GPU, what is there now, and how to recompile", async () => {
+  it("a GPU gone (another card in its place) binds to that card by model; with --bind exact it is an error naming the GPU, what is there now, and how to recompile", async () => {
     const plan = compileAgainst(await detectWith(""));
     const used = plan.registry.find((r) => r.gpu === plan.pipelines[0]!.gpu)!;
     const swapped = await detectWith(
       `nvml.${nvmlIndex(used.uuid)}.uuid = GPU-00000000-0000-0000-0000-000000000001`,
     );
-    const problems = verifyPlan(plan, plan.pipelines, swapped, CONTEXT);
+    const bound = bindPlan(plan, plan.pipelines, swapped, CONTEXT);
+    expect(bound.problems).toEqual([]);
+    const replaced = bound.bindings.filter((b) => b.replaced);
+    expect(replaced.map((b) => [b.planGpu, b.live.uuid])).toEqual([
+      [used.gpu, "GPU-00000000-0000-0000-0000-000000000001"],
+    ]);
+    // The bound plan names the live card everywhere a step looks.
+    expect(bound.plan.registry.find((r) => r.gpu === used.gpu)!.uuid).toBe(
+      "GPU-00000000-0000-0000-0000-000000000001",
+    );
+    expect(bound.plan.pipelines[0]!.steps.find((s) => s.id === "segment")!.uuid).toBe(
+      "GPU-00000000-0000-0000-0000-000000000001",
+    );
+    const problems = verifyPlan(plan, plan.pipelines, swapped, EXACT);
     expect(problems).toEqual([
       expect.objectContaining({
         code: "gpu-missing",
@@ -102,9 +117,11 @@ describe.skipIf(!fakeLibsBuilt)("plan verification against fake NVML", () => {
     const cpu = plan.pipelines.filter((p) => p.name === "cpu-only");
     expect(gpusUsed(cpu)).toEqual([]);
     expect(verifyPlan(plan, cpu, inventory([]), CONTEXT)).toEqual([]);
-    expect(verifyPlan(plan, plan.pipelines, inventory([]), CONTEXT).map((p) => p.code)).toEqual([
-      "gpu-missing",
-      ...(plan.pipelines[0]!.gpu !== plan.pipelines[1]!.gpu ? ["gpu-missing"] : []),
-    ]);
+    // One problem per kind of GPU, saying how many the plan needs and what the machine has.
+    const problems = verifyPlan(plan, plan.pipelines, inventory([]), CONTEXT);
+    expect(problems.map((p) => p.code)).toEqual(["gpu-missing"]);
+    const needed = gpusUsed(plan.pipelines).length;
+    expect(problems[0]!.message).toContain(`the plan needs ${needed} × NVIDIA H100 80GB HBM3`);
+    expect(problems[0]!.message).toContain("this machine has none (no GPUs visible)");
   });
 });

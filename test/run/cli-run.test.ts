@@ -323,16 +323,16 @@ pipelines:
     }
   });
 
-  it("refuses to run when a planned GPU is gone, saying what changed and how to recompile (exit 1)", () => {
+  it("with --bind exact, refuses to run when a planned GPU is gone, saying what changed and how to recompile (exit 1)", () => {
     const { cwd, scenario, env, plan } = setup();
     const gpu = plan.pipelines[0].gpu as string;
     const uuid = plan.registry.find((g: { gpu: string }) => g.gpu === gpu).uuid as string;
     const text = readFileSync(scenario, "utf8");
     writeFileSync(scenario, text.replace(uuid, "GPU-00000000-0000-0000-0000-00000000beef"));
-    const r = gpuplan(["run", "plan.json", "--ui", "plain"], { cwd, env: env() });
+    const r = gpuplan(["run", "plan.json", "--ui", "plain", "--bind", "exact"], { cwd, env: env() });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(
-      `${gpu} (NVIDIA H100 80GB HBM3, ${uuid}) from the plan is not visible on this machine`,
+      `${gpu} (NVIDIA H100 80GB HBM3, ${uuid}) from the plan is not visible on this machine, and --bind exact takes no replacement`,
     );
     expect(r.stderr).toContain("gpuplan compile gpu.yaml -o plan.json");
     expect(existsSync(join(cwd, "record.jsonl"))).toBe(false);

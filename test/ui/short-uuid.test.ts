@@ -129,6 +129,7 @@ describe("the run's views with look-alike GPUs", () => {
     const plan = lookAlike();
     const dry: DryRun = {
       schema: "gpuplan/dry-run@1",
+      bindings: [],
       plan: plan.name,
       run: "r",
       pipelines: [{ name: "train", gpus: ["cuda:1"], steps: [] }],

@@ -31,6 +31,7 @@ export interface RunOptions extends SlurmRunOptions {
   killGrace: number;
   cpuPinning: "on" | "off";
   spawn: "auto" | "node";
+  bind: "auto" | "exact";
 }
 
 export default async function run(file: string, options: RunOptions): Promise<number> {
@@ -50,21 +51,28 @@ export default async function run(file: string, options: RunOptions): Promise<nu
     ...(options.bindSlurmGpus && {
       bindSlurmGpus: { allocated: process.env.SLURM_STEP_GPUS || process.env.SLURM_JOB_GPUS },
     }),
+    bind: options.bind,
+    busyGpus: () => busyGpus(options.lockDir),
   });
   if (!prepared.ok) return reportProblems(prepared.problems, prepared.sources);
   // Warnings of the in-memory compile (a GPU step that falls back to the CPU, say) go out as
   // `gpuplan compile` would print them, on stderr, before the run.
   if (prepared.warnings.length > 0)
     writeErr(formatHuman(prepared.warnings, prepared.sources, await paintFor()));
-  const { plan, pipelines, baseDir, runId } = prepared.run;
+  const { plan, pipelines, baseDir, runId, bindings } = prepared.run;
   if (options.executor === "slurm") {
     const { runOnSlurmCommand } = await import("./run-slurm.js");
     return runOnSlurmCommand(file, options, prepared.run);
   }
+  // Where each planned GPU runs, before anything starts (the dry run shows it in its own output).
+  if (!options.dryRun && options.ui !== "json" && bindings.some((b) => b.replaced)) {
+    const { formatBindings } = await import("../../ui/bindings-text.js");
+    writeErr(formatBindings(bindings));
+  }
 
   if (options.dryRun) {
     const { describeDryRun } = await import("../../run/prepare/dry-run.js");
-    const description = describeDryRun(plan, pipelines, baseDir, runId, process.env.PATH);
+    const description = describeDryRun(plan, pipelines, baseDir, runId, process.env.PATH, bindings);
     const { formatDryRun } = await import("../../ui/dry-run-text.js");
     writeOut(
       options.ui === "json"
@@ -130,6 +138,14 @@ async function checkEventsFile(path: string): Promise<void> {
   } catch (e) {
     throw fileError(e, path, "write", "events file");
   }
+}
+
+/** GPUs every slot of which another run holds: a replacement GPU is looked for elsewhere first. */
+async function busyGpus(lockDir: string): Promise<ReadonlySet<string>> {
+  const { createSlotLock } = await import("../../run/lock/index.js");
+  const slots = await createSlotLock({ dir: lockDir }).inspect();
+  const free = new Set(slots.filter((s) => !s.held).map((s) => s.uuid));
+  return new Set(slots.filter((s) => s.held && !free.has(s.uuid)).map((s) => s.uuid));
 }
 
 async function reportProblems(problems: Problem[], sources: SourceFile[]): Promise<number> {

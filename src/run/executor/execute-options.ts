@@ -4,6 +4,7 @@
  * which re-exports these types for the CLI and the tests).
  */
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
+import type { RunStartBinding } from "../../schema-types/run-events.js";
 import type { GpuBusyError, SlotLock } from "../lock/types.js";
 import type { RunSummary } from "../outcome/run-tally.js";
 import type { EventSink } from "../record/events.js";
@@ -46,6 +47,8 @@ export interface ExecuteOptions {
   env?: NodeJS.ProcessEnv;
   /** Pipelines running at once on the host; default: the plan's `settings.maxParallelPipelines`. */
   maxParallelPipelines?: number;
+  /** How the plan's GPUs were bound to this machine's (run.start carries them). */
+  bindings?: readonly RunStartBinding[];
   /** The run's warm workers, whenever they change (`gpuplan locks` reads them from info files). */
   onWarmWorkers?: (workers: WarmWorkerInfo[]) => void;
 }

@@ -102,6 +102,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     schema: RUN_EVENTS_SCHEMA,
     pipelines: options.pipelines.map((p) => p.name),
     runDir,
+    ...(options.bindings?.length && { bindings: [...options.bindings] }),
   });
   try {
     const outcomes = await Promise.allSettled(options.pipelines.map((p) => runPipeline(ctx, p)));

@@ -3,6 +3,7 @@
  * whether it could start here (its working folder exists, its program is on its PATH).
  */
 import { resolve } from "node:path";
+import type { GpuBinding } from "../../plan/bind-gpus.js";
 import { stepOrder } from "../../plan/step-order.js";
 import type { GpuplanDryRun } from "../../schema-types/dry-run.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
@@ -19,9 +20,18 @@ export function describeDryRun(
   run: string,
   /** gpuplan's own PATH, which a step inherits unless its env sets one. */
   inheritedPath: string | undefined,
+  bindings: readonly GpuBinding[] = [],
 ): DryRun {
   return {
     schema: "gpuplan/dry-run@1",
+    bindings: bindings.map((b) => ({
+      gpu: b.planGpu,
+      uuid: b.live.uuid,
+      pciBusId: b.live.pciBusId,
+      liveGpu: b.live.id,
+      planUuid: b.planUuid,
+      replaced: b.replaced,
+    })),
     plan: plan.name,
     run,
     pipelines: pipelines.map((pipeline) => ({

@@ -23,6 +23,8 @@ export interface RunInput {
   sources: SourceFile[];
   /** The command that makes a fresh plan for this input, for hints. */
   recompile: string;
+  /** The command that makes a plan for this very machine (live detection), when the GPUs do not match. */
+  recompileHere?: string;
 }
 
 export async function loadRunInput(
@@ -67,6 +69,7 @@ export async function loadRunInput(
     baseDir: dirname(pipeline),
     problems: [],
     recompile: `gpuplan compile ${relative(cwd, pipeline) || pipeline}${inventoryFlag(plan, file, cwd)} -o ${file}`,
+    recompileHere: `gpuplan compile ${relative(cwd, pipeline) || pipeline} -o ${file}`,
   };
 }
 

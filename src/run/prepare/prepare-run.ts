@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import type { DetectInventory, Inventory } from "../../inventory/types.js";
-import { gpusUsed, verifyPlan } from "../../plan/verify-plan.js";
+import type { BindMode, GpuBinding } from "../../plan/bind-gpus.js";
+import { bindPlan, gpusUsed } from "../../plan/verify-plan.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/source-file.js";
@@ -30,6 +31,10 @@ export interface PrepareRequest {
    * `allocated` being SLURM_STEP_GPUS or SLURM_JOB_GPUS (src/slurm/bind-allocated-gpus.ts).
    */
   bindSlurmGpus?: { allocated: string | undefined };
+  /** `--bind`: `auto` (UUID first, else a matching GPU; the default) or `exact`. */
+  bind?: BindMode;
+  /** UUIDs of GPUs whose slots are all held by other runs (replacements avoid them). */
+  busyGpus?: () => Promise<ReadonlySet<string>>;
 }
 
 export interface PreparedRun {
@@ -43,6 +48,8 @@ export interface PreparedRun {
   completed: Set<string>;
   /** An earlier run's directory, journal and header are there already. */
   resumed: boolean;
+  /** Each GPU of the plan the selected pipelines use, and the live GPU it runs on. */
+  bindings: GpuBinding[];
 }
 
 export type Preparation =
@@ -54,7 +61,8 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
   const { file, detect } = request;
   let inventory: Inventory | undefined;
   let recompile: string;
-  let run: Omit<PreparedRun, "pipelines">;
+  let recompileHere: string | undefined;
+  let run: Omit<PreparedRun, "pipelines" | "bindings">;
   let startedWith: string[] | undefined;
   const warnings: Problem[] = [];
   let sources: SourceFile[] = [];
@@ -74,6 +82,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     }
     inventory = input.inventory;
     recompile = input.recompile;
+    recompileHere = input.recompileHere;
     warnings.push(...input.problems);
     sources = input.sources;
     const runId = makeRunId();
@@ -98,12 +107,24 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     pipelines = bound.pipelines;
   }
 
-  // Verify against the live machine: never run on the wrong card. CPU-only work needs no GPU.
+  // Bind to the live machine's GPUs: never run on the wrong card. CPU-only work needs no GPU.
+  let bindings: GpuBinding[] = [];
   if (request.verify !== false && gpusUsed(pipelines).length > 0) {
     inventory ??= await detect();
-    const problems = verifyPlan(run.plan, pipelines, inventory, { planFile: file, recompile });
-    if (hasErrors(problems)) return { ok: false, problems, sources: [] };
-    warnings.push(...problems);
+    const busy = (await request.busyGpus?.()) ?? new Set<string>();
+    const bound = bindPlan(run.plan, pipelines, inventory, {
+      planFile: file,
+      recompile,
+      ...(recompileHere && { recompileHere }),
+      busy,
+      ...(request.bind && { mode: request.bind }),
+    });
+    if (hasErrors(bound.problems)) return { ok: false, problems: bound.problems, sources: [] };
+    warnings.push(...bound.problems);
+    const names = new Set(pipelines.map((p) => p.name));
+    run = { ...run, plan: bound.plan };
+    pipelines = bound.plan.pipelines.filter((p) => names.has(p.name));
+    bindings = bound.bindings;
   }
-  return { ok: true, run: { ...run, pipelines }, warnings, sources };
+  return { ok: true, run: { ...run, pipelines, bindings }, warnings, sources };
 }
