@@ -8,6 +8,10 @@ import { error, hasErrors, type Problem } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { readSourceText, type SourceFile } from "../source/read-source-text.js";
 import type { ParsedSource } from "../source/source-file.js";
+import { VERSION } from "../version.js";
+
+/** The plan format this gpuplan writes and reads (`schema: gpuplan/plan@1`). */
+const PLAN_FORMAT = 1;
 
 export type PlanCheck =
   | { plan: GpuplanPlan; problems: []; source: SourceFile }
@@ -33,18 +37,34 @@ export async function parsePlanText(file: string, text: string): Promise<ParsedS
 /** The parsed data as a plan, or the problems (syntax, then schema) that make it none. */
 export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
   const { source, data } = parsed;
-  if (hasErrors(parsed.problems)) return { plan: undefined, problems: parsed.problems, source };
+  if (hasErrors(parsed.problems)) {
+    const cut = truncation(source);
+    return { plan: undefined, problems: cut ? [cut] : parsed.problems, source };
+  }
+  const newer = newerFormat(data, source.file);
+  if (newer) return { plan: undefined, problems: [newer], source };
   const { default: validatePlan } = await import("../generated/plan-validator.js");
   const upgraded = withRenamedSettings(data);
-  if (validatePlan(upgraded)) return { plan: upgraded as GpuplanPlan, problems: [], source };
+  if (validatePlan(upgraded)) {
+    const plan = upgraded as GpuplanPlan;
+    const { planInvariantProblems } = await import("./plan-invariants.js");
+    const broken = planInvariantProblems(plan, source.file);
+    return broken.length ? { plan: undefined, problems: broken, source } : { plan, problems: [], source };
+  }
   const { schemaProblems } = await import("../problems/schema-errors.js");
+  const writer = writtenBy(data);
   return {
     plan: undefined,
     problems: [
       error({
         code: "invalid-plan",
-        message: `${source.file} is not a gpuplan plan (schema gpuplan/plan@1)`,
-        hint: "make one with gpuplan compile PIPELINE.yaml -o plan.json",
+        message:
+          `${source.file} is not a gpuplan plan (schema gpuplan/plan@1)` +
+          (writer && writer !== VERSION ? `; it says gpuplan ${writer} wrote it, this is ${VERSION}` : ""),
+        hint:
+          writer && writer !== VERSION
+            ? `run it with gpuplan ${writer}, or compile it again with this one: gpuplan compile PIPELINE.yaml -o ${source.file}`
+            : "make one with gpuplan compile PIPELINE.yaml -o plan.json",
         file: source.file,
       }),
       ...schemaProblems(validatePlan.errors ?? [], source.file),
@@ -53,14 +73,46 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
   };
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+const writtenBy = (data: unknown): string | undefined =>
+  isRecord(data) && typeof data.gpuplanVersion === "string" ? data.gpuplanVersion : undefined;
+
+/** A plan in a format this gpuplan does not know yet (gpuplan/plan@2 and later). */
+function newerFormat(data: unknown, file: string): Problem | undefined {
+  if (!isRecord(data) || typeof data.schema !== "string") return undefined;
+  const m = /^gpuplan\/plan@(\d+)$/.exec(data.schema);
+  if (!m || Number(m[1]) <= PLAN_FORMAT) return undefined;
+  const writer = writtenBy(data);
+  return error({
+    code: "plan-too-new",
+    message: `${file} is in plan format ${data.schema}${writer ? `, written by gpuplan ${writer}` : ""}; this gpuplan (${VERSION}) reads gpuplan/plan@${PLAN_FORMAT}`,
+    hint: `run it with ${writer ? `gpuplan ${writer}` : "a newer gpuplan"}, or compile it again with this one`,
+    file,
+    pointer: "/schema",
+  });
+}
+
+/** A JSON plan that stops before its closing brace: cut short by a copy or a write that did not finish. */
+function truncation(source: SourceFile): Problem | undefined {
+  const text = source.text.trimEnd();
+  if (!text.startsWith("{") || text.endsWith("}")) return undefined;
+  return error({
+    code: "plan-truncated",
+    message: `${source.file} ends before the plan does (${source.text.length} bytes, no closing \`}\`): it was cut short`,
+    hint: "copy the plan again, or write it again with gpuplan compile PIPELINE.yaml -o PLAN",
+    file: source.file,
+    offset: source.text.length,
+  });
+}
+
 /**
  * `settings.workers` was renamed `settings.maxParallelPipelines` ("worker" is the warm model
  * process); a plan written before is read with the new name, so a committed plan or a run kept
  * for `--resume` goes on working.
  */
 function withRenamedSettings(data: unknown): unknown {
-  const isRecord = (v: unknown): v is Record<string, unknown> =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
   if (!isRecord(data) || !isRecord(data.settings)) return data;
   const { workers, ...settings } = data.settings;
   if (workers === undefined || "maxParallelPipelines" in settings) return data;

@@ -406,6 +406,24 @@ export const CODES = {
     "`gpuplan run` takes a plan written by `gpuplan compile` (schema gpuplan/plan@1), or a pipeline file that it compiles in memory. This file is JSON but not a valid plan.",
     "make one with gpuplan compile PIPELINE.yaml -o plan.json",
   ),
+  "plan-too-new": problem(
+    "error",
+    "The plan is in a format a newer gpuplan writes",
+    "Plans say their format (`schema: gpuplan/plan@N`) and the gpuplan that wrote them. A plan in a later format than this gpuplan reads is refused before anything starts, naming the gpuplan that made it.",
+    "run it with that gpuplan, or compile the pipeline again with this one",
+  ),
+  "plan-truncated": problem(
+    "error",
+    "The plan file is cut short",
+    "The file starts as a JSON plan but ends before its closing brace: a copy, a download or a write that did not finish. Nothing is started.",
+    "copy the plan again, or write it again with gpuplan compile",
+  ),
+  "plan-inconsistent": problem(
+    "error",
+    "The plan breaks its own invariants",
+    "A plan that passes the schema must still be one compile could have written: unique pipeline names, each GPU in the registry once, every GPU a pipeline or step uses in the registry, budgets no larger than their GPU, and no more slots per GPU than the slot lock gives (1024). A hand edit that breaks one is refused, located, before anything starts.",
+    "compile the plan again",
+  ),
   "plan-unknown-gpu": problem(
     "error",
     "A pipeline names a GPU the plan's registry lacks",
@@ -414,9 +432,9 @@ export const CODES = {
   ),
   "gpu-missing": problem(
     "error",
-    "A GPU of the plan is not visible on this machine",
-    "Plans name GPUs by UUID, and this one is not visible here: another machine, a changed CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES, or a GPU that fell off the bus. gpuplan never runs a plan on a card it was not made for.",
-    "recompile on this machine, or check the *_VISIBLE_DEVICES variables in this shell",
+    "A GPU of the plan has nothing on this machine to bind to",
+    "Before a run, each plan GPU is bound to a live one: the planned UUID when it is here, else (unless --bind exact) a free GPU of the same backend, model, MIG profile, compute capability and memory. When too few GPUs of a kind are visible — another kind of machine, a changed CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES, a GPU that fell off the bus — nothing starts, and the message says how many of which model the plan needs and what the machine has. gpuplan never runs a plan on a card it was not made for.",
+    "plan for this machine (gpuplan compile PIPELINE -o PLAN), or check the *_VISIBLE_DEVICES variables in this shell",
   ),
   "gpu-budget-no-longer-fits": problem(
     "error",

@@ -59,8 +59,12 @@ export async function loadRunInput(
   }
   const checked = await checkPlan(parsed);
   const base = { kind: "plan" as const, sources: [checked.source] };
-  if (!checked.plan)
-    return { ...base, plan: undefined, baseDir: cwd, problems: checked.problems, recompile: "" };
+  if (!checked.plan) {
+    // Located (file:line:column) like compile's problems: the reason a plan is refused is in it.
+    const { locateProblems } = await import("../../source/locate.js");
+    const problems = locateProblems(checked.problems, [checked.source]);
+    return { ...base, plan: undefined, baseDir: cwd, problems, recompile: "" };
+  }
   const { plan } = checked;
   const pipeline = resolvePlanPath(plan.source.file, file, cwd);
   return {
