@@ -41,13 +41,24 @@ export function createProgram(format: ReportFormat) {
       throw new CommanderError(0, "commander.version", VERSION);
     });
 
+  const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
   configure(program.command("compile"))
     .description("check a pipeline file and write a deterministic GPU plan")
     .argument("<file>", "pipeline YAML file (- reads it from stdin)")
     .option("-o, --output <plan>", "write the plan here (atomically; - for stdout) instead of stdout")
     .option("--inventory <file>", "compile against an inventory file (detect --json output or short form)")
-    .option("--target <name>", "compile against a built-in target profile (see `gpuplan targets`)")
-    .option("--check <plan>", "exit 1 when PLAN is not what compile would write now (CI staleness gate)")
+    .option("--target <name>", "compile against a target profile: built-in or custom (see `gpuplan targets`)")
+    .option(
+      "--targets-dir <dir>",
+      "folder of custom targets (inventory files NAME.yaml); default: .gpuplan/targets next to the pipeline and in the current folder",
+    )
+    .option(
+      "--check <plan>",
+      "exit 1 when PLAN is not what compile would write now (CI staleness gate); repeatable: each plan is checked against the target or inventory it records, unless --target/--inventory names one",
+      collect,
+      [],
+    )
     .addOption(
       new Option("--format <format>", "how to report problems")
         .choices(["human", "json", "github"] as const)
@@ -67,8 +78,6 @@ export function createProgram(format: ReportFormat) {
         format: options.json ? "json" : options.format,
       }),
     );
-
-  const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
   configure(program.command("detect"))
     .description("find NVIDIA and AMD GPUs and the CPU")
@@ -320,8 +329,12 @@ export function createProgram(format: ReportFormat) {
     .action((options) => runCommand(format, () => import("./commands/runs.js"), options));
 
   configure(program.command("targets"))
-    .description("list the built-in inventory profiles for --target")
+    .description("list the inventory profiles for --target: built-in, and custom ones in .gpuplan/targets")
     .option("--json", "print as JSON (schema gpuplan/targets@1)")
+    .option(
+      "--targets-dir <dir>",
+      "folder of custom targets (default: .gpuplan/targets in the current folder)",
+    )
     .action((options) => runCommand(format, () => import("./commands/targets.js"), options));
 
   configure(program.command("presets"))

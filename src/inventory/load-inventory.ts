@@ -103,18 +103,38 @@ function duplicateGpus(inventory: Inventory, file: string): Problem[] {
 
 export function targetInventory(name: string): InventoryChoice {
   const target = TARGETS.find((t) => t.name === name.toLowerCase());
-  if (!target) {
-    const names = TARGETS.map((t) => t.name);
-    const suggestion = didYouMean(name, names);
-    throw new UsageError(
-      `unknown target \`${name}\``,
-      "unknown-target",
-      `${suggestion ? `did you mean \`${suggestion}\`? ` : ""}known targets: ${names.join(", ")} (gpuplan targets)`,
-    );
-  }
+  if (!target) throw unknownTarget(name, []);
   return {
     inventory: expandShortInventory(target.inventory, "target", `target:${target.name}`),
     label: `target:${target.name}`,
     problems: [],
   };
+}
+
+/**
+ * `--target NAME`: a built-in target, else a custom one (an inventory file in one of `folders`,
+ * custom-targets.ts). The plan names it `target:NAME` either way.
+ */
+export async function chooseTarget(name: string, folders: readonly string[]): Promise<InventoryChoice> {
+  if (TARGETS.some((t) => t.name === name.toLowerCase())) return targetInventory(name);
+  const { listCustomTargets } = await import("./custom-targets.js");
+  const custom = listCustomTargets(folders).filter((t) => !t.shadowed);
+  const found = custom.find((t) => t.name === name.toLowerCase());
+  if (!found)
+    throw unknownTarget(
+      name,
+      custom.map((t) => t.name),
+    );
+  const { file: _file, ...choice } = await loadInventoryFile(found.file);
+  return { ...choice, label: `target:${found.name}` };
+}
+
+function unknownTarget(name: string, custom: readonly string[]): UsageError {
+  const names = [...TARGETS.map((t) => t.name), ...custom];
+  const suggestion = didYouMean(name, names);
+  return new UsageError(
+    `unknown target \`${name}\``,
+    "unknown-target",
+    `${suggestion ? `did you mean \`${suggestion}\`? ` : ""}known targets: ${names.join(", ")} (gpuplan targets; custom ones are inventory files in .gpuplan/targets/ or --targets-dir)`,
+  );
 }

@@ -21,6 +21,17 @@ export interface GpuplanCompileReport {
     upToDate: boolean;
   } | null;
   /**
+   * With several --check plans: each plan, whether it is up to date, and the inventory it was checked against (the target or file it records, unless --target/--inventory named one). `check` is the first of them.
+   */
+  checks?: {
+    plan: string;
+    upToDate: boolean;
+    /**
+     * target:NAME, file:PATH or detect
+     */
+    inventory: string;
+  }[];
+  /**
    * The plan (schema gpuplan/plan@1) when it was neither written to a file nor checked.
    */
   plan: {} | null;

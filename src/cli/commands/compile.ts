@@ -1,10 +1,10 @@
 /** `gpuplan compile FILE`: parse options, call the core, pick the output, set the exit code. */
 import { fstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
-import { realpath } from "node:fs/promises";
-import { dirname } from "node:path";
-import { compilePlan } from "../../compile/compile.js";
+import { readFile, realpath } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { type CompileResult, compilePlan } from "../../compile/compile.js";
 import type { History } from "../../history/read-history.js";
-import { type InventoryChoice, loadInventoryFile, targetInventory } from "../../inventory/load-inventory.js";
+import { chooseTarget, type InventoryChoice, loadInventoryFile } from "../../inventory/load-inventory.js";
 import {
   checkPipelineText,
   type LoadedPipelineFile,
@@ -12,9 +12,10 @@ import {
 } from "../../pipeline/load-pipeline.js";
 import { describeStaleness } from "../../plan/staleness.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
+import { dedupeProblems } from "../../problems/dedupe.js";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
-import { error, hasErrors, type Problem } from "../../problems/problem.js";
+import { error, hasErrors, type Problem, sortProblems } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText } from "../../source/read-source-text.js";
 import { formatGithub } from "../../ui/problems/github.js";
@@ -28,7 +29,10 @@ export interface CompileOptions {
   output?: string;
   inventory?: string;
   target?: string;
-  check?: string;
+  /** `--check PLAN`, repeatable: each plan against the inventory it records (or the one named). */
+  check?: string[];
+  /** `--targets-dir`: where custom targets are (default: .gpuplan/targets next to the pipeline and here). */
+  targetsDir?: string;
   format: "human" | "json" | "github";
   strict?: boolean;
   /** Run ids or folders to learn estimates from, or ["auto"]. */
@@ -48,7 +52,7 @@ export default async function compile(file: string, options: CompileOptions): Pr
       "pick one",
     );
   }
-  if (options.check && options.output) {
+  if (options.check?.length && options.output) {
     throw new UsageError(
       "--check and --output cannot be used together",
       "conflicting-options",
@@ -57,42 +61,64 @@ export default async function compile(file: string, options: CompileOptions): Pr
   }
   // `-o -` is stdout, the default.
   const output = options.output === "-" ? undefined : options.output;
-  if (output !== undefined) await refuseToOverwriteInputs(output, [file, options.inventory, options.check]);
+  const checks = options.check ?? [];
+  if (output !== undefined) await refuseToOverwriteInputs(output, [file, options.inventory, ...checks]);
   const loaded =
     file === "-" ? checkPipelineText(STDIN_NAME, await readStdin()) : await loadPipelineFile(file);
-  const choice = await chooseInventory(options);
   const fromStdin = file === "-";
+  // One compile per plan checked (each against the inventory it records, unless one is named),
+  // or one for -o / stdout.
   const history = options.history ? await readRuns(options.history, file, loaded) : undefined;
-  const result = compilePlan(loaded, choice, {
-    planDir: planFolder(file, output, options.check),
-    fromStdin,
-    ...(history && { history }),
-  });
-  if (history) writeErr(historyLines(history, result.plan, options.history!));
-  let problems = result.problems;
-  if (options.strict) problems = problems.map((p) => ({ ...p, severity: "error" as const }));
-  const ok = !hasErrors(problems) && result.planText !== undefined;
-
-  let upToDate: boolean | undefined;
-  if (ok && options.check) {
-    const current = await readSourceText(options.check, "plan");
-    upToDate = current === result.planText;
-    if (!upToDate)
-      problems = [...problems, checkProblem(options.check, current, result.planText!, file, options)];
+  const compiles: Compiled[] = [];
+  for (const check of checks.length > 0 ? checks : [undefined]) {
+    const choice = await chooseInventory(options, file, check);
+    const result = compilePlan(loaded, choice, {
+      planDir: planFolder(file, output, check),
+      fromStdin,
+      ...(history && { history }),
+    });
+    const strict = options.strict
+      ? result.problems.map((p) => ({ ...p, severity: "error" as const }))
+      : result.problems;
+    const compiled: Compiled = {
+      check,
+      label: choice.label,
+      flag: inventoryFlag(choice),
+      result,
+      problems: strict,
+    };
+    if (check !== undefined && !hasErrors(strict) && result.planText !== undefined) {
+      const current = await readSourceText(check, "plan");
+      compiled.upToDate = current === result.planText;
+      if (!compiled.upToDate)
+        compiled.problems = [...strict, checkProblem(check, current, result.planText, file, compiled.flag)];
+    }
+    compiles.push(compiled);
   }
-  if (ok && output) await writeFileAtomic(output, result.planText!, "plan");
+  const first = compiles[0]!;
+  const { result } = first;
+  if (history) writeErr(historyLines(history, result.plan, options.history!));
+  const problems = sortProblems(dedupeProblems(compiles.flatMap((c) => c.problems)));
+  const sources = [
+    ...new Map(compiles.flatMap((c) => c.result.sources).map((src) => [src.file, src])).values(),
+  ];
+  const failed = hasErrors(problems) || result.planText === undefined;
+  if (!failed && output) await writeFileAtomic(output, result.planText!, "plan");
 
-  const failed = hasErrors(problems);
   const paint = await paintFor();
+  const checked = compiles.filter((c) => c.check !== undefined && c.upToDate !== undefined);
   switch (options.format) {
     case "json":
       writeOut(
         formatJson({
           ok: !failed,
           problems,
-          output: ok && output ? output : null,
-          check: options.check && upToDate !== undefined ? { plan: options.check, upToDate } : null,
-          plan: ok && !output && !options.check ? result.plan! : null,
+          output: !failed && output ? output : null,
+          check: checked[0] ? { plan: checked[0].check!, upToDate: checked[0].upToDate! } : null,
+          ...(checks.length > 1 && {
+            checks: checked.map((c) => ({ plan: c.check!, upToDate: c.upToDate!, inventory: c.label })),
+          }),
+          plan: !failed && !output && checks.length === 0 ? result.plan! : null,
         }),
       );
       break;
@@ -100,13 +126,35 @@ export default async function compile(file: string, options: CompileOptions): Pr
       writeOut(formatGithub(problems));
       break;
     default: {
-      if (problems.length) writeErr(formatHuman(problems, result.sources, paint));
-      if (ok && !output && !options.check) writeOut(result.planText!);
+      if (problems.length) writeErr(formatHuman(problems, sources, paint));
+      if (!failed && !output && checks.length === 0) writeOut(result.planText!);
     }
   }
-  if (options.format !== "json")
-    writeErr(summaryLine(result.plan, problems, failed, options, output, paint.bold));
+  if (options.format !== "json") {
+    const where =
+      checks.length > 0
+        ? checked.length === checks.length && checked.every((c) => c.upToDate)
+          ? checked.length === 1
+            ? `${checked[0]!.check} is up to date`
+            : `${checked.map((c) => `${c.check} (${c.label})`).join(", ")} are up to date`
+          : undefined
+        : output
+          ? `wrote ${output}`
+          : "plan on stdout";
+    writeErr(summaryLine(result.plan, problems, failed || where === undefined, where ?? "", paint.bold));
+  }
   return failed ? EXIT.problems : EXIT.ok;
+}
+
+interface Compiled {
+  check: string | undefined;
+  /** The plan's inventory label (target:NAME, file:PATH, detect). */
+  label: string;
+  /** The compile flag that names that inventory, for hints (` --target dgx-h100`). */
+  flag: string;
+  result: CompileResult;
+  problems: Problem[];
+  upToDate?: boolean;
 }
 
 /**
@@ -169,28 +217,54 @@ function historyLines(history: History, plan: GpuplanPlan | undefined, refs: str
   return `${lines.join("\n")}\n`;
 }
 
-async function chooseInventory(options: CompileOptions): Promise<InventoryChoice> {
+/**
+ * The inventory to compile against: --inventory, --target, else (checking a plan) the one the plan
+ * records — so `--check plans/*.json` checks each plan against its own target — else live detection.
+ */
+async function chooseInventory(
+  options: CompileOptions,
+  file: string,
+  check: string | undefined,
+): Promise<InventoryChoice> {
   if (options.inventory) return loadInventoryFile(options.inventory);
-  if (options.target) return targetInventory(options.target);
+  const recorded = check === undefined ? undefined : await recordedInventory(check);
+  const target =
+    options.target ?? (recorded?.startsWith("target:") ? recorded.slice("target:".length) : undefined);
+  if (target !== undefined) {
+    const { targetFolders } = await import("../../inventory/custom-targets.js");
+    const projects = [...(file === "-" ? [] : [dirname(file)]), "."];
+    return chooseTarget(target, targetFolders(options.targetsDir, projects));
+  }
+  if (recorded?.startsWith("file:"))
+    return loadInventoryFile(join(dirname(check!), recorded.slice("file:".length)));
   // Live detection: imported only here, so `compile --target` never loads it.
   const { detectInventory } = await import("../../detect/index.js");
   return { inventory: await detectInventory({ lockDir: options.lockDir }), label: "detect", problems: [] };
 }
 
-const choiceFlag = (o: CompileOptions): string =>
-  o.inventory ? ` --inventory ${o.inventory}` : o.target ? ` --target ${o.target}` : "";
+/** The `inventory.label` a plan file records, when it is a plan. */
+async function recordedInventory(check: string): Promise<string | undefined> {
+  try {
+    const data: unknown = JSON.parse(await readFile(check, "utf8"));
+    const label = (data as { inventory?: { label?: unknown } } | null)?.inventory?.label;
+    return typeof label === "string" ? label : undefined;
+  } catch {
+    return undefined; // Not there or not a plan: --check says so itself.
+  }
+}
+
+/** The compile flag that names an inventory choice, for hints. */
+function inventoryFlag(choice: InventoryChoice): string {
+  if (choice.file !== undefined) return ` --inventory ${choice.file}`;
+  if (choice.label.startsWith("target:")) return ` --target ${choice.label.slice("target:".length)}`;
+  return "";
+}
 
 /**
  * `--check PLAN` found a difference. The hint offers to rewrite PLAN only when PLAN is a plan: a
  * pipeline file or anything else passed by mistake must never be one copy-paste from overwritten.
  */
-function checkProblem(
-  check: string,
-  current: string,
-  planText: string,
-  file: string,
-  options: CompileOptions,
-): Problem {
+function checkProblem(check: string, current: string, planText: string, file: string, flag: string): Problem {
   if (!looksLikePlan(current)) {
     return error({
       code: "invalid-plan",
@@ -202,7 +276,7 @@ function checkProblem(
   return error({
     code: "stale-plan",
     message: `${check} is not what compile writes now: ${describeStaleness(current, planText)}`,
-    hint: `run: gpuplan compile ${file}${choiceFlag(options)} -o ${check}${file === "-" ? " with the pipeline on stdin" : ""}`,
+    hint: `run: gpuplan compile ${file}${flag} -o ${check}${file === "-" ? " with the pipeline on stdin" : ""}`,
     file: check,
   });
 }
@@ -247,18 +321,12 @@ function summaryLine(
   plan: GpuplanPlan | undefined,
   problems: Problem[],
   failed: boolean,
-  options: CompileOptions,
-  output: string | undefined,
+  where: string,
   bold: (s: string) => string,
 ): string {
   if (failed || !plan) return `${bold("gpuplan compile:")} ${countLine(problems)}; no plan written\n`;
   const s = plan.summary;
   const ratio = s.lowerBoundMs > 0 ? ` (${(s.makespanMs / s.lowerBoundMs).toFixed(2)}× lower bound)` : "";
-  const where = options.check
-    ? `${options.check} is up to date`
-    : output
-      ? `wrote ${output}`
-      : "plan on stdout";
   const onGpus = s.gpuPipelines > 0 ? `${s.gpuPipelines} on ${count(plan.registry.length, "GPU")}` : "";
   const onCpu = s.cpuPipelines > 0 ? (s.gpuPipelines > 0 ? `${s.cpuPipelines} on CPU` : "all on CPU") : "";
   const split = [onGpus, onCpu].filter(Boolean).join(", ");

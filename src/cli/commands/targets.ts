@@ -1,16 +1,46 @@
-/** `gpuplan targets`: the built-in inventory profiles for `compile --target`. */
-import { TARGETS } from "../../inventory/targets.js";
+/**
+ * `gpuplan targets`: the inventory profiles for `compile --target` — the built-in ones, then the
+ * custom ones (inventory files in .gpuplan/targets or --targets-dir). A custom file that is not an
+ * inventory is reported (located) and the command exits 1, after listing the others.
+ */
+import { listCustomTargets, targetFolders, toTarget } from "../../inventory/custom-targets.js";
+import { loadInventoryFile } from "../../inventory/load-inventory.js";
+import { TARGETS, type Target } from "../../inventory/targets.js";
+import { EXIT } from "../../problems/exit-codes.js";
+import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanTargets } from "../../schema-types/targets.js";
+import type { SourceFile } from "../../source/source-file.js";
+import { formatHuman } from "../../ui/problems/human.js";
 import { formatTargets } from "../../ui/targets-table.js";
-import { writeOut } from "../output.js";
+import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
-export default async function targets(options: { json?: boolean }): Promise<number> {
-  if (options.json) {
-    const out: GpuplanTargets = { schema: "gpuplan/targets@1", targets: [...TARGETS] };
-    writeOut(`${JSON.stringify(out, null, 2)}\n`);
-    return 0;
+export default async function targets(options: { json?: boolean; targetsDir?: string }): Promise<number> {
+  const custom: Target[] = [];
+  const problems: Problem[] = [];
+  const sources: SourceFile[] = [];
+  for (const t of listCustomTargets(targetFolders(options.targetsDir, ["."]))) {
+    const loaded = await loadInventoryFile(t.file);
+    if (loaded.source) sources.push(loaded.source);
+    problems.push(...loaded.problems);
+    if (loaded.inventory && !hasErrors(loaded.problems)) {
+      const target = toTarget(t.name, t.file, loaded.inventory);
+      custom.push(
+        t.shadowed
+          ? { ...target, description: `${target.description} (not used: a built-in target has this name)` }
+          : target,
+      );
+    }
   }
-  writeOut(formatTargets(TARGETS, await paintFor(process.stdout)));
-  return 0;
+  const all = [...TARGETS, ...custom];
+  if (options.json) {
+    const out: GpuplanTargets = { schema: "gpuplan/targets@1", targets: all };
+    writeOut(`${JSON.stringify(out, null, 2)}\n`);
+  } else {
+    writeOut(formatTargets(all, await paintFor(process.stdout)));
+  }
+  if (problems.length === 0) return EXIT.ok;
+  const { locateProblems } = await import("../../source/locate.js");
+  writeErr(formatHuman(locateProblems(problems, sources), sources, await paintFor()));
+  return hasErrors(problems) ? EXIT.problems : EXIT.ok;
 }

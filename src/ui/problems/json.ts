@@ -9,6 +9,8 @@ export interface ReportInput {
   problems: readonly Problem[];
   output: string | null;
   check: { plan: string; upToDate: boolean } | null;
+  /** Several --check plans: each, with the inventory it was checked against. */
+  checks?: { plan: string; upToDate: boolean; inventory: string }[];
   plan: GpuplanPlan | null;
 }
 
@@ -22,6 +24,7 @@ export function formatJson(input: ReportInput): string {
     problems: input.problems.map(toReportedProblem),
     output: input.output,
     check: input.check,
+    ...(input.checks && { checks: input.checks }),
     plan: input.plan as GpuplanCompileReport["plan"],
   };
   return `${JSON.stringify(report, null, 2)}\n`;

@@ -1,0 +1,83 @@
+/**
+ * Custom targets: inventory files in a folder (`.gpuplan/targets/NAME.yaml` next to the pipeline
+ * or in the current folder, or `--targets-dir DIR`), each usable as `--target NAME` and listed by
+ * `gpuplan targets` beside the built-in ones. A file is what `compile --inventory` reads: the short
+ * form, or what `gpuplan detect --save` wrote on a machine of that kind — so a team names its node
+ * types once and plans for them by name. A built-in name cannot be taken over: its file is ignored
+ * for `--target` and listed as shadowed.
+ */
+import { readdirSync } from "node:fs";
+import { basename, extname, join, resolve } from "node:path";
+import type { Target } from "../schema-types/targets.js";
+import { TARGETS } from "./targets.js";
+import type { Inventory, ShortInventory } from "./types.js";
+
+/** Where custom targets live, relative to a project folder. */
+const TARGETS_FOLDER = ".gpuplan/targets";
+
+const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
+
+export interface CustomTargetFile {
+  /** Lower case, as --target matches names. */
+  name: string;
+  file: string;
+  /** A built-in target has this name: the file is not used. */
+  shadowed: boolean;
+}
+
+/** The folders to search: the one given, else `.gpuplan/targets` in each of `projectDirs` (deduplicated). */
+export function targetFolders(given: string | undefined, projectDirs: readonly string[]): string[] {
+  if (given !== undefined) return [given];
+  const byPath = new Map(projectDirs.map((d) => [resolve(d, TARGETS_FOLDER), join(d, TARGETS_FOLDER)]));
+  return [...byPath.values()];
+}
+
+/** The inventory files in the folders, by name; the first folder's file wins a name. */
+export function listCustomTargets(folders: readonly string[]): CustomTargetFile[] {
+  const found = new Map<string, CustomTargetFile>();
+  for (const folder of folders) {
+    let names: string[];
+    try {
+      names = readdirSync(folder).sort();
+    } catch {
+      continue; // No such folder: no custom targets there.
+    }
+    for (const entry of names) {
+      if (!EXTENSIONS.has(extname(entry))) continue;
+      const name = basename(entry, extname(entry)).toLowerCase();
+      if (found.has(name)) continue;
+      found.set(name, { name, file: join(folder, entry), shadowed: TARGETS.some((t) => t.name === name) });
+    }
+  }
+  return [...found.values()];
+}
+
+/** An inventory as a target entry (the short form `gpuplan targets --json` lists). */
+export function toTarget(name: string, file: string, inventory: Inventory): Target {
+  const kinds = new Map<string, NonNullable<ShortInventory["gpus"]>[number]>();
+  for (const g of inventory.gpus) {
+    const key = `${g.backend}\0${g.name}\0${g.memoryBytes}\0${g.computeCapability ?? ""}`;
+    const kind = kinds.get(key);
+    if (kind) kind.count = (kind.count ?? 1) + 1;
+    else
+      kinds.set(key, {
+        name: g.name,
+        memory: g.memoryBytes,
+        count: 1,
+        backend: g.backend,
+        ...(g.computeCapability !== null && { compute_capability: g.computeCapability }),
+      });
+  }
+  return {
+    name,
+    description: `custom: ${file}`,
+    inventory: {
+      gpus: [...kinds.values()],
+      cpu: {
+        threads: inventory.cpu.usableCores,
+        memory: inventory.cpu.memoryBytes,
+        model: inventory.cpu.model,
+      },
+    },
+  };
+}

@@ -1,0 +1,113 @@
+// Custom targets (#13 item 3): inventory files in .gpuplan/targets next to the pipeline (or
+// --targets-dir) are listed by `gpuplan targets` and usable as `--target NAME`; one saved with
+// `detect --save` on a machine gives a plan that binds to that kind of machine elsewhere.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fakeEnv, fakeLib, fakeLibsBuilt } from "../detect/fake-libs.js";
+import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups) c();
+  cleanups = [];
+});
+const PIPELINE =
+  "version: 1\nname: t\npipelines:\n  - name: p\n    steps:\n      - { id: s, run: [node, -e, '0'], memory: torch, vram: 8GiB }\n";
+
+function project(): string {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  mkdirSync(join(t.dir, "proj/.gpuplan/targets"), { recursive: true });
+  writeFileSync(join(t.dir, "proj/gpu.yaml"), PIPELINE);
+  writeFileSync(
+    join(t.dir, "proj/.gpuplan/targets/L4-Pair.yaml"),
+    'gpus:\n  - { name: NVIDIA L4, memory: 23034MiB, count: 2, compute_capability: "8.9" }\ncpu: { threads: 32, memory: 128GiB }\n',
+  );
+  return t.dir;
+}
+
+describe("custom targets", () => {
+  it("are listed after the built-in ones and compile as --target NAME, from the pipeline's folder or here", () => {
+    const dir = project();
+    const list = gpuplan(["targets"], { cwd: join(dir, "proj") });
+    expect(list.exitCode, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/cpu-only .*\nl4-pair +2× NVIDIA L4 22\.5 GiB +32 threads\n$/);
+    const json = JSON.parse(gpuplan(["targets", "--json"], { cwd: join(dir, "proj") }).stdout) as {
+      targets: { name: string; description: string }[];
+    };
+    expect(json.targets.at(-1)).toMatchObject({
+      name: "l4-pair",
+      description: "custom: .gpuplan/targets/L4-Pair.yaml",
+    });
+
+    // From another folder: found next to the pipeline.
+    const c = gpuplan(["compile", "proj/gpu.yaml", "--target", "l4-pair", "-o", "proj/plan.json"], {
+      cwd: dir,
+    });
+    expect(c.exitCode, c.stderr).toBe(0);
+    const plan = JSON.parse(readFileSync(join(dir, "proj/plan.json"), "utf8")) as {
+      inventory: { label: string };
+      registry: { name: string }[];
+    };
+    expect(plan.inventory.label).toBe("target:l4-pair");
+    expect(plan.registry.map((r) => r.name)).toEqual(["NVIDIA L4", "NVIDIA L4"]);
+  });
+
+  it("--targets-dir names the folder; an unknown name suggests the custom ones too; a broken file is located and exits 1", () => {
+    const dir = project();
+    mkdirSync(join(dir, "shared"));
+    writeFileSync(
+      join(dir, "shared/big-node.yaml"),
+      "gpus:\n  - { name: NVIDIA H200, memory: 143771MiB, count: 4 }\ncpu: { threads: 96 }\n",
+    );
+    const ok = gpuplan(["compile", "proj/gpu.yaml", "--target", "big-node", "--targets-dir", "shared"], {
+      cwd: dir,
+    });
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    const unknown = gpuplan(["compile", "proj/gpu.yaml", "--target", "l4-pairs"], { cwd: dir });
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain("did you mean `l4-pair`?");
+    writeFileSync(join(dir, "proj/.gpuplan/targets/broken.yaml"), "gpus: 3\n");
+    const list = gpuplan(["targets"], { cwd: join(dir, "proj") });
+    expect(hasCrashed(list), list.stderr).toBe(false);
+    expect(list.exitCode).toBe(1);
+    expect(list.stdout).toContain("l4-pair");
+    expect(list.stderr).toMatch(/^\.gpuplan\/targets\/broken\.yaml:1:7 +error +`gpus` must be array/m);
+  });
+
+  it.skipIf(!fakeLibsBuilt)(
+    "one saved with detect --save on a machine plans for that kind of machine and binds there by model",
+    () => {
+      const dir = project();
+      const env = fakeEnv(
+        "h100x8-mig.scenario",
+        { nvml: fakeLib("nvml") },
+        { GPUPLAN_LOCK_DIR: join(dir, "locks"), CI: "1" },
+      );
+      expect(
+        gpuplan(["detect", "--save", "proj/.gpuplan/targets/lab-node.json"], { cwd: dir, env }).exitCode,
+      ).toBe(0);
+      const c = gpuplan(["compile", "proj/gpu.yaml", "--target", "lab-node", "-o", "proj/plan.json"], {
+        cwd: dir,
+      });
+      expect(c.exitCode, c.stderr).toBe(0);
+      // Another machine of the kind: the same scenario with other UUIDs on GPU 0.
+      const other = fakeEnv(
+        "h100x8-mig.scenario",
+        { nvml: fakeLib("nvml") },
+        {
+          GPUPLAN_LOCK_DIR: join(dir, "locks"),
+          CI: "1",
+          CUDA_VISIBLE_DEVICES: "GPU-d23f0824-128b-2f33-0c5c-7fd0a6a3a450",
+        },
+      );
+      const r = gpuplan(["run", "proj/plan.json", "--dry-run", "--json"], { cwd: dir, env: other });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const bindings = (JSON.parse(r.stdout) as { bindings: { uuid: string; replaced: boolean }[] }).bindings;
+      expect(bindings).toEqual([
+        expect.objectContaining({ uuid: "GPU-d23f0824-128b-2f33-0c5c-7fd0a6a3a450" }),
+      ]);
+    },
+  );
+});
