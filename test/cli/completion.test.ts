@@ -111,7 +111,7 @@ describe.skipIf(!has("fish") && !inCi)("fish", () => {
 
   it("loads, and completes commands, flags, targets, files and run ids", () => {
     expect(fishComplete("gpuplan comp")).toEqual(["compile", "completion"]);
-    expect(fishComplete("gpuplan compile --targ")).toEqual(["--target"]);
+    expect(fishComplete("gpuplan compile --targ")).toEqual(["--target", "--targets-dir"]);
     expect(fishComplete("gpuplan compile --target dgx-h")).toEqual(["dgx-h100", "dgx-h200"]);
     expect(fishComplete("gpuplan compile my")).toEqual(["my plan.json"]);
     expect(fishComplete("gpuplan run --resume 2026")).toEqual(["20261126-120000-ab12"]);
