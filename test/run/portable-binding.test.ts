@@ -5,7 +5,7 @@
  * (`detect --save`) binds by UUID where the UUIDs are there; a mixed plan binds each GPU to its own
  * model; a MIG plan binds to a MIG instance of the same profile.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
@@ -116,6 +116,11 @@ describe.skipIf(!fakeLibsBuilt)("a plan compiled against a target runs on any ma
     expect(start.event).toBe("run.start");
     expect(start.bindings.map((b) => b.uuid)).toEqual(LIVE);
     expect(start.bindings[0]).toMatchObject({ gpu: "cuda:0", pciBusId: "0000:18:00.0", replaced: true });
+    // The run keeps the plan as bound; resuming it with the committed plan is the same plan.
+    const [runId] = readdirSync(join(m.dir, ".gpuplan/runs"));
+    const resumed = gpuplan(["run", "plan.json", "--resume", runId!, "--ui", "plain"], { cwd: m.dir, env });
+    expect(resumed.stderr).not.toContain("resume-plan-changed");
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
   });
 
   it("on 10 H100s it binds 8 of them, the first in PCI order", () => {

@@ -57,6 +57,15 @@ export async function loadResumedRun(
 }
 
 /**
+ * The pipelines without the GPU UUIDs of their steps: the run keeps the plan as bound to this
+ * machine's GPUs (src/plan/verify-plan.ts), which names the live UUIDs where the file has the
+ * planned ones — the same plan.
+ */
+function unbound(pipelines: GpuplanPlan["pipelines"] | undefined): unknown {
+  return pipelines?.map((p) => ({ ...p, steps: p.steps.map((s) => ({ ...s, uuid: null })) }));
+}
+
+/**
  * A resumed run runs the plan it started with (stored in its directory), so that a pipeline file
  * compiled in memory cannot change under it. A plan file given now must be that same plan.
  */
@@ -68,7 +77,7 @@ async function checkSamePlan(file: string, stored: GpuplanPlan, run: string): Pr
   } catch {
     return;
   }
-  if (JSON.stringify(given.pipelines) !== JSON.stringify(stored.pipelines)) {
+  if (JSON.stringify(unbound(given.pipelines)) !== JSON.stringify(unbound(stored.pipelines))) {
     throw new UsageError(
       `--resume: run ${run} was started from a different plan than ${file}`,
       "resume-plan-changed",
