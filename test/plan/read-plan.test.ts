@@ -41,7 +41,7 @@ describe("readPlanFile", () => {
   it("a torn or foreign file is problems with a code, never a plan", async () => {
     const torn = await readPlanFile(file("torn.json", JSON.stringify(makePlan()).slice(0, 100)));
     expect(torn.plan).toBeUndefined();
-    expect(torn.problems.map((p) => p.code)).toEqual(["syntax-error"]);
+    expect(torn.problems.map((p) => p.code)).toEqual(["plan-truncated"]);
     const foreign = await readPlanFile(file("other.json", JSON.stringify({ schema: "gpuplan/plan@1" })));
     expect(foreign.plan).toBeUndefined();
     expect(foreign.problems[0]).toMatchObject({ code: "invalid-plan", severity: "error" });
