@@ -1,7 +1,7 @@
 // `gpuplan run` with the real flock slot lock, GPUs from fake NVML: several gpuplan processes
 // competing for 2 GPUs × 2 slots never put more steps on a GPU than it has slots, exclusive steps
 // run alone, and --no-wait on a busy GPU exits 75 naming the holder.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -200,6 +200,47 @@ pipelines:
     for (let i = 0; i < 100 && isAlive(childPid); i++) await new Promise((r) => setTimeout(r, 20));
     const r = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
     expect(r.exitCode, r.stderr).toBe(0);
+  }, 30_000);
+  it("--no-wait with several pipelines on busy GPUs exits 75 naming the holders, never an unhandled error", async () => {
+    const { cwd, env, plan } = machine(`
+version: 1
+name: busy-many
+registry: { max_pipelines_per_gpu: 1 }
+pipelines:
+  - name: p-{n}
+    matrix: { n: [1, 2, 3, 4] }
+    steps:
+      - id: s
+        run: [node, record.mjs, "p-{n}", "10"]
+        memory: torch
+        vram: 4GiB
+`);
+    const holders: { child: ChildProcess; childPid: number }[] = [];
+    for (const g of plan.registry as { uuid: string }[]) {
+      const { child, line } = await startFixture("holder.mjs", [join(cwd, "locks"), g.uuid]);
+      const { childPid } = JSON.parse(line) as { childPid: number };
+      holders.push({ child, childPid });
+    }
+    const killAll = () => {
+      for (const h of holders)
+        for (const pid of [h.child.pid!, h.childPid]) {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {
+            // already gone
+          }
+        }
+    };
+    cleanups.push(killAll);
+    try {
+      const r = gpuplan(["run", "plan.json", "--no-wait", "--ui", "plain"], { cwd, env });
+      expect(r.exitCode, r.stderr).toBe(75);
+      expect(r.stderr).toMatch(/GPU busy: cuda:\d \(GPU-[0-9a-f-]+\) is held by pid \d+ \(victim\/long-step/);
+      expect(r.stderr).not.toMatch(/internal error|Unhandled|at .*\.js:\d+/i);
+    } finally {
+      killAll();
+      for (const h of holders) await exited(h.child);
+    }
   }, 30_000);
 });
 

@@ -90,6 +90,9 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
       deadline(started, request.timeoutMs),
       request.signal,
     );
+    // Observed from the start: an abort (another pipeline's busy GPU under --no-wait) may settle
+    // it while enqueue() still waits, before the caller has the promise (#12 item 12).
+    waiter.promise.catch(() => {});
     await this.enqueue(
       request.uuid,
       waiter,
@@ -118,6 +121,7 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
       deadline(started, options.timeoutMs),
       options.signal,
     );
+    waiter.promise.catch(() => {});
     await this.enqueue(lease.uuid, waiter, options.wait, () => new GpuBusyError(lease.gpu, others()));
     return waiter.promise;
   }
