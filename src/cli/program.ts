@@ -13,6 +13,7 @@ import {
   Option,
 } from "@commander-js/extra-typings";
 import type { Code } from "../problems/codes.js";
+import { DEFAULT_CPU_PINNING, DEFAULT_KILL_GRACE_MS, DEFAULT_SPAWN } from "../run/executor/run-defaults.js";
 import { DEFAULT_LOCK_DIR_TEXT, defaultLockDir, SYSTEM_LOCK_DIR } from "../run/lock/default-lock-dir.js";
 import { VERSION } from "../version.js";
 import { countArgument, durationArgument, sizeArgument, takeArgumentFailureCode } from "./arg-parsers.js";
@@ -147,13 +148,13 @@ export function createProgram(format: ReportFormat) {
       new Option("--kill-grace <duration>", "after SIGTERM, how long a stopped step has before SIGKILL")
         .env("GPUPLAN_KILL_GRACE")
         .argParser(durationArgument())
-        .default(5000, "5s"),
+        .default(DEFAULT_KILL_GRACE_MS, `${DEFAULT_KILL_GRACE_MS / 1000}s`),
     )
     .addOption(
       new Option("--cpu-pinning <mode>", "pin GPU steps to their GPU's local CPUs")
         .env("GPUPLAN_CPU_PINNING")
         .choices(["on", "off"] as const)
-        .default("on" as const),
+        .default(DEFAULT_CPU_PINNING ? ("on" as const) : ("off" as const)),
     )
     .addOption(
       new Option(
@@ -162,7 +163,7 @@ export function createProgram(format: ReportFormat) {
       )
         .env("GPUPLAN_SPAWN")
         .choices(["auto", "node"] as const)
-        .default("auto" as const),
+        .default(DEFAULT_SPAWN),
     )
     .addOption(
       new Option(

@@ -8,6 +8,7 @@
  * events (outcome/run-tally.ts). The parts: contexts, run-pipeline (pipeline-slots,
  * pipeline-permit), settle-step (exclusive-upgrade), run-attempt (memory-snapshots), slot-handover.
  */
+
 import { setMaxListeners } from "node:events";
 import { join } from "node:path";
 import type { GpuBusyError } from "../lock/types.js";
@@ -17,14 +18,13 @@ import { readSnapshot } from "../record/memory-snapshot.js";
 import { WorkerPool } from "../warm/worker-pool.js";
 import type { PipelineContext } from "./contexts.js";
 import type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
+import { DEFAULT_CPU_PINNING, DEFAULT_KILL_GRACE_MS, DEFAULT_SPAWN } from "./run-defaults.js";
 import { runPipeline } from "./run-pipeline.js";
 import { Semaphore } from "./semaphore.js";
 import { SlotHandover } from "./slot-handover.js";
 import { VramWatch } from "./vram-watch.js";
 
 export type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
-
-const DEFAULT_KILL_GRACE_MS = 5000;
 
 /** Run the pipelines to the end (or to a stop) and say how it went; bugs reject. */
 export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult> {
@@ -66,8 +66,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     // One plain copy: reading process.env goes through a getter per variable, per step otherwise.
     env: { ...(options.env ?? process.env) },
     killGraceMs,
-    cpuPinning: options.cpuPinning ?? true,
-    spawn: options.spawn ?? "auto",
+    cpuPinning: options.cpuPinning ?? DEFAULT_CPU_PINNING,
+    spawn: options.spawn ?? DEFAULT_SPAWN,
     stop: stop.signal,
     ...(options.interruptSignal && { interruptSignal: options.interruptSignal }),
     ...(options.killNow && { killNow: options.killNow }),
