@@ -142,7 +142,7 @@ function warningsWorkload() {
     const warnings = (b[0].stderr.match(/\[missing-vram\]/g) ?? []).length;
     if (a.some((r) => r.status !== 0) || b.some((r) => r.status !== 0) || warnings !== warnedCount)
       throw new Error(
-        `warned compile of ${count}: ${warnings} of ${warnedCount} warnings\n${b[0].stderr.slice(-2000)}`,
+        `warned compile of ${count}: ${warnings} of ${warnedCount} warnings; exit statuses clean ${a.map((r) => r.status)}, warned ${b.map((r) => r.status)}\n${[...a, ...b].find((r) => r.status !== 0)?.stderr.slice(-2000) ?? b[0].stderr.slice(-2000)}`,
       );
     const time = median(b.map((r) => r.ms)) / median(a.map((r) => r.ms));
     const rss = median(b.map((r) => r.mb)) / median(a.map((r) => r.mb));
