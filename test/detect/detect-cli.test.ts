@@ -23,7 +23,7 @@ function fullCli(args: string[], env: NodeJS.ProcessEnv): CliResult {
 /** Durations (shown only when not 0), free memory and the like differ from run to run: compare the rest. */
 const steady = (text: string) =>
   text
-    .replace(/ \(\d+(\.\d+)? ms\)/g, "")
+    .replace(/ \(\d+(\.\d+)? ?m?s\)/g, "")
     .replace(/"durationMs": [\d.]+/g, '"durationMs": #')
     .replace(/\d+(\.\d+)?/g, "#");
 
