@@ -34,7 +34,7 @@ export function overBudgetWarnings(
         `step \`${o.step.id}\` of \`${o.template}\` held ${formatSize(o.peakBytes)} of VRAM at its peak ` +
         `(${o.samples} attempt(s) in ${o.runs} run(s)), over its budget of ${formatSize(o.budgetBytes)}; ` +
         `with what was measured ${changes.length ? changes.join("; ") : "the GPUs and slot counts stay the same"}`,
-      hint: `set \`vram: ${formatSize(learnedVramBytes(o.peakBytes)).replace(" ", "")}\` (the peak and ${VRAM_HEADROOM * 100}% headroom), or keep compiling with --history`,
+      hint: `set \`vram: ${typedSize(learnedVramBytes(o.peakBytes))}\` (the peak and ${VRAM_HEADROOM * 100}% headroom), or keep compiling with --history`,
       file,
       pointer: o.step.pointer,
     });
@@ -66,4 +66,11 @@ function moves(
   }
   if (more > 0) out.push(`${more} more of its pipelines move`);
   return out;
+}
+
+/** A size as a pipeline file can say it, never below `bytes`: GiB with one decimal, rounded up. */
+function typedSize(bytes: number): string {
+  const MiB = 1024 ** 2;
+  if (bytes < 1024 * MiB) return `${Math.ceil(bytes / MiB)}MiB`;
+  return `${Math.ceil((bytes / 1024 ** 3) * 10) / 10}GiB`;
 }

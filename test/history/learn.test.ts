@@ -157,6 +157,8 @@ describe("compile --history", () => {
     expect(typedPlan.pipelines.find((p) => p.name === "train")!.gpu).toBe(l4!.gpu);
     expect(r.plan!.pipelines.find((p) => p.name === "train")!.gpu).toBe(a100!.gpu);
     expect(over.message).toContain(`\`train\` moves from ${l4!.gpu} to ${a100!.gpu}`);
+    // The hint gives a value the file can take, never below what is learned.
+    expect(over.hint).toContain("set `vram: 23.2GiB` (the peak and 10% headroom)");
   });
 
   it("places pipelines exactly as a file that typed the learned values would (registry and assignment)", async () => {
