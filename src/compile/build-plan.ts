@@ -58,6 +58,7 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
       pciBusId: e.gpu.pciBusId,
       memoryBytes: e.gpu.memoryBytes,
       memoryBudgetBytes: e.memoryBudgetBytes,
+      warmReserveBytes: e.warmReserveBytes,
       maxPipelines: e.maxPipelines,
       limitedBy: e.limitedBy,
       ...(e.gpu.computeCapability !== null && { computeCapability: e.gpu.computeCapability }),
@@ -72,6 +73,8 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
       steps: pipelines.reduce((n, p) => n + p.steps.length, 0),
       makespanMs: schedule.makespanMs,
       lowerBoundMs: schedule.lowerBoundMs,
+      lowerBoundBy: schedule.lowerBoundBy,
+      lowerBoundTerms: schedule.terms,
       gpus: schedule.loads.map((l) => ({
         gpu: l.entry.gpu.id,
         pipelines: l.pipelines,
@@ -99,6 +102,7 @@ function planPipeline(a: Assignment, inputs: PlanInputs, problems: Problem[]): P
     estimateMs: a.workMs,
     estimatedStartMs: a.estimatedStartMs,
     peakVramBytes: sharedPeakVram(p),
+    reservationBytes: a.reservationBytes,
     // The schema says minItems 1 (a tuple type); the pipeline schema already guarantees it.
     steps: p.steps.map((s, j) => planStep(p, s, j, a, inputs, problems)) as PlannedPipeline["steps"],
   };
@@ -114,8 +118,8 @@ function planStep(
 ): PlannedStep {
   const onGpu = s.isGpu && a.gpus.length > 0;
   const first = a.gpus[0];
-  const stepBudget = (e: RegistryEntry) =>
-    s.exclusive ? e.memoryBudgetBytes : Math.floor(e.memoryBudgetBytes / e.maxPipelines);
+  // What the step may use: the whole budget when it owns the GPU, else what its pipeline reserved.
+  const stepBudget = (e: RegistryEntry) => (s.exclusive ? e.memoryBudgetBytes : a.reservationBytes);
   let deviceMap: PlannedStep["deviceMap"] = null;
   if (s.deviceMap && !a.unplaced) {
     const r = resolveDeviceMap(s.deviceMap, {

@@ -67,11 +67,17 @@ export function compilePlan(
   const pipelines = learned?.pipelines ?? resolved.pipelines;
   const registry = buildRegistry(inventory, resolved.registry, pipelines);
   problems.push(...registry.problems);
-  const schedule = assignGpus(pipelines, registry.value, resolved.registry, file);
+  const schedule = assignGpus(pipelines, registry.value, resolved.registry, file, inventory.cpu.usableCores);
   problems.push(...schedule.problems);
   if (learned?.overBudget.length) {
     const typed = buildRegistry(inventory, resolved.registry, resolved.pipelines).value;
-    const typedSchedule = assignGpus(resolved.pipelines, typed, resolved.registry, file).value;
+    const typedSchedule = assignGpus(
+      resolved.pipelines,
+      typed,
+      resolved.registry,
+      file,
+      inventory.cpu.usableCores,
+    ).value;
     problems.push(
       ...overBudgetWarnings(
         learned.overBudget,

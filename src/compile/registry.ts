@@ -1,7 +1,9 @@
 /**
- * The GPU registry: which GPUs the plan may use and how many pipelines each takes at once.
- * OpenHCS's rule max(1, ceil(cpu_threads / gpu_count)), bounded by how many of the pipelines'
- * peak VRAM fit the GPU's memory budget — and, unlike OpenHCS, enforced by `gpuplan run`.
+ * The GPU registry: which GPUs the plan may use, how many pipelines each runs at once (its slots)
+ * and how much memory they may hold together (its budget). Slots follow OpenHCS's rule
+ * max(1, ceil(cpu_threads / gpu_count)), or max_pipelines_per_gpu; memory is a separate budget
+ * that the schedule (and the lock at run time) admits pipelines by. One big pipeline therefore
+ * costs the memory it needs on the GPU it runs on, and never the slots of every GPU.
  */
 import { MAX_SLOTS_PER_GPU } from "../inventory/limits.js";
 import type { GpuInfo, Inventory } from "../inventory/types.js";
@@ -12,9 +14,14 @@ import { unmetRequirement } from "./requirements.js";
 export interface RegistryEntry {
   gpu: GpuInfo;
   memoryBudgetBytes: number;
+  /**
+   * Kept for warm workers (the max_warm_per_gpu largest that may run here): they live on after
+   * their pipeline, so pipelines share the budget less this.
+   */
+  warmReserveBytes: number;
   maxPipelines: number;
-  /** What bounded maxPipelines: the CPU share, the configured value, or the memory budget. */
-  limitedBy: "cpu-threads" | "configured" | "memory";
+  /** What set maxPipelines: the CPU share or the configured value. */
+  limitedBy: "cpu-threads" | "configured";
 }
 
 /** GPUs work can be placed on: a MIG-enabled parent is not, its instances are. */
@@ -24,9 +31,26 @@ export function schedulableGpus(inventory: Inventory, platforms: readonly string
   );
 }
 
-/** Peak VRAM a pipeline holds while sharing its GPU (exclusive steps own the card and don't count). */
+/** Peak declared VRAM a pipeline holds while sharing its GPU (exclusive steps own the card and don't count). */
 export function sharedPeakVram(p: ResolvedPipeline): number {
-  return Math.max(0, ...p.steps.filter((s) => s.isGpu && !s.exclusive).map((s) => s.vramBytes ?? 0));
+  let peak = 0;
+  for (const s of p.steps) if (s.isGpu && !s.exclusive && (s.vramBytes ?? 0) > peak) peak = s.vramBytes!;
+  return peak;
+}
+
+/** Memory pipelines share on a GPU: its budget less what warm workers keep. */
+export const sharedBudget = (e: RegistryEntry): number => e.memoryBudgetBytes - e.warmReserveBytes;
+
+/**
+ * What a pipeline reserves on each of its GPUs while it runs: its shared peak VRAM. A shared GPU
+ * step without a `vram` estimate is assumed to fit one slot (the shared budget / slots), as the
+ * missing-vram warning says. Returns the reservation for any registry entry.
+ */
+export function reservationFor(p: ResolvedPipeline): (e: RegistryEntry) => number {
+  const peak = sharedPeakVram(p);
+  const unsized = p.steps.some((s) => s.isGpu && !s.exclusive && s.vramBytes === null);
+  if (!unsized) return () => peak;
+  return (e) => Math.max(peak, Math.floor(sharedBudget(e) / e.maxPipelines));
 }
 
 /** VRAM of each warm worker a pipeline can leave behind (keep_warm worker steps on a GPU). */
@@ -36,11 +60,7 @@ function warmWorkerVram(p: ResolvedPipeline): number[] {
     .map((s) => s.vramBytes ?? 0);
 }
 
-/**
- * VRAM a GPU keeps for warm workers: the `maxWarm` largest of those that may run on it. A warm
- * worker lives on in its slot after its task, so it is counted once here, beside every slot's
- * shared peak, rather than in one pipeline's peak.
- */
+/** The `maxWarm` largest warm workers' VRAM. */
 function warmReserve(sizes: readonly number[], maxWarm: number): number {
   return [...sizes]
     .sort((a, b) => b - a)
@@ -80,23 +100,24 @@ export function buildRegistry(
   const warm = pipelines.map(warmWorkerVram);
   const value = gpus.map((gpu): RegistryEntry => {
     const memoryBudgetBytes = Math.floor(gpu.memoryBytes * config.memoryFraction);
-    const base = config.maxPipelinesPerGpu ?? cpuShare;
     let peak = 0;
     const warmSizes: number[] = [];
     pipelines.forEach((p, i) => {
       if (unmetRequirement(gpu, p.requires) !== undefined) return;
-      if (peaks[i]! > peak) peak = peaks[i]!;
+      if (peaks[i]! <= memoryBudgetBytes && peaks[i]! > peak) peak = peaks[i]!;
       warmSizes.push(...warm[i]!);
     });
-    const shared = memoryBudgetBytes - warmReserve(warmSizes, config.maxWarmPerGpu);
-    const memorySlots = peak > 0 ? Math.max(1, Math.floor(shared / peak)) : Number.POSITIVE_INFINITY;
-    const maxPipelines = Math.min(base, memorySlots);
+    // Never so much that the biggest pipeline that fits the budget could not run beside the reserve.
+    const warmReserveBytes = Math.max(
+      0,
+      Math.min(warmReserve(warmSizes, config.maxWarmPerGpu), memoryBudgetBytes - peak),
+    );
     return {
       gpu,
       memoryBudgetBytes,
-      maxPipelines,
-      limitedBy:
-        memorySlots < base ? "memory" : config.maxPipelinesPerGpu !== null ? "configured" : "cpu-threads",
+      warmReserveBytes,
+      maxPipelines: config.maxPipelinesPerGpu ?? cpuShare,
+      limitedBy: config.maxPipelinesPerGpu !== null ? "configured" : "cpu-threads",
     };
   });
   return { value, problems };

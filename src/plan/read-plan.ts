@@ -13,6 +13,8 @@ import { VERSION } from "../version.js";
 /** The plan format this gpuplan writes and reads (`schema: gpuplan/plan@1`). */
 const PLAN_FORMAT = 1;
 
+import { withMemoryFields } from "./upgrade-plan.js";
+
 export type PlanCheck =
   | { plan: GpuplanPlan; problems: []; source: SourceFile }
   | { plan: undefined; problems: Problem[]; source: SourceFile };
@@ -44,7 +46,7 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
   const newer = newerFormat(data, source.file);
   if (newer) return { plan: undefined, problems: [newer], source };
   const { default: validatePlan } = await import("../generated/plan-validator.js");
-  const upgraded = withRenamedSettings(data);
+  const upgraded = withMemoryFields(withRenamedSettings(data));
   if (validatePlan(upgraded)) {
     const plan = upgraded as GpuplanPlan;
     const { planInvariantProblems } = await import("./plan-invariants.js");

@@ -10,9 +10,8 @@ import { assignLanes } from "./interval-lanes.js";
 import type { Bar, Hold, Lane, MemorySeries, Placement, ReportModel, StepRow } from "./model.js";
 import { gpuFacts, indexPlan, stepArgv } from "./plan-index.js";
 
-/** What a pipeline keeps of its GPU's memory while it runs: its reservation (plan format 2), else its peak. */
-const reservationOf = (p: PlannedPipeline): number =>
-  (p as PlannedPipeline & { reservationBytes?: number }).reservationBytes ?? p.peakVramBytes;
+/** What a pipeline keeps of its GPU's memory while it runs (older plans are read with their peak). */
+const reservationOf = (p: PlannedPipeline): number => p.reservationBytes;
 
 export function buildPlanReport(plan: GpuplanPlan, planFile: string): ReportModel {
   const index = indexPlan(plan);

@@ -134,7 +134,7 @@ export interface RegistrySettings {
    */
   memory_fraction?: number;
   /**
-   * Slots per GPU. Default: max(1, ceil(cpu_threads / gpus)), never more than fit the memory budget.
+   * Slots per GPU: pipelines that may run on it at once, while their reserved VRAM fits its memory budget. Default: max(1, ceil(cpu_threads / gpus)).
    */
   max_pipelines_per_gpu?: number;
   /**

@@ -119,11 +119,21 @@ export interface PlanRegistryEntry {
   backend: GpuBackend;
   pciBusId: string | null;
   memoryBytes: number;
+  /**
+   * Memory the pipelines on this GPU may hold together: the memory strategy's fraction of its memory.
+   */
   memoryBudgetBytes: number;
   /**
-   * Slots: pipelines that may hold this GPU at once.
+   * Part of the budget kept for warm workers (the max_warm_per_gpu largest that may run here); pipelines share the rest. 0 in plans made before it existed.
+   */
+  warmReserveBytes: number;
+  /**
+   * Slots: pipelines that may hold this GPU at once, if their reservations fit the budget.
    */
   maxPipelines: number;
+  /**
+   * What set maxPipelines: the CPU share or max_pipelines_per_gpu (memory: plans made before memory-aware packing, whose slots the biggest pipeline bounded).
+   */
   limitedBy: "cpu-threads" | "configured" | "memory";
   /**
    * CUDA compute capability ("9.0") or AMD gfx target ("gfx942"), when the inventory knows it: a GPU standing in for this one at run time must have the same. Plans from before have none; their GPUs bind by backend, model name and memory.
@@ -160,9 +170,13 @@ export interface PlannedPipeline {
   estimateMs: number;
   estimatedStartMs: number;
   /**
-   * Most VRAM it holds while sharing the GPU.
+   * Most VRAM its steps declare while sharing the GPU.
    */
   peakVramBytes: number;
+  /**
+   * VRAM it reserves on each of its GPUs from its start to its end: its peak, or a slot's share of the budget when a shared GPU step has no `vram`; 0 on the CPU. Plans made before it existed are read with their peakVramBytes.
+   */
+  reservationBytes: number;
   /**
    * @minItems 1
    */
@@ -205,7 +219,7 @@ export interface PlannedStep {
   gpu: boolean;
   vramBytes: number | null;
   /**
-   * GPU memory the step may use: its slot's share of the budget, or the whole budget when exclusive.
+   * GPU memory the step may use: its pipeline's reservation, or the whole budget when exclusive.
    */
   memoryBudgetBytes: number | null;
   dataBytes: number | null;
@@ -340,13 +354,35 @@ export interface PlanSummary {
   cpuPipelines: number;
   steps: number;
   /**
-   * Estimated end of the last GPU pipeline, from step estimates.
+   * Estimated end of the last pipeline (GPU or host), from step estimates, GPU slots and budgets and the host's lanes.
    */
   makespanMs: number;
   /**
-   * max(total work / total slots, longest pipeline).
+   * No schedule can end sooner: the largest of lowerBoundTerms.
    */
   lowerBoundMs: number;
+  /**
+   * The term of lowerBoundTerms that binds.
+   */
+  lowerBoundBy: "longest-pipeline" | "gpu-slots" | "gpu-memory" | "host-lanes";
+  lowerBoundTerms: {
+    /**
+     * The longest pipeline.
+     */
+    longestPipelineMs: number;
+    /**
+     * GPU work (× GPUs per pipeline) ÷ all GPUs' slots.
+     */
+    gpuSlotsMs: number;
+    /**
+     * Σ work × reservation (an exclusive step: × the whole shared budget) ÷ Σ shared budgets.
+     */
+    gpuMemoryMs: number;
+    /**
+     * All pipelines' work ÷ the host's lanes (maxParallelPipelines).
+     */
+    hostLanesMs: number;
+  };
   gpus: {
     gpu: string;
     pipelines: number;

@@ -256,16 +256,24 @@ describe("assignment", () => {
             - { id: eval, run: [x], memory: torch, vram: 40GiB, estimate: 10m, exclusive: ${exclusive} }
     `;
     const exclusive = planOf(compileText(text(true), a100s(1)));
-    const shared = planOf(compileText(text(false), inventory([{ name: "A100", memory: "80GiB" }], 16)));
+    const shared = planOf(compileText(text(false), a100s(1)));
     const evalStep = exclusive.pipelines[0]!.steps[1]!;
     expect(evalStep.exclusive).toBe(true);
     expect(evalStep.memoryBudgetBytes).toBe(60 * GiB);
-    expect(exclusive.pipelines[0]!.steps[0]!.memoryBudgetBytes).toBe(30 * GiB);
+    // A shared step may use what its pipeline reserves: here its own 4 GiB peak.
+    expect(exclusive.pipelines[0]!.reservationBytes).toBe(4 * GiB);
+    expect(exclusive.pipelines[0]!.steps[0]!.memoryBudgetBytes).toBe(4 * GiB);
     expect(exclusive.registry[0]!.maxPipelines).toBe(2);
-    // Two pipelines share the card, but the exclusive step holds both slots for its 10 minutes.
-    expect(exclusive.summary.makespanMs).toBeGreaterThan(20 * 60_000);
-    // Without exclusive the 40 GiB step limits the card to one pipeline at a time.
-    expect(shared.registry[0]).toMatchObject({ maxPipelines: 1, limitedBy: "memory" });
+    // The exclusive step holds the card for its 10 minutes: the two pipelines cannot start together.
+    expect(exclusive.summary.makespanMs).toBe(30 * 60_000);
+    // Without exclusive the two 40 GiB peaks don't fit the 60 GiB budget together: one after the other,
+    // though the card keeps its 2 slots.
+    expect(shared.registry[0]).toMatchObject({ maxPipelines: 2, limitedBy: "configured" });
+    expect(shared.pipelines.map((p) => [p.reservationBytes / GiB, p.estimatedStartMs / 60_000])).toEqual([
+      [40, 0],
+      [40, 20],
+    ]);
+    expect(shared.pipelines[0]!.steps.map((s) => s.memoryBudgetBytes)).toEqual([40 * GiB, 40 * GiB]);
   });
 
   it("places pipelines without GPU steps on the CPU without problems", () => {
@@ -278,5 +286,102 @@ describe("assignment", () => {
     );
     expect(result.problems).toEqual([]);
     expect(planOf(result).pipelines[0]).toMatchObject({ gpu: null, backend: "cpu", fellBackToCpu: false });
+  });
+});
+
+describe("memory-aware packing", () => {
+  it("a 16 GiB step in a matrix template costs memory on its GPU, not slots on every GPU", () => {
+    // 2 GPUs × 4 slots (8 threads), 60 GiB budgets: seven 8 GiB pipelines and one with a 16 GiB step fit
+    // at once (16 + 3 × 8 = 40 GiB); cutting every GPU to floor(60 / 16) = 3 slots took two rounds.
+    const plan = planOf(
+      compileText(
+        yaml`
+          version: 1
+          pipelines:
+            - name: small-{n}
+              matrix: { n: [1, 2, 3, 4, 5, 6, 7] }
+              steps: [{ id: a, run: [x], memory: torch, vram: 8GiB, estimate: 10m }]
+            - name: big-{n}
+              matrix: { n: [1] }
+              steps:
+                - { id: a, run: [x], memory: torch, vram: 8GiB, estimate: 5m }
+                - { id: b, run: [x], memory: torch, vram: 16GiB, estimate: 5m }
+        `,
+        a100s(2, 8),
+      ),
+    );
+    expect(plan.registry.map((e) => [e.maxPipelines, e.limitedBy])).toEqual([
+      [4, "cpu-threads"],
+      [4, "cpu-threads"],
+    ]);
+    expect(plan.pipelines.map((p) => p.estimatedStartMs)).toEqual(new Array(8).fill(0));
+    expect(byName(plan, "big-1").reservationBytes).toBe(16 * GiB);
+    expect(plan.summary).toMatchObject({ makespanMs: 600_000, lowerBoundMs: 600_000 });
+    for (const g of plan.summary.gpus) expect(g.committedVramBytes).toBeLessThanOrEqual(60 * GiB);
+  });
+
+  it("starts a pipeline only when its reservation fits what its GPU has left", () => {
+    // One 60 GiB budget, 4 slots: a 40 GiB pipeline and six 4 GiB ones.
+    const plan = planOf(
+      compileText(
+        yaml`
+          version: 1
+          registry: { max_pipelines_per_gpu: 4 }
+          pipelines:
+            - name: big
+              steps: [{ id: a, run: [x], memory: torch, vram: 40GiB, estimate: 20m }]
+            - name: small-{n}
+              matrix: { n: [1, 2, 3, 4, 5, 6] }
+              steps: [{ id: a, run: [x], memory: torch, vram: 4GiB, estimate: 10m }]
+        `,
+        a100s(1),
+      ),
+    );
+    expect(plan.pipelines.map((p) => [p.name, p.estimatedStartMs / 60_000])).toEqual([
+      ["big", 0],
+      ["small-1", 0],
+      ["small-2", 0],
+      ["small-3", 0],
+      ["small-4", 10],
+      ["small-5", 10],
+      ["small-6", 10],
+    ]);
+    expect(plan.summary).toMatchObject({ makespanMs: 20 * 60_000, lowerBoundBy: "longest-pipeline" });
+  });
+
+  it("CPU pipelines take host lanes: they have estimated starts and count in the makespan", () => {
+    const plan = planOf(
+      compileText(
+        yaml`
+          version: 1
+          registry: { max_parallel_pipelines: 2 }
+          pipelines:
+            - name: gpu
+              steps: [{ id: a, run: [x], memory: torch, vram: 1GiB, estimate: 10s }]
+            - name: cpu-{n}
+              matrix: { n: [1, 2, 3, 4] }
+              steps: [{ id: a, run: [x], estimate: 8s }]
+        `,
+        a100s(1),
+      ),
+    );
+    expect(plan.pipelines.map((p) => [p.name, p.estimateMs, p.estimatedStartMs])).toEqual([
+      ["gpu", 10_000, 0],
+      ["cpu-1", 8000, 0],
+      ["cpu-2", 8000, 8000],
+      ["cpu-3", 8000, 10_000],
+      ["cpu-4", 8000, 16_000],
+    ]);
+    expect(plan.summary).toMatchObject({
+      makespanMs: 24_000,
+      lowerBoundMs: 21_000,
+      lowerBoundBy: "host-lanes",
+      lowerBoundTerms: { longestPipelineMs: 10_000, gpuSlotsMs: 625, hostLanesMs: 21_000 },
+    });
+  });
+
+  it("gives the same plan for the same input", () => {
+    const text = cellPainting(24, "");
+    expect(compileText(text, a100s(4)).planText).toBe(compileText(text, a100s(4)).planText);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildRegistry, schedulableGpus } from "../../src/compile/registry.js";
+import { buildRegistry, reservationFor, schedulableGpus, sharedBudget } from "../../src/compile/registry.js";
 import { GiB, inventory, migInventory } from "../helpers/inventory.js";
 import { check, one, pipelines, yaml } from "../helpers/pipeline.js";
 
@@ -45,16 +45,31 @@ describe("registry", () => {
     expect(value.map((e) => [e.maxPipelines, e.limitedBy])).toEqual(new Array(4).fill([3, "configured"]));
   });
 
-  it("never gives more slots than the peak shared VRAM fits in the budget", () => {
-    // balanced: 60 GiB of 80 GiB; a 14 GiB peak fits 4 times, less than the 8 configured slots.
-    const { value } = registryFor(file("max_pipelines_per_gpu: 8", "14GiB", ", exclusive: true"));
-    expect(value[0]).toMatchObject({ memoryBudgetBytes: 60 * GiB, maxPipelines: 4, limitedBy: "memory" });
+  it("keeps every GPU's slots when a pipeline is big: memory is a budget, not fewer slots", () => {
+    // balanced: 60 GiB of 80 GiB. A 70 GiB exclusive step and a 40 GiB shared one: before memory-aware
+    // packing the 40 GiB peak cut every GPU to one slot.
+    const { value } = registryFor(file("max_pipelines_per_gpu: 8", "40GiB", ", exclusive: true"));
+    expect(value.map((e) => [e.maxPipelines, e.limitedBy, e.memoryBudgetBytes, e.warmReserveBytes])).toEqual(
+      new Array(4).fill([8, "configured", 60 * GiB, 0]),
+    );
+    const cpuShare = registryFor(file("", "40GiB", ", exclusive: true"));
+    expect(cpuShare.value.map((e) => [e.maxPipelines, e.limitedBy])).toEqual(
+      new Array(4).fill([4, "cpu-threads"]),
+    );
   });
 
-  it("does not count exclusive steps in the shared peak, but does count shared ones", () => {
-    const shared = registryFor(file("max_pipelines_per_gpu: 8", "1GiB"));
-    // The 70 GiB step is shared here: it does not fit the 60 GiB budget at all → one slot.
-    expect(shared.value[0]).toMatchObject({ maxPipelines: 1, limitedBy: "memory" });
+  it("reserves a pipeline's shared peak on its GPU; exclusive steps don't count, unsized steps take a slot's share", () => {
+    const entry = registryFor(file("max_pipelines_per_gpu: 4", "1GiB", ", exclusive: true")).value[0]!;
+    const reserve = (text: string) => reservationFor(pipelines(check(text))[0]!)(entry);
+    expect(reserve(file("", "12GiB", ", exclusive: true"))).toBe(12 * GiB);
+    // The 70 GiB step is shared here, so it is the peak (compile reports that it fits no budget).
+    expect(reserve(file("", "12GiB"))).toBe(70 * GiB);
+    const unsized = yaml`
+      version: 1
+      pipelines: [{ name: p, steps: [{ id: a, run: [x], memory: torch }, { id: b, run: [x], memory: torch, vram: 2GiB }] }]
+    `;
+    // No vram: assumed to fit one slot, 60 GiB / 4.
+    expect(reserve(unsized)).toBe(15 * GiB);
   });
 
   it("takes the budget as the strategy's fraction of each GPU's memory", () => {
@@ -125,12 +140,21 @@ describe("registry: warm workers", () => {
   `;
   const one80 = () => inventory([{ name: "A100", memory: "80GiB" }], 16);
 
-  it("reserves the largest max_warm_per_gpu warm workers' VRAM before dividing the rest into slots", () => {
-    // 80 GiB − 20 GiB (one warm place) = 60 GiB; peak 20 GiB → 3 slots.
-    expect(registryFor(warm(""), one80()).value[0]).toMatchObject({ maxPipelines: 3, limitedBy: "memory" });
-    // Two warm places: 80 − 30 = 50 → 2 slots.
-    expect(registryFor(warm(", max_warm_per_gpu: 2"), one80()).value[0]!.maxPipelines).toBe(2);
-    // None kept warm: 80 / 20 → 4 slots.
-    expect(registryFor(warm(", max_warm_per_gpu: 0"), one80()).value[0]!.maxPipelines).toBe(4);
+  it("keeps the largest max_warm_per_gpu warm workers' VRAM out of what pipelines share, not slots", () => {
+    const reserve = (max: string) => {
+      const e = registryFor(warm(max), one80()).value[0]!;
+      expect([e.maxPipelines, e.limitedBy]).toEqual([8, "configured"]);
+      return [e.warmReserveBytes / GiB, sharedBudget(e) / GiB];
+    };
+    expect(reserve("")).toEqual([20, 60]);
+    expect(reserve(", max_warm_per_gpu: 2")).toEqual([30, 50]);
+    expect(reserve(", max_warm_per_gpu: 0")).toEqual([0, 80]);
+    // Never so much that the biggest pipeline could not run: 3 warm places would be 30 GiB of the 40 GiB
+    // budget, and the 20 GiB pipeline must still fit beside it.
+    const small = registryFor(
+      warm(", max_warm_per_gpu: 3").replace("memory_fraction: 1", "memory_fraction: 0.5"),
+      one80(),
+    );
+    expect(small.value[0]!.warmReserveBytes).toBe(20 * GiB);
   });
 });

@@ -38,6 +38,30 @@ describe("readPlanFile", () => {
     expect(maxParallelPipelines).toBe(4);
   });
 
+  it("reads a plan made before memory-aware packing with what its fields meant then", async () => {
+    const plan = makePlan();
+    const old = JSON.parse(JSON.stringify(plan));
+    for (const e of old.registry) {
+      delete e.warmReserveBytes;
+      e.limitedBy = "memory";
+    }
+    for (const p of old.pipelines) {
+      delete p.reservationBytes;
+      p.peakVramBytes = p.gpu ? 6 * 1024 ** 3 : 0;
+    }
+    delete old.summary.lowerBoundBy;
+    delete old.summary.lowerBoundTerms;
+    old.summary.lowerBoundMs = 5000;
+    const read = await readPlanFile(file("old.json", JSON.stringify(old)));
+    expect(read.problems).toEqual([]);
+    expect(read.plan?.registry.map((e) => e.warmReserveBytes)).toEqual([0, 0]);
+    expect(read.plan?.pipelines.map((p) => p.reservationBytes / 1024 ** 3)).toEqual([6, 6, 6, 6, 0]);
+    expect(read.plan?.summary).toMatchObject({
+      lowerBoundBy: "gpu-slots",
+      lowerBoundTerms: { longestPipelineMs: 1000, gpuSlotsMs: 5000, gpuMemoryMs: 0, hostLanesMs: 0 },
+    });
+  });
+
   it("a torn or foreign file is problems with a code, never a plan", async () => {
     const torn = await readPlanFile(file("torn.json", JSON.stringify(makePlan()).slice(0, 100)));
     expect(torn.plan).toBeUndefined();

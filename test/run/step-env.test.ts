@@ -23,6 +23,7 @@ const entry = (
   pciBusId: null,
   memoryBytes,
   memoryBudgetBytes: Math.floor(memoryBytes * 0.75),
+  warmReserveBytes: 0,
   maxPipelines: 2,
   limitedBy: "configured",
 });
@@ -69,6 +70,7 @@ const pipeline = (s: PlannedStep, gpus = s.uuid ? [s.device] : []): PlannedPipel
   estimateMs: 0,
   estimatedStartMs: 0,
   peakVramBytes: 0,
+  reservationBytes: 0,
   steps: [s],
 });
 const envFor = (s: PlannedStep, gpus?: string[], onCpu = false) =>

@@ -317,6 +317,14 @@ async function readStdin(): Promise<string> {
 
 const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
+/** The term of the lower bound that binds, in words. */
+const BOUND_WORDS: Record<GpuplanPlan["summary"]["lowerBoundBy"], string> = {
+  "longest-pipeline": "longest pipeline",
+  "gpu-slots": "GPU slots",
+  "gpu-memory": "GPU memory",
+  "host-lanes": "host lanes",
+};
+
 function summaryLine(
   plan: GpuplanPlan | undefined,
   problems: Problem[],
@@ -326,7 +334,10 @@ function summaryLine(
 ): string {
   if (failed || !plan) return `${bold("gpuplan compile:")} ${countLine(problems)}; no plan written\n`;
   const s = plan.summary;
-  const ratio = s.lowerBoundMs > 0 ? ` (${(s.makespanMs / s.lowerBoundMs).toFixed(2)}× lower bound)` : "";
+  const ratio =
+    s.lowerBoundMs > 0
+      ? ` (${(s.makespanMs / s.lowerBoundMs).toFixed(2)}× lower bound: ${BOUND_WORDS[s.lowerBoundBy]})`
+      : "";
   const onGpus = s.gpuPipelines > 0 ? `${s.gpuPipelines} on ${count(plan.registry.length, "GPU")}` : "";
   const onCpu = s.cpuPipelines > 0 ? (s.gpuPipelines > 0 ? `${s.cpuPipelines} on CPU` : "all on CPU") : "";
   const split = [onGpus, onCpu].filter(Boolean).join(", ");

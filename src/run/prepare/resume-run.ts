@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { readPlanFile } from "../../plan/read-plan.js";
+import { withMemoryFields } from "../../plan/upgrade-plan.js";
 import { UsageError } from "../../problems/errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
@@ -73,7 +74,8 @@ async function checkSamePlan(file: string, stored: GpuplanPlan, run: string): Pr
   if (!file.endsWith(".json")) return;
   let given: GpuplanPlan;
   try {
-    given = JSON.parse(await readFile(file, "utf8")) as GpuplanPlan;
+    // Read as the stored plan was: an older plan gains the same fields.
+    given = withMemoryFields(JSON.parse(await readFile(file, "utf8"))) as GpuplanPlan;
   } catch {
     return;
   }

@@ -48,6 +48,7 @@ function pipeline(name: string, gpu: string | null, steps: PlannedStep[]): Plann
     estimateMs: 1000,
     estimatedStartMs: 0,
     peakVramBytes: 0,
+    reservationBytes: 0,
     steps: [first, ...rest],
   };
 }
@@ -75,8 +76,9 @@ export function makePlan(): GpuplanPlan {
       pciBusId: null,
       memoryBytes: 80 * GIB,
       memoryBudgetBytes: 72 * GIB,
+      warmReserveBytes: 0,
       maxPipelines: 2,
-      limitedBy: "memory" as const,
+      limitedBy: "configured" as const,
     })),
     pipelines: [
       pipeline("plate-1", "cuda:0", [step("segment", "cuda:0"), step("measure", "cuda:0")]),
@@ -93,6 +95,8 @@ export function makePlan(): GpuplanPlan {
       steps: 8,
       makespanMs: 0,
       lowerBoundMs: 0,
+      lowerBoundBy: "longest-pipeline",
+      lowerBoundTerms: { longestPipelineMs: 0, gpuSlotsMs: 0, gpuMemoryMs: 0, hostLanesMs: 0 },
       gpus: [],
     },
     diagnostics: [],

@@ -1,0 +1,279 @@
+/**
+ * The estimated schedule: an event-driven list schedule that admits by memory. Pipelines are taken
+ * longest first (bigger reservation first on ties); whenever a pipeline ends, every GPU with a free
+ * slot starts the first waiting pipeline whose reservation fits the GPU's free budget, and a host
+ * lane (max_parallel_pipelines) is free for it. A pipeline goes to the GPU it fits that runs the
+ * fewest pipelines, then the one it fills best (best-fit by memory), then PCI order. Host pipelines
+ * take a lane only. Exclusive steps own their GPU: from such a pipeline's start, its GPU admits
+ * nothing new for their estimated time (pipelines already running go on, as their shared steps
+ * would beside the exclusive one's own shared steps). Deterministic: ties go to the pipeline's file order.
+ * See docs/decisions/0012-memory-aware-packing.md for the alternatives measured.
+ */
+
+export interface ScheduleJob {
+  workMs: number;
+  /** GPUs it needs at once; 0 for a pipeline that runs on the host only. */
+  gpus: number;
+  /** Registry indexes of the GPUs it may run on, in registry order. */
+  eligible: number[];
+  /** Its reservation on each GPU of `eligible` (same order). */
+  reservation: number[];
+  /** How long its exclusive steps own the whole GPU (0: none). */
+  exclusiveMs: number;
+}
+
+export interface ScheduleGpu {
+  /** Memory pipelines may reserve together. */
+  capacityBytes: number;
+  slots: number;
+}
+
+export interface ListSchedule {
+  startMs: number[];
+  /** The registry indexes each job runs on (empty for host jobs and jobs that never fit). */
+  placedOn: number[][];
+  /** The reservation a job holds on each GPU of placedOn. */
+  reservedBytes: number[];
+  makespanMs: number;
+}
+
+/** A job that cannot start this round is passed over; after this many in one round the round ends. */
+const MAX_PASSED_OVER = 1024;
+
+export function listSchedule(
+  jobs: readonly ScheduleJob[],
+  gpus: readonly ScheduleGpu[],
+  lanes: number,
+): ListSchedule {
+  const n = jobs.length;
+  const maxReservation = jobs.map((j) => Math.max(0, ...j.reservation));
+  const order = jobs
+    .map((_, i) => i)
+    .sort((a, b) => jobs[b]!.workMs - jobs[a]!.workMs || maxReservation[b]! - maxReservation[a]! || a - b);
+  const gpuJobs = order.filter((i) => jobs[i]!.gpus > 0 && jobs[i]!.eligible.length >= jobs[i]!.gpus);
+  const hostJobs = order.filter((i) => jobs[i]!.gpus === 0);
+  const rank = new Int32Array(n);
+  order.forEach((job, r) => {
+    rank[job] = r;
+  });
+  // What a job needs free on some GPU before it can start there (the least over its GPUs).
+  const demand = gpuJobs.map((i) => Math.min(...jobs[i]!.reservation));
+  const waiting = new MinTree(demand);
+
+  const freeSlots = gpus.map((g) => g.slots);
+  const freeBytes = gpus.map((g) => g.capacityBytes);
+  const running = new Array<number>(gpus.length).fill(0);
+  const blocked = new Array<boolean>(gpus.length).fill(false);
+  let freeLanes = Math.max(1, lanes);
+  const startMs = new Array<number>(n).fill(0);
+  const placedOn: number[][] = jobs.map(() => []);
+  const reservedBytes = new Array<number>(n).fill(0);
+  // Which entry of the job's `eligible` each GPU of placedOn is.
+  const placedAt: number[][] = jobs.map(() => []);
+  const events = new EventQueue();
+  let makespanMs = 0;
+  let hostNext = 0;
+
+  /** The entries of a job's `eligible` it would start on now, or undefined when it cannot start. */
+  const placeNow = (i: number): number[] | undefined => {
+    const j = jobs[i]!;
+    const fit: number[] = [];
+    j.eligible.forEach((g, k) => {
+      if (blocked[g] || freeSlots[g]! <= 0 || freeBytes[g]! < j.reservation[k]!) return;
+      fit.push(k);
+    });
+    if (fit.length < j.gpus) return undefined;
+    // Fewest pipelines running first (spread), then the least memory left over (best fit), then PCI order.
+    const better = (a: number, b: number) =>
+      running[j.eligible[a]!]! - running[j.eligible[b]!]! ||
+      freeBytes[j.eligible[a]!]! - j.reservation[a]! - (freeBytes[j.eligible[b]!]! - j.reservation[b]!) ||
+      a - b;
+    if (j.gpus === 1) return [fit.reduce((a, b) => (better(b, a) < 0 ? b : a))];
+    return fit
+      .sort(better)
+      .slice(0, j.gpus)
+      .sort((a, b) => a - b);
+  };
+
+  const start = (i: number, t: number, ks: number[]): void => {
+    const j = jobs[i]!;
+    startMs[i] = t;
+    freeLanes--;
+    for (const k of ks) {
+      const g = j.eligible[k]!;
+      freeSlots[g]!--;
+      freeBytes[g]! -= j.reservation[k]!;
+      running[g]!++;
+      if (j.exclusiveMs > 0) blocked[g] = true;
+      placedOn[i]!.push(g);
+      placedAt[i]!.push(k);
+      reservedBytes[i] = Math.max(reservedBytes[i]!, j.reservation[k]!);
+    }
+    if (j.exclusiveMs > 0 && ks.length > 0) events.push(t + Math.min(j.exclusiveMs, j.workMs), i, 0);
+    events.push(t + j.workMs, i, 1);
+    makespanMs = Math.max(makespanMs, t + j.workMs);
+  };
+
+  const finish = (i: number, kind: number): void => {
+    const j = jobs[i]!;
+    if (kind === 0) {
+      for (const g of placedOn[i]!) blocked[g] = false;
+      return;
+    }
+    placedOn[i]!.forEach((g, x) => {
+      freeSlots[g]!++;
+      running[g]!--;
+      freeBytes[g]! += j.reservation[placedAt[i]![x]!]!;
+    });
+    freeLanes++;
+  };
+
+  const mostFree = (): number => {
+    let best = -1;
+    for (let g = 0; g < gpus.length; g++)
+      if (!blocked[g] && freeSlots[g]! > 0 && freeBytes[g]! > best) best = freeBytes[g]!;
+    return best;
+  };
+
+  let t = 0;
+  for (;;) {
+    // One round at time t: resources only shrink within it, so one forward pass over the waiting list.
+    let cursor = 0;
+    let passedOver = 0;
+    let candidate: { pos: number; ks: number[] } | undefined;
+    while (freeLanes > 0) {
+      if (candidate === undefined && passedOver < MAX_PASSED_OVER) {
+        const free = mostFree();
+        let pos = free >= 0 ? waiting.first(cursor, free) : -1;
+        while (pos >= 0) {
+          const ks = placeNow(gpuJobs[pos]!);
+          if (ks) {
+            candidate = { pos, ks };
+            break;
+          }
+          if (++passedOver >= MAX_PASSED_OVER) break;
+          pos = waiting.first(pos + 1, free);
+        }
+        if (!candidate) cursor = Number.POSITIVE_INFINITY;
+      }
+      const host = hostNext < hostJobs.length ? hostJobs[hostNext]! : -1;
+      const gpuJob = candidate ? gpuJobs[candidate.pos]! : -1;
+      if (host < 0 && gpuJob < 0) break;
+      if (gpuJob < 0 || (host >= 0 && rank[host]! < rank[gpuJob]!)) {
+        start(host, t, []);
+        hostNext++;
+        continue;
+      }
+      start(gpuJob, t, candidate!.ks);
+      waiting.remove(candidate!.pos);
+      cursor = candidate!.pos + 1;
+      candidate = undefined;
+    }
+    const next = events.peekTime();
+    if (next === undefined) break;
+    t = next;
+    while (events.peekTime() === t) {
+      const e = events.pop();
+      finish(e.job, e.kind);
+    }
+  }
+  return { startMs, placedOn, reservedBytes, makespanMs };
+}
+
+/** Minimum over positions, with "first position ≥ from whose value ≤ limit" in O(log n). */
+class MinTree {
+  private readonly size: number;
+  private readonly tree: Float64Array;
+
+  constructor(values: readonly number[]) {
+    let size = 1;
+    while (size < values.length) size *= 2;
+    this.size = size;
+    this.tree = new Float64Array(2 * size).fill(Number.POSITIVE_INFINITY);
+    values.forEach((v, i) => {
+      this.tree[size + i] = v;
+    });
+    for (let i = size - 1; i >= 1; i--) this.tree[i] = Math.min(this.tree[2 * i]!, this.tree[2 * i + 1]!);
+  }
+
+  remove(pos: number): void {
+    let i = this.size + pos;
+    this.tree[i] = Number.POSITIVE_INFINITY;
+    for (i >>= 1; i >= 1; i >>= 1) this.tree[i] = Math.min(this.tree[2 * i]!, this.tree[2 * i + 1]!);
+  }
+
+  first(from: number, limit: number): number {
+    if (from >= this.size) return -1;
+    return this.descend(1, 0, this.size, from, limit);
+  }
+
+  private descend(node: number, lo: number, hi: number, from: number, limit: number): number {
+    if (hi <= from || this.tree[node]! > limit) return -1;
+    if (hi - lo === 1) return lo;
+    const mid = (lo + hi) >> 1;
+    const left = this.descend(2 * node, lo, mid, from, limit);
+    return left >= 0 ? left : this.descend(2 * node + 1, mid, hi, from, limit);
+  }
+}
+
+/** Ends of running jobs, earliest first (a binary heap); at equal times exclusive phases end first. */
+class EventQueue {
+  private readonly times: number[] = [];
+  private readonly jobs: number[] = [];
+  private readonly kinds: number[] = [];
+
+  push(time: number, job: number, kind: number): void {
+    this.times.push(time);
+    this.jobs.push(job);
+    this.kinds.push(kind);
+    let i = this.times.length - 1;
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      if (!this.before(i, up)) break;
+      this.swap(i, up);
+      i = up;
+    }
+  }
+
+  peekTime(): number | undefined {
+    return this.times[0];
+  }
+
+  pop(): { job: number; kind: number } {
+    const top = { job: this.jobs[0]!, kind: this.kinds[0]! };
+    const last = this.times.length - 1;
+    this.swap(0, last);
+    this.times.pop();
+    this.jobs.pop();
+    this.kinds.pop();
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < this.times.length && this.before(l, m)) m = l;
+      if (r < this.times.length && this.before(r, m)) m = r;
+      if (m === i) break;
+      this.swap(i, m);
+      i = m;
+    }
+    return top;
+  }
+
+  private before(a: number, b: number): boolean {
+    return (
+      this.times[a]! < this.times[b]! ||
+      (this.times[a] === this.times[b] &&
+        (this.kinds[a]! < this.kinds[b]! ||
+          (this.kinds[a] === this.kinds[b] && this.jobs[a]! < this.jobs[b]!)))
+    );
+  }
+
+  private swap(a: number, b: number): void {
+    for (const xs of [this.times, this.jobs, this.kinds]) {
+      const x = xs[a]!;
+      xs[a] = xs[b]!;
+      xs[b] = x;
+    }
+  }
+}

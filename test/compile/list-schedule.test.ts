@@ -1,0 +1,191 @@
+// The memory-aware list schedule: never over a GPU's budget, slots or the host's lanes (checked by
+// replaying the schedule, for random workloads), close to its lower bound, deterministic; and the
+// lower bound's terms.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  type ListSchedule,
+  listSchedule,
+  type ScheduleGpu,
+  type ScheduleJob,
+} from "../../src/compile/list-schedule.js";
+import { scheduleLowerBound } from "../../src/compile/lower-bound.js";
+
+/** Replays a schedule: every way it could break a budget, a slot count, the lanes or a job's own needs. */
+function violations(
+  jobs: readonly ScheduleJob[],
+  gpus: readonly ScheduleGpu[],
+  lanes: number,
+  s: ListSchedule,
+) {
+  const found: string[] = [];
+  const span = (i: number) => [s.startMs[i]!, s.startMs[i]! + jobs[i]!.workMs] as const;
+  const runningAt = (t: number) => jobs.map((_, i) => i).filter((i) => span(i)[0] <= t && t < span(i)[1]);
+  jobs.forEach((j, i) => {
+    const on = s.placedOn[i]!;
+    if (j.gpus > 0 && j.eligible.length >= j.gpus) {
+      if (on.length !== j.gpus || new Set(on).size !== on.length) found.push(`job ${i} on ${on.length} GPUs`);
+      if (on.some((g) => !j.eligible.includes(g))) found.push(`job ${i} on a GPU it may not use`);
+    } else if (on.length > 0) found.push(`host job ${i} on a GPU`);
+  });
+  for (const t of new Set(s.startMs)) {
+    const now = runningAt(t);
+    if (now.length > lanes) found.push(`${now.length} jobs at ${t} on ${lanes} lanes`);
+    gpus.forEach((g, gi) => {
+      const here = now.filter((i) => s.placedOn[i]!.includes(gi));
+      const bytes = here.reduce((sum, i) => sum + jobs[i]!.reservation[jobs[i]!.eligible.indexOf(gi)]!, 0);
+      if (bytes > g.capacityBytes) found.push(`GPU ${gi} at ${t}: ${bytes} > ${g.capacityBytes}`);
+      if (here.length > g.slots) found.push(`GPU ${gi} at ${t}: ${here.length} > ${g.slots} slots`);
+      // Nothing starts on a GPU while another job's exclusive steps own it.
+      for (const i of here)
+        for (const k of here)
+          if (
+            k !== i &&
+            jobs[k]!.exclusiveMs > 0 &&
+            s.startMs[k]! < s.startMs[i]! &&
+            s.startMs[i]! < s.startMs[k]! + jobs[k]!.exclusiveMs
+          )
+            found.push(`job ${i} started on GPU ${gi} during job ${k}'s exclusive time`);
+    });
+  }
+  return found;
+}
+
+const workload = fc
+  .record({
+    gpus: fc.array(
+      fc.record({ capacityBytes: fc.integer({ min: 8, max: 80 }), slots: fc.integer({ min: 1, max: 4 }) }),
+      {
+        minLength: 1,
+        maxLength: 4,
+      },
+    ),
+    lanes: fc.integer({ min: 1, max: 12 }),
+    specs: fc.array(
+      fc.record({
+        workMs: fc.integer({ min: 1, max: 100 }),
+        gpus: fc.integer({ min: 0, max: 2 }),
+        share: fc.oneof(fc.constantFrom(0.1, 0.3, 0.5, 0.9, 1), fc.double({ min: 0, max: 1, noNaN: true })),
+        exclusive: fc.integer({ min: 0, max: 3 }),
+        skip: fc.integer({ min: 0, max: 3 }),
+      }),
+      { maxLength: 40 },
+    ),
+  })
+  .map(({ gpus, lanes, specs }) => {
+    const jobs: ScheduleJob[] = specs.map((x, i) => {
+      if (x.gpus === 0) return { workMs: x.workMs, gpus: 0, eligible: [], reservation: [], exclusiveMs: 0 };
+      // Some jobs may not use every GPU; each reservation fits the GPU it is for, as compile ensures.
+      const eligible = gpus.map((_, g) => g).filter((g) => gpus.length === 1 || (g + i) % 4 !== x.skip);
+      return {
+        workMs: x.workMs,
+        gpus: Math.min(x.gpus, Math.max(1, eligible.length)),
+        eligible,
+        // The same bytes on each GPU (its peak), at most the smallest budget it may use.
+        reservation: eligible.map(() =>
+          Math.floor(Math.min(...eligible.map((g) => gpus[g]!.capacityBytes)) * x.share),
+        ),
+        exclusiveMs: x.exclusive === 0 ? Math.ceil(x.workMs / 2) : 0,
+      };
+    });
+    return { jobs, gpus, lanes };
+  });
+
+describe("list schedule", () => {
+  it("never runs more than a GPU's budget or slots, or more jobs than lanes, and places every job that can run", () => {
+    fc.assert(
+      fc.property(workload, ({ jobs, gpus, lanes }) => {
+        const s = listSchedule(jobs, gpus, lanes);
+        expect(violations(jobs, gpus, lanes, s)).toEqual([]);
+        const bound = scheduleLowerBound(jobs, gpus, lanes);
+        expect(s.makespanMs).toBeGreaterThanOrEqual(bound.lowerBoundMs);
+        expect(s.makespanMs).toBe(Math.max(0, ...jobs.map((j, i) => s.startMs[i]! + j.workMs)));
+      }),
+      { numRuns: 300, seed: 16 },
+    );
+  });
+
+  it("is deterministic", () => {
+    fc.assert(
+      fc.property(workload, ({ jobs, gpus, lanes }) => {
+        expect(listSchedule(jobs, gpus, lanes)).toEqual(listSchedule(structuredClone(jobs), gpus, lanes));
+      }),
+      { numRuns: 50, seed: 7 },
+    );
+  });
+
+  it("runs small pipelines beside a big one instead of one at a time", () => {
+    // One 60 GiB GPU with 4 slots: a 40 GiB pipeline and six 4 GiB ones.
+    const gpu: ScheduleGpu = { capacityBytes: 60, slots: 4 };
+    const job = (reservation: number, workMs = 10): ScheduleJob => ({
+      workMs,
+      gpus: 1,
+      eligible: [0],
+      reservation: [reservation],
+      exclusiveMs: 0,
+    });
+    const jobs = [job(40, 20), ...Array.from({ length: 6 }, () => job(4))];
+    const s = listSchedule(jobs, [gpu], 16);
+    // The big one first (longest), three small ones beside it, the other three when they end.
+    expect(s.startMs).toEqual([0, 0, 0, 0, 10, 10, 10]);
+    expect(s.makespanMs).toBe(20);
+  });
+
+  it("host jobs take lanes: CPU pipelines have real starts and bound the makespan", () => {
+    const host = (workMs: number): ScheduleJob => ({
+      workMs,
+      gpus: 0,
+      eligible: [],
+      reservation: [],
+      exclusiveMs: 0,
+    });
+    const jobs = [host(8000), host(8000), host(8000), host(8000), host(1000)];
+    const s = listSchedule(jobs, [], 2);
+    expect(s.startMs).toEqual([0, 0, 8000, 8000, 16000]);
+    expect(s.makespanMs).toBe(17000);
+    expect(scheduleLowerBound(jobs, [], 2)).toMatchObject({
+      lowerBoundMs: 16500,
+      lowerBoundBy: "host-lanes",
+    });
+  });
+});
+
+describe("lower bound", () => {
+  const gpus: ScheduleGpu[] = [
+    { capacityBytes: 100, slots: 4 },
+    { capacityBytes: 100, slots: 4 },
+  ];
+  const job = (workMs: number, reservation: number, n = 1): ScheduleJob => ({
+    workMs,
+    gpus: n,
+    eligible: [0, 1],
+    reservation: [reservation, reservation],
+    exclusiveMs: 0,
+  });
+
+  it("is the largest of its terms, and names it", () => {
+    // Eight 10-minute pipelines of 10 bytes on 8 slots: one round; the longest pipeline binds.
+    expect(scheduleLowerBound(Array(8).fill(job(600, 10)), gpus, 64)).toEqual({
+      lowerBoundMs: 600,
+      lowerBoundBy: "longest-pipeline",
+      terms: { longestPipelineMs: 600, gpuSlotsMs: 600, gpuMemoryMs: 240, hostLanesMs: 75 },
+    });
+    // Sixteen: two rounds of slots.
+    expect(scheduleLowerBound(Array(16).fill(job(600, 10)), gpus, 64)).toMatchObject({
+      lowerBoundMs: 1200,
+      lowerBoundBy: "gpu-slots",
+    });
+    // Eight of 80 bytes: only one fits a GPU at a time, memory binds (8 × 600 × 80 / 200).
+    expect(scheduleLowerBound(Array(8).fill(job(600, 80)), gpus, 64)).toMatchObject({
+      lowerBoundMs: 1920,
+      lowerBoundBy: "gpu-memory",
+    });
+    // A gpus: 2 job counts on both GPUs.
+    expect(scheduleLowerBound([job(600, 80, 2)], gpus, 64).terms.gpuMemoryMs).toBe(480);
+    // Two lanes for eight pipelines.
+    expect(scheduleLowerBound(Array(8).fill(job(600, 10)), gpus, 2)).toMatchObject({
+      lowerBoundMs: 2400,
+      lowerBoundBy: "host-lanes",
+    });
+  });
+});
