@@ -3,7 +3,8 @@
  * longest first (bigger reservation first on ties); whenever a pipeline ends, every GPU with a free
  * slot starts the first waiting pipeline whose reservation fits the GPU's free budget, and a host
  * lane (max_parallel_pipelines) is free for it. A pipeline goes to the GPU it fits that runs the
- * fewest pipelines, then the one it fills best (best-fit by memory), then PCI order. Host pipelines
+ * fewest pipelines, then the one it fills best (best-fit by memory), then the one given the fewest
+ * so far, then PCI order. Host pipelines
  * take a lane only. Exclusive steps own their GPU: from such a pipeline's start, its GPU admits
  * nothing new for their estimated time (pipelines already running go on, as their shared steps
  * would beside the exclusive one's own shared steps). Deterministic: ties go to the pipeline's file order.
@@ -63,6 +64,7 @@ export function listSchedule(
   const freeSlots = gpus.map((g) => g.slots);
   const freeBytes = gpus.map((g) => g.capacityBytes);
   const running = new Array<number>(gpus.length).fill(0);
+  const assigned = new Array<number>(gpus.length).fill(0);
   const blocked = new Array<boolean>(gpus.length).fill(false);
   let freeLanes = Math.max(1, lanes);
   const startMs = new Array<number>(n).fill(0);
@@ -83,10 +85,12 @@ export function listSchedule(
       fit.push(k);
     });
     if (fit.length < j.gpus) return undefined;
-    // Fewest pipelines running first (spread), then the least memory left over (best fit), then PCI order.
+    // Fewest pipelines running first (spread), then the least memory left over (best fit), then the
+    // fewest given so far (so GPUs the host lanes leave idle still get work), then PCI order.
     const better = (a: number, b: number) =>
       running[j.eligible[a]!]! - running[j.eligible[b]!]! ||
       freeBytes[j.eligible[a]!]! - j.reservation[a]! - (freeBytes[j.eligible[b]!]! - j.reservation[b]!) ||
+      assigned[j.eligible[a]!]! - assigned[j.eligible[b]!]! ||
       a - b;
     if (j.gpus === 1) return [fit.reduce((a, b) => (better(b, a) < 0 ? b : a))];
     return fit
@@ -104,6 +108,7 @@ export function listSchedule(
       freeSlots[g]!--;
       freeBytes[g]! -= j.reservation[k]!;
       running[g]!++;
+      assigned[g]!++;
       if (j.exclusiveMs > 0) blocked[g] = true;
       placedOn[i]!.push(g);
       placedAt[i]!.push(k);

@@ -131,6 +131,21 @@ describe("list schedule", () => {
     expect(s.makespanMs).toBe(20);
   });
 
+  it("gives GPUs the host lanes leave idle their share of the work", () => {
+    // Four 1-slot GPUs, two lanes: the third and fourth pipelines start when the first two end, on the
+    // GPUs that had none (a Slurm export runs each pipeline as its own task, on its plan GPU).
+    const job: ScheduleJob = {
+      workMs: 60,
+      gpus: 1,
+      eligible: [0, 1, 2, 3],
+      reservation: [1, 1, 1, 1],
+      exclusiveMs: 0,
+    };
+    const s = listSchedule([job, job, job, job], Array(4).fill({ capacityBytes: 10, slots: 1 }), 2);
+    expect(s.placedOn).toEqual([[0], [1], [2], [3]]);
+    expect(s.startMs).toEqual([0, 0, 60, 60]);
+  });
+
   it("host jobs take lanes: CPU pipelines have real starts and bound the makespan", () => {
     const host = (workMs: number): ScheduleJob => ({
       workMs,

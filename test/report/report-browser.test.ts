@@ -97,9 +97,10 @@ describe.skipIf(skip !== null)("gpuplan report in Chromium", () => {
       const events = readEvents(runDir);
       const plan = JSON.parse((await import("node:fs")).readFileSync(join(runDir, "plan.json"), "utf8"));
       const page = await open(report(cwd, [runIds(cwd)[0]!], {}));
-      // Lanes: every slot of the GPUs the plan uses (A100: 2, L4: 1), and one host lane for the CPU pipeline.
+      // Lanes: every slot of the GPUs the plan uses (their count follows the CPU threads per GPU), and one
+      // host lane for the CPU pipeline.
       const slots = plan.registry.reduce((n: number, g: { maxPipelines: number }) => n + g.maxPipelines, 0);
-      expect(slots).toBe(3);
+      expect(slots).toBeGreaterThanOrEqual(2);
       expect(await count(page, "#tl-labels .lbl.slot")).toBe(slots);
       expect(await count(page, "#tl-labels .lbl.host")).toBe(1);
       expect(await count(page, ".tl-svg .bar")).toBe(
