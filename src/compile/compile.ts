@@ -20,7 +20,7 @@ import { locateProblems } from "../source/locate.js";
 import type { SourceFile } from "../source/source-file.js";
 import { assignGpus, type Schedule } from "./assign.js";
 import { buildPlan } from "./build-plan.js";
-import { buildRegistry, type RegistryEntry } from "./registry.js";
+import { buildRegistry } from "./registry.js";
 
 export interface CompileResult {
   plan: GpuplanPlan | undefined;
@@ -81,8 +81,8 @@ export function compilePlan(
     problems.push(
       ...overBudgetWarnings(
         learned.overBudget,
-        placementOf(typed, typedSchedule),
-        placementOf(registry.value, schedule.value),
+        placementOf(typedSchedule),
+        placementOf(schedule.value),
         new Map(pipelines.map((p) => [p.name, p.template])),
         file,
       ),
@@ -116,9 +116,9 @@ function learnFromHistory(
   return learned;
 }
 
-function placementOf(registry: readonly RegistryEntry[], schedule: Schedule): Placement {
+function placementOf(schedule: Schedule): Placement {
   return {
-    registry,
+    makespanMs: schedule.makespanMs,
     gpusOf: new Map(schedule.assignments.map((a) => [a.pipeline.name, a.gpus.map((e) => e.gpu.id)])),
   };
 }

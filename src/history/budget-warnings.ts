@@ -1,18 +1,19 @@
 /**
  * A step that held more VRAM than its budget in an earlier run is warned about at the step, with
  * what the learned value changes: compile places the pipelines twice, once with the file's values
- * and once with the learned ones, and the warning says which GPU's slot count or which pipeline's
- * GPU differs — so "this needs 30 GiB" reads as "and so cuda:0 now takes 2 pipelines, not 4".
+ * and once with the learned ones, and the warning says which pipeline's GPU and the estimated
+ * makespan differ — so "this needs 30 GiB" reads as "and so the plan takes 40m, not 20m" (a GPU's
+ * slots stay: memory is a budget beside them, decision 0007).
  */
-import type { RegistryEntry } from "../compile/registry.js";
 import type { Problem } from "../problems/problem.js";
 import { warning } from "../problems/problem.js";
+import { formatDuration } from "../units/duration.js";
 import { formatSize } from "../units/size.js";
 import { learnedVramBytes, type OverBudget, VRAM_HEADROOM } from "./learn-estimates.js";
 
-/** Where the pipelines went: each GPU's slot count, each pipeline's GPUs (none: the CPU, or unplaced). */
+/** Where the pipelines went: each GPU, each pipeline's GPUs (none: the CPU, or unplaced), the estimated makespan. */
 export interface Placement {
-  registry: readonly RegistryEntry[];
+  makespanMs: number;
   gpusOf: ReadonlyMap<string, readonly string[]>;
 }
 
@@ -27,13 +28,13 @@ export function overBudgetWarnings(
   file: string,
 ): Problem[] {
   return over.map((o) => {
-    const changes = [...slotChanges(before, after), ...moves(o.template, before, after, templateOf)];
+    const changes = [...moves(o.template, before, after, templateOf), ...makespanChange(before, after)];
     return warning({
       code: "history-vram-over-budget",
       message:
         `step \`${o.step.id}\` of \`${o.template}\` held ${formatSize(o.peakBytes)} of VRAM at its peak ` +
         `(${o.samples} attempt(s) in ${o.runs} run(s)), over its budget of ${formatSize(o.budgetBytes)}; ` +
-        `with what was measured ${changes.length ? changes.join("; ") : "the GPUs and slot counts stay the same"}`,
+        `with what was measured ${changes.length ? changes.join("; ") : "the GPUs and the estimated makespan stay the same"}`,
       hint: `set \`vram: ${typedSize(learnedVramBytes(o.peakBytes))}\` (the peak and ${VRAM_HEADROOM * 100}% headroom), or keep compiling with --history`,
       file,
       pointer: o.step.pointer,
@@ -41,11 +42,11 @@ export function overBudgetWarnings(
   });
 }
 
-function slotChanges(before: Placement, after: Placement): string[] {
-  const was = new Map(before.registry.map((e) => [e.gpu.id, e.maxPipelines]));
-  return after.registry
-    .filter((e) => was.has(e.gpu.id) && was.get(e.gpu.id) !== e.maxPipelines)
-    .map((e) => `${e.gpu.id} takes ${e.maxPipelines} pipeline(s) at once instead of ${was.get(e.gpu.id)}`);
+function makespanChange(before: Placement, after: Placement): string[] {
+  if (before.makespanMs === after.makespanMs) return [];
+  return [
+    `the estimated makespan is ${formatDuration(after.makespanMs)} instead of ${formatDuration(before.makespanMs)}`,
+  ];
 }
 
 function moves(
