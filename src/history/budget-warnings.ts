@@ -3,7 +3,7 @@
  * what the learned value changes: compile places the pipelines twice, once with the file's values
  * and once with the learned ones, and the warning says which pipeline's GPU and the estimated
  * makespan differ — so "this needs 30 GiB" reads as "and so the plan takes 40m, not 20m" (a GPU's
- * slots stay: memory is a budget beside them, decision 0007).
+ * slots stay: memory is a budget beside them, decision 0012).
  */
 import type { Problem } from "../problems/problem.js";
 import { warning } from "../problems/problem.js";
