@@ -132,6 +132,9 @@ try {
     killed++;
   }
   for (const v of victims) {
+    try {
+      process.kill(-v.child.pid, "SIGKILL");
+    } catch {}
     v.child.kill("SIGKILL");
     const holder = v.line() ? JSON.parse(v.line()) : null;
     if (holder)
