@@ -115,7 +115,10 @@ export function createProgram(format: ReportFormat) {
 
   configure(program.command("run"))
     .description("execute a plan (or compile a pipeline file in memory and run it) under the GPU slot lock")
-    .argument("<plan>", "plan JSON from gpuplan compile, or a pipeline YAML file")
+    .argument(
+      "[plan]",
+      "plan JSON from gpuplan compile, or a pipeline YAML file (with --resume: the run's own)",
+    )
     .option("--pipeline <name>", "run only this pipeline (repeatable)", collect, [])
     .option("--events <file>", "also append the JSON Lines events to FILE")
     .option("--no-wait", "exit 75 at once when a GPU slot is busy instead of waiting")

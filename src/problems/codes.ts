@@ -454,6 +454,18 @@ export const CODES = {
     "`--resume`: no such run",
     "Runs live in `.gpuplan/runs/<id>/` of the folder `gpuplan run` was started in; `--resume` takes an id from there, or the path of a run folder.",
   ),
+  "damaged-run": failure(
+    "user",
+    "`--resume`: a file of the run folder is damaged",
+    "The run folder's journal.jsonl or plan.json is not what gpuplan wrote: missing, not a regular file (a directory, a FIFO), a journal line that is not a journal entry (not JSON, `null`, without its fields) or a plan that is not JSON. The message names the file and, for the journal, the line. Only a torn last journal line — gpuplan killed in the middle of writing it — is expected: it was never acknowledged, and a resume goes on without it.",
+    "restore the file, or start a new run without --resume",
+  ),
+  "run-in-use": failure(
+    "user",
+    "`--resume`: another gpuplan is running this run",
+    "One gpuplan runs a run folder at a time: it holds `run.lock` in the folder (an flock, dropped by the kernel when that gpuplan ends, even by kill -9) from its start, or for a resume from before it reads the journal, to its end. Two at once would start the same steps twice and interleave their journals. The message names the holder's pid.",
+    "wait for the other gpuplan to end, or stop it, then resume",
+  ),
   "resume-plan-changed": failure(
     "user",
     "`--resume`: the run was started from a different plan",

@@ -14,6 +14,7 @@ import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, openJournal } from "./record/journal.js";
+import { takeRunLock } from "./record/run-lock.js";
 import type { OpenRunView } from "./run-view.js";
 import type { SpawnMethod } from "./step/spawn/start-process.js";
 
@@ -41,6 +42,8 @@ export interface SessionOptions {
 export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<ExecuteResult> {
   const { plan, pipelines, runId, runDir, baseDir } = prepared;
   if (!prepared.resumed) await createRunDir(runDir, plan);
+  // Held until the run ends: a `--resume` of this run meanwhile is refused, naming this process.
+  const runLock = prepared.runLock ?? (await takeRunLock(runDir, runId));
   const journal = await openJournal(runDir);
   if (!prepared.resumed) {
     await journal.append({
@@ -112,6 +115,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
     signals.dispose();
     events.close();
     await journal.close();
+    await runLock.release();
   }
 }
 

@@ -34,7 +34,7 @@ describe("usage errors", () => {
     [["compile"], "missing-argument", "gpuplan compile [options] <file>"],
     [["compile", "a.yaml", "b.yaml"], "too-many-arguments", "gpuplan compile [options] <file>"],
     [["compile", "a.yaml", "-o"], "option-missing-value", "gpuplan compile [options] <file>"],
-    [["run", "p.json", "--ui", "fancy"], "invalid-option-value", "gpuplan run [options] <plan>"],
+    [["run", "p.json", "--ui", "fancy"], "invalid-option-value", "gpuplan run [options] [plan]"],
     [
       ["compile", "a.yaml", "--json", "--format", "github"],
       "conflicting-options",

@@ -3,6 +3,7 @@
  * it out (src/run/run-session.ts), print what went wrong and choose the exit code — the
  * only part of the run that prints or decides how it ends.
  */
+import { join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
 import { EXIT } from "../../problems/exit-codes.js";
@@ -34,7 +35,8 @@ export interface RunOptions extends SlurmRunOptions {
   bind: "auto" | "exact";
 }
 
-export default async function run(file: string, options: RunOptions): Promise<number> {
+/** `file` may be left out with `--resume`: the run folder keeps the plan it started with. */
+export default async function run(file: string | undefined, options: RunOptions): Promise<number> {
   // A path mistake in --events is found before anything starts, not after the run directory exists.
   if (options.events !== undefined) await checkEventsFile(options.events);
   const detect: DetectInventory = async (o) =>
@@ -42,7 +44,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
 
   const { prepareRun } = await import("../../run/prepare/prepare-run.js");
   const prepared = await prepareRun({
-    file,
+    ...(file !== undefined && { file }),
     pipelines: options.pipeline,
     ...(options.resume !== undefined && { resume: options.resume }),
     detect,
@@ -59,10 +61,11 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   // `gpuplan compile` would print them, on stderr, before the run.
   if (prepared.warnings.length > 0)
     writeErr(formatHuman(prepared.warnings, prepared.sources, await paintFor()));
-  const { plan, pipelines, baseDir, runId, bindings } = prepared.run;
+  const { plan, pipelines, baseDir, runId, runDir, bindings } = prepared.run;
   if (options.executor === "slurm") {
+    await prepared.run.runLock?.release();
     const { runOnSlurmCommand } = await import("./run-slurm.js");
-    return runOnSlurmCommand(file, options, prepared.run);
+    return runOnSlurmCommand(file ?? join(runDir, "plan.json"), options, prepared.run);
   }
   // Where each planned GPU runs, before anything starts (the dry run shows it in its own output).
   if (!options.dryRun && options.ui !== "json" && bindings.some((b) => b.replaced)) {
@@ -71,6 +74,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
   }
 
   if (options.dryRun) {
+    await prepared.run.runLock?.release();
     const { describeDryRun } = await import("../../run/prepare/dry-run.js");
     const description = describeDryRun(plan, pipelines, baseDir, runId, process.env.PATH, bindings);
     const { formatDryRun } = await import("../../ui/dry-run-text.js");
@@ -86,7 +90,7 @@ export default async function run(file: string, options: RunOptions): Promise<nu
 
   const { runSession } = await import("../../run/run-session.js");
   const result = await runSession(prepared.run, {
-    input: file,
+    input: file ?? join(runDir, "plan.json"),
     ...(options.events && { eventsFile: options.events }),
     wait: options.wait,
     ...(options.lockTimeout !== undefined && { lockTimeoutMs: options.lockTimeout }),

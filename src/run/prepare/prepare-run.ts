@@ -8,17 +8,19 @@ import { join } from "node:path";
 import type { DetectInventory, Inventory } from "../../inventory/types.js";
 import type { BindMode, GpuBinding } from "../../plan/bind-gpus.js";
 import { bindPlan, gpusUsed } from "../../plan/verify-plan.js";
+import { UsageError } from "../../problems/errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { RUNS_DIR } from "../record/journal.js";
+import type { RunLock } from "../record/run-lock.js";
 import { loadResumedRun } from "./resume-run.js";
 import { makeRunId } from "./run-id.js";
 import { selectPipelines } from "./select-pipelines.js";
 
 export interface PrepareRequest {
-  /** The plan or pipeline file, as given. */
-  file: string;
+  /** The plan or pipeline file, as given; none with `resume` (the run folder's plan.json is the plan). */
+  file?: string;
   /** `--pipeline` names; none: all (or, resuming, those the run started with). */
   pipelines: readonly string[];
   /** `--resume RUN`. */
@@ -50,6 +52,8 @@ export interface PreparedRun {
   resumed: boolean;
   /** Each GPU of the plan the selected pipelines use, and the live GPU it runs on. */
   bindings: GpuBinding[];
+  /** A resumed run's folder lock, taken before its journal was read (a new run takes its own later). */
+  runLock?: RunLock;
 }
 
 export type Preparation =
@@ -58,7 +62,8 @@ export type Preparation =
   | { ok: false; problems: Problem[]; sources: SourceFile[] };
 
 export async function prepareRun(request: PrepareRequest): Promise<Preparation> {
-  const { file, detect } = request;
+  const { detect } = request;
+  let file = request.file;
   let inventory: Inventory | undefined;
   let recompile: string;
   let recompileHere: string | undefined;
@@ -72,8 +77,15 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     const { pipelines, ...rest } = resumed;
     run = { ...rest, resumed: true };
     startedWith = pipelines;
+    file ??= join(resumed.runDir, "plan.json");
     recompile = `gpuplan run ${file} (a new run)`;
   } else {
+    if (file === undefined)
+      throw new UsageError(
+        "gpuplan run needs a plan or pipeline file, or --resume RUN",
+        "missing-argument",
+        "gpuplan run plan.json, gpuplan run pipeline.yaml, or gpuplan run --resume RUN",
+      );
     // Loaded here: it compiles pipeline files, which a resumed run never does.
     const { loadRunInput } = await import("./load-run-input.js");
     const input = await loadRunInput(file, detect);
@@ -95,36 +107,47 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
       resumed: false,
     };
   }
-  let pipelines = selectPipelines(run.plan, request.pipelines.length ? request.pipelines : startedWith);
+  try {
+    let pipelines = selectPipelines(run.plan, request.pipelines.length ? request.pipelines : startedWith);
 
-  if (request.bindSlurmGpus && gpusUsed(pipelines).length > 0) {
-    // Every GPU of the node, whatever CUDA_VISIBLE_DEVICES says: Slurm's indices are node-wide.
-    const { bindToAllocatedGpus } = await import("../../slurm/bind-allocated-gpus.js");
-    inventory = await detect({ all: true });
-    const bound = bindToAllocatedGpus(run.plan, pipelines, inventory, request.bindSlurmGpus.allocated);
-    if ("problems" in bound) return { ok: false, problems: bound.problems, sources: [] };
-    run = { ...run, plan: bound.plan };
-    pipelines = bound.pipelines;
-  }
+    if (request.bindSlurmGpus && gpusUsed(pipelines).length > 0) {
+      // Every GPU of the node, whatever CUDA_VISIBLE_DEVICES says: Slurm's indices are node-wide.
+      const { bindToAllocatedGpus } = await import("../../slurm/bind-allocated-gpus.js");
+      inventory = await detect({ all: true });
+      const bound = bindToAllocatedGpus(run.plan, pipelines, inventory, request.bindSlurmGpus.allocated);
+      if ("problems" in bound) {
+        await run.runLock?.release();
+        return { ok: false, problems: bound.problems, sources: [] };
+      }
+      run = { ...run, plan: bound.plan };
+      pipelines = bound.pipelines;
+    }
 
-  // Bind to the live machine's GPUs: never run on the wrong card. CPU-only work needs no GPU.
-  let bindings: GpuBinding[] = [];
-  if (request.verify !== false && gpusUsed(pipelines).length > 0) {
-    inventory ??= await detect();
-    const busy = (await request.busyGpus?.()) ?? new Set<string>();
-    const bound = bindPlan(run.plan, pipelines, inventory, {
-      planFile: file,
-      recompile,
-      ...(recompileHere && { recompileHere }),
-      busy,
-      ...(request.bind && { mode: request.bind }),
-    });
-    if (hasErrors(bound.problems)) return { ok: false, problems: bound.problems, sources: [] };
-    warnings.push(...bound.problems);
-    const names = new Set(pipelines.map((p) => p.name));
-    run = { ...run, plan: bound.plan };
-    pipelines = bound.plan.pipelines.filter((p) => names.has(p.name));
-    bindings = bound.bindings;
+    // Bind to the live machine's GPUs: never run on the wrong card. CPU-only work needs no GPU.
+    let bindings: GpuBinding[] = [];
+    if (request.verify !== false && gpusUsed(pipelines).length > 0) {
+      inventory ??= await detect();
+      const busy = (await request.busyGpus?.()) ?? new Set<string>();
+      const bound = bindPlan(run.plan, pipelines, inventory, {
+        planFile: file,
+        recompile,
+        ...(recompileHere && { recompileHere }),
+        busy,
+        ...(request.bind && { mode: request.bind }),
+      });
+      if (hasErrors(bound.problems)) {
+        await run.runLock?.release();
+        return { ok: false, problems: bound.problems, sources: [] };
+      }
+      warnings.push(...bound.problems);
+      const names = new Set(pipelines.map((p) => p.name));
+      run = { ...run, plan: bound.plan };
+      pipelines = bound.plan.pipelines.filter((p) => names.has(p.name));
+      bindings = bound.bindings;
+    }
+    return { ok: true, run: { ...run, pipelines, bindings }, warnings, sources };
+  } catch (e) {
+    await run.runLock?.release();
+    throw e;
   }
-  return { ok: true, run: { ...run, pipelines, bindings }, warnings, sources };
 }

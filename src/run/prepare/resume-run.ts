@@ -2,16 +2,18 @@
  * `--resume RUN`: what an earlier run left in its directory — the plan it started with, where its
  * steps run, which pipelines it ran and which steps finished ok — so that only the rest runs again.
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, sep } from "node:path";
-import { readPlanFile } from "../../plan/read-plan.js";
+import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
 import { withMemoryFields } from "../../plan/upgrade-plan.js";
 import { UsageError } from "../../problems/errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/read-source-text.js";
 import { RUNS_DIR, readJournal } from "../record/journal.js";
+import { readRunFile } from "../record/read-run-file.js";
+import { type RunLock, takeRunLock } from "../record/run-lock.js";
 
 export interface ResumedRun {
   plan: GpuplanPlan;
@@ -22,39 +24,57 @@ export interface ResumedRun {
   completed: Set<string>;
   /** The pipelines the run was started with. */
   pipelines: string[];
+  /** Held from before the journal was read until the run ends. */
+  runLock: RunLock;
+}
+
+/** Where the run named by `--resume` (an id in the runs directory, or a path) is. */
+function resumedRunDir(resume: string): string {
+  return resume.includes(sep) || resume.startsWith(".") ? resume : join(RUNS_DIR, resume);
 }
 
 /**
- * The run named by `--resume` (an id in the runs directory, or a path); `file` is the input given
- * now. Problems when the plan kept in the run directory is not a plan (any more).
+ * The run named by `--resume`; `file` is the input given now, if any (the run folder's plan.json
+ * is the plan either way). Problems when the plan kept in the run directory is not a plan (any more).
  */
 export async function loadResumedRun(
   resume: string,
-  file: string,
+  file: string | undefined,
 ): Promise<ResumedRun | { problems: Problem[]; sources: SourceFile[] }> {
-  const runDir = resume.includes(sep) || resume.startsWith(".") ? resume : join(RUNS_DIR, resume);
-  if (!existsSync(join(runDir, "journal.jsonl"))) {
+  const runDir = resumedRunDir(resume);
+  if (!statSync(runDir, { throwIfNoEntry: false })?.isDirectory()) {
     throw new UsageError(
       `--resume: no run ${resume} (looked in ${runDir})`,
       "unknown-run",
       `runs are in ${RUNS_DIR}/`,
     );
   }
-  const state = await readJournal(runDir);
-  if (!state.header) throw new UsageError(`--resume: ${runDir} has no run header`, "unknown-run");
-  // The run's own copy is read like any plan: a damaged one is a located problem, not a crash.
-  const stored = await readPlanFile(join(runDir, "plan.json"));
-  if (!stored.plan) return { problems: stored.problems, sources: [stored.source] };
-  const { plan } = stored;
-  await checkSamePlan(file, plan, resume);
-  return {
-    plan,
-    baseDir: state.header.baseDir,
-    runId: state.header.run,
-    runDir,
-    completed: state.completed,
-    pipelines: state.header.pipelines,
-  };
+  // Before the journal is read: a gpuplan still running the folder may yet append to it.
+  const runLock = await takeRunLock(runDir, resume);
+  try {
+    const state = await readJournal(runDir);
+    // The run's own copy is read like any plan: a damaged one is a located problem, not a crash.
+    const planPath = join(runDir, "plan.json");
+    const stored = await checkPlan(await parsePlanText(planPath, await readRunFile(planPath, "plan")));
+    if (!stored.plan) {
+      await runLock.release();
+      return { problems: stored.problems, sources: [stored.source] };
+    }
+    const { plan } = stored;
+    if (file !== undefined) await checkSamePlan(file, plan, resume);
+    return {
+      plan,
+      baseDir: state.header.baseDir,
+      runId: state.header.run,
+      runDir,
+      completed: state.completed,
+      pipelines: state.header.pipelines,
+      runLock,
+    };
+  } catch (e) {
+    await runLock.release();
+    throw e;
+  }
 }
 
 /**

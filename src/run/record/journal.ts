@@ -4,10 +4,11 @@
  * line per finished step attempt, appended and flushed to disk before the step is reported done),
  * `events.jsonl` (telemetry) and the step logs, `logs/<pipeline>@<step>.out.log` and `.err.log`.
  */
-import { mkdir, open, readFile, writeFile } from "node:fs/promises";
+import { type FileHandle, mkdir, open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { StepStatus } from "./events.js";
+import { damagedRun, readRunFile } from "./read-run-file.js";
 
 export const RUNS_DIR = join(".gpuplan", "runs");
 
@@ -52,7 +53,8 @@ export interface Journal {
 }
 
 export async function openJournal(runDir: string): Promise<Journal> {
-  const handle = await open(join(runDir, "journal.jsonl"), "a");
+  const handle = await open(join(runDir, "journal.jsonl"), "a+");
+  await dropTornLine(handle);
   // Group commit: entries that arrive while a flush is in flight go out together in the next
   // write + fdatasync, so many steps finishing at once cost one disk flush, not one each.
   let queued: { line: string; done: () => void; fail: (e: unknown) => void }[] = [];
@@ -85,6 +87,24 @@ export async function openJournal(runDir: string): Promise<Journal> {
   };
 }
 
+/** The longest line a torn write can leave (an entry is far shorter). */
+const MAX_TORN_BYTES = 1024 * 1024;
+
+/**
+ * A resumed journal may end in a torn line (gpuplan killed mid-write; readJournal left it out as
+ * never acknowledged): cut it off, or the next entry would be glued to it and lost with it.
+ */
+async function dropTornLine(handle: FileHandle): Promise<void> {
+  const { size } = await handle.stat();
+  if (size === 0) return;
+  const from = Math.max(0, size - MAX_TORN_BYTES);
+  const tail = Buffer.alloc(size - from);
+  await handle.read(tail, 0, tail.length, from);
+  if (tail[tail.length - 1] === 0x0a) return;
+  const end = tail.lastIndexOf(0x0a);
+  if (end >= 0 || from === 0) await handle.truncate(from + end + 1);
+}
+
 /** Create the run directory and write the plan into it. */
 export async function createRunDir(runDir: string, plan: GpuplanPlan): Promise<void> {
   await mkdir(join(runDir, "logs"), { recursive: true });
@@ -92,7 +112,7 @@ export async function createRunDir(runDir: string, plan: GpuplanPlan): Promise<v
 }
 
 export interface JournalState {
-  header: JournalHeader | undefined;
+  header: JournalHeader;
   /** `pipeline\u0000step` of every step whose last recorded attempt ended ok. */
   completed: Set<string>;
   entries: JournalEntry[];
@@ -100,27 +120,64 @@ export interface JournalState {
 
 export const stepKey = (pipeline: string, step: string): string => `${pipeline}\u0000${step}`;
 
-/** Read a journal; a torn last line (crash mid-write) is ignored. */
+/**
+ * Read a run's journal for `--resume`. A torn last line (gpuplan killed mid-write) is left out:
+ * it was never acknowledged. Anything else that is not an entry gpuplan writes — a line that is
+ * not JSON, `null`, an entry without its fields, no run header first — is a `damaged-run` error
+ * naming the file and the line, never a guess.
+ */
 export async function readJournal(runDir: string): Promise<JournalState> {
-  const text = await readFile(join(runDir, "journal.jsonl"), "utf8");
+  const path = join(runDir, "journal.jsonl");
+  const text = await readRunFile(path, "journal");
+  const lines = text.split("\n");
   const entries: JournalEntry[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    let value: unknown;
     try {
-      entries.push(JSON.parse(line) as JournalEntry);
+      value = JSON.parse(line);
     } catch {
-      // Only the last line can be torn; anything after it was never acknowledged.
+      // The last line without its newline is a write cut short; anything before it was acknowledged.
+      if (i === lines.length - 1) return;
+      throw damagedRun(path, `line ${i + 1} is not JSON`);
     }
-  }
+    const wrong = entryProblem(value);
+    if (wrong) throw damagedRun(path, `line ${i + 1} ${wrong}`);
+    if (i === 0 && (value as JournalEntry).type !== "run")
+      throw damagedRun(path, "does not start with a run header");
+    entries.push(value as JournalEntry);
+  });
   const completed = new Set<string>();
-  let header: JournalHeader | undefined;
+  const header = entries.find((e): e is JournalHeader => e.type === "run");
+  if (!header) throw damagedRun(path, "has no run header (it is empty)");
   for (const e of entries) {
-    if (e.type === "run") header ??= e;
-    else if (e.type === "step") {
+    if (e.type === "step") {
       const key = stepKey(e.pipeline, e.step);
       if (e.status === "ok") completed.add(key);
       else completed.delete(key);
     }
   }
   return { header, completed, entries };
+}
+
+/** What makes `value` not a journal entry gpuplan wrote, or null when it is one. */
+function entryProblem(value: unknown): string | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return `is ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}, not a journal entry`;
+  const e = value as Record<string, unknown>;
+  const strings = (...keys: string[]) => keys.filter((k) => typeof e[k] !== "string");
+  let missing: string[];
+  if (e.type === "run") {
+    missing = strings("run", "startedAt", "input", "baseDir");
+    if (!Array.isArray(e.pipelines) || !e.pipelines.every((p) => typeof p === "string"))
+      missing.push("pipelines");
+  } else if (e.type === "step") {
+    missing = strings("pipeline", "step", "status");
+    if (typeof e.attempt !== "number") missing.push("attempt");
+  } else if (e.type === "end") {
+    missing = [];
+  } else {
+    return `has no known entry type (${JSON.stringify(e.type ?? null).slice(0, 40)})`;
+  }
+  return missing.length > 0 ? `is a ${e.type} entry without ${missing.join(", ")}` : null;
 }

@@ -55,6 +55,15 @@ export async function execute(
   const runDir = join(dir, "run");
   await createRunDir(runDir, plan);
   const journal = await openJournal(runDir);
+  // As a run session does: a journal starts with its run's header.
+  await journal.append({
+    type: "run",
+    run: "test-run",
+    startedAt: "",
+    input: "",
+    baseDir: FIXTURES,
+    pipelines: [],
+  });
   const events: RunEvent[] = [];
   const output: Harness["output"] = [];
   const lock = givenLock ?? createRecordingLock(join(dir, "locks"));

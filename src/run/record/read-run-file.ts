@@ -1,0 +1,53 @@
+/**
+ * Reading a file of a run folder for `--resume` (journal.jsonl, plan.json): the folder may have
+ * been damaged or tampered with, so the file is opened without blocking (a FIFO in its place
+ * would otherwise wait forever for a writer), checked to be a regular file of a sane size, and
+ * only then read. What is wrong is a `damaged-run` usage error naming the file.
+ */
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import { UsageError } from "../../problems/errors.js";
+import { errnoOf, fileError } from "../../problems/file-errors.js";
+
+/** A run's journal and plan are small; more than this is not one gpuplan wrote. */
+const MAX_RUN_FILE_BYTES = 256 * 1024 * 1024;
+
+/** The file's text; `what` names it in messages ("journal", "plan"). */
+export async function readRunFile(path: string, what: string): Promise<string> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (e) {
+    if (errnoOf(e) === "ENOENT") throw damagedRun(path, "is missing");
+    if (errnoOf(e) === "ELOOP") throw damagedRun(path, "is a symbolic link");
+    throw fileError(e, path, "read", `the run's ${what}`);
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw damagedRun(path, `is ${kindOf(info)}, not a regular file`);
+    if (info.size > MAX_RUN_FILE_BYTES)
+      throw damagedRun(path, `is ${info.size} bytes, more than gpuplan writes`);
+    return await handle.readFile("utf8");
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw fileError(e, path, "read", `the run's ${what}`);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A run folder's file that cannot be resumed from: `--resume: <path> <what is wrong>`. */
+export function damagedRun(path: string, wrong: string): UsageError {
+  return new UsageError(
+    `--resume: ${path} ${wrong}`,
+    "damaged-run",
+    "the run folder was changed after gpuplan wrote it; restore the file, or start a new run without --resume",
+  );
+}
+
+function kindOf(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+  if (info.isDirectory()) return "a directory";
+  if (info.isFIFO()) return "a FIFO";
+  if (info.isSocket()) return "a socket";
+  return "a device";
+}

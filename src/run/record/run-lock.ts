@@ -1,0 +1,51 @@
+/**
+ * One gpuplan per run folder: `run.lock` in the folder, flocked for as long as the run goes on
+ * (a new run from its first step, a resumed one before it reads the journal), with the holder's
+ * pid written in it for the message a second `--resume` gets. The kernel drops the lock when its
+ * holder dies, kill -9 included, so a lock is never stale; only the pid text is informative, and
+ * it is read as digits only.
+ */
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { tryLockWholeFile } from "../../libc/whole-file-lock.js";
+import { UsageError } from "../../problems/errors.js";
+import { fileError } from "../../problems/file-errors.js";
+
+export interface RunLock {
+  /** Let go of the run folder (closing the file drops the lock). */
+  release(): Promise<void>;
+}
+
+/** Take the run folder's lock, or throw `run-in-use` naming the gpuplan that holds it. */
+export async function takeRunLock(runDir: string, run: string): Promise<RunLock> {
+  const path = join(runDir, "run.lock");
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+  } catch (e) {
+    throw fileError(e, path, "write", "the run's lock file");
+  }
+  let taken: boolean;
+  try {
+    taken = await tryLockWholeFile(handle.fd);
+  } catch (e) {
+    await handle.close();
+    throw fileError(e, path, "write", "the run's lock file");
+  }
+  if (!taken) {
+    const text = await handle.readFile("utf8").catch(() => "");
+    await handle.close();
+    const pid = /^\d{1,10}/.exec(text)?.[0];
+    throw new UsageError(
+      `run ${run} is being run by another gpuplan${pid ? ` (pid ${pid})` : ""}; one gpuplan runs a run folder at a time`,
+      "run-in-use",
+      pid
+        ? `wait for it to end, or stop it (kill ${pid}) and resume again`
+        : "wait for it to end, then resume again",
+    );
+  }
+  await handle.truncate(0);
+  await handle.write(`${process.pid}\n`, 0);
+  return { release: () => handle.close() };
+}

@@ -1,0 +1,254 @@
+// A run folder is run by one gpuplan at a time, resumed from its own plan, and read with
+// suspicion: `--resume` without a plan argument (the line printed after Ctrl-C, pasted), a second
+// resume while one runs (exit 2 naming the holder), and damaged folders (a clear error naming the
+// file, or a resume around a torn last journal line — never a crash, never a hang).
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
+import { FIXTURES } from "./helpers/harness.js";
+
+const EXAMPLE = join(ROOT, "examples/hello-cpu.yaml");
+const MISSING = "/nonexistent/gpuplan-test-library.so";
+const NO_GPU = {
+  GPUPLAN_NVML_LIBRARY: MISSING,
+  GPUPLAN_CUDA_LIBRARY: MISSING,
+  GPUPLAN_ROCM_SMI_LIBRARY: MISSING,
+  GPUPLAN_AMD_SMI_LIBRARY: MISSING,
+  GPUPLAN_HIP_LIBRARY: MISSING,
+  GPUPLAN_SYSFS_ROOT: join(ROOT, "fixtures/detect/sysfs-empty"),
+  CI: "1",
+};
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.reverse()) c();
+  cleanups = [];
+});
+const temp = () => {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+};
+const runIds = (cwd: string) => readdirSync(join(cwd, ".gpuplan/runs")).sort();
+
+/** `gpuplan run ARGS` in the background; ended (SIGKILL) after the test if still running. */
+function startRun(cwd: string, args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [join(ROOT, "bin/gpuplan.js"), "run", ...args], {
+    cwd,
+    env: { ...process.env, ...NO_GPU, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (d) => {
+    stderr += String(d);
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return { child, exited, stderr: () => stderr };
+}
+
+async function until(what: () => boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function slowRunFolder(): { cwd: string; record: string; entered: () => string[] } {
+  const cwd = temp();
+  for (const f of ["slow-steps.yaml", "record.mjs"]) copyFileSync(join(FIXTURES, f), join(cwd, f));
+  const record = join(cwd, "record.jsonl");
+  const entered = () =>
+    existsSync(record)
+      ? readFileSync(record, "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l))
+          .filter((e) => e.what === "enter")
+          .map((e) => e.name as string)
+      : [];
+  return { cwd, record, entered };
+}
+
+function stop(child: ChildProcess, signal: NodeJS.Signals = "SIGINT") {
+  child.kill(signal);
+}
+
+describe("gpuplan run --resume", () => {
+  it("the 'Resume with' line printed after Ctrl-C works pasted: no plan argument, the run folder's plan", async () => {
+    const { cwd, record, entered } = slowRunFolder();
+    const first = startRun(cwd, ["slow-steps.yaml", "--ui", "plain"], { RECORD_FILE: record });
+    await until(() => entered().includes("a-two"));
+    stop(first.child);
+    expect(await first.exited, first.stderr()).toBe(130);
+    const line = /Resume with: (gpuplan run .*)$/m.exec(first.stderr())?.[1];
+    expect(line, first.stderr()).toBeDefined();
+    // Remove the pipeline file: the resume must need nothing but the run folder.
+    rmSync(join(cwd, "slow-steps.yaml"));
+    const args = line!.split(" ").slice(1);
+    const r = gpuplan([...args, "--ui", "plain"], { cwd, env: { ...NO_GPU, RECORD_FILE: record } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(entered().filter((n) => n === "a-three")).toHaveLength(1);
+    expect(entered().filter((n) => n === "a-one")).toHaveLength(1);
+    // Without --resume the plan is still needed.
+    const none = gpuplan(["run"], { cwd, env: NO_GPU });
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain(
+      "gpuplan run needs a plan or pipeline file, or --resume RUN  [missing-argument]",
+    );
+  }, 60_000);
+
+  it("a second gpuplan on the same run folder exits 2 naming the holder's pid, a new run's and a resume's", async () => {
+    const { cwd, record, entered } = slowRunFolder();
+    const first = startRun(cwd, ["slow-steps.yaml", "--ui", "plain"], { RECORD_FILE: record });
+    await until(() => entered().includes("a-two"));
+    const [id] = runIds(cwd);
+    const refused = gpuplan(["run", "--resume", id!], { cwd, env: { ...NO_GPU, RECORD_FILE: record } });
+    expect(refused.exitCode, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(`run ${id} is being run by another gpuplan (pid ${first.child.pid})`);
+    expect(refused.stderr).toContain("[run-in-use]");
+    stop(first.child);
+    expect(await first.exited).toBe(130);
+
+    // Two resumes: the first runs what is left, the second is refused while it does.
+    const before = entered().length;
+    const resumed = startRun(cwd, ["--resume", id!, "--ui", "plain"], { RECORD_FILE: record });
+    await until(() => entered().length > before);
+    const second = gpuplan(["run", "--resume", id!], { cwd, env: { ...NO_GPU, RECORD_FILE: record } });
+    expect(second.exitCode, second.stderr).toBe(2);
+    expect(second.stderr).toContain(`(pid ${resumed.child.pid})`);
+    expect(hasCrashed(second)).toBe(false);
+    expect(await resumed.exited, resumed.stderr()).toBe(0);
+    // Every step ran to its end once after the interrupt: one, never again; two and three once more.
+    for (const n of ["a", "b"]) {
+      expect(entered().filter((e) => e === `${n}-one`)).toHaveLength(1);
+      expect(entered().filter((e) => e === `${n}-three`)).toHaveLength(1);
+    }
+    // Free again once it has ended.
+    const after = gpuplan(["run", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(after.exitCode, after.stderr).toBe(0);
+  }, 60_000);
+});
+
+/** A finished run of one quick CPU pipeline; each variant damages a copy of its folder. */
+function finishedRun(): { cwd: string; dir: string } {
+  const cwd = temp();
+  const r = gpuplan(["run", EXAMPLE, "--ui", "plain", "--pipeline", "plate-P1"], {
+    cwd,
+    env: NO_GPU,
+  });
+  expect(r.exitCode, r.stderr).toBe(0);
+  const [id] = runIds(cwd);
+  return { cwd, dir: join(".gpuplan/runs", id!) };
+}
+
+const VARIANTS: [string, (dir: string) => void, RegExp][] = [
+  ["a null journal line", (d) => insertLine(d, "null"), /journal\.jsonl line 2 is null, not a journal entry/],
+  ["a line that is not JSON", (d) => insertLine(d, '{"type":"step",'), /journal\.jsonl line 2 is not JSON/],
+  [
+    "an entry without its fields",
+    (d) => insertLine(d, '{"type":"step","pipeline":"plate-P1"}'),
+    /journal\.jsonl line 2 is a step entry without step, status, attempt/,
+  ],
+  [
+    "an empty journal",
+    (d) => writeFileSync(join(d, "journal.jsonl"), ""),
+    /journal\.jsonl has no run header/,
+  ],
+  [
+    "a journal without its header",
+    (d) => writeFileSync(join(d, "journal.jsonl"), readJournalLines(d).slice(1).join("\n")),
+    /journal\.jsonl does not start with a run header/,
+  ],
+  ["a missing plan.json", (d) => rmSync(join(d, "plan.json")), /plan\.json is missing/],
+  [
+    "plan.json a directory",
+    (d) => replaceByDir(d, "plan.json"),
+    /plan\.json is a directory, not a regular file/,
+  ],
+  ["the journal a directory", (d) => replaceByDir(d, "journal.jsonl"), /journal\.jsonl is a directory/],
+  [
+    "the journal a FIFO",
+    (d) => {
+      rmSync(join(d, "journal.jsonl"));
+      execFileSync("mkfifo", [join(d, "journal.jsonl")]);
+    },
+    /journal\.jsonl is a FIFO, not a regular file/,
+  ],
+];
+
+function readJournalLines(dir: string): string[] {
+  return readFileSync(join(dir, "journal.jsonl"), "utf8").split("\n");
+}
+function insertLine(dir: string, line: string) {
+  const lines = readJournalLines(dir);
+  lines.splice(1, 0, line);
+  writeFileSync(join(dir, "journal.jsonl"), lines.join("\n"));
+}
+function replaceByDir(dir: string, name: string) {
+  rmSync(join(dir, name));
+  mkdirSync(join(dir, name));
+}
+
+describe("a damaged run folder", () => {
+  it.each(VARIANTS)(
+    "%s: exit 2 naming the file and what is wrong, no crash, no hang",
+    (_name, damage, message) => {
+      const { cwd, dir } = finishedRun();
+      damage(join(cwd, dir));
+      const started = Date.now();
+      const r = gpuplan(["run", EXAMPLE, "--resume", `./${dir}`], { cwd, env: NO_GPU });
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).toContain("[damaged-run]");
+    },
+  );
+
+  it("plan.json that is not JSON is a located plan problem (exit 1)", () => {
+    const { cwd, dir } = finishedRun();
+    writeFileSync(join(cwd, dir, "plan.json"), "{ not json");
+    const r = gpuplan(["run", EXAMPLE, "--resume", `./${dir}`], { cwd, env: NO_GPU });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("plan.json");
+  });
+
+  it("a torn last journal line (killed mid-write) is resumed around and cut off, so the next entries are whole lines", () => {
+    const { cwd, dir } = finishedRun();
+    const journal = join(cwd, dir, "journal.jsonl");
+    // Forget the last step's entry, then tear a new one: that step runs again.
+    const lines = readJournalLines(join(cwd, dir)).filter(Boolean);
+    const last = lines.findLastIndex((l) => l.includes('"type":"step"'));
+    const kept = lines.filter((_, i) => i !== last && !lines[i]!.includes('"type":"end"'));
+    writeFileSync(journal, `${kept.join("\n")}\n{"type":"step","pipeline":"plate-P1","st`);
+    const r = gpuplan(["run", EXAMPLE, "--resume", `./${dir}`, "--ui", "json"], { cwd, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const starts = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.event === "gpu.step.start");
+    expect(starts).toHaveLength(1);
+    // The torn text is cut off; what followed is whole and the run resumes again cleanly.
+    const after = readFileSync(journal, "utf8").trim().split("\n");
+    for (const l of after) expect(() => JSON.parse(l), l).not.toThrow();
+    const again = gpuplan(["run", EXAMPLE, "--resume", `./${dir}`, "--ui", "json"], { cwd, env: NO_GPU });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).not.toContain('"gpu.step.start"');
+  });
+});
