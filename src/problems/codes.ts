@@ -472,6 +472,12 @@ export const CODES = {
     "A run can only be resumed with the plan it started with, or steps that completed would be skipped for a different pipeline.",
     "resume with the run folder's plan.json, or start a new run",
   ),
+  "records-incomplete": failure(
+    "user",
+    "The run could not write all of its records",
+    "A write to the run's journal or events (or the `--events` file) failed — a full disk, a quota, a removed folder. gpuplan never stops the steps for it: each file's first failure is reported as a warning when it happens and the run goes on. Journal entries the disk refused are kept and written with the next entry or at the end, once there is space; events that could not be written are lost. At the end, a run that lost anything says which files and exits 2 (an interrupted run still exits 130 or 143).",
+    "free some space (df -h); what the journal recorded is never run again by --resume",
+  ),
   "unknown-pipeline": failure(
     "user",
     "`--pipeline` names no pipeline of the plan",

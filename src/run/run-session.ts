@@ -14,6 +14,7 @@ import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, openJournal } from "./record/journal.js";
+import { type RecordFailure, recordFailures } from "./record/record-failures.js";
 import { takeRunLock } from "./record/run-lock.js";
 import type { OpenRunView } from "./run-view.js";
 import type { SpawnMethod } from "./step/spawn/start-process.js";
@@ -37,14 +38,22 @@ export interface SessionOptions {
   spawn: SpawnMethod;
   /** gpuplan's environment: where the memory sampler finds the vendor libraries (GPUPLAN_NVML_LIBRARY, …). */
   env: NodeJS.ProcessEnv;
+  /** A record file's first write failure (a full disk), as it happens: the run goes on. */
+  onRecordFailure?: (failure: RecordFailure) => void;
 }
 
-export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<ExecuteResult> {
+export interface SessionResult extends ExecuteResult {
+  /** Record files that lost something (events, journal entries that never reached the disk). */
+  recordsIncomplete: RecordFailure[];
+}
+
+export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<SessionResult> {
   const { plan, pipelines, runId, runDir, baseDir } = prepared;
   if (!prepared.resumed) await createRunDir(runDir, plan);
   // Held until the run ends: a `--resume` of this run meanwhile is refused, naming this process.
   const runLock = prepared.runLock ?? (await takeRunLock(runDir, runId));
-  const journal = await openJournal(runDir);
+  const failures = recordFailures(options.onRecordFailure);
+  const journal = await openJournal(runDir, failures);
   if (!prepared.resumed) {
     await journal.append({
       type: "run",
@@ -55,11 +64,12 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
       pipelines: pipelines.map((p) => p.name),
     });
   }
-  const events = openEventFiles(runDir, options.eventsFile);
+  const events = openEventFiles(runDir, options.eventsFile, failures);
   const needsLock = needsGpuLock(pipelines);
   const lock = await openLock(needsLock, options.lockDir);
   const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   const signals = listenForInterrupts();
+  let done: ExecuteResult;
   const { executeRun } = await import("./executor/execute-run.js");
   const { createMemorySampler } = await import("./record/memory-snapshot.js");
   // One sampler child for the whole run (memory snapshots, per-process VRAM), let go of at its end.
@@ -109,7 +119,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
       throw e;
     });
     await view.close(result.summary);
-    return result;
+    done = result;
   } finally {
     memory?.close();
     signals.dispose();
@@ -117,6 +127,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
     await journal.close();
     await runLock.release();
   }
+  return { ...done, recordsIncomplete: failures.incomplete() };
 }
 
 /** A pipeline that uses a GPU needs the cross-process lock; a CPU-only run does not. */

@@ -100,6 +100,10 @@ export default async function run(file: string | undefined, options: RunOptions)
     cpuPinning: options.cpuPinning === "on",
     spawn: options.spawn,
     env: process.env,
+    onRecordFailure: ({ file, reason }) => {
+      const code: Code = "records-incomplete";
+      writeErr(`gpuplan: warning: cannot write ${file} (${reason}); the steps go on  [${code}]\n`);
+    },
   });
   if (result.busy) {
     const { busyGpuMessage } = await import("../../ui/busy-gpu-message.js");
@@ -108,7 +112,16 @@ export default async function run(file: string | undefined, options: RunOptions)
     writeErr(`gpuplan: error: ${message}  [${code}]\n  hint: ${hint}\n`);
     return EXIT.busy;
   }
+  if (result.recordsIncomplete.length > 0) {
+    const code: Code = "records-incomplete";
+    const files = result.recordsIncomplete.map((f) => `${f.file} (${f.reason})`).join(", ");
+    writeErr(
+      `gpuplan: error: the run's records are incomplete: ${files} lost what could not be written  [${code}]\n` +
+        `  hint: free some space (df -h); steps recorded in the journal are not run again by --resume\n`,
+    );
+  }
   if (result.summary.interrupted) return EXIT.interrupted;
+  if (result.recordsIncomplete.length > 0) return EXIT.usage;
   return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
 }
 

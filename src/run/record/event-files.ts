@@ -1,12 +1,15 @@
 /**
  * Where a run's events go as JSON lines: `events.jsonl` in its run directory, and the `--events`
  * file when one is given (appended to, so several runs can share one). Written in batches; the
- * journal, not these files, is what `--resume` trusts.
+ * journal, not these files, is what `--resume` trusts, so a batch the disk refuses (full, over
+ * quota) is dropped and reported to `failures`, and the run goes on; the next batch that goes out
+ * starts on a line of its own.
  */
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { RunEvent } from "./events.js";
 import { createLineBatcher } from "./line-batcher.js";
+import type { RecordFailures } from "./record-failures.js";
 
 /** How long an event may wait for others to share its write (a reader tailing the file sees it this late). */
 const BATCH_DELAY_MS = 20;
@@ -17,20 +20,31 @@ export interface EventFiles {
   close(): void;
 }
 
-export function openEventFiles(runDir: string, extraFile?: string): EventFiles {
-  const fds = [openSync(join(runDir, "events.jsonl"), "a")];
+export function openEventFiles(runDir: string, extraFile?: string, failures?: RecordFailures): EventFiles {
+  const paths = [join(runDir, "events.jsonl")];
   if (extraFile) {
     mkdirSync(dirname(extraFile), { recursive: true });
-    fds.push(openSync(extraFile, "a"));
+    paths.push(extraFile);
   }
+  const files = paths.map((path) => ({ path, fd: openSync(path, "a"), torn: false }));
   const lines = createLineBatcher((text) => {
-    for (const fd of fds) writeSync(fd, text);
+    for (const file of files) {
+      const bytes = Buffer.from(file.torn ? `\n${text}` : text);
+      try {
+        for (let off = 0; off < bytes.length; ) off += writeSync(file.fd, bytes, off);
+        file.torn = false;
+      } catch (e) {
+        // Part of the batch may be in the file: the next one starts a new line.
+        file.torn = true;
+        failures?.lost(file.path, e);
+      }
+    }
   }, BATCH_DELAY_MS);
   return {
     write: (event) => lines.push(`${JSON.stringify(event)}\n`),
     close() {
       lines.flush();
-      for (const fd of fds) closeSync(fd);
+      for (const file of files) closeSync(file.fd);
     },
   };
 }

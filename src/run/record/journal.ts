@@ -4,11 +4,13 @@
  * line per finished step attempt, appended and flushed to disk before the step is reported done),
  * `events.jsonl` (telemetry) and the step logs, `logs/<pipeline>@<step>.out.log` and `.err.log`.
  */
+import { constants } from "node:fs";
 import { type FileHandle, mkdir, open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { StepStatus } from "./events.js";
 import { damagedRun, readRunFile } from "./read-run-file.js";
+import type { RecordFailures } from "./record-failures.js";
 
 export const RUNS_DIR = join(".gpuplan", "runs");
 
@@ -46,42 +48,69 @@ interface JournalEnd {
 
 type JournalEntry = JournalHeader | JournalStep | JournalEnd;
 
-/** Appends in order; an append resolves once its entry is on disk (fdatasync). */
+/**
+ * Appends in order; an append resolves once its entry is on disk (fdatasync) — or, when the disk
+ * refuses it (full, over quota), once that is reported to `failures`: the entry stays queued and
+ * goes out with the next append or at close, so a step finished while the disk was full is still
+ * recorded once space is freed, and the run never stops for its journal.
+ */
 export interface Journal {
   append(entry: JournalEntry): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function openJournal(runDir: string): Promise<Journal> {
-  const handle = await open(join(runDir, "journal.jsonl"), "a+");
-  await dropTornLine(handle);
+export async function openJournal(runDir: string, failures?: RecordFailures): Promise<Journal> {
+  const path = join(runDir, "journal.jsonl");
+  // Not O_APPEND: writes go at `end`, the last acknowledged byte, so a write cut short by a full
+  // disk is overwritten by its retry instead of leaving half a line in the middle.
+  const handle = await open(path, constants.O_RDWR | constants.O_CREAT, 0o644);
+  let end = await dropTornLine(handle);
   // Group commit: entries that arrive while a flush is in flight go out together in the next
   // write + fdatasync, so many steps finishing at once cost one disk flush, not one each.
-  let queued: { line: string; done: () => void; fail: (e: unknown) => void }[] = [];
+  let pending: string[] = [];
+  let queued: { line: string; done: () => void }[] = [];
   let flushing: Promise<void> | null = null;
+  const write = async (text: Buffer): Promise<void> => {
+    for (let off = 0; off < text.length; ) {
+      off += (await handle.write(text, off, text.length - off, end + off)).bytesWritten;
+    }
+    await handle.datasync();
+    end += text.length;
+  };
   const flush = async (): Promise<void> => {
     while (queued.length > 0) {
       const batch = queued;
       queued = [];
+      const lines = [...pending, ...batch.map((b) => b.line)];
       try {
-        await handle.write(batch.map((b) => b.line).join(""));
-        await handle.datasync();
-        for (const b of batch) b.done();
+        await write(Buffer.from(lines.join("")));
+        pending = [];
       } catch (e) {
-        for (const b of batch) b.fail(e);
+        // Kept for the next flush; what was written of it is overwritten then.
+        pending = lines;
+        failures?.failed(path, e);
+        await handle.truncate(end).catch(() => undefined);
       }
+      for (const b of batch) b.done();
     }
     flushing = null;
   };
   return {
     append(entry) {
-      return new Promise<void>((done, fail) => {
-        queued.push({ line: `${JSON.stringify(entry)}\n`, done, fail });
+      return new Promise<void>((done) => {
+        queued.push({ line: `${JSON.stringify(entry)}\n`, done });
         flushing ??= flush();
       });
     },
     async close() {
       await flushing;
+      if (pending.length > 0) {
+        try {
+          await write(Buffer.from(pending.join("")));
+        } catch (e) {
+          failures?.lost(path, e);
+        }
+      }
       await handle.close();
     },
   };
@@ -94,15 +123,17 @@ const MAX_TORN_BYTES = 1024 * 1024;
  * A resumed journal may end in a torn line (gpuplan killed mid-write; readJournal left it out as
  * never acknowledged): cut it off, or the next entry would be glued to it and lost with it.
  */
-async function dropTornLine(handle: FileHandle): Promise<void> {
+async function dropTornLine(handle: FileHandle): Promise<number> {
   const { size } = await handle.stat();
-  if (size === 0) return;
+  if (size === 0) return 0;
   const from = Math.max(0, size - MAX_TORN_BYTES);
   const tail = Buffer.alloc(size - from);
   await handle.read(tail, 0, tail.length, from);
-  if (tail[tail.length - 1] === 0x0a) return;
+  if (tail[tail.length - 1] === 0x0a) return size;
   const end = tail.lastIndexOf(0x0a);
-  if (end >= 0 || from === 0) await handle.truncate(from + end + 1);
+  if (end < 0 && from > 0) return size;
+  await handle.truncate(from + end + 1);
+  return from + end + 1;
 }
 
 /** Create the run directory and write the plan into it. */

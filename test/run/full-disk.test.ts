@@ -1,0 +1,182 @@
+// A full disk under a run (a 1 MiB tmpfs holding the run folder, filled by a step) never stops
+// the steps or the run: each record file's first failure is reported once, the journal entries
+// the disk refused go out once a later step frees space, and the run ends with exit 2 saying its
+// records are incomplete. Needs root to mount the tmpfs; skipped with a message otherwise.
+import { execFileSync } from "node:child_process";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openJournal, readJournal } from "../../src/run/record/journal.js";
+import { type RecordFailure, recordFailures } from "../../src/run/record/record-failures.js";
+import { gpuplan, hasCrashed } from "../helpers/cli.js";
+
+const MISSING = "/nonexistent/gpuplan-test-library.so";
+const NO_GPU = {
+  GPUPLAN_NVML_LIBRARY: MISSING,
+  GPUPLAN_CUDA_LIBRARY: MISSING,
+  GPUPLAN_ROCM_SMI_LIBRARY: MISSING,
+  GPUPLAN_AMD_SMI_LIBRARY: MISSING,
+  GPUPLAN_HIP_LIBRARY: MISSING,
+  CI: "1",
+};
+
+let cleanup: (() => void) | undefined;
+afterEach(() => {
+  cleanup?.();
+  cleanup = undefined;
+});
+
+/** A 1 MiB tmpfs, or null (with the reason) where this process may not mount one. */
+function smallDisk(): { dir: string } | { skip: string } {
+  const dir = mkdtempSync(join(tmpdir(), "gpuplan-full-disk-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir], { stdio: "pipe" });
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    return { skip: `cannot mount a tmpfs here (${(e as Error).message.split("\n")[0]}); run as root` };
+  }
+  cleanup = () => {
+    execFileSync("umount", ["-l", dir]);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir };
+}
+
+const sleep = (ms: number) => `setTimeout(() => {}, ${ms})`;
+const FILL =
+  "const fs = require('fs'); const fd = fs.openSync('filler.bin', 'w'); const b = Buffer.alloc(16384);" +
+  " try { for (;;) fs.writeSync(fd, b); } catch (e) { if (e.code !== 'ENOSPC') throw e; }";
+
+const PIPELINE = `
+version: 1
+name: full-disk
+registry: { platform_priority: [cpu], max_parallel_pipelines: 2 }
+pipelines:
+  - name: disk
+    steps:
+      - { id: fill, run: [node, -e, "${FILL}"], memory: numpy }
+      - { id: full, run: [node, -e, "${sleep(400)}"], memory: numpy, needs: [fill] }
+      - { id: free, run: [node, -e, "require('fs').unlinkSync('filler.bin')"], memory: numpy, needs: [full] }
+      - { id: after, run: [node, -e, "${sleep(50)}"], memory: numpy, needs: [free] }
+  - name: beside
+    steps:
+      - { id: one, run: [node, -e, "${sleep(300)}"], memory: numpy }
+      - { id: two, run: [node, -e, "${sleep(300)}"], memory: numpy, needs: [one] }
+      - { id: three, run: [node, -e, "${sleep(300)}"], memory: numpy, needs: [two] }
+`;
+
+describe("a full disk", () => {
+  it("never stops the steps: failures said once, the journal catches up, exit 2 says the records are incomplete", (ctx) => {
+    const disk = smallDisk();
+    if ("skip" in disk) {
+      ctx.skip(disk.skip);
+      return;
+    }
+    const { dir } = disk;
+    writeFileSync(join(dir, "full.yaml"), PIPELINE);
+    const r = gpuplan(["run", "full.yaml", "--ui", "plain"], { cwd: dir, env: NO_GPU });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    // Said once for the events file while the run went on, and once at the end.
+    const [id] = readdirSync(join(dir, ".gpuplan/runs"));
+    const runDir = join(".gpuplan/runs", id!);
+    const warnings = r.stderr.split("\n").filter((l) => l.startsWith("gpuplan: warning: cannot write"));
+    expect(warnings.filter((l) => l.includes(`${runDir}/events.jsonl`))).toHaveLength(1);
+    expect(new Set(warnings).size).toBe(warnings.length);
+    expect(r.stderr).toMatch(
+      /gpuplan: error: the run's records are incomplete: .*events\.jsonl \(ENOSPC\).*\[records-incomplete\]/,
+    );
+    // Every step ran to its end, and the journal recorded each once space was back.
+    const journal = readFileSync(join(dir, runDir, "journal.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const ok = journal
+      .filter((e) => e.type === "step" && e.status === "ok")
+      .map((e) => `${e.pipeline}/${e.step}`);
+    expect(ok.sort()).toEqual(
+      [
+        "beside/one",
+        "beside/three",
+        "beside/two",
+        "disk/after",
+        "disk/fill",
+        "disk/free",
+        "disk/full",
+      ].sort(),
+    );
+    expect(journal.at(-1)).toMatchObject({ type: "end", ok: 7, failed: 0 });
+    // So a resume runs nothing again.
+    const again = gpuplan(["run", "--resume", id!, "--ui", "json"], { cwd: dir, env: NO_GPU });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).not.toContain('"gpu.step.start"');
+  }, 60_000);
+});
+
+/** Fill the file system of `dir` to the last byte. */
+function fill(dir: string): string {
+  const path = join(dir, "filler.bin");
+  const fd = openSync(path, "w");
+  const block = Buffer.alloc(16384);
+  try {
+    for (;;) writeSync(fd, block);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOSPC") throw e;
+  } finally {
+    closeSync(fd);
+  }
+  return path;
+}
+
+describe("the journal on a full disk", () => {
+  it("keeps what the disk refused and writes it, in order and whole, once there is space", async (ctx) => {
+    const disk = smallDisk();
+    if ("skip" in disk) {
+      ctx.skip(disk.skip);
+      return;
+    }
+    const said: RecordFailure[] = [];
+    const failures = recordFailures((f) => said.push(f));
+    const journal = await openJournal(disk.dir, failures);
+    await journal.append({ type: "run", run: "R", startedAt: "t", input: "p", baseDir: "/", pipelines: [] });
+    const filler = fill(disk.dir);
+    // Entries of 3 KB: the file's last page fills and the next one cannot be had.
+    const step = (i: number) => ({
+      type: "step" as const,
+      ts: "t",
+      pipeline: `p${i}-${"x".repeat(3000)}`,
+      step: "s",
+      status: "ok" as const,
+      attempt: 1,
+      device: "cpu",
+      exitCode: 0,
+      durationMs: 1,
+    });
+    for (let i = 0; i < 4; i++) await journal.append(step(i));
+    expect(said).toEqual([{ file: join(disk.dir, "journal.jsonl"), reason: "ENOSPC" }]);
+    unlinkSync(filler);
+    await journal.append(step(4));
+    await journal.close();
+    expect(failures.incomplete()).toEqual([]);
+    const state = await readJournal(disk.dir);
+    expect(state.entries.map((e) => (e.type === "step" ? e.pipeline.slice(0, 2) : e.type))).toEqual([
+      "run",
+      "p0",
+      "p1",
+      "p2",
+      "p3",
+      "p4",
+    ]);
+  });
+});
