@@ -86,7 +86,9 @@ export const EXIT_MEANINGS = {
   usage:
     "gpuplan could not do its job: a bad flag or value, a file it cannot read or write, a vendor library that failed, or a bug in gpuplan.",
   busy: "`run --no-wait`: a GPU slot the run needs is held by someone else.",
-  interrupted: "Stopped by SIGINT or SIGTERM; `gpuplan run --resume RUN` continues a run.",
+  interrupted: "Stopped by SIGINT (Ctrl-C); `gpuplan run --resume RUN` continues a run.",
+  terminated:
+    "`run` stopped by SIGTERM (128 + 15, as a shell reports a process SIGTERM ended; a scheduler's job end, `kill`); `gpuplan run --resume RUN` continues it.",
 };
 
 export function exitCodesPage(exit, codes) {

@@ -9,4 +9,5 @@ export const EXIT = {
   usage: 2,
   busy: 75,
   interrupted: 130,
+  terminated: 143,
 } as const;

@@ -13,10 +13,11 @@ import type { SlotLock } from "./lock/types.js";
 import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
-import { createRunDir, openJournal } from "./record/journal.js";
+import { createRunDir, type JournalStart, openJournal } from "./record/journal.js";
 import { type RecordFailure, recordFailures } from "./record/record-failures.js";
 import { takeRunLock } from "./record/run-lock.js";
 import type { OpenRunView } from "./run-view.js";
+import { isStepGroupAlive } from "./step/process-group.js";
 import type { SpawnMethod } from "./step/spawn/start-process.js";
 
 export interface SessionOptions {
@@ -38,6 +39,12 @@ export interface SessionOptions {
   spawn: SpawnMethod;
   /** gpuplan's environment: where the memory sampler finds the vendor libraries (GPUPLAN_NVML_LIBRARY, …). */
   env: NodeJS.ProcessEnv;
+  /**
+   * A resumed run waits for a step an earlier gpuplan started and never saw end (killed with
+   * `kill -9`) whose processes still run: its outcome is unknown, so it runs again, but never
+   * beside itself. Called once per such step, before waiting.
+   */
+  onWaitForEarlierAttempt?: (attempt: JournalStart) => void;
   /** A record file's first write failure (a full disk), as it happens: the run goes on. */
   onRecordFailure?: (failure: RecordFailure) => void;
 }
@@ -45,6 +52,8 @@ export interface SessionOptions {
 export interface SessionResult extends ExecuteResult {
   /** Record files that lost something (events, journal entries that never reached the disk). */
   recordsIncomplete: RecordFailure[];
+  /** The signal that interrupted the run, if one did (SIGTERM ends it with 143, SIGINT with 130). */
+  interruptedBy: NodeJS.Signals | null;
 }
 
 export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<SessionResult> {
@@ -67,8 +76,10 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
   const events = openEventFiles(runDir, options.eventsFile, failures);
   const needsLock = needsGpuLock(pipelines);
   const lock = await openLock(needsLock, options.lockDir);
-  const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
+  // Before the view takes the terminal: what the run waits for is said on stderr as it is.
   const signals = listenForInterrupts();
+  await waitForEarlierAttempts(prepared.unfinished, signals.interrupt, options.onWaitForEarlierAttempt);
+  const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   let done: ExecuteResult;
   const { executeRun } = await import("./executor/execute-run.js");
   const { createMemorySampler } = await import("./record/memory-snapshot.js");
@@ -88,6 +99,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
       lock,
       journal,
       completed: prepared.completed,
+      earlierAttempts: prepared.attempts,
       wait: options.wait,
       ...(options.lockTimeoutMs !== undefined && { lockTimeoutMs: options.lockTimeoutMs }),
       signal: signals.interrupt,
@@ -127,7 +139,28 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
     await journal.close();
     await runLock.release();
   }
-  return { ...done, recordsIncomplete: failures.incomplete() };
+  return {
+    ...done,
+    recordsIncomplete: failures.incomplete(),
+    interruptedBy: signals.interrupt.aborted ? signals.received() : null,
+  };
+}
+
+/** How often a still-running earlier attempt is looked at. */
+const EARLIER_ATTEMPT_POLL_MS = 100;
+
+/** Wait until no earlier attempt's process group is alive (or the run is interrupted meanwhile). */
+async function waitForEarlierAttempts(
+  unfinished: readonly JournalStart[],
+  stop: AbortSignal,
+  onWait: ((attempt: JournalStart) => void) | undefined,
+): Promise<void> {
+  for (const attempt of unfinished) {
+    if (!isStepGroupAlive(attempt.pid, attempt.startTicks)) continue;
+    onWait?.(attempt);
+    while (!stop.aborted && isStepGroupAlive(attempt.pid, attempt.startTicks))
+      await new Promise((r) => setTimeout(r, EARLIER_ATTEMPT_POLL_MS));
+  }
 }
 
 /** A pipeline that uses a GPU needs the cross-process lock; a CPU-only run does not. */

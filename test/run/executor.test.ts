@@ -299,6 +299,38 @@ pipelines:
     throw new Error("the step never got to its trap before its timeout, even with 20 s");
   }, 60_000);
 
+  it("processes a step leaves in its process group are ended when it exits: SIGTERM, then SIGKILL after the grace", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-pid-"));
+    try {
+      const plan = planFrom(`
+version: 1
+name: leftovers
+registry: { platform_priority: [cpu], max_parallel_pipelines: 2 }
+pipelines:
+  - name: polite
+    steps:
+      - { id: leave, run: [node, leave-behind.mjs, "${join(dir, "polite")}"], memory: numpy }
+  - name: stubborn
+    steps:
+      - { id: leave, run: [node, leave-behind.mjs, "${join(dir, "stubborn")}", --stubborn], memory: numpy }
+      - { id: next, run: [node, record.mjs, next, "10"], memory: numpy, needs: [leave] }
+`);
+      h = await execute(plan, { killGraceMs: 300 });
+      expect(h.summary).toMatchObject({ ok: 3, failed: 0 });
+      for (const name of ["polite", "stubborn"]) {
+        const pid = Number(readFileSync(join(dir, name), "utf8"));
+        expect(isAlive(pid), name).toBe(false);
+      }
+      // The step's stderr log says what gpuplan ended, after its own lines.
+      const end = h.events.find((e) => e.event === "gpu.step.end" && e.pipeline === "stubborn");
+      expect(end?.event === "gpu.step.end" && end.stderrPath).toBeTruthy();
+      const stderrPath = end?.event === "gpu.step.end" ? end.stderrPath! : "";
+      expect(readFileSync(stderrPath, "utf8")).toContain("processes of its group still running; ending them");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("OOM: retries on the GPU, then falls back to the CPU with the CPU env", async () => {
     const plan = planFrom(`
 version: 1

@@ -143,6 +143,74 @@ describe("gpuplan run --resume", () => {
   }, 60_000);
 });
 
+describe("gpuplan killed or terminated", () => {
+  it("SIGTERM ends a run with exit 143 (SIGINT: 130), resumable", async () => {
+    const { cwd, record, entered } = slowRunFolder();
+    const first = startRun(cwd, ["slow-steps.yaml", "--ui", "plain"], { RECORD_FILE: record });
+    await until(() => entered().includes("a-two"));
+    stop(first.child, "SIGTERM");
+    expect(await first.exited, first.stderr()).toBe(143);
+    expect(first.stderr()).toMatch(/Resume with: gpuplan run --resume /);
+  }, 60_000);
+
+  it("after kill -9, --resume waits for a step still running (saying so), then runs it again as a new attempt", async () => {
+    const { cwd, record, entered } = slowRunFolder();
+    const first = startRun(cwd, ["slow-steps.yaml", "--ui", "plain"], { RECORD_FILE: record });
+    await until(() => entered().includes("a-two"));
+    const [id] = runIds(cwd);
+    const journal = join(cwd, ".gpuplan/runs", id!, "journal.jsonl");
+    await until(() =>
+      /"type":"start","ts":"[^"]*","pipeline":"chain-a","step":"two"/.test(readFileSync(journal, "utf8")),
+    );
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const r = gpuplan(["run", "--resume", id!, "--ui", "json"], {
+      cwd,
+      env: { ...NO_GPU, RECORD_FILE: record },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    // Said for the first step still running, with the pid the journal has for it.
+    const waiting = /gpuplan: waiting for (chain-[ab])\/two \(attempt 1, pid (\d+)\)/.exec(r.stderr);
+    expect(waiting, r.stderr).not.toBeNull();
+    const started = readFileSync(journal, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === "start" && e.pipeline === waiting![1] && e.step === "two" && e.attempt === 1);
+    expect(started.pid).toBe(Number(waiting![2]));
+    // Never two at once: each second run entered after the first one's exit.
+    for (const name of ["a-two", "b-two"]) {
+      const lines = readFileSync(record, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.name === name);
+      expect(lines.map((e) => e.what)).toEqual(["enter", "exit", "enter", "exit"]);
+      expect(lines[2].t).toBeGreaterThan(lines[1].t);
+    }
+    // A new attempt: its own number in the events and the journal, its own log files.
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const start = events.find(
+      (e) => e.event === "gpu.step.start" && e.pipeline === "chain-a" && e.step === "two",
+    );
+    expect(start).toMatchObject({ attempt: 2 });
+    expect(start.logPath).toMatch(/chain-a@two@2\.out\.log$/);
+    const end = events.find(
+      (e) => e.event === "gpu.step.end" && e.pipeline === "chain-a" && e.step === "two",
+    );
+    expect(end).toMatchObject({ attempt: 2, status: "ok" });
+    const entries = readFileSync(journal, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.pipeline === "chain-a" && e.step === "two");
+    expect(entries.map((e) => `${e.type}:${e.attempt}`)).toEqual(["start:1", "start:2", "step:2"]);
+  }, 60_000);
+});
+
 /** A finished run of one quick CPU pipeline; each variant damages a copy of its folder. */
 function finishedRun(): { cwd: string; dir: string } {
   const cwd = temp();

@@ -11,6 +11,7 @@ import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
+import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { writeErr, writeOut } from "../output.js";
 import { stderr, stdout } from "../output-guard.js";
@@ -100,6 +101,11 @@ export default async function run(file: string | undefined, options: RunOptions)
     cpuPinning: options.cpuPinning === "on",
     spawn: options.spawn,
     env: process.env,
+    onWaitForEarlierAttempt: (a) =>
+      writeErr(
+        `gpuplan: waiting for ${escapeText(a.pipeline)}/${escapeText(a.step)} (attempt ${a.attempt}, pid ${a.pid}), ` +
+          "started before gpuplan was stopped and still running, to end; then it runs again\n",
+      ),
     onRecordFailure: ({ file, reason }) => {
       const code: Code = "records-incomplete";
       writeErr(`gpuplan: warning: cannot write ${file} (${reason}); the steps go on  [${code}]\n`);
@@ -120,7 +126,8 @@ export default async function run(file: string | undefined, options: RunOptions)
         `  hint: free some space (df -h); steps recorded in the journal are not run again by --resume\n`,
     );
   }
-  if (result.summary.interrupted) return EXIT.interrupted;
+  if (result.summary.interrupted)
+    return result.interruptedBy === "SIGTERM" ? EXIT.terminated : EXIT.interrupted;
   if (result.recordsIncomplete.length > 0) return EXIT.usage;
   return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
 }

@@ -61,6 +61,8 @@ export interface PipelineContext extends StepContext {
   readonly lockTimeoutMs: number | undefined;
   /** Steps an earlier attempt of this run finished ok, by stepKey. */
   readonly completed: ReadonlySet<string>;
+  /** The highest attempt number each step used in earlier sessions, by stepKey. */
+  readonly earlierAttempts: ReadonlyMap<string, number>;
   /** A busy GPU under `--no-wait`: remember the first and stop the whole run. */
   stopForBusyGpu(e: GpuBusyError): void;
 }

@@ -28,6 +28,8 @@ export interface ExecuteOptions {
   journal: Journal;
   /** Steps finished ok in an earlier attempt of this run (`--resume`), keyed by stepKey. */
   completed?: ReadonlySet<string>;
+  /** The highest attempt number each step used in earlier sessions (`--resume`): attempts go on from it. */
+  earlierAttempts?: ReadonlyMap<string, number>;
   /** false: a busy GPU ends the run at once (`--no-wait`). */
   wait: boolean;
   lockTimeoutMs?: number;

@@ -88,6 +88,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     wait: options.wait,
     lockTimeoutMs: options.lockTimeoutMs,
     completed: options.completed ?? new Set(),
+    earlierAttempts: options.earlierAttempts ?? new Map(),
     stopForBusyGpu(e) {
       busy ??= e;
       stop.abort(e);

@@ -12,6 +12,7 @@ import { exceededReservation } from "../outcome/reservation.js";
 import type { StepStatus } from "../record/events.js";
 import { stepLogPaths } from "../record/log-names.js";
 import { classifyEnding } from "../step/classify-failure.js";
+import { processStartTicks } from "../step/process-group.js";
 import { loadAffinityControl, stepCpus } from "../step/spawn/cpu-affinity.js";
 import { buildStepEnvironment, visibleGpus } from "../step/step-env.js";
 import { runStepProcess, type StepProcessOptions } from "../step/step-process.js";
@@ -103,14 +104,27 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         ...(ctx.interruptSignal && { interruptSignal: ctx.interruptSignal }),
         ...(ctx.killNow && { killNow: ctx.killNow }),
         onLine,
-        ...(watchVram && {
-          onStart: (pid: number) =>
-            watchVram.start(
-              watchKey,
+        onStart: (pid: number) => {
+          // Not waited for (no fdatasync): enough for a resume after gpuplan is killed to find it.
+          void ctx.journal.append(
+            {
+              type: "start",
+              ts: new Date().toISOString(),
+              pipeline: pipeline.name,
+              step: step.id,
+              attempt,
+              device,
               pid,
-              gpus.map((g) => g.uuid),
-            ),
-        }),
+              startTicks: processStartTicks(pid),
+            },
+            false,
+          );
+          watchVram?.start(
+            watchKey,
+            pid,
+            gpus.map((g) => g.uuid),
+          );
+        },
       });
   const peakVramBytes = watchVram?.stop(watchKey) ?? null;
   const { status } = verdict;

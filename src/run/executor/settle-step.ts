@@ -7,6 +7,7 @@ import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
 import { GpuBusyError, LockTimeoutError } from "../lock/types.js";
 import { type AttemptDecision, attemptPolicy, decideAttempt } from "../outcome/attempt-decision.js";
 import type { StepStatus } from "../record/events.js";
+import { stepKey } from "../record/journal.js";
 import type { PipelineContext } from "./contexts.js";
 import { ExclusiveUpgrade } from "./exclusive-upgrade.js";
 import { describeHolders, reportLockTimeout } from "./lock-waits.js";
@@ -69,6 +70,9 @@ async function runAttempts(
   const { pipeline, step } = s;
   const policy = attemptPolicy(step);
   const statuses: StepStatus[] = [];
+  // A resumed step's attempts are new ones: numbered after every attempt earlier sessions made
+  // (log names, events, journal), so nothing of an interrupted attempt is taken for this one's.
+  const before = ctx.earlierAttempts.get(stepKey(pipeline.name, step.id)) ?? 0;
   let onCpu = policy.gpuAttempts === 0;
   let scale = 1;
   let at: Placement = { pipeline, step, leases: s.held.map(({ lease }) => lease) };
@@ -82,7 +86,7 @@ async function runAttempts(
       const status = await runAttempt(ctx, {
         pipeline: at.pipeline,
         step: at.step,
-        attempt: statuses.length + 1,
+        attempt: before + statuses.length + 1,
         onCpu,
         leases: at.leases,
         oomScale: scale,
@@ -112,8 +116,8 @@ async function runAttempts(
         pipeline: pipeline.name,
         step: step.id,
         device,
-        attempt: next.attempt,
-        of: next.of,
+        attempt: before + next.attempt,
+        of: before + next.of,
         reason: next.reason,
         ...(next.onCpu && !onCpu
           ? { nextDevice: "cpu" }

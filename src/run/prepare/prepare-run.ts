@@ -12,7 +12,7 @@ import { UsageError } from "../../problems/errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/source-file.js";
-import { RUNS_DIR } from "../record/journal.js";
+import { type JournalStart, RUNS_DIR } from "../record/journal.js";
 import type { RunLock } from "../record/run-lock.js";
 import { loadResumedRun } from "./resume-run.js";
 import { makeRunId } from "./run-id.js";
@@ -48,6 +48,10 @@ export interface PreparedRun {
   runDir: string;
   /** Steps an earlier attempt of this run finished ok (empty for a new run). */
   completed: Set<string>;
+  /** The highest attempt number each step has used so far, by stepKey (empty for a new run). */
+  attempts: Map<string, number>;
+  /** Attempts an earlier session started and never saw end (gpuplan was killed): they may still run. */
+  unfinished: JournalStart[];
   /** An earlier run's directory, journal and header are there already. */
   resumed: boolean;
   /** Each GPU of the plan the selected pipelines use, and the live GPU it runs on. */
@@ -104,6 +108,8 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
       runId,
       runDir: join(RUNS_DIR, runId),
       completed: new Set(),
+      attempts: new Map(),
+      unfinished: [],
       resumed: false,
     };
   }

@@ -11,7 +11,7 @@ import { UsageError } from "../../problems/errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/read-source-text.js";
-import { RUNS_DIR, readJournal } from "../record/journal.js";
+import { type JournalStart, RUNS_DIR, readJournal } from "../record/journal.js";
 import { readRunFile } from "../record/read-run-file.js";
 import { type RunLock, takeRunLock } from "../record/run-lock.js";
 
@@ -24,6 +24,10 @@ export interface ResumedRun {
   completed: Set<string>;
   /** The pipelines the run was started with. */
   pipelines: string[];
+  /** The highest attempt number each step has used (a resumed attempt is the next), by stepKey. */
+  attempts: Map<string, number>;
+  /** Attempts whose end was never recorded: their processes may still run. */
+  unfinished: JournalStart[];
   /** Held from before the journal was read until the run ends. */
   runLock: RunLock;
 }
@@ -69,6 +73,8 @@ export async function loadResumedRun(
       runDir,
       completed: state.completed,
       pipelines: state.header.pipelines,
+      attempts: state.attempts,
+      unfinished: state.unfinished,
       runLock,
     };
   } catch (e) {

@@ -1,7 +1,8 @@
 /**
  * The run directory `.gpuplan/runs/<run-id>/`: `plan.json` (the exact plan being run, so a resume
- * runs the same plan even when the pipeline file was compiled in memory), `journal.jsonl` (one
- * line per finished step attempt, appended and flushed to disk before the step is reported done),
+ * runs the same plan even when the pipeline file was compiled in memory), `journal.jsonl` (a line
+ * when a step attempt's process starts, with its pid, and one when the attempt ends, appended and
+ * flushed to disk before the step is reported done),
  * `events.jsonl` (telemetry) and the step logs, `logs/<pipeline>@<step>.out.log` and `.err.log`.
  */
 import { constants } from "node:fs";
@@ -37,6 +38,22 @@ interface JournalStep {
   durationMs: number;
 }
 
+/**
+ * A step attempt's process has started: its pid (its process group's id) and, on Linux, its start
+ * time, so that a resume after gpuplan was killed can wait for a step that still runs.
+ */
+export interface JournalStart {
+  type: "start";
+  ts: string;
+  pipeline: string;
+  step: string;
+  attempt: number;
+  device: string;
+  pid: number;
+  /** /proc/PID/stat's start time (clock ticks since boot), or null where unknown. */
+  startTicks: number | null;
+}
+
 interface JournalEnd {
   type: "end";
   ts: string;
@@ -46,7 +63,7 @@ interface JournalEnd {
   skipped: number;
 }
 
-type JournalEntry = JournalHeader | JournalStep | JournalEnd;
+type JournalEntry = JournalHeader | JournalStart | JournalStep | JournalEnd;
 
 /**
  * Appends in order; an append resolves once its entry is on disk (fdatasync) — or, when the disk
@@ -55,7 +72,8 @@ type JournalEntry = JournalHeader | JournalStep | JournalEnd;
  * recorded once space is freed, and the run never stops for its journal.
  */
 export interface Journal {
-  append(entry: JournalEntry): Promise<void>;
+  /** `durable: false` (a step's start): written at once but not waited on with an fdatasync. */
+  append(entry: JournalEntry, durable?: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,13 +86,13 @@ export async function openJournal(runDir: string, failures?: RecordFailures): Pr
   // Group commit: entries that arrive while a flush is in flight go out together in the next
   // write + fdatasync, so many steps finishing at once cost one disk flush, not one each.
   let pending: string[] = [];
-  let queued: { line: string; done: () => void }[] = [];
+  let queued: { line: string; durable: boolean; done: () => void }[] = [];
   let flushing: Promise<void> | null = null;
-  const write = async (text: Buffer): Promise<void> => {
+  const write = async (text: Buffer, durable = true): Promise<void> => {
     for (let off = 0; off < text.length; ) {
       off += (await handle.write(text, off, text.length - off, end + off)).bytesWritten;
     }
-    await handle.datasync();
+    if (durable) await handle.datasync();
     end += text.length;
   };
   const flush = async (): Promise<void> => {
@@ -83,7 +101,7 @@ export async function openJournal(runDir: string, failures?: RecordFailures): Pr
       queued = [];
       const lines = [...pending, ...batch.map((b) => b.line)];
       try {
-        await write(Buffer.from(lines.join("")));
+        await write(Buffer.from(lines.join("")), pending.length > 0 || batch.some((b) => b.durable));
         pending = [];
       } catch (e) {
         // Kept for the next flush; what was written of it is overwritten then.
@@ -96,9 +114,9 @@ export async function openJournal(runDir: string, failures?: RecordFailures): Pr
     flushing = null;
   };
   return {
-    append(entry) {
+    append(entry, durable = true) {
       return new Promise<void>((done) => {
-        queued.push({ line: `${JSON.stringify(entry)}\n`, done });
+        queued.push({ line: `${JSON.stringify(entry)}\n`, durable, done });
         flushing ??= flush();
       });
     },
@@ -146,6 +164,10 @@ export interface JournalState {
   header: JournalHeader;
   /** `pipeline\u0000step` of every step whose last recorded attempt ended ok. */
   completed: Set<string>;
+  /** The highest attempt number each step has used, by stepKey: a resumed attempt is the next. */
+  attempts: Map<string, number>;
+  /** Attempts whose process started but whose end was never recorded (gpuplan was killed). */
+  unfinished: JournalStart[];
   entries: JournalEntry[];
 }
 
@@ -181,14 +203,23 @@ export async function readJournal(runDir: string): Promise<JournalState> {
   const completed = new Set<string>();
   const header = entries.find((e): e is JournalHeader => e.type === "run");
   if (!header) throw damagedRun(path, "has no run header (it is empty)");
+  const attempts = new Map<string, number>();
+  const started = new Map<string, JournalStart>();
+  const attemptKey = (e: { pipeline: string; step: string; attempt: number }) =>
+    `${stepKey(e.pipeline, e.step)}\u0000${e.attempt}`;
   for (const e of entries) {
-    if (e.type === "step") {
-      const key = stepKey(e.pipeline, e.step);
-      if (e.status === "ok") completed.add(key);
-      else completed.delete(key);
+    if (e.type !== "step" && e.type !== "start") continue;
+    const key = stepKey(e.pipeline, e.step);
+    attempts.set(key, Math.max(attempts.get(key) ?? 0, e.attempt));
+    if (e.type === "start") {
+      started.set(attemptKey(e), e);
+      continue;
     }
+    started.delete(attemptKey(e));
+    if (e.status === "ok") completed.add(key);
+    else completed.delete(key);
   }
-  return { header, completed, entries };
+  return { header, completed, attempts, unfinished: [...started.values()], entries };
 }
 
 /** What makes `value` not a journal entry gpuplan wrote, or null when it is one. */
@@ -205,6 +236,10 @@ function entryProblem(value: unknown): string | null {
   } else if (e.type === "step") {
     missing = strings("pipeline", "step", "status");
     if (typeof e.attempt !== "number") missing.push("attempt");
+  } else if (e.type === "start") {
+    missing = strings("pipeline", "step");
+    for (const k of ["attempt", "pid"])
+      if (!Number.isSafeInteger(e[k]) || (e[k] as number) < 1) missing.push(k);
   } else if (e.type === "end") {
     missing = [];
   } else {

@@ -3,11 +3,13 @@
  * (detached) so a timeout or Ctrl-C reaches grandchildren too, stdout and stderr into their log
  * files (written by the step itself, step-output.ts) and, line by line, to the caller; the locked
  * slot descriptors are passed as extra stdio entries so the step holds its GPU slot for as long
- * as it (or anything it started) lives, even if gpuplan dies.
+ * as it (or anything it started) lives, even if gpuplan dies. When it exits, what it left running
+ * in its group is ended too.
  * How the process is started (posix_spawn or child_process) is spawn/start-process.ts's business.
  */
 import { closeSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { isGroupAlive } from "./process-group.js";
 import { type SpawnMethod, startProcess } from "./spawn/start-process.js";
 import { ensureDir, follow, OutputFile, openOutput, unfollow } from "./step-output.js";
 
@@ -153,11 +155,20 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   else options.killNow?.addEventListener("abort", onKillNow, { once: true });
 
   const { exitCode, signal } = await child.exit;
+  // What the step left in its process group ends with it — SIGTERM, SIGKILL after the grace
+  // period — as a cluster scheduler ends a job's processes at its end: nothing of it keeps the
+  // GPU slot (the inherited lock descriptors) or writes to its log after it is reported.
+  const leftBehind = !timedOut && !interrupted && isGroupAlive(child.pid);
+  if (leftBehind) {
+    writeSync(err.fd, "gpuplan: the step exited with processes of its group still running; ending them\n");
+    terminate("SIGTERM");
+  }
   // A killed step is done when its whole group is: grandchildren get the grace period too,
   // then SIGKILL (the kill timer), so nothing of it outlives the report.
-  if (timedOut || interrupted) await groupGone(child.pid, options.killGraceMs + 2000);
+  if (timedOut || interrupted || leftBehind) await groupGone(child.pid, options.killGraceMs + 2000);
   clearTimeout(timeout);
-  if (killTimer && !timedOut && !interrupted) clearTimeout(killTimer);
+  // Once the group is gone its id may be reused: no late SIGKILL for someone else's group.
+  if (killTimer && !isGroupAlive(child.pid)) clearTimeout(killTimer);
   options.signal?.removeEventListener("abort", onAbort);
   options.killNow?.removeEventListener("abort", onKillNow);
   unfollow(out);
@@ -167,21 +178,12 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   const failed = exitCode !== 0 || signal !== null || timedOut || interrupted;
   const stderrTail = failed ? err.tailLines(tailLimit) : [];
   // An ok step that printed nothing leaves no empty files behind, unless something it started
-  // still runs and may yet write to them. A failed step keeps both, so its report's paths exist.
-  const drop = !failed && !isGroupAlive(child.pid);
+  // still runs (it escaped the SIGKILL: a zombie) and may yet write to them. A failed step keeps
+  // both, so its report's paths exist.
+  const drop = !failed && !leftBehind && !isGroupAlive(child.pid);
   out.close(drop);
   err.close(drop);
   return ended({ pid: child.pid, exitCode, signal, timedOut, interrupted, stderrTail });
-}
-
-function isGroupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: a member exists that we may not signal; it is still alive.
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Resolves when no process of the group is left (the kill timer ends stragglers), or after limitMs. */
