@@ -3,9 +3,11 @@
  * same UUID when it is here, else (unless `--bind exact`) a free GPU of the same kind. The plan
  * the run then carries names the bound GPUs' UUIDs, so the slot lock, the step environment and the
  * events all speak of the real cards. A GPU nothing can stand in for, or a budget the bound card
- * cannot hold, is an error before anything starts: never run on the wrong card.
+ * cannot hold, is an error before anything starts: never run on the wrong card. A card detection
+ * could not see because the driver did not answer in time (a probe timed out) is said as that —
+ * the machine may well be unchanged — not as a missing card.
  */
-import type { GpuInfo, Inventory } from "../inventory/types.js";
+import type { GpuInfo, Inventory, ProbeReport } from "../inventory/types.js";
 import { error, type Problem } from "../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline, PlanRegistryEntry } from "../schema-types/plan.js";
 import { formatSize } from "../units/size.js";
@@ -76,7 +78,12 @@ export function bindPlan(
   const busy = context.busy ?? new Set<string>();
   const live = inventory.gpus.map((g) => liveOf(g, busy));
   const { bindings, unbound } = bindGpus(wanted, live, mode);
-  problems.push(...unboundProblems(unbound, live, bindings, mode, context));
+  const timedOut = inventory.probes?.find((p) => p.status === "timeout");
+  problems.push(
+    ...(timedOut && unbound.length > 0
+      ? [probeTimeoutProblem(timedOut, unbound, context)]
+      : unboundProblems(unbound, live, bindings, mode, context)),
+  );
   for (const b of bindings) {
     const entry = plan.registry.find((r) => r.gpu === b.planGpu)!;
     const fits = Math.floor(b.live.memoryBytes * plan.settings.memoryFraction);
@@ -214,4 +221,25 @@ function withBindings(
     }) as PlannedPipeline["steps"],
   }));
   return { ...plan, registry, pipelines };
+}
+
+/** Plan GPUs nothing was bound to because the driver did not answer in time: said as that. */
+function probeTimeoutProblem(
+  timedOut: ProbeReport,
+  unbound: readonly WantedGpu[],
+  context: VerifyContext,
+): Problem {
+  // The limit, as detection's report states it (the probe's own duration is the time it ran).
+  const limit = /within ([\d.]+ s)/.exec(timedOut.message)?.[1];
+  const seconds = limit ? ` within ${limit}` : " in time";
+  return error({
+    code: "gpu-probe-timeout",
+    message:
+      `the GPU driver did not answer${seconds}, so ${unbound.map((w) => `${w.id} (${w.name}, ${w.uuid})`).join(", ")} from the plan could not be checked ` +
+      `(${timedOut.name}: ${timedOut.message})`,
+    hint:
+      timedOut.hint ??
+      "the driver may be busy or wedged (does nvidia-smi answer?); try again, or see gpuplan detect",
+    file: context.planFile,
+  });
 }

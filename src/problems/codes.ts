@@ -436,6 +436,12 @@ export const CODES = {
     "Before a run, each plan GPU is bound to a live one: the planned UUID when it is here, else (unless --bind exact) a free GPU of the same backend, model, MIG profile, compute capability and memory. When too few GPUs of a kind are visible — another kind of machine, a changed CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES, a GPU that fell off the bus — nothing starts, and the message says how many of which model the plan needs and what the machine has. gpuplan never runs a plan on a card it was not made for.",
     "plan for this machine (gpuplan compile PIPELINE -o PLAN), or check the *_VISIBLE_DEVICES variables in this shell",
   ),
+  "gpu-probe-timeout": problem(
+    "error",
+    "The GPU driver did not answer in time while the plan was checked",
+    "Before a run, gpuplan detects the GPUs to check that the plan's cards are still here. A vendor library call (nvmlInit, cuInit…) did not return within the detection time limit and the probe was killed, so the plan's GPUs could not be seen. The machine may well be unchanged: the driver is busy, wedged, or still loading (persistence mode off). The message names the call that hung.",
+    "try again; if it keeps happening, check the driver (does nvidia-smi answer?) and see gpuplan detect",
+  ),
   "gpu-budget-no-longer-fits": problem(
     "error",
     "A GPU's memory no longer holds the plan's budget",

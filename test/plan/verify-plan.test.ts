@@ -125,3 +125,20 @@ describe.skipIf(!fakeLibsBuilt)("plan verification against fake NVML", () => {
     expect(problems[0]!.message).toContain("this machine has none (no GPUs visible)");
   });
 });
+
+describe("a driver that does not answer while the plan is checked", () => {
+  it("says the driver did not answer within N s, not that the machine changed", async () => {
+    const plan = compileAgainst(await detectWith(""));
+    const hung = await detectInventory({
+      timeoutMs: 1000,
+      env: fakeEnv("hang.scenario", { nvml: fakeLib("nvml"), cuda: fakeLib("cuda") }),
+    });
+    const problems = verifyPlan(plan, plan.pipelines, hung, CONTEXT);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ code: "gpu-probe-timeout", severity: "error" });
+    expect(problems[0]!.message).toMatch(
+      /^the GPU driver did not answer within 1 s, so cuda:\d+ \(.*\) from the plan could not be checked \(nvml: nvmlInit_v2 did not return within 1 s/,
+    );
+    expect(problems[0]!.hint).not.toContain("machine changed");
+  });
+});
