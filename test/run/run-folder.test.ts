@@ -71,14 +71,20 @@ function slowRunFolder(): { cwd: string; record: string; entered: () => string[]
   const cwd = temp();
   for (const f of ["slow-steps.yaml", "record.mjs"]) copyFileSync(join(FIXTURES, f), join(cwd, f));
   const record = join(cwd, "record.jsonl");
+  // Steps append to the record as it is read: a line being written is left for the next look.
   const entered = () =>
     existsSync(record)
       ? readFileSync(record, "utf8")
-          .trim()
           .split("\n")
-          .map((l) => JSON.parse(l))
+          .flatMap((l) => {
+            try {
+              return [JSON.parse(l) as { what: string; name: string }];
+            } catch {
+              return [];
+            }
+          })
           .filter((e) => e.what === "enter")
-          .map((e) => e.name as string)
+          .map((e) => e.name)
       : [];
   return { cwd, record, entered };
 }

@@ -8,7 +8,15 @@
  *
  * Any other stdout line (one that is not a JSON object with `ready` or `id`) is ordinary output
  * and goes to the step's log, so a worker may print freely.
+ *
+ * A stdout line may be at most MAX_WORKER_LINE_CHARS long: gpuplan holds a line in memory until its
+ * newline, so a worker that sends more without one (a reply of 1.5 GB, a binary dump) breaks the
+ * protocol — its task fails with that said, the rest of the line is dropped unread, and gpuplan's
+ * memory stays bounded. A longer stderr line is passed on in pieces of that size.
  */
+
+/** The longest stdout line (a reply included) gpuplan reads from a worker: 16 Mi characters. */
+export const MAX_WORKER_LINE_CHARS = 16 * 1024 * 1024;
 
 /** What a task carries: the pipeline's matrix values and the step's own `run` words. */
 interface TaskArgs {

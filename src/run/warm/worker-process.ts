@@ -7,7 +7,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import { startPinned } from "../step/spawn/cpu-affinity.js";
-import { encodeTask, parseWorkerLine, type TaskMessage, type WorkerMessage } from "./protocol.js";
+import {
+  encodeTask,
+  MAX_WORKER_LINE_CHARS,
+  parseWorkerLine,
+  type TaskMessage,
+  type WorkerMessage,
+} from "./protocol.js";
 
 export interface WorkerProcessOptions {
   argv: readonly string[];
@@ -177,19 +183,71 @@ export class WorkerProcess {
     }
   }
 
+  /**
+   * Lines of a stream, each held until its newline but never beyond MAX_WORKER_LINE_CHARS (see
+   * protocol.ts): only each new chunk is searched, so a long line costs its length, not its square.
+   */
   private pipe(stream: Readable | null, name: "stdout" | "stderr"): void {
     if (!stream) return;
-    let partial = "";
+    let pieces: string[] = [];
+    let size = 0;
+    /** Dropping the rest of an over-long stdout line, up to its newline. */
+    let dropping = false;
+    const take = (chunk: string, ended: boolean) => {
+      if (dropping) {
+        dropping = !ended;
+        return;
+      }
+      let text = chunk;
+      if (size + text.length > MAX_WORKER_LINE_CHARS) {
+        if (name === "stdout") {
+          pieces = [];
+          size = 0;
+          dropping = !ended;
+          this.overlong();
+          return;
+        }
+        // Ordinary output: passed on in pieces of the limit.
+        while (size + text.length > MAX_WORKER_LINE_CHARS) {
+          const room = MAX_WORKER_LINE_CHARS - size;
+          pieces.push(text.slice(0, room));
+          this.line(name, pieces.join(""));
+          pieces = [];
+          size = 0;
+          text = text.slice(room);
+        }
+        if (ended && text === "") return;
+      }
+      if (!ended) {
+        pieces.push(text);
+        size += text.length;
+        return;
+      }
+      const line = pieces.length > 0 ? pieces.join("") + text : text;
+      pieces = [];
+      size = 0;
+      this.line(name, line);
+    };
     stream.setEncoding("utf8");
     stream.on("data", (chunk: string) => {
-      const lines = (partial + chunk).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) this.line(name, line);
+      let start = 0;
+      for (let nl = chunk.indexOf("\n"); nl >= 0; nl = chunk.indexOf("\n", start)) {
+        take(chunk.slice(start, nl), true);
+        start = nl + 1;
+      }
+      if (start < chunk.length) take(chunk.slice(start), false);
     });
     stream.on("end", () => {
-      if (partial) this.line(name, partial);
-      partial = "";
+      if (size > 0) take("", true);
+      dropping = false;
     });
+  }
+
+  /** A stdout line past the limit: a protocol break, reported to the task it came during. */
+  private overlong(): void {
+    const reason = `a stdout line longer than ${MAX_WORKER_LINE_CHARS / (1024 * 1024)} MiB without a newline (a reply must fit in one line of at most that); the rest of it was dropped`;
+    if (this.waiter) this.waiter({ type: "invalid", reason });
+    else this.stray ??= reason;
   }
 
   private line(stream: "stdout" | "stderr", line: string): void {

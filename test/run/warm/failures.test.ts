@@ -37,6 +37,22 @@ describe("warm workers: failures", () => {
     expect(h.lock.held.get("cuda:0")).toBe(0);
   });
 
+  it("a reply line over the 16 MiB limit (64 MiB without a newline) fails its task with a clear error, memory bounded", async () => {
+    const before = process.memoryUsage().rss;
+    const started = performance.now();
+    h = await execute(modes(["--flood", "--ok"]));
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
+    expect(h.summary.failures[0]).toMatchObject({ pipeline: "p-1", status: "error" });
+    expect(h.summary.failures[0]!.hint).toContain(
+      "protocol: a stdout line longer than 16 MiB without a newline (a reply must fit in one line of at most that)",
+    );
+    // The broken worker is replaced; the next task runs in a fresh one.
+    expect(count(h.events, "gpu.model.load_start")).toBe(2);
+    // 64 MiB went through; gpuplan held at most the 16 MiB limit of it (32 MiB as UTF-16), not all.
+    expect(process.memoryUsage().rss - before).toBeLessThan(150 * 1024 * 1024);
+  }, 30_000);
+
   it("an error reply fails the step and replaces the worker", async () => {
     h = await execute(modes(["--error", "--ok"]));
     expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
