@@ -126,6 +126,9 @@ describe("gpuplan run --resume", () => {
     expect(refused.exitCode, refused.stderr).toBe(2);
     expect(refused.stderr).toContain(`run ${id} is being run by another gpuplan (pid ${first.child.pid})`);
     expect(refused.stderr).toContain("[run-in-use]");
+    // `gpuplan runs` sees it running (and would not prune it).
+    const listed = gpuplan(["runs", "--json"], { cwd, env: NO_GPU });
+    expect(JSON.parse(listed.stdout).runs[0]).toMatchObject({ id, status: "running", resumable: false });
     stop(first.child);
     expect(await first.exited).toBe(130);
 

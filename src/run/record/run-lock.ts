@@ -49,3 +49,23 @@ export async function takeRunLock(runDir: string, run: string): Promise<RunLock>
   await handle.write(`${process.pid}\n`, 0);
   return { release: () => handle.close() };
 }
+
+/**
+ * Whether a gpuplan runs the folder now (for `gpuplan runs` and its prune): its lock is held. The
+ * look takes the lock for an instant when it is free, so a resume started in that instant is told
+ * the run is in use — and may simply be started again.
+ */
+export async function isRunInUse(runDir: string): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(join(runDir, "run.lock"), constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    // No lock file: a run from before run.lock, or one that never started.
+    return false;
+  }
+  try {
+    return !(await tryLockWholeFile(handle.fd));
+  } finally {
+    await handle.close();
+  }
+}
