@@ -18,6 +18,7 @@ import { toReportedProblem } from "../problems/reported-problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { locateProblems } from "../source/locate.js";
 import type { SourceFile } from "../source/source-file.js";
+import { jsonText } from "../text/json-text.js";
 import { assignGpus, type Schedule } from "./assign.js";
 import { buildPlan } from "./build-plan.js";
 import { buildRegistry } from "./registry.js";
@@ -55,7 +56,7 @@ export function compilePlan(
     if (!plan || hasErrors(located))
       return { plan: undefined, planText: undefined, problems: located, sources };
     plan.diagnostics = located.map(toReportedProblem);
-    return { plan, planText: `${JSON.stringify(plan, null, 2)}\n`, problems: located, sources };
+    return { plan, planText: `${jsonText(plan, 2)}\n`, problems: located, sources };
   };
   const { resolved } = loaded;
   const inventory = choice.inventory;

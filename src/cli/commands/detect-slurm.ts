@@ -11,6 +11,7 @@ import { GPU_MODELS, modelForGresType } from "../../slurm/gpu-models.js";
 import type { GpuModelChoice } from "../../slurm/node-types.js";
 import { readSlurmNodeTypes } from "../../slurm/read-cluster.js";
 import { slurmCommandRunner } from "../../slurm/run-slurm-command.js";
+import { jsonText } from "../../text/json-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmNodeTypes } from "../../ui/slurm-node-types.js";
 import { writeErr, writeOut } from "../output.js";
@@ -56,7 +57,7 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
   }
   const paint = await paintFor();
   if (options.json)
-    writeOut(`${JSON.stringify({ ...report, problems: report.problems.map(toReportedProblem) }, null, 2)}\n`);
+    writeOut(`${jsonText({ ...report, problems: report.problems.map(toReportedProblem) }, 2)}\n`);
   else writeOut(formatSlurmNodeTypes(report, await paintFor(process.stdout)));
   if (report.problems.length) writeErr(formatHuman(report.problems, [], paint));
   if (options.save === undefined) return 0;
@@ -77,7 +78,7 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
     );
     return 1;
   }
-  await writeFileAtomic(options.save, `${JSON.stringify(chosen.inventory, null, 2)}\n`, "inventory");
+  await writeFileAtomic(options.save, `${jsonText(chosen.inventory, 2)}\n`, "inventory");
   writeErr(
     `gpuplan: wrote ${options.save}: node type ${chosen.name}, for gpuplan compile --inventory ${options.save}\n`,
   );

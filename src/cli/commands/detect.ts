@@ -6,6 +6,7 @@
 import { detect } from "../../detect/index.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import type { Code } from "../../problems/codes.js";
+import { jsonText } from "../../text/json-text.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatInventory } from "../../ui/detect-table.js";
 import { writeErr, writeOut } from "../output.js";
@@ -28,7 +29,7 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
     timeoutMs: options.timeout,
     lockDir: options.lockDir,
   });
-  const json = `${JSON.stringify(inventory, null, 2)}\n`;
+  const json = `${jsonText(inventory, 2)}\n`;
   if (options.save) await writeFileAtomic(options.save, json, "inventory");
   if (options.json) {
     writeOut(json);

@@ -17,6 +17,7 @@ import type { GpuplanSlurmExport } from "../../schema-types/slurm-export.js";
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { exportPlanToSlurm } from "../../slurm/export-plan.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
+import { jsonText } from "../../text/json-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmExport } from "../../ui/slurm-export.js";
 import { VERSION } from "../../version.js";
@@ -89,7 +90,7 @@ export default async function exportPlan(planFile: string, options: ExportOption
       arrays: result.arrays,
       problems: problems.map(toReportedProblem),
     };
-    writeOut(`${JSON.stringify(report, null, 2)}\n`);
+    writeOut(`${jsonText(report, 2)}\n`);
   } else if (!failed) {
     writeOut(formatSlurmExport(result.arrays, outDir, node?.label ?? null, plan.pipelines.length));
   }

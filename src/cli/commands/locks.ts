@@ -7,6 +7,7 @@
 import { hostname } from "node:os";
 import type { HolderInfo } from "../../run/lock/types.js";
 import type { GpuplanLocks } from "../../schema-types/locks.js";
+import { jsonText } from "../../text/json-text.js";
 import { formatLocks, formatWarmWorkers } from "../../ui/locks-table.js";
 import { writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
@@ -23,7 +24,7 @@ export default async function locks(options: { json?: boolean; lockDir: string }
   );
   if (options.json) {
     const out: GpuplanLocks = { schema: "gpuplan/locks@2", dir: lock.dir, mode, gpus, workers };
-    writeOut(`${JSON.stringify(out, null, 2)}\n`);
+    writeOut(`${jsonText(out, 2)}\n`);
   } else {
     const paint = await paintFor(process.stdout);
     const now = Date.now();

@@ -11,6 +11,7 @@ import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
+import { jsonText } from "../../text/json-text.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { writeErr, writeOut } from "../output.js";
@@ -80,9 +81,7 @@ export default async function run(file: string | undefined, options: RunOptions)
     const description = describeDryRun(plan, pipelines, baseDir, runId, process.env.PATH, bindings);
     const { formatDryRun } = await import("../../ui/dry-run-text.js");
     writeOut(
-      options.ui === "json"
-        ? `${JSON.stringify(description, null, 2)}\n`
-        : formatDryRun(description, plan.registry),
+      options.ui === "json" ? `${jsonText(description, 2)}\n` : formatDryRun(description, plan.registry),
     );
     // A step that could not start (missing folder, program not on PATH) fails the dry run.
     const startable = description.pipelines.every((p) => p.steps.every((s) => s.problems.length === 0));

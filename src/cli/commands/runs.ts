@@ -6,6 +6,7 @@ import { RUNS_DIR } from "../../run/record/journal.js";
 import { listRuns } from "../../runs/list-runs.js";
 import { pruneRuns } from "../../runs/prune-runs.js";
 import type { GpuplanRuns } from "../../schema-types/runs.js";
+import { jsonText } from "../../text/json-text.js";
 import { formatPruned, formatRuns } from "../../ui/runs-table.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
@@ -37,7 +38,7 @@ export default async function runs(options: RunsOptions): Promise<number> {
       runs: left,
       ...(pruned && { pruned }),
     };
-    writeOut(`${JSON.stringify(doc, null, 2)}\n`);
+    writeOut(`${jsonText(doc, 2)}\n`);
   } else {
     if (pruned) writeErr(formatPruned(pruned, all, await paintFor()));
     writeOut(formatRuns(left, RUNS_DIR, await paintFor(process.stdout)));

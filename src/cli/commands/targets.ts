@@ -10,6 +10,7 @@ import { EXIT } from "../../problems/exit-codes.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanTargets } from "../../schema-types/targets.js";
 import type { SourceFile } from "../../source/source-file.js";
+import { jsonText } from "../../text/json-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatTargets } from "../../ui/targets-table.js";
 import { writeErr, writeOut } from "../output.js";
@@ -35,7 +36,7 @@ export default async function targets(options: { json?: boolean; targetsDir?: st
   const all = [...TARGETS, ...custom];
   if (options.json) {
     const out: GpuplanTargets = { schema: "gpuplan/targets@1", targets: all };
-    writeOut(`${JSON.stringify(out, null, 2)}\n`);
+    writeOut(`${jsonText(out, 2)}\n`);
   } else {
     writeOut(formatTargets(all, await paintFor(process.stdout)));
   }

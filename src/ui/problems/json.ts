@@ -3,6 +3,7 @@ import type { Problem } from "../../problems/problem.js";
 import { toReportedProblem } from "../../problems/reported-problem.js";
 import type { GpuplanCompileReport } from "../../schema-types/compile-report.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { jsonText } from "../../text/json-text.js";
 
 export interface ReportInput {
   ok: boolean;
@@ -27,5 +28,5 @@ export function formatJson(input: ReportInput): string {
     ...(input.checks && { checks: input.checks }),
     plan: input.plan as GpuplanCompileReport["plan"],
   };
-  return `${JSON.stringify(report, null, 2)}\n`;
+  return `${jsonText(report, 2)}\n`;
 }

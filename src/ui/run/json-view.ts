@@ -7,13 +7,14 @@
  */
 import type { RunEvent } from "../../run/record/events.js";
 import type { RunSummaryEvent } from "../../schema-types/run-events.js";
+import { jsonText } from "../../text/json-text.js";
 import type { RunSummary, RunView, ViewOptions } from "./view.js";
 import { writeOut } from "./write-out.js";
 
 export function createJsonView(options: ViewOptions, now: () => Date = () => new Date()): RunView {
   return {
     onEvent(event: RunEvent) {
-      options.out.write(`${JSON.stringify(event)}\n`);
+      options.out.write(`${jsonText(event)}\n`);
     },
     onOutput() {},
     async close(summary: RunSummary) {
@@ -27,7 +28,7 @@ export function createJsonView(options: ViewOptions, now: () => Date = () => new
         device: null,
         ...rest,
       };
-      await writeOut(options.out, `${JSON.stringify(line)}\n`);
+      await writeOut(options.out, `${jsonText(line)}\n`);
     },
   };
 }

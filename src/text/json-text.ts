@@ -1,0 +1,15 @@
+/**
+ * JSON as gpuplan prints and writes it. JSON.stringify escapes C0 controls but leaves DEL and the
+ * C1 controls (U+007F–U+009F) raw, and a terminal acts on those (U+009B is CSI): a matrix value or
+ * a step name carrying one would reach the terminal through a plan printed on stdout. Such
+ * characters can only stand inside JSON strings, so writing them as \u escapes keeps the value.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const RAW = /[\u007f-\u009f\u2028\u2029]/g;
+
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(
+    RAW,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
