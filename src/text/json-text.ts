@@ -4,7 +4,6 @@
  * a step name carrying one would reach the terminal through a plan printed on stdout. Such
  * characters can only stand inside JSON strings, so writing them as \u escapes keeps the value.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const RAW = /[\u007f-\u009f\u2028\u2029]/g;
 
 export function jsonText(value: unknown, indent?: number): string {

@@ -72,7 +72,7 @@ describe("the run folder must be shared with the nodes", () => {
     const ts = new Date(Date.now() - 1000).toISOString();
     writeFileSync(
       join(runDir, "slurm/events/7_0.jsonl"),
-      [
+      `${[
         { ts, event: "run.start", run: "task", pipeline: null, step: null, device: null },
         {
           ts,
@@ -100,7 +100,7 @@ describe("the run folder must be shared with the nodes", () => {
         { ts, event: "run.end", run: "task", pipeline: null, step: null, device: null, status: "ok" },
       ]
         .map((e) => JSON.stringify(e))
-        .join("\n") + "\n",
+        .join("\n")}\n`,
     );
     setTimeout(() => (state = "COMPLETED"), 100);
     const result = await followArrays({
