@@ -92,22 +92,30 @@ describe("custom targets", () => {
         cwd: dir,
       });
       expect(c.exitCode, c.stderr).toBe(0);
-      // Another machine of the kind: the same scenario with other UUIDs on GPU 0.
+      // The device the plan uses here (the schedule may pick a full H100 or a MIG slice that fits).
+      const here = gpuplan(["run", "proj/plan.json", "--dry-run", "--json"], { cwd: dir, env });
+      expect(here.exitCode, here.stderr).toBe(0);
+      const planned = (JSON.parse(here.stdout) as { bindings: { uuid: string }[] }).bindings[0]!.uuid;
+      // Another device of the same model, standing for another machine of the kind.
+      const sameModel: Record<string, string> = {
+        "GPU-6513270e-269e-0d37-f2a7-4de452e6b438": "GPU-d23f0824-128b-2f33-0c5c-7fd0a6a3a450",
+        "MIG-36f675cc-81e7-4ef5-e8e2-5d940ed90475": "MIG-0cb1e29c-658c-da14-95e6-0af593bd04cf",
+      };
+      const replacement = sameModel[planned];
+      expect(replacement, `planned ${planned}`).toBeDefined();
       const other = fakeEnv(
         "h100x8-mig.scenario",
         { nvml: fakeLib("nvml") },
         {
           GPUPLAN_LOCK_DIR: join(dir, "locks"),
           CI: "1",
-          CUDA_VISIBLE_DEVICES: "GPU-d23f0824-128b-2f33-0c5c-7fd0a6a3a450",
+          CUDA_VISIBLE_DEVICES: replacement!,
         },
       );
       const r = gpuplan(["run", "proj/plan.json", "--dry-run", "--json"], { cwd: dir, env: other });
       expect(r.exitCode, r.stderr).toBe(0);
       const bindings = (JSON.parse(r.stdout) as { bindings: { uuid: string; replaced: boolean }[] }).bindings;
-      expect(bindings).toEqual([
-        expect.objectContaining({ uuid: "GPU-d23f0824-128b-2f33-0c5c-7fd0a6a3a450" }),
-      ]);
+      expect(bindings).toEqual([expect.objectContaining({ uuid: replacement })]);
     },
   );
 });
