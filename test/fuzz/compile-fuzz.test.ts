@@ -57,7 +57,10 @@ describe("compile fuzz", () => {
         expect(result.plan === undefined).toBe(hasError);
         if (result.plan) {
           expect(validatePlan(result.plan), JSON.stringify(validatePlan.errors)).toBe(true);
-          expect(result.planText).toBe(`${JSON.stringify(result.plan, null, 2)}\n`);
+          // The plan text is the plan, with DEL and C1 controls written as \u escapes (json-text.ts).
+          expect(JSON.parse(result.planText!)).toEqual(result.plan);
+          expect(result.planText).not.toMatch(/[\u007f-\u009f]/);
+          expect(result.planText!.endsWith("}\n")).toBe(true);
         }
       }),
       { numRuns: 600 },
