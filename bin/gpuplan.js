@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // CommonJS (bin/package.json). What runs before anything else loads, each for a measured reason
-// (docs/decisions/0007-start-up.md): Node's module compile cache where Node has it (22.1+);
-// `gpuplan --version` answered from package.json; `gpuplan detect` with well-formed flags starts
-// its probe child (src/detect/prestart.ts), then runs without the rest of the CLI
+// (docs/decisions/0007-start-up.md, 0014-build-time-code-cache.md): `gpuplan --version` answered
+// from package.json; Node's module compile cache where Node has it (22.1+), else the V8 code cache
+// the build wrote for dist/ (./code-cache.js); `gpuplan detect` with well-formed flags starts its
+// probe child (src/detect/prestart.ts), then runs without the rest of the CLI
 // (src/cli/detect-cli.ts); every other command line loads the full CLI.
-require("node:module").enableCompileCache?.();
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0] === "-V")) {
   try {
@@ -17,6 +17,9 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0]
     }
   }
 } else {
+  const { enableCompileCache } = require("node:module");
+  if (enableCompileCache) enableCompileCache();
+  else require("./code-cache.js")();
   const detect = args[0] === "detect" && require("../dist/detect/prestart.cjs").prestartProbes(args);
   if (detect) require("../dist/detect/detect-cli.cjs").runDetect(detect);
   else require("../dist/bundle/main.js");

@@ -13,6 +13,7 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, transform } from "esbuild";
 import { bundleDetectEntries } from "./bundle-detect.mjs";
+import { trainCodeCache } from "./train-code-cache.mjs";
 
 /**
  * commander requires node:child_process at load, for executable subcommands gpuplan never has;
@@ -58,6 +59,8 @@ const { outputFiles } = await build({
 });
 await writeCommonJs(outputFiles);
 await bundleDetectEntries();
+// Last: it runs the commands it caches (docs/decisions/0014-build-time-code-cache.md).
+trainCodeCache();
 
 /** The chunks as CommonJS (see the header); the ones that import ES-only packages as ES modules. */
 async function writeCommonJs(files) {
