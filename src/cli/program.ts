@@ -171,10 +171,8 @@ export function createProgram(format: ReportFormat) {
     .addOption(
       new Option(
         "--executor <executor>",
-        "where the pipelines run: here, or as Slurm job arrays (one task per pipeline)",
-      )
-        .choices(["local", "slurm"] as const)
-        .default("local" as const),
+        "where the pipelines run: here, or as Slurm job arrays (one task per pipeline); default: local, or slurm when --resume names a run submitted to Slurm",
+      ).choices(["local", "slurm"] as const),
     )
     .option(
       "--detach",
@@ -224,6 +222,10 @@ export function createProgram(format: ReportFormat) {
     .option(
       "--bind-slurm-gpus",
       "run the pipeline on the GPUs Slurm allocated to this task (SLURM_STEP_GPUS/SLURM_JOB_GPUS); the sbatch scripts pass it",
+    )
+    .option(
+      "--slurm-task <job_task>",
+      "an array task of the Slurm run whose folder holds PLAN (its plan.json): record into that folder; the sbatch scripts of run --executor slurm pass it",
     )
     .action((plan, options) =>
       runCommand(format, () => import("./commands/run.js"), plan, {

@@ -5,6 +5,8 @@
  * Heavy modules (koffi's lock, the executor) are imported only here, when needed; the view comes
  * from the CLI (src/run/run-view.ts), which decides how the run is shown.
  */
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { PlannedPipeline } from "../schema-types/plan.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
@@ -13,7 +15,7 @@ import type { SlotLock } from "./lock/types.js";
 import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
-import { createRunDir, type JournalStart, openJournal } from "./record/journal.js";
+import { createRunDir, type JournalStart, openJournal, openJournalFile } from "./record/journal.js";
 import { type RecordFailure, recordFailures } from "./record/record-failures.js";
 import { takeRunLock } from "./record/run-lock.js";
 import type { OpenRunView } from "./run-view.js";
@@ -57,12 +59,15 @@ export interface SessionResult extends ExecuteResult {
 }
 
 export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<SessionResult> {
-  const { plan, pipelines, runId, runDir, baseDir } = prepared;
-  if (!prepared.resumed) await createRunDir(runDir, plan);
+  const { plan, pipelines, runId, runDir, baseDir, slurmTask } = prepared;
+  // A Slurm task records into its run's folder, which the submitting gpuplan made and owns.
+  const task = slurmTask !== undefined ? await openTaskRecord(runDir, slurmTask) : null;
+  if (!prepared.resumed && !task) await createRunDir(runDir, plan);
   // Held until the run ends: a `--resume` of this run meanwhile is refused, naming this process.
-  const runLock = prepared.runLock ?? (await takeRunLock(runDir, runId));
+  // The tasks of a Slurm run share its folder and each writes only its own files: no lock.
+  const runLock = task ? null : (prepared.runLock ?? (await takeRunLock(runDir, runId)));
   const failures = recordFailures(options.onRecordFailure);
-  const journal = await openJournal(runDir, failures);
+  const journal = task ? await openJournalFile(task.journal, failures) : await openJournal(runDir, failures);
   if (!prepared.resumed) {
     await journal.append({
       type: "run",
@@ -73,7 +78,10 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
       pipelines: pipelines.map((p) => p.name),
     });
   }
-  const events = openEventFiles(runDir, options.eventsFile, failures);
+  const events = openEventFiles(
+    [task?.events ?? join(runDir, "events.jsonl"), ...(options.eventsFile ? [options.eventsFile] : [])],
+    failures,
+  );
   const needsLock = needsGpuLock(pipelines);
   const lock = await openLock(needsLock, options.lockDir);
   // Before the view takes the terminal: what the run waits for is said on stderr as it is.
@@ -137,13 +145,21 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
     signals.dispose();
     events.close();
     await journal.close();
-    await runLock.release();
+    await runLock?.release();
   }
   return {
     ...done,
     recordsIncomplete: failures.incomplete(),
     interruptedBy: signals.interrupt.aborted ? signals.received() : null,
   };
+}
+
+/** Where a Slurm task's own journal and events go in its run's folder (src/slurm/follow/run-record.ts). */
+async function openTaskRecord(runDir: string, task: string): Promise<{ journal: string; events: string }> {
+  const { taskEventsPath, taskJournalDir, taskJournalPath } = await import("../slurm/follow/run-record.js");
+  await mkdir(taskJournalDir(runDir), { recursive: true });
+  await mkdir(join(runDir, "logs"), { recursive: true });
+  return { journal: taskJournalPath(runDir, task), events: taskEventsPath(runDir, task) };
 }
 
 /** How often a still-running earlier attempt is looked at. */

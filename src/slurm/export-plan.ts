@@ -39,6 +39,8 @@ export interface SlurmExportInput {
   outDir: string;
   planFile: string;
   projectDir: string;
+  /** The run's own scripts (`run --executor slurm`): tasks record into the run folder of planFile. */
+  taskOfRun?: boolean;
   nodeBinary: string;
   gpuplanBinary: string;
   gpuplanVersion: string;
@@ -88,6 +90,7 @@ export function exportPlanToSlurm(input: SlurmExportInput): SlurmExport {
     outDir: input.outDir,
     planFile: input.planFile,
     projectDir: input.projectDir,
+    taskOfRun: input.taskOfRun ?? false,
     node: input.nodeBinary,
     gpuplan: input.gpuplanBinary,
     arrayCount: arrays.length,

@@ -18,6 +18,11 @@ export interface ScriptContext {
   outDir: string;
   planFile: string;
   projectDir: string;
+  /**
+   * The scripts of `gpuplan run --executor slurm`: planFile is the run folder's plan.json and each
+   * task records into that folder (--slurm-task). Exported scripts: each task is a run of its own.
+   */
+  taskOfRun: boolean;
   node: string;
   gpuplan: string;
   arrayCount: number;
@@ -83,7 +88,7 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
     `NODE=\${NODE:-${shellQuote(ctx.node)}}`,
     `GPUPLAN=\${GPUPLAN:-${shellQuote(ctx.gpuplan)}}`,
     `PLAN=${shellQuote(ctx.planFile)}`,
-    `EVENTS_DIR=${shellQuote(`${ctx.outDir}/events`)}`,
+    ...(ctx.taskOfRun ? [] : [`EVENTS_DIR=${shellQuote(`${ctx.outDir}/events`)}`]),
     `STARTED_DIR=${shellQuote(`${ctx.outDir}/started`)}`,
     "",
     "# Array task i runs pipeline i of this list (the plan's order).",
@@ -121,7 +126,15 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
     r.gpus > 0
       ? "# --bind-slurm-gpus: the pipeline runs on the GPUs Slurm gave this task (SLURM_JOB_GPUS)."
       : "# A CPU pipeline: no GPU asked for, none bound.",
-    `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline"${r.gpus > 0 ? " --bind-slurm-gpus" : ""} --ui plain --events "$EVENTS_DIR/$task.jsonl"`,
+    ...(ctx.taskOfRun
+      ? [
+          "# --slurm-task: the step logs go to the run folder's logs/, this task's journal and events",
+          "# to its slurm/journals/ and slurm/events/; steps the run completed before are skipped.",
+          `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline"${r.gpus > 0 ? " --bind-slurm-gpus" : ""} --ui plain --slurm-task "$task"`,
+        ]
+      : [
+          `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline"${r.gpus > 0 ? " --bind-slurm-gpus" : ""} --ui plain --events "$EVENTS_DIR/$task.jsonl"`,
+        ]),
     "",
   );
   return lines.join("\n");

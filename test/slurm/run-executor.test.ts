@@ -36,11 +36,12 @@ function ok(r: { exitCode: number; stderr: string; stdout: string }, what: strin
   return r;
 }
 
-/** The run folder the follower made (the only one with a slurm/ inside). */
+/** The run folder the follower made: the only one, the tasks record into it too. */
 function slurmRunDir(dir: string): string {
   const runs = join(dir, ".gpuplan/runs");
-  const found = readdirSync(runs).filter((r) => existsSync(join(runs, r, "slurm/jobs.json")));
+  const found = readdirSync(runs);
   expect(found).toHaveLength(1);
+  expect(existsSync(join(runs, found[0]!, "slurm/jobs.json"))).toBe(true);
   return join(runs, found[0]!);
 }
 
@@ -151,7 +152,7 @@ describe.skipIf(!cluster.ok)("gpuplan run --executor slurm on a real cluster", (
         "  - name: well-{w}",
         "    matrix: { w: [a, b, c] }",
         "    steps:",
-        `      - { id: load, run: [sh, -c, 'echo "{w} gpus=$SLURM_JOB_GPUS" > {w}.load'], memory: numpy }`,
+        `      - { id: load, run: [sh, -c, 'echo "{w} gpus=$SLURM_JOB_GPUS" > {w}.load; echo "loaded well {w}" >&2'], memory: numpy }`,
         "      - { id: measure, run: [sh, -c, 'cat {w}.load > {w}.measure'], memory: numpy, needs: [load] }",
         "  - name: broken",
         "    steps:",
@@ -187,5 +188,18 @@ describe.skipIf(!cluster.ok)("gpuplan run --executor slurm on a real cluster", (
     });
     expect(gres.stdout.trim().split("\n")).toEqual(Array(4).fill("N/A"));
     expect(list.at(-1)).toMatchObject({ event: "run.end", status: "failed", ok: 6, failed: 1, skipped: 1 });
+
+    // One run, one folder: the tasks' step logs are in its logs/, their journals and events under slurm/.
+    expect(readFileSync(join(runDir, "logs/well-a@load.err.log"), "utf8")).toBe("loaded well a\n");
+    expect(readFileSync(join(runDir, "logs/broken@fail.err.log"), "utf8")).toBe("the well plate is empty\n");
+    expect(readdirSync(join(runDir, "slurm/journals"))).toHaveLength(4);
+    const ends = list.filter((e) => e.event === "gpu.step.end" && e.pipeline === "well-b");
+    expect(ends.map((e) => e.stderrPath)).toEqual(
+      ["load", "measure"].map((step) => join(runDir, `logs/well-b@${step}.err.log`)),
+    );
+    // gpuplan report of the run finds them: an ok step's last stderr lines come from its log.
+    const html = ok(gpuplan(["report", runDir, "-o", "report.html"], { cwd: dir, env }), "report");
+    expect(html.stderr).toContain("8 steps");
+    expect(readFileSync(join(dir, "report.html"), "utf8")).toContain("loaded well c");
   });
 });

@@ -2,7 +2,15 @@
 // cancelled under a run and `--resume` running only the pipelines that did not complete, Ctrl-C of
 // the follower cancelling the arrays (exit 130), and --dry-run printing what would be submitted.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -111,6 +119,57 @@ describe.skipIf(!cluster.ok)("gpuplan run --executor slurm: detach, status, resu
       .map((l) => JSON.parse(l));
     for (const e of events) expect(validateEvent(e), JSON.stringify(validateEvent.errors)).toBe(true);
     expect(events.filter((e) => e.event === "slurm.submit").map((e) => e.pipelines)).toEqual([["p2", "p3"]]);
+  });
+
+  it("--resume (no --executor: the run's own) goes on from the failed step: completed steps are skipped, the next attempt gets its own logs", async () => {
+    const dir = project(
+      "from-step",
+      [
+        "version: 1",
+        "name: two-steps",
+        "pipelines:",
+        "  - name: q{i}",
+        "    matrix: { i: [0, 1] }",
+        "    steps:",
+        "      - { id: a, run: [sh, -c, 'echo run >> q{i}.a'], memory: numpy }",
+        "      - { id: b, run: [sh, -c, 'echo run >> q{i}.b; echo b of q{i} >&2; [ {i} = 0 ] || [ -f go ]'], memory: numpy, needs: [a] }",
+        "",
+      ].join("\n"),
+    );
+    const run = (args: string[]) => gpuplan(args, { cwd: dir, env: env() });
+    // Detached: no follower records anything; the tasks' own journals are all the run has.
+    const detached = run(["run", "pipeline.yaml", "--executor", "slurm", "--detach", "--json"]);
+    expect(detached.exitCode, detached.stderr).toBe(0);
+    const id: string = JSON.parse(detached.stdout).run;
+    await until("q0 done and q1 failed", () => {
+      const r = run(["status", id, "--json"]);
+      const s = (JSON.parse(r.stdout) as { pipelines: { state: string }[] }).pipelines.map((p) => p.state);
+      return s.join() === "done,failed" ? s : undefined;
+    });
+    writeFileSync(join(dir, "go"), "");
+    const resumed = run(["run", "--resume", id, "--ui", "plain"]);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/submitted 1 pipelines? as Slurm job array \d+/);
+    expect(resumed.stderr).toMatch(/\[q1\/a cpu\] skipped: completed in an earlier/);
+    expect(resumed.stderr).toContain("4 ok, 0 failed");
+    const count = (f: string) => readFileSync(join(dir, f), "utf8");
+    expect(["q0.a", "q0.b", "q1.a", "q1.b"].map(count)).toEqual(["run\n", "run\n", "run\n", "run\nrun\n"]);
+    // One folder: both attempts of q1/b have their logs in it.
+    const runDir = join(".gpuplan/runs", id);
+    expect(readdirSync(join(dir, ".gpuplan/runs"))).toEqual([id]);
+    expect(count(join(runDir, "logs/q1@b.err.log"))).toBe("b of q1\n");
+    expect(count(join(runDir, "logs/q1@b@2.err.log"))).toBe("b of q1\n");
+    const events = count(join(runDir, "events.jsonl"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    for (const e of events) expect(validateEvent(e), JSON.stringify(validateEvent.errors)).toBe(true);
+    expect(events.filter((e) => e.event === "slurm.submit").map((e) => e.pipelines)).toEqual([["q1"]]);
+    expect(
+      events
+        .filter((e) => e.event === "gpu.step.end")
+        .map((e) => `${e.pipeline}/${e.step}@${e.attempt} ${e.status}`),
+    ).toEqual(["q1/b@2 ok"]);
   });
 
   it("tasks scancel'd under a followed run fail only their pipelines, with Slurm's state as the reason: exit 1", async () => {

@@ -21,8 +21,10 @@ import type { SlurmRunOptions } from "./run-slurm.js";
 
 /** The options as program.ts resolved them (flag, GPUPLAN_* variable, default); durations in ms. */
 export interface RunOptions extends SlurmRunOptions {
-  executor: "local" | "slurm";
+  /** Not given: local, or slurm when resuming a run that was submitted to Slurm. */
+  executor?: "local" | "slurm";
   bindSlurmGpus?: boolean;
+  slurmTask?: string;
   pipeline: string[];
   events?: string;
   wait: boolean;
@@ -38,7 +40,8 @@ export interface RunOptions extends SlurmRunOptions {
 }
 
 /** `file` may be left out with `--resume`: the run folder keeps the plan it started with. */
-export default async function run(file: string | undefined, options: RunOptions): Promise<number> {
+export default async function run(file: string | undefined, given: RunOptions): Promise<number> {
+  const options = { ...given, executor: given.executor ?? (await defaultExecutor(given.resume)) };
   // A path mistake in --events is found before anything starts, not after the run directory exists.
   if (options.events !== undefined) await checkEventsFile(options.events);
   const detect: DetectInventory = async (o) =>
@@ -52,6 +55,7 @@ export default async function run(file: string | undefined, options: RunOptions)
     detect,
     // Submitting to Slurm: the GPUs are the nodes', not this machine's (each task checks its own).
     verify: options.executor !== "slurm",
+    ...(options.slurmTask !== undefined && { slurmTask: options.slurmTask }),
     ...(options.bindSlurmGpus && {
       bindSlurmGpus: { allocated: process.env.SLURM_STEP_GPUS || process.env.SLURM_JOB_GPUS },
     }),
@@ -161,6 +165,13 @@ async function checkEventsFile(path: string): Promise<void> {
   } catch (e) {
     throw fileError(e, path, "write", "events file");
   }
+}
+
+/** Where a run goes without --executor: where it went before, when it is resumed. */
+async function defaultExecutor(resume: string | undefined): Promise<"local" | "slurm"> {
+  if (resume === undefined) return "local";
+  const { isSlurmRun } = await import("../../run/prepare/resume-run.js");
+  return isSlurmRun(resume) ? "slurm" : "local";
 }
 
 /** GPUs every slot of which another run holds: a replacement GPU is looked for elsewhere first. */

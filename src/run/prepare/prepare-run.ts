@@ -33,6 +33,11 @@ export interface PrepareRequest {
    * `allocated` being SLURM_STEP_GPUS or SLURM_JOB_GPUS (src/slurm/bind-allocated-gpus.ts).
    */
   bindSlurmGpus?: { allocated: string | undefined };
+  /**
+   * `--slurm-task JOB_TASK`: an array task of the Slurm run whose folder holds `file` (its
+   * plan.json); it records into that folder (src/slurm/task-of-run.ts).
+   */
+  slurmTask?: string;
   /** `--bind`: `auto` (UUID first, else a matching GPU; the default) or `exact`. */
   bind?: BindMode;
   /** UUIDs of GPUs whose slots are all held by other runs (replacements avoid them). */
@@ -58,6 +63,8 @@ export interface PreparedRun {
   bindings: GpuBinding[];
   /** A resumed run's folder lock, taken before its journal was read (a new run takes its own later). */
   runLock?: RunLock;
+  /** A Slurm array task (`JOB_TASK`) of the run in `runDir`: it keeps its own journal and events there. */
+  slurmTask?: string;
 }
 
 export type Preparation =
@@ -76,6 +83,8 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
   const warnings: Problem[] = [];
   let sources: SourceFile[] = [];
   if (request.resume !== undefined) {
+    if (request.slurmTask !== undefined)
+      throw new UsageError("--slurm-task and --resume cannot go together", "conflicting-options");
     const resumed = await loadResumedRun(request.resume, file);
     if ("problems" in resumed) return { ok: false, problems: resumed.problems, sources: resumed.sources };
     const { pipelines, ...rest } = resumed;
@@ -101,17 +110,33 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     recompileHere = input.recompileHere;
     warnings.push(...input.problems);
     sources = input.sources;
-    const runId = makeRunId();
-    run = {
-      plan: input.plan,
-      baseDir: input.baseDir,
-      runId,
-      runDir: join(RUNS_DIR, runId),
-      completed: new Set(),
-      attempts: new Map(),
-      unfinished: [],
-      resumed: false,
-    };
+    if (request.slurmTask !== undefined) {
+      const { loadTaskOfRun } = await import("../../slurm/task-of-run.js");
+      const task = await loadTaskOfRun(file, request.slurmTask);
+      run = {
+        plan: input.plan,
+        baseDir: input.baseDir,
+        runId: task.runId,
+        runDir: task.runDir,
+        completed: task.completed,
+        attempts: task.attempts,
+        unfinished: [],
+        resumed: false,
+        slurmTask: request.slurmTask,
+      };
+    } else {
+      const runId = makeRunId();
+      run = {
+        plan: input.plan,
+        baseDir: input.baseDir,
+        runId,
+        runDir: join(RUNS_DIR, runId),
+        completed: new Set(),
+        attempts: new Map(),
+        unfinished: [],
+        resumed: false,
+      };
+    }
   }
   try {
     let pipelines = selectPipelines(run.plan, request.pipelines.length ? request.pipelines : startedWith);

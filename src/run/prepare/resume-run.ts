@@ -1,6 +1,7 @@
 /**
  * `--resume RUN`: what an earlier run left in its directory — the plan it started with, where its
- * steps run, which pipelines it ran and which steps finished ok — so that only the rest runs again.
+ * steps run, which pipelines it ran and which steps finished ok (a Slurm run's: in its tasks'
+ * journals too) — so that only the rest runs again.
  */
 import { statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -30,6 +31,16 @@ export interface ResumedRun {
   unfinished: JournalStart[];
   /** Held from before the journal was read until the run ends. */
   runLock: RunLock;
+}
+
+/**
+ * The run named by `--resume` was submitted to Slurm (`run --executor slurm`): it resumes there
+ * unless `--executor` says otherwise.
+ */
+export function isSlurmRun(resume: string): boolean {
+  return (
+    statSync(join(resumedRunDir(resume), "slurm", "jobs.json"), { throwIfNoEntry: false })?.isFile() ?? false
+  );
 }
 
 /** Where the run named by `--resume` (an id in the runs directory, or a path) is. */
@@ -66,14 +77,18 @@ export async function loadResumedRun(
     }
     const { plan } = stored;
     if (file !== undefined) await checkSamePlan(file, plan, resume);
+    // A Slurm run's tasks kept their own journals: what they completed is complete here too.
+    const progress = statSync(join(runDir, "slurm"), { throwIfNoEntry: false })?.isDirectory()
+      ? await (await import("../../slurm/follow/run-progress.js")).readSlurmRunProgress(runDir, state)
+      : state;
     return {
       plan,
       baseDir: state.header.baseDir,
       runId: state.header.run,
       runDir,
-      completed: state.completed,
+      completed: progress.completed,
       pipelines: state.header.pipelines,
-      attempts: state.attempts,
+      attempts: progress.attempts,
       unfinished: state.unfinished,
       runLock,
     };

@@ -1,12 +1,13 @@
 /**
- * Where a run's events go as JSON lines: `events.jsonl` in its run directory, and the `--events`
+ * Where a run's events go as JSON lines: `events.jsonl` in its run directory (a Slurm task's own
+ * file under slurm/events/), and the `--events`
  * file when one is given (appended to, so several runs can share one). Written in batches; the
  * journal, not these files, is what `--resume` trusts, so a batch the disk refuses (full, over
  * quota) is dropped and reported to `failures`, and the run goes on; the next batch that goes out
  * starts on a line of its own.
  */
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import type { RunEvent } from "./events.js";
 import { createLineBatcher } from "./line-batcher.js";
 import type { RecordFailures } from "./record-failures.js";
@@ -20,12 +21,9 @@ export interface EventFiles {
   close(): void;
 }
 
-export function openEventFiles(runDir: string, extraFile?: string, failures?: RecordFailures): EventFiles {
-  const paths = [join(runDir, "events.jsonl")];
-  if (extraFile) {
-    mkdirSync(dirname(extraFile), { recursive: true });
-    paths.push(extraFile);
-  }
+/** `paths`: the run's own events file first (the run folder's, or a Slurm task's), then `--events`'s. */
+export function openEventFiles(paths: readonly string[], failures?: RecordFailures): EventFiles {
+  for (const path of paths.slice(1)) mkdirSync(dirname(path), { recursive: true });
   const files = paths.map((path) => ({ path, fd: openSync(path, "a"), torn: false }));
   const lines = createLineBatcher((text) => {
     for (const file of files) {

@@ -78,7 +78,11 @@ export interface Journal {
 }
 
 export async function openJournal(runDir: string, failures?: RecordFailures): Promise<Journal> {
-  const path = join(runDir, "journal.jsonl");
+  return openJournalFile(join(runDir, "journal.jsonl"), failures);
+}
+
+/** A journal at `path`: a Slurm array task keeps its own beside its run's (src/slurm/follow/run-record.ts). */
+export async function openJournalFile(path: string, failures?: RecordFailures): Promise<Journal> {
   // Not O_APPEND: writes go at `end`, the last acknowledged byte, so a write cut short by a full
   // disk is overwritten by its retry instead of leaving half a line in the middle.
   const handle = await open(path, constants.O_RDWR | constants.O_CREAT, 0o644);
@@ -180,7 +184,11 @@ export const stepKey = (pipeline: string, step: string): string => `${pipeline}\
  * naming the file and the line, never a guess.
  */
 export async function readJournal(runDir: string): Promise<JournalState> {
-  const path = join(runDir, "journal.jsonl");
+  return readJournalFile(join(runDir, "journal.jsonl"));
+}
+
+/** The journal at `path`, read as readJournal reads a run's. */
+export async function readJournalFile(path: string): Promise<JournalState> {
   const text = await readRunFile(path, "journal");
   const lines = text.split("\n");
   const entries: JournalEntry[] = [];

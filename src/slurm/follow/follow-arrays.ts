@@ -12,6 +12,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError, VendorError } from "../../problems/errors.js";
 import { type EventDraft, type RunEvent, stampEvent } from "../../run/record/events.js";
+import { stepKey } from "../../run/record/journal.js";
 import type { PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
 import type { RunCommand } from "../read-cluster.js";
@@ -27,6 +28,10 @@ export interface FollowInput {
   arrays: readonly SubmittedArray[];
   /** The pipelines of those arrays, by name. */
   pipelines: ReadonlyMap<string, PlannedPipeline>;
+  /** Steps an earlier attempt of the run completed (stepKey): their tasks skip them. */
+  completed?: ReadonlySet<string>;
+  /** The highest attempt each step used before (stepKey): a task Slurm ended is closed out with the next. */
+  earlierAttempts?: ReadonlyMap<string, number>;
   slurm: RunCommand;
   /** Task events (already stamped by their task) and the follower's own drafts. */
   emit: (event: RunEvent | EventDraft) => void;
@@ -94,7 +99,11 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
         unlisted: 0,
         done: false,
         finalSeenMs: null,
-        progress: new Map(),
+        progress: new Map(
+          pipeline.steps
+            .filter((st) => input.completed?.has(stepKey(name, st.id)))
+            .map((st) => [st.id, { phase: "settled" }] as const),
+        ),
       });
     }
   }
@@ -197,7 +206,17 @@ function poll(
         if (t.held && state) {
           batch.push(...t.held.map((e) => (isInterruptedEnd(e) ? asSlurmEnding(e, state) : e)));
           // The steps it never reached are skipped, as after a failed step.
-          closing.push(...closeOutPipeline(t.pipeline, t.progress, { ...state, name: t.name }, [], "", now));
+          closing.push(
+            ...closeOutPipeline(
+              t.pipeline,
+              t.progress,
+              { ...state, name: t.name },
+              [],
+              "",
+              now,
+              input.earlierAttempts,
+            ),
+          );
         }
       }
       continue;
@@ -216,6 +235,7 @@ function poll(
       tail(errLog),
       errLog,
       now,
+      input.earlierAttempts,
     );
     closing.push(...drafts);
     t.done = true;

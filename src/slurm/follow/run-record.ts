@@ -2,9 +2,11 @@
  * What a Slurm run keeps in its run folder, beside the plan, journal and events every run has:
  * `slurm/` holds the sbatch scripts (as `gpuplan export` writes them), `jobs.json` (each array's
  * job id and pipelines, appended to by --resume), `events/JOB_TASK.jsonl` (each task's own
- * events), `started/JOB_TASK` (the marker a task writes first: its node and GPUs; the submitter
- * seeing it proves the folder is shared) and `logs/` (Slurm's output of each task). Follower,
- * `gpuplan status` and `--resume` all read the run from here.
+ * events), `journals/JOB_TASK.jsonl` (each task's own journal: its steps' attempts, what a resume
+ * trusts), `started/JOB_TASK` (the marker a task writes first: its node and GPUs; the submitter
+ * seeing it proves the folder is shared) and `logs/` (Slurm's output of each task). The tasks'
+ * step logs go to the run folder's `logs/`, as a local run's do. Follower, `gpuplan status` and
+ * `--resume` all read the run from here.
  */
 import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
@@ -25,9 +27,16 @@ interface SlurmRunRecord {
 
 export const slurmDir = (runDir: string): string => join(runDir, "slurm");
 const jobsFile = (runDir: string): string => join(slurmDir(runDir), "jobs.json");
+export const taskJournalDir = (runDir: string): string => join(slurmDir(runDir), "journals");
+/** A task's own journal and events in the run folder; `task` is `JOB_TASK`. */
+export const taskJournalPath = (runDir: string, task: string): string =>
+  join(taskJournalDir(runDir), `${task}.jsonl`);
+export const taskEventsPath = (runDir: string, task: string): string =>
+  join(slurmDir(runDir), "events", `${task}.jsonl`);
 
 export async function makeSlurmDirs(runDir: string): Promise<void> {
-  for (const d of ["logs", "events", "started"]) await mkdir(join(slurmDir(runDir), d), { recursive: true });
+  for (const d of ["logs", "events", "started", "journals"])
+    await mkdir(join(slurmDir(runDir), d), { recursive: true });
 }
 
 export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {

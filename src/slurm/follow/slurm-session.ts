@@ -52,13 +52,16 @@ export function planSubmission(
     plan,
     outDir: slurmDir(runDir),
     planFile: join(runDir, "plan.json"),
+    taskOfRun: true,
   });
   return { runDir, export: exported, submitted, completed };
 }
 
 /**
- * Pipelines a resumed Slurm run need not run again: every step ok in the journal (what a follower
- * recorded), or their last task's own run.end said ok (all a detached run has).
+ * Pipelines a resumed Slurm run need not run again: every step ok in the run's journals (what a
+ * follower recorded, what each task recorded itself), or their last task's own run.end said ok (a
+ * run folder from before tasks kept journals). The others are submitted again, and their tasks
+ * skip the steps that completed.
  */
 export async function completedPipelines(prepared: PreparedRun): Promise<Set<string>> {
   const done = new Set<string>();
@@ -160,7 +163,10 @@ async function follow(
 ): Promise<RunSummary> {
   const { plan, pipelines, runId } = prepared;
   const { runDir } = submission;
-  const events = openEventFiles(runDir, options.eventsFile);
+  const events = openEventFiles([
+    join(runDir, "events.jsonl"),
+    ...(options.eventsFile ? [options.eventsFile] : []),
+  ]);
   const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   let tally = createTally(pipelines);
   const pending: Promise<void>[] = [];
@@ -221,6 +227,8 @@ async function follow(
       runDir,
       arrays,
       pipelines: new Map(submission.submitted.map((p) => [p.name, p])),
+      completed: prepared.completed,
+      earlierAttempts: prepared.attempts,
       slurm: options.slurm,
       emit,
       signal: options.signal,

@@ -7,6 +7,7 @@
  */
 import { constants } from "node:os";
 import type { EventDraft, StepStatus } from "../../run/record/events.js";
+import { stepKey } from "../../run/record/journal.js";
 import type { PlannedPipeline } from "../../schema-types/plan.js";
 import type { TaskState } from "./squeue-tasks.js";
 
@@ -58,16 +59,19 @@ export function closeOutPipeline(
   stderrTail: readonly string[],
   logPath: string,
   nowMs: number,
+  earlierAttempts?: ReadonlyMap<string, number>,
 ): EventDraft[] {
   const { status, hint } = slurmEnding(task);
   const signal = task.signal !== null ? signalName(task.signal) : null;
   const drafts: EventDraft[] = [];
-  const nothingRan = pipeline.steps.every((s) => !progress.has(s.id));
+  // Steps completed before (a resume) are settled from the start: "nothing ran" means nothing of this task.
+  const nothingRan = pipeline.steps.every((s) => progress.get(s.id)?.phase !== "running");
+  const firstOpen = pipeline.steps.findIndex((s) => !progress.has(s.id));
   let ended = false;
   for (const [i, step] of pipeline.steps.entries()) {
     const seen = progress.get(step.id);
     if (seen?.phase === "settled") continue;
-    if (seen?.phase === "running" || (nothingRan && i === 0)) {
+    if (seen?.phase === "running" || (nothingRan && i === firstOpen)) {
       drafts.push({
         event: "gpu.step.end",
         pipeline: pipeline.name,
@@ -77,7 +81,10 @@ export function closeOutPipeline(
         exitCode: seen ? null : task.exitCode,
         signal: seen ? null : signal,
         durationMs: seen?.phase === "running" ? Math.max(0, Math.round(nowMs - seen.startedMs)) : 0,
-        attempt: seen?.phase === "running" ? seen.attempt : 1,
+        attempt:
+          seen?.phase === "running"
+            ? seen.attempt
+            : (earlierAttempts?.get(stepKey(pipeline.name, step.id)) ?? 0) + 1,
         logPath,
         hint,
         ...(stderrTail.length > 0 && { stderrTail: [...stderrTail] }),

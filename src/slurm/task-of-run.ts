@@ -1,0 +1,37 @@
+/**
+ * `gpuplan run RUN/plan.json --pipeline P --slurm-task JOB_TASK`, the way the sbatch scripts of
+ * `gpuplan run --executor slurm` start each array task: the task is part of the run that submitted
+ * it, so one run is one folder, as a local run is. It records into that run's folder under that
+ * run's id — step logs in its logs/, its own journal and events under slurm/ (the submitter's
+ * journal and events.jsonl have one writer, the submitter) — and skips the steps an earlier
+ * attempt of the run completed, numbering its attempts after theirs (--resume).
+ */
+import { existsSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { UsageError } from "../problems/errors.js";
+import { readJournal } from "../run/record/journal.js";
+import { type RunProgress, readSlurmRunProgress } from "./follow/run-progress.js";
+
+export interface TaskOfRun extends RunProgress {
+  runId: string;
+  runDir: string;
+}
+
+/** The run `planFile` (its folder's plan.json) belongs to, and what it has completed so far. */
+export async function loadTaskOfRun(planFile: string, task: string): Promise<TaskOfRun> {
+  if (!/^[0-9]{1,12}_[0-9]{1,9}$/.test(task))
+    throw new UsageError(
+      `--slurm-task ${task.slice(0, 40)}: not a Slurm array task (JOB_TASK)`,
+      "invalid-option-value",
+      "the sbatch scripts of gpuplan run --executor slurm pass it; run a pipeline by hand without it",
+    );
+  const runDir = dirname(planFile);
+  if (basename(planFile) !== "plan.json" || !existsSync(join(runDir, "journal.jsonl")))
+    throw new UsageError(
+      `--slurm-task: ${planFile} is not the plan.json of a run folder (no journal.jsonl beside it)`,
+      "invalid-option-value",
+      "the sbatch scripts of gpuplan run --executor slurm pass the run folder's plan.json",
+    );
+  const own = await readJournal(runDir);
+  return { runId: own.header.run, runDir, ...(await readSlurmRunProgress(runDir, own)) };
+}
