@@ -381,7 +381,10 @@ class LaneBook {
 /**
  * Each attempt's lane: its pipeline's slot on the pipeline's first GPU (the hold whose time
  * covers it), else, for a GPU attempt whose hold is not in the events, a slot of its GPU free at
- * the time, else (a CPU pipeline) a host lane taken for the pipeline's whole time in the session.
+ * the time, else a host lane: a CPU pipeline's for its whole time in the session, a GPU
+ * pipeline's CPU steps' for each stretch of them it ran holding no slot (a pipeline gives its slot
+ * back for CPU steps, #12 item 13: drawn in its GPU's slot lanes they would need lanes the GPU
+ * does not have).
  */
 function placeAttempts(fold: FoldedRun, axis: Axis, lanes: LaneBook, plan: PlanIndex | null): number[] {
   const result = new Array<number>(fold.attempts.length).fill(-1);
@@ -405,25 +408,48 @@ function placeAttempts(fold: FoldedRun, axis: Axis, lanes: LaneBook, plan: PlanI
     start: number;
     end: number;
   }[] = [];
+  const unit = (gpu: string | null, indices: number[]) => {
+    const first = fold.attempts[indices[0]!]!;
+    orphans.push({
+      gpu,
+      session: first.session,
+      pipeline: first.pipeline,
+      indices,
+      start: Math.min(...indices.map((i) => fold.attempts[i]!.startMs)),
+      end: Math.max(...indices.map((i) => fold.attempts[i]!.endMs ?? fold.attempts[i]!.startMs)),
+    });
+  };
   for (const [k, indices] of groups) {
     const first = fold.attempts[indices[0]!]!;
     const planned = plan?.pipeline(first.pipeline);
     const home =
       planned?.gpus[0] ?? indices.map((i) => fold.attempts[i]!.device).find((d) => d !== "cpu") ?? null;
     const holds = (holdsOf.get(k) ?? []).filter((h) => h.gpu === home);
-    const start = Math.min(...indices.map((i) => fold.attempts[i]!.startMs));
-    const end = Math.max(...indices.map((i) => fold.attempts[i]!.endMs ?? fold.attempts[i]!.startMs));
-    if (home !== null && holds.length > 0) {
-      for (const i of indices) {
-        const a = fold.attempts[i]!;
-        const h = holds.find((x) => x.startMs <= a.startMs && a.startMs <= x.endMs) ?? holds[0]!;
-        result[i] = lanes.slot(home, h.slots[0] ?? 0);
+    const holdOf = (i: number) => {
+      const a = fold.attempts[i]!;
+      return holds.find((x) => x.startMs <= a.startMs && a.startMs <= x.endMs);
+    };
+    // CPU attempts outside every hold, in stretches: each stretch takes a host lane.
+    const onHost = (i: number) => fold.attempts[i]!.device === "cpu" && holdOf(i) === undefined;
+    const byStart = [...indices].sort((a, b) => fold.attempts[a]!.startMs - fold.attempts[b]!.startMs);
+    let stretch: number[] = [];
+    for (const i of byStart) {
+      if (onHost(i)) stretch.push(i);
+      else if (stretch.length > 0) {
+        unit(null, stretch);
+        stretch = [];
       }
+    }
+    if (stretch.length > 0) unit(null, stretch);
+    const inSlots = indices.filter((i) => !onHost(i));
+    if (inSlots.length === 0) continue;
+    if (home !== null && holds.length > 0) {
+      for (const i of inSlots) result[i] = lanes.slot(home, (holdOf(i) ?? holds[0]!).slots[0] ?? 0);
       for (const h of holds)
         lanes.place(first.pipeline, first.session, lanes.slot(home, h.slots[0] ?? 0), h.startMs, h.endMs);
       continue;
     }
-    orphans.push({ gpu: home, session: first.session, pipeline: first.pipeline, indices, start, end });
+    unit(home, inSlots);
   }
   // Without a hold: GPU pipelines share their GPU's slot lanes, CPU pipelines the host lanes.
   const byGpu = new Map<string | null, typeof orphans>();

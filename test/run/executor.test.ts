@@ -9,6 +9,7 @@ import { InternalError } from "../../src/problems/errors.js";
 import { createSlotLock } from "../../src/run/lock/index.js";
 import { noGpuLock } from "../../src/run/lock/no-gpu-lock.js";
 import { GpuBusyError } from "../../src/run/lock/types.js";
+import type { RunEvent } from "../../src/run/record/events.js";
 import { readJournal, stepKey } from "../../src/run/record/journal.js";
 import { execute, type Harness, maxConcurrent, planFrom, records } from "./helpers/harness.js";
 import { createRecordingLock } from "./helpers/recording-lock.js";
@@ -128,7 +129,7 @@ pipelines:
     ]);
   });
 
-  it("a GPU pipeline holds one slot of its GPU for its whole duration; never more holders than slots", async () => {
+  it("a GPU pipeline holds one slot of its GPU across consecutive GPU steps; never more holders than slots", async () => {
     const plan = planFrom(`
 version: 1
 name: slots
@@ -144,7 +145,7 @@ pipelines:
       expect(h.lock.peak.get(gpu)).toBeLessThanOrEqual(2);
       expect(maxConcurrent(records(h.dir), (r) => r.device === gpu)).toBeLessThanOrEqual(2);
     }
-    // One acquire and one release per pipeline, around all of its steps: taken before the first
+    // One acquire and one release per pipeline, around its GPU steps in a row: taken before the first
     // starts, given back once the last one's process has ended (before its journal flush and
     // gpu.step.end, as the permit is: the next pipeline waits for the slot, not for the disk).
     for (const p of plan.pipelines) {
@@ -200,10 +201,11 @@ pipelines:
     expect(h.lock.peak.get("cuda:0")).toBeLessThanOrEqual(3);
   });
 
-  it("fewer workers than slots with an exclusive step does not deadlock: the upgrader waits without a worker", async () => {
+  it("fewer workers than slots with an exclusive step does not deadlock: a slot without a worker goes back", async () => {
     // One worker, two slots on one GPU. Pipeline 1 holds the worker and a slot and upgrades for its
-    // exclusive step; pipeline 2 holds the other slot and waits for the worker. If the upgrader
-    // kept its worker, each would wait for the other forever.
+    // exclusive step; pipeline 2 gets the other slot but no worker, so it gives the slot back and
+    // waits for the worker holding nothing (#12 item 13). Were it to keep the slot while it waits,
+    // each would wait for the other forever.
     const one = planFrom(
       `
 version: 1
@@ -224,6 +226,40 @@ pipelines:
     expect(h.summary).toMatchObject({ ok: 4, failed: 0 });
     // Still never more than one step at a time (one worker), and the heavy steps ran alone.
     expect(maxConcurrent(records(h.dir))).toBe(1);
+  });
+
+  it("a pipeline waiting for a worker holds no slot: a GPU pipeline never holds one through another's CPU step", async () => {
+    // One worker: the CPU pipeline takes it first (the GPU one is still opening the lock). The GPU
+    // pipeline gets its slot but no worker, so it gives the slot back while it waits (#12 item 13).
+    const plan = planFrom(`
+version: 1
+name: one-worker
+registry: { max_pipelines_per_gpu: 1, max_parallel_pipelines: 1 }
+pipelines:
+  - name: host
+    steps:
+      - { id: c, run: [node, record.mjs, host-c, "500"], memory: numpy }
+  - name: gpu
+    steps:
+      - { id: g, run: [node, record.mjs, gpu-g, "50"], memory: torch, vram: 4GiB }
+`);
+    h = await execute(plan);
+    expect(h.summary).toMatchObject({ ok: 2, failed: 0 });
+    const at = (e: RunEvent) => Date.parse(e.ts);
+    const of = (pipeline: string, event: string) =>
+      h!.events.filter((e) => e.pipeline === pipeline && e.event === event).map(at);
+    const [cpuStart] = of("host", "gpu.step.start");
+    const [cpuEnd] = of("host", "gpu.step.end");
+    const acquired = of("gpu", "gpu.lock.acquired");
+    const released = of("gpu", "gpu.lock.released");
+    expect(acquired.length).toBeGreaterThan(0);
+    expect(released).toHaveLength(acquired.length);
+    // No hold of the GPU pipeline's slot overlaps the 500 ms CPU step by more than a moment (a slot
+    // taken while the worker is busy goes straight back).
+    for (const [i, from] of acquired.entries()) {
+      const overlap = Math.min(released[i]!, cpuEnd!) - Math.max(from, cpuStart!);
+      expect(overlap, `hold ${from}..${released[i]} during ${cpuStart}..${cpuEnd}`).toBeLessThan(50);
+    }
   });
 
   it("a failed step fails its pipeline: later steps are skipped, other pipelines go on; the failure says why", async () => {

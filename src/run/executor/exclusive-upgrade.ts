@@ -7,7 +7,6 @@ import type { PlannedPipeline, PlannedStep } from "../../schema-types/plan.js";
 import type { SlotLease } from "../lock/types.js";
 import type { PipelineContext } from "./contexts.js";
 import { announceWait } from "./lock-waits.js";
-import type { PipelinePermit } from "./pipeline-permit.js";
 import type { HeldSlot } from "./pipeline-slots.js";
 
 export class ExclusiveUpgrade {
@@ -20,8 +19,13 @@ export class ExclusiveUpgrade {
     private readonly step: PlannedStep,
   ) {}
 
-  /** Every slot of each held GPU, one GPU after the other; what was upgraded is remembered for downgrade(). */
-  async upgrade(held: readonly HeldSlot[], permit: PipelinePermit): Promise<void> {
+  /**
+   * Every slot of each held GPU, one GPU after the other; what was upgraded is remembered for
+   * downgrade(). The pipeline keeps its permit while it waits: every other holder of the GPU's
+   * slots holds a permit too and is running a step (a pipeline that gets a slot but no permit
+   * gives the slot straight back, pipeline-slots.ts), so the wait ends.
+   */
+  async upgrade(held: readonly HeldSlot[]): Promise<void> {
     const { ctx, pipeline, step } = this;
     for (const { entry, lease } of held) {
       const waitStart = performance.now();
@@ -32,13 +36,11 @@ export class ExclusiveUpgrade {
       // Always waits (bounded by --lock-timeout): --no-wait is about starting on a busy GPU;
       // once running, the other holders are often this run's own pipelines, which will finish.
       await announceWait(
-        permit.whileWaiting(() =>
-          lease.upgrade({
-            wait: true,
-            ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),
-            signal: ctx.stop,
-          }),
-        ),
+        lease.upgrade({
+          wait: true,
+          ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),
+          signal: ctx.stop,
+        }),
         () =>
           ctx.emit({
             event: "gpu.lock.wait",

@@ -1,8 +1,9 @@
 /**
  * The executor: runs the selected pipelines of a verified plan under the GPU slot lock. Every
- * pipeline starts at once; a GPU pipeline takes a slot of each of its GPUs (UUID order, the same
- * in every gpuplan process), then a permit to run (`settings.maxParallelPipelines`); its steps
- * run one at a time in `needs` order; a failed step skips the rest of its pipeline
+ * pipeline starts at once; its steps run one at a time in `needs` order, each with a permit to
+ * run (`settings.maxParallelPipelines`), a GPU step also with a slot of each of the pipeline's
+ * GPUs (UUID order, the same in every gpuplan process), held only while GPU steps run; a failed
+ * step skips the rest of its pipeline
  * (docs/decisions/0004-how-pipelines-share-gpus-and-the-host.md). The core never prints: events
  * (`emit`) and output lines (`onOutput`) go out, and the summary it returns is the tally of those
  * events (outcome/run-tally.ts). The parts: contexts, run-pipeline (pipeline-slots,

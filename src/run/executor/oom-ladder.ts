@@ -114,7 +114,7 @@ export class OomLadder {
       };
     }
     if (!this.exclusiveTaken && !s.step.exclusive) {
-      await this.exclusive.upgrade(s.held, s.permit);
+      await this.exclusive.upgrade(s.held);
       this.exclusiveTaken = true;
     }
     const entry = ctx.registry.find((r) => r.uuid === at.step.uuid);

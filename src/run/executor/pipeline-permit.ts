@@ -1,7 +1,9 @@
 /**
  * A pipeline's permit to run on the host: one of the plan's `settings.maxParallelPipelines`.
- * It is let go while an exclusive step waits for the rest of its GPU, which is what keeps a run
- * with fewer permits than slots from deadlocking.
+ * Whoever holds GPU slots holds a permit too and is running a step: a pipeline that gets its
+ * slots but no permit gives the slots back before it waits (pipeline-slots.ts). So a permit
+ * holder may wait for a slot (the holders will finish), and a run with fewer permits than slots
+ * cannot deadlock.
  */
 import type { Semaphore } from "./semaphore.js";
 
@@ -13,24 +15,16 @@ export class PipelinePermit {
     private readonly signal: AbortSignal,
   ) {}
 
+  /** Wait for a permit, unless the pipeline holds one already. */
   async take(): Promise<void> {
+    if (this.release) return;
     this.release = await this.permits.acquire(this.signal);
   }
 
-  /**
-   * While an exclusive step waits for the rest of its GPU it runs nothing, so it gives its
-   * permit back: a pipeline that holds a slot and waits for a permit could otherwise wait
-   * for this one, which waits for that slot (a deadlock when permits < slots). A pipeline
-   * that holds a permit is therefore always running a step, and every slot wait ends.
-   */
-  async whileWaiting<T>(wait: () => Promise<T>): Promise<T> {
-    this.release?.();
-    this.release = undefined;
-    try {
-      return await wait();
-    } finally {
-      this.release = await this.permits.acquire(this.signal);
-    }
+  /** Take a permit only if one is free now; whether the pipeline holds one. */
+  tryTake(): boolean {
+    this.release ??= this.permits.tryAcquire() ?? undefined;
+    return this.release !== undefined;
   }
 
   /** Idempotent: the pipeline gives it back when its last process ends, and again when it ends. */

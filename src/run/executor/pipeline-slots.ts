@@ -1,12 +1,15 @@
 /**
- * A pipeline's slot leases: one slot of each of its GPUs, taken in UUID order before its first
- * step (the same order in every gpuplan process, so two multi-GPU pipelines never hold one card
- * each and wait for the other's), and given back, in reverse, after its last.
+ * A pipeline's slot leases: one slot of each of its GPUs, taken in UUID order (the same order in
+ * every gpuplan process, so two multi-GPU pipelines never hold one card each and wait for the
+ * other's), and given back, in reverse, as soon as no GPU step of the pipeline runs or is ready to
+ * run — before a CPU step, and at its end. The next GPU step takes them again, on the same GPUs
+ * (affinity is the plan's), in the lock's line like everyone else (#12 item 13).
  */
-import type { PlannedPipeline, PlanRegistryEntry } from "../../schema-types/plan.js";
+import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
 import type { HolderInfo, SlotLease } from "../lock/types.js";
 import type { PipelineContext } from "./contexts.js";
 import { announceWait, holdersOf, registryEntries } from "./lock-waits.js";
+import type { PipelinePermit } from "./pipeline-permit.js";
 import { reservationOf } from "./reservation.js";
 
 export interface HeldSlot {
@@ -14,83 +17,121 @@ export interface HeldSlot {
   lease: SlotLease;
 }
 
-/** Who holds a pipeline's slots, as `gpuplan locks` shows it; `step` null between steps. */
+/** Who holds a pipeline's slots, as `gpuplan locks` shows it; `step` null while none runs yet. */
 export type HolderFor = (step: string | null) => HolderInfo;
 
-/**
- * Take a slot of each of the pipeline's GPUs, pushing each lease into `held` as it comes, so that
- * the caller gives back what was taken even when a later wait fails.
- */
-export async function takePipelineSlots(
-  ctx: PipelineContext,
-  pipeline: PlannedPipeline,
-  holder: HolderFor,
-  held: HeldSlot[],
-): Promise<void> {
-  for (const entry of registryEntries(ctx.plan, pipeline)) {
-    const waitStart = performance.now();
-    // The lock queues this process's waiters first come, first served; `--lock-timeout` and
-    // `--no-wait` apply to in-process and cross-process contention alike.
-    const lease = await announceWait(
-      ctx.slots.acquire({
-        uuid: entry.uuid,
-        gpu: entry.gpu,
-        maxPipelines: entry.maxPipelines,
-        reservationBytes: reservationOf(pipeline, entry),
-        budgetBytes: entry.memoryBudgetBytes,
-        holder: holder(null),
-        wait: ctx.wait,
-        ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),
-        signal: ctx.stop,
-      }),
-      async () => {
-        // Who holds the slots, for the view; looked up only when there is a wait.
-        const holders = await holdersOf(ctx.lock, entry.uuid);
-        if (!held.some((l) => l.entry === entry))
-          ctx.emit({
-            event: "gpu.lock.wait",
-            pipeline: pipeline.name,
-            step: null,
-            device: entry.gpu,
-            gpu: entry.gpu,
-            slots: 1,
-            exclusive: false,
-            holders,
-          });
-      },
-    );
-    held.push({ entry, lease });
-    ctx.emit({
-      event: "gpu.lock.acquired",
-      pipeline: pipeline.name,
-      step: null,
-      device: entry.gpu,
-      gpu: entry.gpu,
-      slots: [...lease.slots],
-      waitedMs: Math.round(performance.now() - waitStart),
-      exclusive: false,
-    });
-  }
+/** A step that needs its pipeline's GPU slots while it runs: one placed on a GPU. */
+export function runsOnGpu(step: PlannedStep): boolean {
+  return step.device !== "cpu" && step.uuid !== null;
 }
 
-/** Give back (or keep for warm workers) every lease taken, last taken first. */
-export async function givePipelineSlotsBack(
-  ctx: PipelineContext,
-  pipeline: PlannedPipeline,
-  holder: HolderFor,
-  held: HeldSlot[],
-): Promise<void> {
-  for (const { entry, lease } of held.reverse()) {
-    const slots = [...lease.slots];
-    await ctx.slots.giveBack(lease, holder(null));
-    ctx.emit({
-      event: "gpu.lock.released",
-      pipeline: pipeline.name,
-      step: null,
-      device: entry.gpu,
-      gpu: entry.gpu,
-      slots,
-      exclusive: false,
+export class PipelineSlots {
+  /** The leases held now (empty between GPU steps that a CPU step separates). */
+  held: HeldSlot[] = [];
+  private givingBack: Promise<void> | null = null;
+
+  constructor(
+    private readonly ctx: PipelineContext,
+    private readonly pipeline: PlannedPipeline,
+    private readonly holder: HolderFor,
+  ) {}
+
+  /**
+   * The pipeline's slots and a permit to run, for a GPU step, never holding one while waiting for
+   * the other: the slots are waited for with no permit held (a busy GPU stops no CPU step); a
+   * permit not free at once sends the slots back while the pipeline waits for one (a host lane
+   * full of CPU steps keeps no GPU from other processes). Only then, holding the permit, does it
+   * wait for the slots again: slot holders always run, so that wait ends, and it holds up nothing
+   * but this run's own next step.
+   */
+  async takeWithPermit(permit: PipelinePermit): Promise<void> {
+    if (this.held.length > 0) return permit.take();
+    permit.giveBack();
+    await this.take();
+    if (permit.tryTake()) return;
+    await this.giveBack();
+    await permit.take();
+    await this.take();
+  }
+
+  /** Take a slot of each of the pipeline's GPUs (pushed into `held` as each comes, so that a failed wait gives back what was taken). */
+  async take(): Promise<void> {
+    const { ctx, pipeline, holder } = this;
+    await this.givingBack;
+    if (this.held.length > 0) return;
+    const held = this.held;
+    for (const entry of registryEntries(ctx.plan, pipeline)) {
+      const waitStart = performance.now();
+      // The lock queues this process's waiters first come, first served; `--lock-timeout` and
+      // `--no-wait` apply to in-process and cross-process contention alike.
+      const lease = await announceWait(
+        ctx.slots.acquire({
+          uuid: entry.uuid,
+          gpu: entry.gpu,
+          maxPipelines: entry.maxPipelines,
+          reservationBytes: reservationOf(pipeline, entry),
+          budgetBytes: entry.memoryBudgetBytes,
+          holder: holder(null),
+          wait: ctx.wait,
+          ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),
+          signal: ctx.stop,
+        }),
+        async () => {
+          // Who holds the slots, for the view; looked up only when there is a wait.
+          const holders = await holdersOf(ctx.lock, entry.uuid);
+          if (!held.some((l) => l.entry === entry))
+            ctx.emit({
+              event: "gpu.lock.wait",
+              pipeline: pipeline.name,
+              step: null,
+              device: entry.gpu,
+              gpu: entry.gpu,
+              slots: 1,
+              exclusive: false,
+              holders,
+            });
+        },
+      );
+      held.push({ entry, lease });
+      ctx.emit({
+        event: "gpu.lock.acquired",
+        pipeline: pipeline.name,
+        step: null,
+        device: entry.gpu,
+        gpu: entry.gpu,
+        slots: [...lease.slots],
+        waitedMs: Math.round(performance.now() - waitStart),
+        exclusive: false,
+      });
+    }
+  }
+
+  /** Give back (or keep for warm workers) every lease held, last taken first; one give-back at a time. */
+  giveBack(): Promise<void> {
+    if (this.givingBack) return this.givingBack;
+    if (this.held.length === 0) return Promise.resolve();
+    const leases = this.held.reverse();
+    this.held = [];
+    this.givingBack = this.release(leases).finally(() => {
+      this.givingBack = null;
     });
+    return this.givingBack;
+  }
+
+  private async release(leases: HeldSlot[]): Promise<void> {
+    const { ctx, pipeline, holder } = this;
+    for (const { entry, lease } of leases) {
+      const slots = [...lease.slots];
+      await ctx.slots.giveBack(lease, holder(null));
+      ctx.emit({
+        event: "gpu.lock.released",
+        pipeline: pipeline.name,
+        step: null,
+        device: entry.gpu,
+        gpu: entry.gpu,
+        slots,
+        exclusive: false,
+      });
+    }
   }
 }

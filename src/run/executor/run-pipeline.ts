@@ -1,7 +1,8 @@
 /**
- * One pipeline from start to end: skip what an earlier attempt finished (`--resume`), take its
- * slots and then a permit to run, run its steps one at a time in `needs` order, and on a failure
- * skip the rest. A busy GPU (`--no-wait`) stops the whole run; a slot wait past `--lock-timeout`
+ * One pipeline from start to end: skip what an earlier attempt finished (`--resume`), run its
+ * steps one at a time in `needs` order — each with a permit to run, and a GPU step with its
+ * pipeline's GPU slots, which are given back whenever no GPU step follows — and on a failure skip
+ * the rest. A busy GPU (`--no-wait`) stops the whole run; a slot wait past `--lock-timeout`
  * fails only this pipeline.
  */
 import { stepOrder } from "../../plan/step-order.js";
@@ -12,7 +13,7 @@ import { stepKey } from "../record/journal.js";
 import { journalStep, type PipelineContext } from "./contexts.js";
 import { describeHolders, reportLockTimeout } from "./lock-waits.js";
 import { PipelinePermit } from "./pipeline-permit.js";
-import { givePipelineSlotsBack, type HeldSlot, type HolderFor, takePipelineSlots } from "./pipeline-slots.js";
+import { type HolderFor, PipelineSlots, runsOnGpu } from "./pipeline-slots.js";
 import { settleStep } from "./settle-step.js";
 
 type SkipCause = RunEventOf<"gpu.step.skip">["cause"];
@@ -24,7 +25,6 @@ export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipelin
     if (!todo.includes(s)) skip(ctx, pipeline, s, "completed", "completed in an earlier run");
   if (todo.length === 0 || ctx.stop.aborted) return;
 
-  const held: HeldSlot[] = [];
   const permit = new PipelinePermit(ctx.permits, ctx.stop);
   const holder: HolderFor = (step) => ({
     pid: process.pid,
@@ -33,21 +33,32 @@ export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipelin
     step,
     since: new Date().toISOString(),
   });
-  // Given back once: as soon as the pipeline's last process has ended (before its journal flush,
-  // as its permit is), or at the end whatever happened.
-  let givenBack: Promise<void> | null = null;
-  const giveSlotsBack = () => {
-    givenBack ??= givePipelineSlotsBack(ctx, pipeline, holder, held);
-    return givenBack;
-  };
+  // Held only while a GPU step runs or is about to: given back as soon as the process of a GPU
+  // step that no GPU step follows has ended (before its journal flush, as the permit is at the
+  // end), before a CPU step in any case, and at the end whatever happened.
+  const slots = new PipelineSlots(ctx, pipeline, holder);
+  const giveSlotsBack = () => slots.giveBack();
   try {
-    await takePipelineSlots(ctx, pipeline, holder, held);
-    await permit.take();
     for (let i = 0; i < todo.length; i++) {
       const step = todo[i]!;
       if (ctx.stop.aborted) return;
+      if (runsOnGpu(step)) await slots.takeWithPermit(permit);
+      else {
+        await slots.giveBack();
+        await permit.take();
+      }
       const last = i === todo.length - 1;
-      const end = await settleStep(ctx, { pipeline, step, held, holder, permit, last, giveSlotsBack });
+      const next = todo[i + 1];
+      const end = await settleStep(ctx, {
+        pipeline,
+        step,
+        held: slots.held,
+        holder,
+        permit,
+        last,
+        gpuNext: next !== undefined && runsOnGpu(next),
+        giveSlotsBack,
+      });
       if (end === "interrupted") return;
       if (end === "failed") {
         for (const later of todo.slice(i + 1)) {

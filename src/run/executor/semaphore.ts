@@ -34,6 +34,13 @@ export class Semaphore {
     return this.releaser();
   }
 
+  /** A release function when a unit is free now (and nobody waits for one), else null. */
+  tryAcquire(): (() => void) | null {
+    if (this.free === 0 || this.waiters.length > 0) return null;
+    this.free--;
+    return this.releaser();
+  }
+
   private releaser(): () => void {
     let done = false;
     return () => {

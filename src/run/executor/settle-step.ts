@@ -25,7 +25,9 @@ export interface StepInPipeline {
   permit: PipelinePermit;
   /** No step of the pipeline comes after this one. */
   last: boolean;
-  /** Give the pipeline's GPU slots back (once; the pipeline's last process has ended). */
+  /** The step after this one runs on the GPU: the pipeline keeps its slots for it. */
+  gpuNext?: boolean;
+  /** Give the pipeline's GPU slots back (the step's last process has ended and no GPU step follows). */
   giveSlotsBack?: () => Promise<void>;
 }
 
@@ -37,15 +39,15 @@ export async function settleStep(ctx: PipelineContext, s: StepInPipeline): Promi
   for (const { lease } of held) lease.setHolder(s.holder(step.id));
   const exclusive = new ExclusiveUpgrade(ctx, pipeline, step);
   try {
-    if (step.exclusive && step.gpu && step.uuid !== null) await exclusive.upgrade(held, s.permit);
+    if (step.exclusive && step.gpu && step.uuid !== null) await exclusive.upgrade(held);
     // Once the pipeline's last process has ended, its permit goes to the next pipeline at once,
     // before this step's journal entry reaches the disk (that flush still comes before the step
     // is reported done): with short steps the flush would otherwise idle every lane.
-    // Its GPU slots go too: with GPU pipelines the slots, not the permits, are what the next
-    // pipeline waits for.
-    const lastProcessEnded = () => {
-      s.permit.giveBack();
-      s.giveSlotsBack?.().catch(() => undefined);
+    // Its GPU slots go too, and go whenever no GPU step follows this one: with GPU pipelines the
+    // slots, not the permits, are what the next pipeline (of this run or another) waits for.
+    const lastProcessEnded = (pipelineDone: boolean) => {
+      if (pipelineDone) s.permit.giveBack();
+      if (pipelineDone || !s.gpuNext) s.giveSlotsBack?.().catch(() => undefined);
     };
     return await runAttempts(ctx, s, new OomLadder(ctx, s, exclusive), lastProcessEnded);
   } catch (e) {
@@ -65,7 +67,7 @@ async function runAttempts(
   ctx: PipelineContext,
   s: StepInPipeline,
   ladder: OomLadder,
-  lastProcessEnded: () => void,
+  lastProcessEnded: (pipelineDone: boolean) => void,
 ): Promise<StepEnd> {
   const { pipeline, step } = s;
   const policy = attemptPolicy(step);
@@ -91,10 +93,10 @@ async function runAttempts(
         leases: at.leases,
         oomScale: scale,
         onEnded: (ended) => {
-          // No attempt follows: the pipeline's last process may have ended.
+          // No attempt follows: the step's (and maybe the pipeline's) last process has ended.
           const next = decide(ended);
           if (next.outcome === "retry" && !ctx.stop.aborted) return;
-          if (next.outcome !== "ok" || s.last) lastProcessEnded();
+          lastProcessEnded(next.outcome !== "ok" || s.last);
         },
       });
       const next = decide(status);
