@@ -11,6 +11,7 @@ import {
   CommanderError,
   type CommandUnknownOpts,
   Option,
+  type OptionValues,
 } from "@commander-js/extra-typings";
 import type { Code } from "../problems/codes.js";
 import { DEFAULT_CPU_PINNING, DEFAULT_KILL_GRACE_MS, DEFAULT_SPAWN } from "../run/executor/run-defaults.js";
@@ -113,7 +114,7 @@ export function createProgram(format: ReportFormat) {
         : runCommand(format, () => import("./commands/detect.js"), options),
     );
 
-  configure(program.command("run"))
+  const runCli = configure(program.command("run"))
     .description("execute a plan (or compile a pipeline file in memory and run it) under the GPU slot lock")
     .argument(
       "[plan]",
@@ -185,40 +186,9 @@ export function createProgram(format: ReportFormat) {
     .option(
       "--inventory <file>",
       "with --executor slurm: the node type the tasks land on (detect --slurm --save); default: the plan's own",
-    )
-    .option("--partition <name>", "with --executor slurm: sbatch --partition")
-    .option("--account <name>", "sbatch --account")
-    .option("--qos <name>", "sbatch --qos")
-    .option(
-      "--gres-type <[model=]type>",
-      "GRES type to ask for a GPU model (repeatable; any: untyped gpu:N)",
-      collect,
-      [],
-    )
-    .option("--throttle <n>", "at most N tasks of each array at once (--array=…%N); default: no limit")
-    .option(
-      "--time-factor <x>",
-      "--time for steps without a timeout: X × their estimate (the pipeline file's time_factor, else 3)",
-    )
-    .addOption(
-      new Option("--time <duration>", "--time for every task instead of the derived one").argParser(
-        // A Slurm time limit, not a wait of gpuplan's: up to a year.
-        durationArgument({ min: 1, max: 365 * 86_400_000 }),
-      ),
-    )
-    .option("--cpus-per-task <n>", "instead of the node type's share")
-    .addOption(
-      new Option("--mem <size>", "--mem for every task instead of the node type's share").argParser(
-        sizeArgument({ min: 1 }),
-      ),
-    )
-    .option("--no-shards", "one pipeline per GPU even where the node type has Slurm shards")
-    .option(
-      "--sbatch-arg <option>",
-      "another sbatch option, e.g. --sbatch-arg=--constraint=ib (repeatable)",
-      collect,
-      [],
-    )
+    );
+  // Then the sbatch request flags (with --executor slurm), then the array task's own.
+  withSlurmRequestOptions(runCli, collect)
     .option(
       "--bind-slurm-gpus",
       "run the pipeline on the GPUs Slurm allocated to this task (SLURM_STEP_GPUS/SLURM_JOB_GPUS); the sbatch scripts pass it",
@@ -227,14 +197,15 @@ export function createProgram(format: ReportFormat) {
       "--slurm-task <job_task>",
       "an array task of the Slurm run whose folder holds PLAN (its plan.json): record into that folder; the sbatch scripts of run --executor slurm pass it",
     )
-    .action((plan, options) =>
+    .action((plan, options, command) =>
       runCommand(format, () => import("./commands/run.js"), plan, {
         ...options,
         ui: options.json ? "json" : options.ui,
+        flagsGiven: flagsGiven(command),
       }),
     );
 
-  configure(program.command("export"))
+  const exportCli = configure(program.command("export"))
     .description(
       "write a plan as Slurm job arrays (commented sbatch scripts, one task per pipeline) and submit.sh",
     )
@@ -246,40 +217,8 @@ export function createProgram(format: ReportFormat) {
     .option(
       "--inventory <file>",
       "the node type the tasks land on (detect --slurm --save); default: the plan's own inventory",
-    )
-    .option("--partition <name>", "sbatch --partition")
-    .option("--account <name>", "sbatch --account")
-    .option("--qos <name>", "sbatch --qos")
-    .option(
-      "--gres-type <[model=]type>",
-      "GRES type to ask for a GPU model (repeatable; any: untyped gpu:N)",
-      collect,
-      [],
-    )
-    .option("--throttle <n>", "at most N tasks of each array at once (--array=…%N); default: no limit")
-    .option(
-      "--time-factor <x>",
-      "--time for steps without a timeout: X × their estimate (the pipeline file's time_factor, else 3)",
-    )
-    .addOption(
-      new Option("--time <duration>", "--time for every task instead of the derived one").argParser(
-        // A Slurm time limit, not a wait of gpuplan's: up to a year.
-        durationArgument({ min: 1, max: 365 * 86_400_000 }),
-      ),
-    )
-    .option("--cpus-per-task <n>", "instead of the node type's share")
-    .addOption(
-      new Option("--mem <size>", "--mem for every task instead of the node type's share").argParser(
-        sizeArgument({ min: 1 }),
-      ),
-    )
-    .option("--no-shards", "one pipeline per GPU even where the node type has Slurm shards")
-    .option(
-      "--sbatch-arg <option>",
-      "another sbatch option, e.g. --sbatch-arg=--constraint=ib (repeatable)",
-      collect,
-      [],
-    )
+    );
+  withSlurmRequestOptions(exportCli, collect)
     .option("--json", "print what was written as JSON (schema gpuplan/slurm-export@1)")
     .option("--force", "write into a folder that is not empty")
     .action((plan, options) => runCommand(format, () => import("./commands/export.js"), plan, options));
@@ -361,6 +300,58 @@ export function createProgram(format: ReportFormat) {
     .action((shell) => runCommand(format, () => import("./commands/completion.js"), shell));
 
   return program;
+}
+
+/**
+ * The sbatch request flags `run --executor slurm` and `export --to slurm` share, declared once
+ * (src/cli/slurm-options.ts checks their values, the same way for both).
+ */
+function withSlurmRequestOptions<
+  Args extends unknown[],
+  Opts extends OptionValues,
+  Globals extends OptionValues,
+>(command: Command<Args, Opts, Globals>, collect: (value: string, previous: string[]) => string[]) {
+  return command
+    .option("--partition <name>", "sbatch --partition")
+    .option("--account <name>", "sbatch --account")
+    .option("--qos <name>", "sbatch --qos")
+    .option(
+      "--gres-type <[model=]type>",
+      "GRES type to ask for a GPU model (repeatable; any: untyped gpu:N)",
+      collect,
+      [],
+    )
+    .option("--throttle <n>", "at most N tasks of each array at once (--array=…%N); default: no limit")
+    .option(
+      "--time-factor <x>",
+      "--time for steps without a timeout: X × their estimate (the pipeline file's time_factor, else 3)",
+    )
+    .addOption(
+      new Option("--time <duration>", "--time for every task instead of the derived one").argParser(
+        // A Slurm time limit, not a wait of gpuplan's: up to a year.
+        durationArgument({ min: 1, max: 365 * 86_400_000 }),
+      ),
+    )
+    .option("--cpus-per-task <n>", "instead of the node type's share")
+    .addOption(
+      new Option("--mem <size>", "--mem for every task instead of the node type's share").argParser(
+        sizeArgument({ min: 1 }),
+      ),
+    )
+    .option("--no-shards", "one pipeline per GPU even where the node type has Slurm shards")
+    .option(
+      "--sbatch-arg <option>",
+      "another sbatch option, e.g. --sbatch-arg=--constraint=ib (repeatable)",
+      collect,
+      [],
+    );
+}
+
+/** The long flags given on the command line, in the order commander declares them (not defaults or variables). */
+function flagsGiven(command: CommandUnknownOpts): string[] {
+  return command.options
+    .filter((o) => command.getOptionValueSource(o.attributeName()) === "cli")
+    .map((o) => o.long ?? o.flags);
 }
 
 const lockDirOption = () =>

@@ -17,6 +17,7 @@ import { formatHuman } from "../../ui/problems/human.js";
 import { writeErr, writeOut } from "../output.js";
 import { stderr, stdout } from "../output-guard.js";
 import { colorLevelOf, paintFor } from "../paint.js";
+import { checkRunFlagScope } from "../run-flag-scope.js";
 import type { SlurmRunOptions } from "./run-slurm.js";
 
 /** The options as program.ts resolved them (flag, GPUPLAN_* variable, default); durations in ms. */
@@ -37,11 +38,14 @@ export interface RunOptions extends SlurmRunOptions {
   cpuPinning: "on" | "off";
   spawn: "auto" | "node";
   bind: "auto" | "exact";
+  /** The long flags given on the command line, in order (not those from defaults or GPUPLAN_* variables). */
+  flagsGiven?: readonly string[];
 }
 
 /** `file` may be left out with `--resume`: the run folder keeps the plan it started with. */
 export default async function run(file: string | undefined, given: RunOptions): Promise<number> {
   const options = { ...given, executor: given.executor ?? (await defaultExecutor(given.resume)) };
+  checkRunFlagScope(options.executor, options.flagsGiven ?? []);
   // A path mistake in --events is found before anything starts, not after the run directory exists.
   if (options.events !== undefined) await checkEventsFile(options.events);
   const detect: DetectInventory = async (o) =>
