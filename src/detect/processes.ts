@@ -51,7 +51,7 @@ interface ProcStat {
  * vendor library reported but /proc does not show keep nulls.
  */
 export async function describeProcesses(
-  gpus: GpuInfo[],
+  gpus: readonly Pick<GpuInfo, "processes">[],
   roots: Roots,
   readHolders: ReadHolders,
 ): Promise<void> {

@@ -64,9 +64,13 @@ export interface LockGpu {
    */
   budgetBytes: number | null;
   /**
-   * budgetBytes − reservedBytes; null when the budget is unknown.
+   * budgetBytes − reservedBytes − otherProcessesBytes; null when the budget is unknown.
    */
   freeBytes: number | null;
+  /**
+   * GPU memory held by processes gpuplan did not start, as the driver reports it now (the processes no gpuplan holding a slot started, else the used memory less the live holders' reservations); admission counts it as taken. Absent when the driver cannot be read.
+   */
+  otherProcessesBytes?: number;
   slots: LockSlot[];
 }
 /**

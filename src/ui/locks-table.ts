@@ -76,9 +76,11 @@ export function formatLocks(
       g.budgetBytes === null
         ? `${formatSize(g.reservedBytes)} reserved`
         : `${formatSize(g.reservedBytes)} of ${formatSize(g.budgetBytes)} reserved, ${formatSize(Math.max(0, g.freeBytes ?? 0))} free`;
+    const others =
+      g.otherProcessesBytes === undefined ? "" : `, other processes: ${formatSize(g.otherProcessesBytes)}`;
     const exclusive = g.slots.some((s) => s.exclusive) ? " (* exclusive: the whole GPU)" : "";
     const held = `${g.slots.length} ${g.slots.length === 1 ? "slot" : "slots"} held`;
-    return `${gpu}: ${held}${exclusive}, ${memory}, ${g.waiters} waiting\n`;
+    return `${gpu}: ${held}${exclusive}, ${memory}${others}, ${g.waiters} waiting\n`;
   });
   return `${where}${table}${lines.join("")}`;
 }

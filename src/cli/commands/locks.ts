@@ -18,6 +18,20 @@ export default async function locks(options: { json?: boolean; lockDir: string }
   // Refuses (exit 2) a directory another user could tamper with; a missing one has no locks yet.
   const mode = lock.mode() ?? "private";
   const gpus = await lock.inspectGpus();
+  // What processes gpuplan did not start hold, where a GPU has a lock file and its driver answers.
+  if (gpus.length > 0) {
+    const { readForeignMemory } = await import("../../run/foreign-memory.js");
+    const foreign = await readForeignMemory(
+      gpus.flatMap((g) => g.slots),
+      process.env,
+    );
+    for (const g of gpus) {
+      const other = foreign.get(g.uuid);
+      if (other === undefined) continue;
+      g.otherProcessesBytes = other;
+      if (g.budgetBytes !== null) g.freeBytes = g.budgetBytes - g.reservedBytes - other;
+    }
+  }
   const { readWarmWorkers } = await import("../../run/warm/worker-info.js");
   const workers = readWarmWorkers(lock.dir, (pid) =>
     isRunning({ pid, run: "", pipeline: "", step: null, since: "" }),

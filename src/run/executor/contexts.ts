@@ -12,6 +12,7 @@ import type { Journal } from "../record/journal.js";
 import type { MemorySampler } from "../record/memory-snapshot.js";
 import type { SpawnMethod } from "../step/spawn/start-process.js";
 import type { WorkerPool } from "../warm/worker-pool.js";
+import type { ForeignWatch } from "./foreign-watch.js";
 import type { Semaphore } from "./semaphore.js";
 import type { SlotHandover } from "./slot-handover.js";
 import type { VramWatch } from "./vram-watch.js";
@@ -54,6 +55,8 @@ export interface PipelineContext extends StepContext {
   readonly plan: GpuplanPlan;
   readonly lock: SlotLock;
   readonly slots: SlotHandover;
+  /** What processes gpuplan did not start hold on each GPU, for admission (absent without memory readings). */
+  readonly foreign?: ForeignWatch;
   /** Bounds the pipelines running at once on the host (the plan's `settings.maxParallelPipelines`). */
   readonly permits: Semaphore;
   /** false: a busy GPU ends the run at once (`--no-wait`). */

@@ -19,6 +19,7 @@ import { readSnapshot } from "../record/memory-snapshot.js";
 import { WorkerPool } from "../warm/worker-pool.js";
 import type { PipelineContext } from "./contexts.js";
 import type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
+import { ForeignWatch } from "./foreign-watch.js";
 import { DEFAULT_CPU_PINNING, DEFAULT_KILL_GRACE_MS, DEFAULT_SPAWN } from "./run-defaults.js";
 import { runPipeline } from "./run-pipeline.js";
 import { Semaphore } from "./semaphore.js";
@@ -59,13 +60,14 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     ...(options.onWarmWorkers && { onChange: options.onWarmWorkers }),
   });
   const vram = sampler ? new VramWatch(() => sampler.gpus()) : undefined;
+  const env = { ...(options.env ?? process.env) };
   const ctx: PipelineContext = {
     run,
     runDir,
     baseDir: options.baseDir,
     registry: plan.registry,
     // One plain copy: reading process.env goes through a getter per variable, per step otherwise.
-    env: { ...(options.env ?? process.env) },
+    env,
     killGraceMs,
     cpuPinning: options.cpuPinning ?? DEFAULT_CPU_PINNING,
     spawn: options.spawn ?? DEFAULT_SPAWN,
@@ -85,6 +87,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     plan,
     lock: options.lock,
     slots: new SlotHandover(options.lock, pool),
+    ...(sampler && { foreign: new ForeignWatch(sampler, options.lock, env) }),
     permits: new Semaphore(Math.max(1, options.maxParallelPipelines ?? plan.settings.maxParallelPipelines)),
     wait: options.wait,
     lockTimeoutMs: options.lockTimeoutMs,

@@ -20,6 +20,7 @@ import { reservationBytes } from "../outcome/reservation.js";
 import type { GpuMemory } from "../record/memory-snapshot.js";
 import type { PipelineContext } from "./contexts.js";
 import type { ExclusiveUpgrade } from "./exclusive-upgrade.js";
+import { slotRequest } from "./pipeline-slots.js";
 import type { StepInPipeline } from "./settle-step.js";
 
 /** Where and how the next attempt runs. */
@@ -89,7 +90,7 @@ export class OomLadder {
         note: "no reading of the GPU's free memory: waited the rung's duration",
       };
     }
-    const need = reservationBytes(this.s.pipeline, step);
+    const need = reservationBytes(this.s.pipeline);
     const enough = (bytes: number) => (need !== null ? bytes >= need : bytes > before);
     let now = before;
     while (!enough(now) && performance.now() - started < limit && !this.ctx.stop.aborted) {
@@ -128,7 +129,7 @@ export class OomLadder {
     const own = freeOf(readings, at.step.uuid);
     if (!readings || own === null)
       return { placement: at, report: { note: "no reading of free memory: stayed on its GPU" } };
-    const need = reservationBytes(s.pipeline, at.step) ?? 0;
+    const need = reservationBytes(s.pipeline) ?? 0;
     const current = ctx.registry.find((r) => r.uuid === at.step.uuid);
     const inPipeline = s.pipeline.gpus.length > 1;
     const candidates = ctx.registry
@@ -170,14 +171,10 @@ export class OomLadder {
   /** A slot of `entry` if one is free now (never a wait while this pipeline holds its own). */
   private async trySlot(entry: PlanRegistryEntry): Promise<SlotLease | null> {
     try {
-      const lease = await this.ctx.slots.acquire({
-        uuid: entry.uuid,
-        gpu: entry.gpu,
-        maxPipelines: entry.maxPipelines,
-        holder: this.s.holder(this.s.step.id),
-        wait: false,
-        signal: this.ctx.stop,
-      });
+      // Reserved like any slot of the pipeline: a borrowed slot is no way around the budget.
+      const lease = await this.ctx.slots.acquire(
+        slotRequest(this.ctx, this.s.pipeline, entry, this.s.holder(this.s.step.id), false),
+      );
       this.borrowed.push(lease);
       return lease;
     } catch (e) {

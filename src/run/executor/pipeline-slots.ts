@@ -6,11 +6,11 @@
  * (affinity is the plan's), in the lock's line like everyone else (#12 item 13).
  */
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
-import type { HolderInfo, SlotLease } from "../lock/types.js";
+import type { HolderInfo, SlotLease, SlotRequest } from "../lock/types.js";
+import { reservationBytes } from "../outcome/reservation.js";
 import type { PipelineContext } from "./contexts.js";
 import { announceWait, holdersOf, registryEntries } from "./lock-waits.js";
 import type { PipelinePermit } from "./pipeline-permit.js";
-import { reservationOf } from "./reservation.js";
 
 export interface HeldSlot {
   entry: PlanRegistryEntry;
@@ -19,6 +19,33 @@ export interface HeldSlot {
 
 /** Who holds a pipeline's slots, as `gpuplan locks` shows it; `step` null while none runs yet. */
 export type HolderFor = (step: string | null) => HolderInfo;
+
+/**
+ * What the pipeline asks the lock for on one GPU, wherever it asks (its own GPUs, a slot another
+ * GPU lends an on_oom rung): its reservation, the budget pipelines share there (the GPU's budget
+ * less what is kept for warm workers, as compile planned it), and what others hold there.
+ */
+export function slotRequest(
+  ctx: PipelineContext,
+  pipeline: PlannedPipeline,
+  entry: PlanRegistryEntry,
+  holder: HolderInfo,
+  wait: boolean,
+): SlotRequest {
+  const { foreign } = ctx;
+  return {
+    uuid: entry.uuid,
+    gpu: entry.gpu,
+    maxPipelines: entry.maxPipelines,
+    reservationBytes: reservationBytes(pipeline) ?? 0,
+    budgetBytes: Math.max(0, entry.memoryBudgetBytes - (entry.warmReserveBytes ?? 0)),
+    ...(foreign && { foreignBytes: () => foreign.of(entry.uuid) }),
+    holder,
+    wait,
+    ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),
+    signal: ctx.stop,
+  };
+}
 
 /** A step that needs its pipeline's GPU slots while it runs: one placed on a GPU. */
 export function runsOnGpu(step: PlannedStep): boolean {
@@ -60,22 +87,14 @@ export class PipelineSlots {
     await this.givingBack;
     if (this.held.length > 0) return;
     const held = this.held;
+    // Admission counts what others hold: known before the first slot is taken.
+    await ctx.foreign?.ready();
     for (const entry of registryEntries(ctx.plan, pipeline)) {
       const waitStart = performance.now();
       // The lock queues this process's waiters first come, first served; `--lock-timeout` and
       // `--no-wait` apply to in-process and cross-process contention alike.
       const lease = await announceWait(
-        ctx.slots.acquire({
-          uuid: entry.uuid,
-          gpu: entry.gpu,
-          maxPipelines: entry.maxPipelines,
-          reservationBytes: reservationOf(pipeline, entry),
-          budgetBytes: entry.memoryBudgetBytes,
-          holder: holder(null),
-          wait: ctx.wait,
-          ...(ctx.lockTimeoutMs !== undefined && { timeoutMs: ctx.lockTimeoutMs }),
-          signal: ctx.stop,
-        }),
+        ctx.slots.acquire(slotRequest(ctx, pipeline, entry, holder(null), ctx.wait)),
         async () => {
           // Who holds the slots, for the view; looked up only when there is a wait.
           const holders = await holdersOf(ctx.lock, entry.uuid);

@@ -135,7 +135,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
     ctx.emit({ event: "gpu.step.timeout", ...where, timeoutMs: step.timeoutMs, attempt });
   if (status === "oom") ctx.emit({ event: "gpu.step.oom", ...where, framework: verdict.framework, attempt });
   // Truth at run time: what the attempt really held against what it was admitted with.
-  const reserved = exceededReservation(pipeline, step, peakVramBytes);
+  const reserved = exceededReservation(pipeline, peakVramBytes);
   if (reserved !== null && peakVramBytes !== null)
     ctx.emit({
       event: "gpu.step.over_reservation",

@@ -7,7 +7,8 @@
  *   its step processes, so the slot lives exactly as long as the work: if gpuplan is killed the
  *   step keeps it, and the kernel frees it when the last holder exits.
  * - Admission by count and by memory: a pipeline is admitted when a slot is free and the live
- *   holders' reservations plus its own fit the GPU's budget, decided under the GPU's mutex byte.
+ *   holders' reservations, the memory processes gpuplan did not start hold, and its own fit the
+ *   GPU's budget, decided under the GPU's mutex byte.
  * - Fair: waiters take tickets in arrival order across processes; only the head may take.
  * - Waiting polls on a timer (gpu-queue.ts) and never blocks the event loop.
  */
@@ -80,6 +81,7 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
       request.maxPipelines,
       Math.max(0, Math.round(request.reservationBytes ?? 0)),
       request.budgetBytes ?? null,
+      request.foreignBytes ?? noForeignMemory,
       request.holder,
     );
     const waiter = new SharedWaiter(
@@ -191,6 +193,8 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
     return queue;
   }
 }
+
+const noForeignMemory = () => 0;
 
 function checkRequest(request: SlotRequest): void {
   if (

@@ -34,6 +34,8 @@ export class Lease implements SlotLease {
     readonly maxPipelines: number,
     readonly reservationBytes: number,
     readonly budgetBytes: number | null,
+    /** What processes gpuplan did not start hold on the GPU now (SlotRequest.foreignBytes). */
+    readonly foreignBytes: () => number,
     private holder: HolderInfo,
   ) {}
 

@@ -24,6 +24,12 @@ export interface SlotRequest {
   reservationBytes?: number;
   /** The GPU's memory budget: admitted only while the live holders' reservations and this one fit. */
   budgetBytes?: number | null;
+  /**
+   * GPU memory that processes gpuplan did not start hold on this GPU now (a recent reading;
+   * 0 when unknown): taken, as far as admission goes, whenever anyone holds a slot of the GPU.
+   * Read under the GPU's mutex, so it must answer at once.
+   */
+  foreignBytes?: () => number;
   holder: HolderInfo;
   /** false: fail at once with GpuBusyError when no slot is free (`--no-wait`). */
   wait: boolean;

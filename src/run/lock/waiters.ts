@@ -174,15 +174,18 @@ export class UpgradeWaiter extends Settling<void> {
 
 /**
  * The slot this lease may take now (under the mutex), or null: fewer live holders than its slots,
- * no exclusive holder, and the holders' reservations plus its own within the budget (a pipeline
- * alone on the GPU is admitted whatever it asks: compile has checked it fits the budget).
+ * no exclusive holder, and the holders' reservations, what processes gpuplan did not start hold,
+ * and its own reservation within the budget. A pipeline alone on the GPU is admitted whatever it
+ * asks: compile has checked it fits the budget, and a process outside gpuplan that never ends
+ * must not keep a run waiting forever (it is what `--lock-timeout` is for otherwise).
  */
 function admit(lease: Lease): number | null {
   const holders = lease.file.holders(lease.fd);
   if (holders.length >= lease.maxPipelines || holders.some((h) => h.exclusive)) return null;
   if (lease.budgetBytes !== null && holders.length > 0) {
     const reserved = holders.reduce((sum, h) => sum + (h.record?.reservedBytes ?? 0), 0);
-    if (reserved + lease.reservationBytes > lease.budgetBytes) return null;
+    const foreign = Math.max(0, lease.foreignBytes());
+    if (reserved + foreign + lease.reservationBytes > lease.budgetBytes) return null;
   }
   const taken = new Set(holders.map((h) => h.slot));
   for (let slot = 0; ; slot++) if (!taken.has(slot)) return slot;

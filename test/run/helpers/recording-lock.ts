@@ -4,13 +4,15 @@
  * holding and exclusivity.
  */
 import { createSlotLock } from "../../../src/run/lock/index.js";
-import type { SlotLease, SlotLock } from "../../../src/run/lock/types.js";
+import type { SlotLease, SlotLock, SlotRequest } from "../../../src/run/lock/types.js";
 
 interface LockCall {
   call: "acquire" | "acquired" | "upgrade" | "upgraded" | "downgrade" | "release";
   gpu: string;
   pipeline: string;
   step: string | null;
+  /** What an acquire asked for. */
+  request?: Pick<SlotRequest, "reservationBytes" | "budgetBytes" | "wait">;
 }
 
 export interface RecordingLock extends SlotLock {
@@ -40,7 +42,8 @@ export function createRecordingLock(dir: string): RecordingLock {
     inspect: () => inner.inspect(),
     async acquire(request) {
       const who = { gpu: request.gpu, pipeline: request.holder.pipeline };
-      calls.push({ call: "acquire", ...who, step: null });
+      const { reservationBytes, budgetBytes, wait } = request;
+      calls.push({ call: "acquire", ...who, step: null, request: { reservationBytes, budgetBytes, wait } });
       const lease = await inner.acquire(request);
       calls.push({ call: "acquired", ...who, step: null });
       await change(request.gpu);
