@@ -12,6 +12,7 @@
 import { constants } from "node:os";
 import { isMainThread } from "node:worker_threads";
 import { errnoCode, loadLibc } from "../../../libc/libc.js";
+import { signalThroughLibc } from "../process-group.js";
 
 interface SpawnRequest {
   /** Absolute path of the program (resolved against the step's PATH by the caller). */
@@ -59,6 +60,7 @@ async function bind(): Promise<PosixSpawner | null> {
   const libc = await loadLibc();
   // glibc only (addchdir_np, SETSID, its signal numbers): elsewhere child_process is used.
   if (!libc.glibc) return null;
+  signalThroughLibc(libc);
   const fn = <T>(signature: string) => libc.func<T>(signature);
   const posixSpawn = fn<
     (
