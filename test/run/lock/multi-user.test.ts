@@ -1,45 +1,76 @@
 // A second local user against the lock (issue #12 item 1): she cannot make two steps share a
 // GPU by owning the lock directory first, planting lock files, deleting a held lock file, or
 // pointing a symlink at a directory of her choice; and in the shared directory `locks init`
-// makes, she shares the GPUs with root safely. Needs root (useradd, runuser); skipped elsewhere,
-// saying so. CI runs as root.
+// makes, she shares the GPUs with root safely. Needs root (useradd, runuser), as CI runs; skipped
+// elsewhere, saying so. What she runs (the built lock, koffi, the fixture, node if need be) is
+// copied to a world-readable folder under /tmp first: CI checks out under `mktemp -d`, a 0700
+// folder she cannot enter, and the tests must run there too.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSlotLock } from "../../../src/run/lock/index.js";
-import { gpuplan } from "../../helpers/cli.js";
+import { gpuplan, ROOT } from "../../helpers/cli.js";
 import { built, FIXTURES } from "./processes.js";
 
 const USER = "gpuplan-test2";
 const isRoot = process.getuid?.() === 0;
-
-/** The second user, made once (useradd) where this runs as root and she can read the checkout. */
-function ensureUser(): boolean {
-  if (!isRoot) return false;
-  if (spawnSync("id", ["-u", USER]).status !== 0)
-    spawnSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER]);
-  return (
-    spawnSync("runuser", ["-u", USER, "--", "test", "-r", join(FIXTURES, "acquire-once.mjs")]).status === 0
-  );
-}
-const canSwitchUser = ensureUser();
-if (!canSwitchUser)
-  console.warn(
-    "multi-user lock tests skipped: they need root (useradd, runuser) and a checkout a second user can read",
-  );
+if (!isRoot)
+  console.warn("multi-user lock tests skipped: they need root (useradd, runuser), as CI runs them");
 
 /** Run a command as the second user. */
 const asUser = (argv: string[]) => spawnSync("runuser", ["-u", USER, "--", ...argv], { encoding: "utf8" });
 
 // Not under mkdtemp's 0700 directory: the other user must reach it, as she would /tmp.
 const base = `/tmp/gpuplan-lock-users-${randomBytes(4).toString("hex")}`;
-beforeAll(() => {
-  if (canSwitchUser) {
-    mkdirSync(base, { mode: 0o1777 });
-    chmodSync(base, 0o1777);
+/** What she runs: node, and the fixture (beside the built lock and koffi), in reach of her. */
+let node = process.execPath;
+let acquireOnce = join(FIXTURES, "acquire-once.mjs");
+
+/** The second user (useradd, once) and her copy of what she runs; throws, saying what failed. */
+function setUpSecondUser(): void {
+  if (spawnSync("id", ["-u", USER]).status !== 0) {
+    const r = spawnSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER], {
+      encoding: "utf8",
+    });
+    if (r.status !== 0) throw new Error(`useradd ${USER} failed: ${r.error?.message ?? r.stderr}`);
   }
+  const app = join(base, "app");
+  // koffi finds its native module in its platform package (@koromix/koffi-<platform>).
+  const koffi = readdirSync(join(ROOT, "node_modules/@koromix"))
+    .filter((name) => name.startsWith("koffi-"))
+    .map((name) => `node_modules/@koromix/${name}`);
+  for (const part of ["dist", "node_modules/koffi", ...koffi, "package.json"])
+    cpSync(join(ROOT, part), join(app, part), { recursive: true, dereference: true });
+  acquireOnce = join(app, "fixtures/run/lock/acquire-once.mjs");
+  mkdirSync(dirname(acquireOnce), { recursive: true });
+  copyFileSync(join(FIXTURES, "acquire-once.mjs"), acquireOnce);
+  // A node she cannot run (a version manager's, under a 0700 home) is copied too.
+  if (asUser(["test", "-x", node]).status !== 0) {
+    copyFileSync(process.execPath, join(app, "node"));
+    node = join(app, "node");
+  }
+  spawnSync("chmod", ["-R", "a+rX", app]);
+  const probe = asUser([node, "-e", "process.exit(0)"]);
+  if (probe.status !== 0)
+    throw new Error(`runuser -u ${USER} node failed: ${probe.error?.message ?? probe.stderr}`);
+}
+
+beforeAll(() => {
+  if (!isRoot || !built) return;
+  mkdirSync(base, { mode: 0o1777 });
+  chmodSync(base, 0o1777);
+  setUpSecondUser();
 });
 afterAll(() => {
   rmSync(base, { recursive: true, force: true });
@@ -57,7 +88,7 @@ const request = (pipeline: string, maxPipelines = 1) => ({
   wait: false,
 });
 
-describe.skipIf(!built || !canSwitchUser)("the lock against a second local user", () => {
+describe.skipIf(!built || !isRoot)("the lock against a second local user", () => {
   it("in the shared directory `locks init` made, she takes the next slot and sees root's holder; she cannot delete a held lock file", async () => {
     const dir = join(base, "shared");
     const init = gpuplan(["locks", "init", "--dir", dir, "--gpu", "GPU-users"]);
@@ -65,7 +96,7 @@ describe.skipIf(!built || !canSwitchUser)("the lock against a second local user"
     expect(init.exitCode).toBe(0);
     expect(statSync(dir).mode & 0o7777).toBe(0o755);
     const lease = await createSlotLock({ dir }).acquire(request("root-pipeline", 2));
-    const r = asUser([process.execPath, join(FIXTURES, "acquire-once.mjs"), dir, "GPU-users", "2", "other"]);
+    const r = asUser([node, acquireOnce, dir, "GPU-users", "2", "other"]);
     expect(r.stderr).toBe("");
     expect(JSON.parse(r.stdout)).toMatchObject({
       slots: [1],
