@@ -9,7 +9,8 @@
 // Every Node side runs without NODE_EXTRA_CA_CERTS (Node parses that bundle at each start-up;
 // xargs pays nothing like it), so the ratios compare the runners, not the environment.
 // Targets (issue 17): GPU path ≤ 1.3× CPU path; CPU path ≤ 1.3× the posix floor; ≤ 2 ms per step
-// per lane above the floor. Plus the slot lock's own acquire+release latency (bench/lock-latency.mjs).
+// per lane above the floor. Plus the slot lock's own acquire+release latency (bench/lock-latency.mjs),
+// and the same comparisons in CPU time, which other people's load on this machine moves much less.
 //   npm run bench:run [-- STEPS CONCURRENCY ROUNDS]      (build first: npm run build; needs cc for the fake NVML)
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -87,7 +88,14 @@ try {
   }
   const input = Array.from({ length: steps }, (_, i) => String(i + 1)).join("\n");
 
+  // CPU time too (user + system of the command and everything it started and reaped, from
+  // /proc/self/stat's cutime + cstime around it): on this shared machine the wall figures move with
+  // other people's load, the CPU a runner spends per step much less. Clock ticks (10 ms): fine for
+  // runs of a few hundred ms. Linux only; elsewhere the CPU rows are left out.
+  const cpu = { cpu: [], gpu: [], xargs: [], posixFloor: [] };
+  let lastCpuMs = null;
   const time = (command, args, options = {}) => {
+    const cpuBefore = childrenCpuMs();
     const start = process.hrtime.bigint();
     const r = spawnSync(command, args, {
       cwd: dir,
@@ -97,6 +105,8 @@ try {
       ...options,
     });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    const cpuAfter = childrenCpuMs();
+    lastCpuMs = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
     if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
     return ms;
   };
@@ -122,11 +132,15 @@ try {
     rmSync(join(dir, path, ".gpuplan"), { recursive: true, force: true });
     return ms;
   };
+  const timed = (name, ms) => {
+    runs[name].push(ms);
+    if (lastCpuMs !== null) cpu[name].push(lastCpuMs);
+  };
   for (let i = 0; i < rounds; i++) {
-    runs.xargs.push(time("xargs", ["-P", String(concurrency), "-n", "1", "true"], { input }));
-    if (hasKoffi) runs.posixFloor.push(time(process.execPath, ["-e", posixFloorScript]));
-    runs.cpu.push(run("cpu", cpuEnv));
-    if (nvml) runs.gpu.push(run("gpu", gpuEnv));
+    timed("xargs", time("xargs", ["-P", String(concurrency), "-n", "1", "true"], { input }));
+    if (hasKoffi) timed("posixFloor", time(process.execPath, ["-e", posixFloorScript]));
+    timed("cpu", run("cpu", cpuEnv));
+    if (nvml) timed("gpu", run("gpu", gpuEnv));
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const list = (xs) => xs.map((v) => v.toFixed(0)).join(", ");
@@ -166,6 +180,19 @@ try {
     console.log("  GPU path       n/a (no C compiler to build the fake NVML)");
   }
   if (pf !== null) console.log(`  CPU ÷ floor    ${(c / pf).toFixed(2)}×   (target ≤ 1.3×)`);
+  if (cpu.cpu.length === runs.cpu.length && cpu.posixFloor.length === runs.posixFloor.length && pf !== null) {
+    // The same comparisons in CPU time (every process of the run, the steps' own `true`s included).
+    const cc = median(cpu.cpu);
+    const cf = median(cpu.posixFloor);
+    const perStep = (ms) => ((ms - cf) / steps).toFixed(2);
+    console.log(
+      `  CPU time       floor ${cf.toFixed(0)} ms, CPU path ${cc.toFixed(0)} ms = ${(cc / cf).toFixed(2)}× floor, ${perStep(cc)} ms per step above it` +
+        (cpu.gpu.length === runs.gpu.length && nvml
+          ? `; GPU path ${median(cpu.gpu).toFixed(0)} ms = ${(median(cpu.gpu) / cc).toFixed(2)}× CPU path, ${perStep(median(cpu.gpu))} ms per step above the floor`
+          : "") +
+        " (medians; user + system of each run's processes)",
+    );
+  }
   const latency = join(root, "bench/lock-latency.mjs");
   if (existsSync(latency) && existsSync(join(root, "dist/run/lock/index.js"))) {
     const { measureLockLatency } = await import(pathToFileURL(latency).href);
@@ -177,6 +204,18 @@ try {
 } finally {
   if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
   else console.log(`kept ${dir}`);
+}
+
+/** CPU milliseconds of this process's reaped children so far (/proc/self/stat cutime + cstime), or null. */
+function childrenCpuMs() {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // Fields 16 and 17 (1-based, counted from the pid): cutime and cstime, in clock ticks (USER_HZ 100).
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return null;
+  }
 }
 
 function compile(cwd, extra, env) {
