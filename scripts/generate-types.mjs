@@ -10,7 +10,8 @@ import { SCHEMAS } from "./schemas.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 export async function generateTypes(name, file) {
-  const schema = JSON.parse(readFileSync(join(root, file), "utf8"));
+  const parsed = JSON.parse(readFileSync(join(root, file), "utf8"));
+  const schema = SCHEMAS.find((s) => s.name === name)?.asRead ? asRead(parsed) : parsed;
   const ts = await compile(schema, `${name[0].toUpperCase()}${name.slice(1)}Document`, {
     bannerComment: `/* Generated from ${file} by scripts/generate-types.mjs. Do not edit; edit the schema. */`,
     additionalProperties: false,
@@ -22,6 +23,24 @@ export async function generateTypes(name, file) {
     cwd: join(root, "schemas"),
   });
   return ts;
+}
+
+/**
+ * The schema of the document as its reader returns it: a field with a `default` or an `x-default`
+ * may be absent from the file, but the reader fills it in (src/plan/plan-defaults.ts), so the
+ * code sees it required.
+ */
+function asRead(node) {
+  if (Array.isArray(node)) return node.map(asRead);
+  if (node === null || typeof node !== "object") return node;
+  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === "default" ? v : asRead(v)]));
+  if (node.properties && typeof node.properties === "object") {
+    const filled = Object.keys(node.properties).filter(
+      (k) => "default" in node.properties[k] || "x-default" in node.properties[k],
+    );
+    if (filled.length) out.required = [...new Set([...(node.required ?? []), ...filled])];
+  }
+  return out;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

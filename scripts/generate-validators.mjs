@@ -43,6 +43,8 @@ for (const { name, file } of SCHEMAS) {
     code: { source: true, esm: true },
     verbose: false,
   });
+  // `x-default`: what an absent plan field means when no constant can say it (an annotation).
+  ajv.addKeyword({ keyword: "x-default", schemaType: "string" });
   for (const other of allSchemas) if (other.$id !== schema.$id) ajv.addSchema(other);
   const validate = ajv.compile(schema);
   const own = schemaValues(schema);

@@ -82,7 +82,7 @@ export function schemaPage(schema, file) {
     const required = new Set(node.required ?? []);
     const rows = Object.entries(node.properties).map(([key, p]) => {
       const notes = [p.description, ...constraintsOf(p).map((c) => `(${c})`)].filter(Boolean).join(" ");
-      return `| ${code(key)} | ${cell(typeOf(p, `${name}.${key}`))} | ${required.has(key) ? "yes" : ""} | ${"default" in p ? cell(code(p.default)) : ""} | ${cell(notes)} |`;
+      return `| ${code(key)} | ${cell(typeOf(p, `${name}.${key}`))} | ${required.has(key) ? "yes" : ""} | ${"default" in p ? cell(code(p.default)) : "x-default" in p ? cell(`absent: ${p["x-default"]}`) : ""} | ${cell(notes)} |`;
     });
     const extra =
       node.additionalProperties === false

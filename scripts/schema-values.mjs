@@ -1,21 +1,27 @@
 // The values code takes from the schemas instead of restating them: per definition ($defs entry,
 // or `root` for the document itself) the `default` of each property, the `enum` of an
-// enumeration and the `pattern` of a string format. scripts/generate-validators.mjs writes them
+// enumeration and the `pattern` of a string format; and where a definition has fields a reader
+// may fill in, its property names in order (`keys`) and those an `x-default` derives (`derived`). scripts/generate-validators.mjs writes them
 // to src/generated/schema-values.js with literal types, one export per schema.
 
-/** `{ defaults, enums, patterns }` of one parsed schema, keyed by definition name. */
+/** `{ defaults, enums, patterns, keys, derived }` of one parsed schema, keyed by definition name. */
 export function schemaValues(schema) {
   const defaults = {};
   const enums = {};
   const patterns = {};
+  const keys = {};
+  const derived = {};
   for (const [name, def] of Object.entries({ root: schema, ...schema.$defs })) {
     const own = Object.entries(def.properties ?? {}).filter(([, p]) => "default" in p);
     if (own.length > 0) defaults[name] = Object.fromEntries(own.map(([key, p]) => [key, p.default]));
+    const absent = Object.entries(def.properties ?? {}).filter(([, p]) => "x-default" in p);
+    if (absent.length > 0) derived[name] = absent.map(([key]) => key);
+    if (own.length > 0 || absent.length > 0) keys[name] = Object.keys(def.properties);
     if (Array.isArray(def.enum)) enums[name] = def.enum;
     const pattern = def.pattern ?? def.anyOf?.find((branch) => branch.type === "string")?.pattern;
     if (typeof pattern === "string") patterns[name] = pattern;
   }
-  return { defaults, enums, patterns };
+  return { defaults, enums, patterns, keys, derived };
 }
 
 /** A TypeScript type that is exactly this JSON value, read-only all the way down. */

@@ -1,1 +1,1 @@
-export const SCHEMAS: { name: string; file: string; types: string }[];
+export const SCHEMAS: { name: string; file: string; types: string; asRead?: boolean }[];

@@ -2,7 +2,8 @@
 export const SCHEMAS = [
   { name: "pipeline", file: "schemas/pipeline.schema.json", types: "src/schema-types/pipeline.ts" },
   { name: "inventory", file: "schemas/inventory.schema.json", types: "src/schema-types/inventory.ts" },
-  { name: "plan", file: "schemas/plan.schema.json", types: "src/schema-types/plan.ts" },
+  // asRead: the types are of the document as its reader returns it, every defaulted field filled in.
+  { name: "plan", file: "schemas/plan.schema.json", types: "src/schema-types/plan.ts", asRead: true },
   {
     name: "compile-report",
     file: "schemas/compile-report.schema.json",

@@ -35,7 +35,7 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
   const pipelines = schedule.assignments.map((a) => planPipeline(a, inputs, problems));
   const gpuPipelines = pipelines.filter((p) => p.gpu !== null).length;
   const plan: GpuplanPlan = {
-    schema: "gpuplan/plan@1",
+    schema: "gpuplan/plan@2",
     gpuplanVersion: VERSION,
     name: resolved.name,
     source: { file: inputs.recordedFile, sha256: inputs.sha256 },
@@ -103,6 +103,7 @@ function planPipeline(a: Assignment, inputs: PlanInputs, problems: Problem[]): P
     estimatedStartMs: a.estimatedStartMs,
     peakVramBytes: sharedPeakVram(p),
     reservationBytes: a.reservationBytes,
+    source: `${inputs.recordedFile}#${p.pointer}`,
     // The schema says minItems 1 (a tuple type); the pipeline schema already guarantees it.
     steps: p.steps.map((s, j) => planStep(p, s, j, a, inputs, problems)) as PlannedPipeline["steps"],
   };

@@ -12,21 +12,21 @@ import type { InventoryChoice } from "../inventory/load-inventory.js";
 import type { LoadedPipelineFile } from "../pipeline/load-pipeline.js";
 import type { ResolvedPipeline } from "../pipeline/model.js";
 import { pathInPlan } from "../plan/plan-paths.js";
+import { planText } from "../plan/plan-text.js";
 import { dedupeProblems } from "../problems/dedupe.js";
 import { hasErrors, type Problem, sortProblems } from "../problems/problem.js";
 import { toReportedProblem } from "../problems/reported-problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { locateProblems } from "../source/locate.js";
 import type { SourceFile } from "../source/source-file.js";
-import { jsonText } from "../text/json-text.js";
 import { assignGpus, type Schedule } from "./assign.js";
 import { buildPlan } from "./build-plan.js";
 import { buildRegistry } from "./registry.js";
 
 export interface CompileResult {
   plan: GpuplanPlan | undefined;
-  /** The exact bytes compile writes for the plan. */
-  planText: string | undefined;
+  /** The exact bytes compile writes for the plan (made when first read; plan-text.ts streams them). */
+  readonly planText: string | undefined;
   problems: Problem[];
   sources: SourceFile[];
 }
@@ -56,7 +56,16 @@ export function compilePlan(
     if (!plan || hasErrors(located))
       return { plan: undefined, planText: undefined, problems: located, sources };
     plan.diagnostics = located.map(toReportedProblem);
-    return { plan, planText: `${jsonText(plan, 2)}\n`, problems: located, sources };
+    let text: string | undefined;
+    return {
+      plan,
+      get planText() {
+        text ??= planText(plan);
+        return text;
+      },
+      problems: located,
+      sources,
+    };
   };
   const { resolved } = loaded;
   const inventory = choice.inventory;

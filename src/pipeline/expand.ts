@@ -2,10 +2,16 @@
 import { error, type Problem } from "../problems/problem.js";
 import type { PipelineSpec } from "../schema-types/pipeline.js";
 import { expandMatrix, type MatrixValues, substitute } from "./expand-matrix.js";
-import type { ResolvedPipeline } from "./model.js";
+import type { ResolvedPipeline, ResolvedStep } from "./model.js";
+
+/** A template as expansion needs it: its matrix, and the pipeline it resolved to. */
+export interface ExpandableTemplate {
+  spec: Pick<PipelineSpec, "matrix">;
+  resolved: ResolvedPipeline;
+}
 
 export function expandPipelines(
-  templates: readonly { spec: PipelineSpec; resolved: ResolvedPipeline }[],
+  templates: readonly ExpandableTemplate[],
   file: string,
 ): { value: ResolvedPipeline[]; problems: Problem[] } {
   const problems: Problem[] = [];
@@ -38,7 +44,7 @@ export function expandPipelines(
  * pipelines. The first template that takes the running total past a limit is the one reported.
  */
 export function expansionProblem(
-  templates: readonly { spec: PipelineSpec; resolved: ResolvedPipeline }[],
+  templates: readonly ExpandableTemplate[],
   limits: { maxPipelines: number; maxSteps: number },
   file: string,
 ): Problem | undefined {
@@ -94,13 +100,29 @@ function applyMatrix(t: ResolvedPipeline, values: MatrixValues): ResolvedPipelin
     ...t,
     name: sub(t.name),
     matrix: values,
-    steps: t.steps.map((s) => ({
-      ...s,
-      argv: s.argv.map(sub),
-      // The worker's own argv is shared by every pipeline using its key: only task args vary.
-      worker: s.worker && { ...s.worker, args: s.worker.args.map(sub) },
-      env: Object.fromEntries(Object.entries(s.env).map(([k, v]) => [k, sub(v)])),
-      cwd: s.cwd === null ? null : sub(s.cwd),
-    })),
+    steps: t.steps.map((s) => {
+      // A step with nothing to substitute is the template's own (never changed later): a big
+      // file of plain pipelines is not held twice while it expands (decision 0015).
+      if (!hasBraces(s)) return s;
+      return {
+        ...s,
+        argv: s.argv.map(sub),
+        // The worker's own argv is shared by every pipeline using its key: only task args vary.
+        worker: s.worker && { ...s.worker, args: s.worker.args.map(sub) },
+        env: Object.fromEntries(Object.entries(s.env).map(([k, v]) => [k, sub(v)])),
+        cwd: s.cwd === null ? null : sub(s.cwd),
+      };
+    }),
   };
+}
+
+/** Whether any string that expansion substitutes in holds a brace (a placeholder, `{{` or `}}`). */
+function hasBraces(s: ResolvedStep): boolean {
+  const braced = (text: string) => text.includes("{") || text.includes("}");
+  return (
+    s.argv.some(braced) ||
+    (s.worker?.args.some(braced) ?? false) ||
+    Object.values(s.env).some(braced) ||
+    (s.cwd !== null && braced(s.cwd))
+  );
 }

@@ -8,10 +8,10 @@ import { fromPointer, hasErrors, type Problem, toPointer } from "../problems/pro
 import { type AjvError, schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPipelineFile } from "../schema-types/pipeline.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
-import { expandPipelines, expansionProblem } from "./expand.js";
+import { type ExpandableTemplate, expandPipelines, expansionProblem } from "./expand.js";
 import { knownPipelineKeys } from "./known-keys.js";
 import type { ResolvedFile } from "./model.js";
-import { normalizeFile } from "./normalize.js";
+import { normalizeFile, type Templates } from "./normalize.js";
 import { RULES } from "./rules/index.js";
 
 export interface LoadedPipelineFile {
@@ -120,9 +120,36 @@ function droppedCheck(dropped: ReadonlySet<string>): (pointer: string) => boolea
 
 export function checkPipelineText(file: string, text: string): LoadedPipelineFile {
   const sha256 = createHash("sha256").update(text).digest("hex");
+  const checked = checkTemplates(file, text);
+  const result = { source: checked.source, sha256, resolved: undefined };
+  const { problems, templates } = checked;
+  if (!templates) return { ...result, problems };
+  const tooLarge = expansionProblem(templates.list, templates.limits, file);
+  if (tooLarge) return { ...result, problems: [...problems, tooLarge] };
+  const expanded = expandPipelines(templates.list, file);
+  problems.push(...expanded.problems);
+  return {
+    ...result,
+    problems,
+    resolved: { name: templates.name, registry: templates.registry, pipelines: expanded.value },
+  };
+}
+
+/**
+ * Parse, schema check, normalize and the rules. Returns the templates with only what expansion
+ * needs of the file (each template's matrix): the parsed document is let go before the templates
+ * expand, so a big file is not held three times over (docs/decisions/0015-compact-plans.md).
+ */
+function checkTemplates(
+  file: string,
+  text: string,
+): {
+  source: SourceFile;
+  problems: Problem[];
+  templates?: Omit<Templates, "templates"> & { list: ExpandableTemplate[] };
+} {
   const parsed = parseSource(file, text);
-  const result = { source: parsed.source, sha256, resolved: undefined, problems: parsed.problems };
-  if (hasErrors(parsed.problems)) return result;
+  if (hasErrors(parsed.problems)) return { source: parsed.source, problems: parsed.problems };
   const problems: Problem[] = [];
   let data = parsed.data as GpuplanPipelineFile;
   let skip = new Set<number>();
@@ -131,7 +158,7 @@ export function checkPipelineText(file: string, text: string): LoadedPipelineFil
     const errors = validatePipeline.errors ?? [];
     problems.push(...schemaProblems(errors, file, knownPipelineKeys));
     const salvaged = salvage(parsed.data, errors);
-    if (!salvaged) return { ...result, problems };
+    if (!salvaged) return { source: parsed.source, problems };
     ({ data, skip, dropped } = salvaged);
   }
   const invalid = droppedCheck(dropped);
@@ -141,13 +168,7 @@ export function checkPipelineText(file: string, text: string): LoadedPipelineFil
     for (const rule of RULES)
       rule({ file, spec: t.spec, pipeline: t.resolved, invalid, report: (p) => problems.push(p) });
   }
-  const tooLarge = expansionProblem(normalized.value.templates, normalized.value.limits, file);
-  if (tooLarge) return { ...result, problems: [...problems, tooLarge] };
-  const expanded = expandPipelines(normalized.value.templates, file);
-  problems.push(...expanded.problems);
-  return {
-    ...result,
-    problems,
-    resolved: { name: normalized.value.name, registry: normalized.value.registry, pipelines: expanded.value },
-  };
+  const { templates, ...rest } = normalized.value;
+  const list = templates.map((t) => ({ spec: { matrix: t.spec.matrix }, resolved: t.resolved }));
+  return { source: parsed.source, problems, templates: { ...rest, list } };
 }

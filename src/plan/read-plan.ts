@@ -10,10 +10,11 @@ import { readSourceText, type SourceFile } from "../source/read-source-text.js";
 import type { ParsedSource } from "../source/source-file.js";
 import { VERSION } from "../version.js";
 
-/** The plan format this gpuplan writes and reads (`schema: gpuplan/plan@1`). */
-const PLAN_FORMAT = 1;
+/** The newest plan format this gpuplan reads (`schema: gpuplan/plan@2`; it writes that one too). */
+const PLAN_FORMAT = 2;
 
-import { withMemoryFields } from "./upgrade-plan.js";
+import { fillDefaults } from "./plan-defaults.js";
+import { upgradePlan } from "./upgrade-plan.js";
 
 export type PlanCheck =
   | { plan: GpuplanPlan; problems: []; source: SourceFile }
@@ -46,9 +47,9 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
   const newer = newerFormat(data, source.file);
   if (newer) return { plan: undefined, problems: [newer], source };
   const { default: validatePlan } = await import("../generated/plan-validator.js");
-  const upgraded = withMemoryFields(withRenamedSettings(data));
+  const upgraded = upgradePlan(data);
   if (validatePlan(upgraded)) {
-    const plan = upgraded as GpuplanPlan;
+    const plan = fillDefaults(upgraded as GpuplanPlan);
     const { planInvariantProblems } = await import("./plan-invariants.js");
     const broken = planInvariantProblems(plan, source.file);
     return broken.length ? { plan: undefined, problems: broken, source } : { plan, problems: [], source };
@@ -61,7 +62,7 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
       error({
         code: "invalid-plan",
         message:
-          `${source.file} is not a gpuplan plan (schema gpuplan/plan@1)` +
+          `${source.file} is not a gpuplan plan (schema gpuplan/plan@${PLAN_FORMAT})` +
           (writer && writer !== VERSION ? `; it says gpuplan ${writer} wrote it, this is ${VERSION}` : ""),
         hint:
           writer && writer !== VERSION
@@ -78,6 +79,10 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** Whether a `schema` value names a plan format, this gpuplan's or any other. */
+export const isPlanSchema = (schema: unknown): boolean =>
+  typeof schema === "string" && /^gpuplan\/plan@\d+$/.test(schema);
+
 const writtenBy = (data: unknown): string | undefined =>
   isRecord(data) && typeof data.gpuplanVersion === "string" ? data.gpuplanVersion : undefined;
 
@@ -89,7 +94,7 @@ function newerFormat(data: unknown, file: string): Problem | undefined {
   const writer = writtenBy(data);
   return error({
     code: "plan-too-new",
-    message: `${file} is in plan format ${data.schema}${writer ? `, written by gpuplan ${writer}` : ""}; this gpuplan (${VERSION}) reads gpuplan/plan@${PLAN_FORMAT}`,
+    message: `${file} is in plan format ${data.schema}${writer ? `, written by gpuplan ${writer}` : ""}; this gpuplan (${VERSION}) reads gpuplan/plan@${PLAN_FORMAT} and earlier`,
     hint: `run it with ${writer ? `gpuplan ${writer}` : "a newer gpuplan"}, or compile it again with this one`,
     file,
     pointer: "/schema",
@@ -107,16 +112,4 @@ function truncation(source: SourceFile): Problem | undefined {
     file: source.file,
     offset: source.text.length,
   });
-}
-
-/**
- * `settings.workers` was renamed `settings.maxParallelPipelines` ("worker" is the warm model
- * process); a plan written before is read with the new name, so a committed plan or a run kept
- * for `--resume` goes on working.
- */
-function withRenamedSettings(data: unknown): unknown {
-  if (!isRecord(data) || !isRecord(data.settings)) return data;
-  const { workers, ...settings } = data.settings;
-  if (workers === undefined || "maxParallelPipelines" in settings) return data;
-  return { ...data, settings: { ...settings, maxParallelPipelines: workers } };
 }

@@ -1,14 +1,24 @@
 /**
- * Plans written before memory-aware packing lack the fields it added; they are read with what
- * they meant then, so a committed plan or a run kept for `--resume` goes on working: each
- * pipeline reserves its declared peak, no GPU keeps a warm reserve, and the lower bound was
- * max(work ÷ slots, longest pipeline). Fills the parsed data in place, only where a field is missing.
+ * Plans written by earlier gpuplans lack fields added since, or name them as they were then; they
+ * are read with what they meant then, so a committed plan or a run kept for `--resume` goes on
+ * working. `upgradePlan` runs before the schema check; format 2's left-out defaults are filled
+ * after it (plan-defaults.ts).
  */
 
 type Data = Record<string, unknown>;
 const isRecord = (v: unknown): v is Data => typeof v === "object" && v !== null && !Array.isArray(v);
 
-export function withMemoryFields(data: unknown): unknown {
+/** The parsed plan as this gpuplan's schema describes it, changed in place where it can be. */
+export function upgradePlan(data: unknown): unknown {
+  return withMemoryFields(withRenamedSettings(data));
+}
+
+/**
+ * Plans written before memory-aware packing lack the fields it added: each pipeline reserves its
+ * declared peak, no GPU keeps a warm reserve, and the lower bound was max(work ÷ slots, longest
+ * pipeline). Fills the parsed data in place, only where a field is missing.
+ */
+function withMemoryFields(data: unknown): unknown {
   if (!isRecord(data)) return data;
   const { registry, pipelines, summary } = data;
   if (Array.isArray(registry))
@@ -17,7 +27,6 @@ export function withMemoryFields(data: unknown): unknown {
   if (Array.isArray(pipelines))
     for (const p of pipelines) {
       if (!isRecord(p)) continue;
-      if (!("reservationBytes" in p)) p.reservationBytes = p.gpu === null ? 0 : p.peakVramBytes;
       if (typeof p.estimateMs === "number") longest = Math.max(longest, p.estimateMs);
     }
   if (isRecord(summary) && !("lowerBoundTerms" in summary) && typeof summary.lowerBoundMs === "number") {
@@ -31,4 +40,15 @@ export function withMemoryFields(data: unknown): unknown {
     };
   }
   return data;
+}
+
+/**
+ * `settings.workers` was renamed `settings.maxParallelPipelines` ("worker" is the warm model
+ * process); a plan written before is read with the new name.
+ */
+function withRenamedSettings(data: unknown): unknown {
+  if (!isRecord(data) || !isRecord(data.settings)) return data;
+  const { workers, ...settings } = data.settings;
+  if (workers === undefined || "maxParallelPipelines" in settings) return data;
+  return { ...data, settings: { ...settings, maxParallelPipelines: workers } };
 }

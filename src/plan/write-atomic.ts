@@ -18,6 +18,11 @@ import { errnoOf, fileError } from "../problems/file-errors.js";
 /** How a path was written: replaced atomically, or written to as a stream or descriptor. */
 export type WriteMode = "replaced" | "created" | "stream";
 
+/** What is written: one string, or its pieces in order (a big plan is streamed, never held whole). */
+type Content = string | Iterable<string>;
+
+const piecesOf = (content: Content): Iterable<string> => (typeof content === "string" ? [content] : content);
+
 /** Linux follows at most 40 links in a path; a longer chain is a loop. */
 const MAX_LINKS = 40;
 
@@ -25,7 +30,7 @@ const MAX_LINKS = 40;
  * Write `text` to `path` for the user (see the header). `what` names the file in errors ("plan").
  * Resolves with how it was written.
  */
-export async function writeFileAtomic(path: string, text: string, what = "file"): Promise<WriteMode> {
+export async function writeFileAtomic(path: string, text: Content, what = "file"): Promise<WriteMode> {
   try {
     const target = await resolveTarget(path);
     if (target.kind === "fd") {
@@ -85,7 +90,7 @@ function descriptorOf(path: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-async function replaceAtomically(path: string, text: string, existing: Stats | null): Promise<void> {
+async function replaceAtomically(path: string, text: Content, existing: Stats | null): Promise<void> {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   // A new file gets the usual 0666 less the umask; an existing one keeps its mode, set before
@@ -101,7 +106,7 @@ async function replaceAtomically(path: string, text: string, existing: Stats | n
         await handle.chmod(existing.mode & 0o7777);
       }
     }
-    await handle.writeFile(text, "utf8");
+    writePieces(handle.fd, text);
     await handle.sync();
     await handle.close();
     await rename(tmp, path);
@@ -124,28 +129,42 @@ async function syncDirectory(dir: string): Promise<void> {
 }
 
 /** A FIFO or character device: opened for writing, never created, truncated or replaced. */
-async function writeStream(path: string, text: string): Promise<void> {
+async function writeStream(path: string, text: Content): Promise<void> {
   // No O_CREAT: should the node vanish after it was looked at, fail rather than make a plain file.
   const handle = await open(path, constants.O_WRONLY | constants.O_NOCTTY);
   try {
-    await handle.writeFile(text, "utf8");
+    writePieces(handle.fd, text);
   } finally {
     await handle.close();
   }
 }
 
-async function writeToDescriptor(fd: number, text: string): Promise<void> {
-  const bytes = Buffer.from(text, "utf8");
-  let done = 0;
-  while (done < bytes.length) {
-    try {
-      done += writeSync(fd, bytes, done);
-    } catch (e) {
-      // The reader went away (`-o /dev/stdout | head -1`): the rest has nowhere to go, quietly.
-      if (errnoOf(e) === "EPIPE") return;
-      // A non-blocking pipe that is full: wait for the reader.
-      if (errnoOf(e) !== "EAGAIN") throw e;
-      await new Promise((r) => setTimeout(r, 5));
+/**
+ * A regular file or a device, written piece by piece with plain write(2)s: the pieces of a big
+ * plan are let go as soon as they are written (awaiting FileHandle.write for each held them all
+ * until the end, twice the plan's text in memory — docs/decisions/0015-compact-plans.md).
+ */
+function writePieces(fd: number, text: Content): void {
+  for (const piece of piecesOf(text)) {
+    const bytes = Buffer.from(piece, "utf8");
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+  }
+}
+
+async function writeToDescriptor(fd: number, text: Content): Promise<void> {
+  for (const piece of piecesOf(text)) {
+    const bytes = Buffer.from(piece, "utf8");
+    let done = 0;
+    while (done < bytes.length) {
+      try {
+        done += writeSync(fd, bytes, done);
+      } catch (e) {
+        // The reader went away (`-o /dev/stdout | head -1`): the rest has nowhere to go, quietly.
+        if (errnoOf(e) === "EPIPE") return;
+        // A non-blocking pipe that is full: wait for the reader.
+        if (errnoOf(e) !== "EAGAIN") throw e;
+        await new Promise((r) => setTimeout(r, 5));
+      }
     }
   }
 }

@@ -403,7 +403,7 @@ export const CODES = {
   "invalid-plan": problem(
     "error",
     "The file is not a gpuplan plan",
-    "`gpuplan run` takes a plan written by `gpuplan compile` (schema gpuplan/plan@1), or a pipeline file that it compiles in memory. This file is JSON but not a valid plan.",
+    "`gpuplan run` takes a plan written by `gpuplan compile` (schema gpuplan/plan@2, or @1 from an earlier gpuplan), or a pipeline file that it compiles in memory. This file is JSON but not a valid plan.",
     "make one with gpuplan compile PIPELINE.yaml -o plan.json",
   ),
   "plan-too-new": problem(

@@ -32,7 +32,7 @@ export interface GpuplanCompileReport {
     inventory: string;
   }[];
   /**
-   * The plan (schema gpuplan/plan@1) when it was neither written to a file nor checked.
+   * The plan as compile writes it (schema gpuplan/plan@2: defaults left out) when it was neither written to a file nor checked.
    */
   plan: {} | null;
 }

@@ -32,10 +32,13 @@ export type LearnedRuns = [string, ...string[]];
 export type OomRungKind = "retry" | "wait" | "exclusive" | "other-gpu" | "smaller" | "cpu";
 
 /**
- * What `gpuplan compile` decided: every pipeline's GPU, every step's device, argv, environment and budget. Self-contained: another engine can execute it without the pipeline file. Deterministic: the same pipeline, inventory and gpuplan version give the same bytes.
+ * What `gpuplan compile` decided: every pipeline's GPU, every step's device, argv, environment and budget. Self-contained: another engine can execute it without the pipeline file. Deterministic: the same pipeline, inventory and gpuplan version give the same bytes. Format 2 leaves out a field whose value is its `default` (or what its `x-default` says it is when absent); a reader puts it back. Format 1 plans wrote every field and are read as well.
  */
 export interface GpuplanPlan {
-  schema: "gpuplan/plan@1";
+  /**
+   * The plan format: 2 leaves out defaults; 1 (gpuplan before it) wrote every field.
+   */
+  schema: "gpuplan/plan@2" | "gpuplan/plan@1";
   gpuplanVersion: string;
   name: string;
   source: {
@@ -178,6 +181,10 @@ export interface PlannedPipeline {
    */
   reservationBytes: number;
   /**
+   * Where the pipeline is written: the pipeline file and a JSON pointer, e.g. pipeline.yaml#/pipelines/0 (matrix expansions share it). Plans from before have none.
+   */
+  source?: string;
+  /**
    * @minItems 1
    */
   steps: [PlannedStep, ...PlannedStep[]];
@@ -208,11 +215,7 @@ export interface PlannedStep {
   env: {
     [k: string]: string;
   };
-  memory: {
-    input: MemoryType;
-    output: MemoryType;
-    uses: MemoryType[];
-  };
+  memory: StepMemory;
   /**
    * A GPU step (any GPU memory type).
    */
@@ -272,6 +275,17 @@ export interface PlannedStep {
    * Where the step is written: the pipeline file and a JSON pointer, e.g. pipeline.yaml#/pipelines/0/steps/2.
    */
   source: string;
+}
+/**
+ * The memory types a step takes, gives and uses.
+ *
+ * This interface was referenced by `GpuplanPlan`'s JSON-Schema
+ * via the `definition` "StepMemory".
+ */
+export interface StepMemory {
+  input: MemoryType;
+  output: MemoryType;
+  uses: MemoryType[];
 }
 /**
  * This interface was referenced by `GpuplanPlan`'s JSON-Schema

@@ -5,10 +5,15 @@
  * characters can only stand inside JSON strings, so writing them as \u escapes keeps the value.
  */
 const RAW = /[\u007f-\u009f\u2028\u2029]/g;
+const HAS_RAW = /[\u007f-\u009f\u2028\u2029]/;
 
 export function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(
-    RAW,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return escapeRaw(JSON.stringify(value, null, indent));
+}
+
+/** JSON text with DEL, the C1 controls and the line separators written as \u escapes. */
+export function escapeRaw(json: string): string {
+  // Testing first spares the replace on the many short strings of a big plan.
+  if (!HAS_RAW.test(json)) return json;
+  return json.replace(RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

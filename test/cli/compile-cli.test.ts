@@ -64,7 +64,7 @@ describe("compile --check and -o", () => {
     expect(readdirSync(tmp.dir)).toEqual(["plan.json"]);
     const text = readFileSync(plan, "utf8");
     expect(text.endsWith("}\n")).toBe(true);
-    expect(JSON.parse(text).schema).toBe("gpuplan/plan@1");
+    expect(JSON.parse(text).schema).toBe("gpuplan/plan@2");
     // The same bytes as the plan printed on stdout, but for the pipeline's path: relative to the
     // plan's folder, which for stdout is the pipeline's own.
     const recorded = relative(tmp.dir, EXAMPLE);
@@ -151,7 +151,7 @@ describe("compile output formats", () => {
   it("prints the plan on stdout and a summary on stderr by default", () => {
     const r = gpuplan(["compile", EXAMPLE, "--target", "dgx-h100"]);
     expect(r.exitCode).toBe(0);
-    expect(JSON.parse(r.stdout).schema).toBe("gpuplan/plan@1");
+    expect(JSON.parse(r.stdout).schema).toBe("gpuplan/plan@2");
     expect(r.stderr).toMatch(
       /^gpuplan compile: 8 pipelines \(8 on 8 GPUs\), est\. makespan .*plan on stdout\n$/,
     );
@@ -163,7 +163,7 @@ describe("compile output formats", () => {
     expect(r.stderr).toBe("");
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({ schema: "gpuplan/compile-report@1", ok: true, errors: 0, warnings: 0 });
-    expect(report.plan.schema).toBe("gpuplan/plan@1");
+    expect(report.plan.schema).toBe("gpuplan/plan@2");
   });
 });
 

@@ -13,6 +13,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
+import { compactJson } from "../../src/text/compact-json.js";
 import { VERSION } from "../../src/version.js";
 import { gpuplan, hasCrashed, ROOT } from "../helpers/cli.js";
 
@@ -79,7 +80,7 @@ describe("gpuplan compile fixtures", () => {
           ...(p.line !== undefined && { line: p.line, column: p.column }),
         })),
       };
-      const planText = report.plan ? `${JSON.stringify(report.plan, null, 2)}\n` : undefined;
+      const planText = report.plan ? compactJson(report.plan) : undefined;
 
       // The default format, coloured as on a terminal: stripping the colour must leave the text.
       const human = gpuplan(["compile", pipeline, ...args], {

@@ -122,7 +122,7 @@ describe("compile -o: what is there already", () => {
       const r = gpuplan(["compile", EXAMPLE, ...TARGET, "-o", out]);
       expect(r.exitCode, r.stderr).toBe(0);
       expect(r.stdout).toBe(plain.stdout);
-      expect(JSON.parse(r.stdout).schema).toBe("gpuplan/plan@1");
+      expect(JSON.parse(r.stdout).schema).toBe("gpuplan/plan@2");
     }
   });
 
@@ -134,7 +134,7 @@ describe("compile -o: what is there already", () => {
     spawnSync("ln", ["-s", "plan.json", link]);
     expect(gpuplan(["compile", EXAMPLE, ...TARGET, "-o", link]).exitCode).toBe(0);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
-    expect(JSON.parse(readFileSync(plan, "utf8")).schema).toBe("gpuplan/plan@1");
+    expect(JSON.parse(readFileSync(plan, "utf8")).schema).toBe("gpuplan/plan@2");
     expect(lstatSync(plan).mode & 0o777).toBe(0o640);
   });
 });

@@ -12,6 +12,7 @@ import { compilePlan } from "../../src/compile/compile.js";
 import validatePlan from "../../src/generated/plan-validator.js";
 import { targetInventory } from "../../src/inventory/load-inventory.js";
 import { checkPipelineText } from "../../src/pipeline/load-pipeline.js";
+import { fillDefaults } from "../../src/plan/plan-defaults.js";
 import type { Problem } from "../../src/problems/problem.js";
 import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
 import { applyAll, type Mutation, mutations } from "./mutations.js";
@@ -58,7 +59,7 @@ describe("compile fuzz", () => {
         if (result.plan) {
           expect(validatePlan(result.plan), JSON.stringify(validatePlan.errors)).toBe(true);
           // The plan text is the plan, with DEL and C1 controls written as \u escapes (json-text.ts).
-          expect(JSON.parse(result.planText!)).toEqual(result.plan);
+          expect(fillDefaults(JSON.parse(result.planText!))).toEqual(result.plan);
           expect(result.planText).not.toMatch(/[\u007f-\u009f]/);
           expect(result.planText!.endsWith("}\n")).toBe(true);
         }

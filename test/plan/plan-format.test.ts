@@ -51,11 +51,11 @@ describe("plans gpuplan refuses before anything starts", () => {
     const p = planned();
     p.write(
       p.text
-        .replace("gpuplan/plan@1", "gpuplan/plan@2")
+        .replace("gpuplan/plan@2", "gpuplan/plan@3")
         .replace(/"gpuplanVersion": "[^"]*"/, '"gpuplanVersion": "9.0.0"'),
     );
     expect(refused(p.dir)).toMatch(
-      /^plan\.json:2:13 +error +plan\.json is in plan format gpuplan\/plan@2, written by gpuplan 9\.0\.0; this gpuplan \([^)]+\) reads gpuplan\/plan@1 +\[plan-too-new\]/,
+      /^plan\.json:2:13 +error +plan\.json is in plan format gpuplan\/plan@3, written by gpuplan 9\.0\.0; this gpuplan \([^)]+\) reads gpuplan\/plan@2 and earlier +\[plan-too-new\]/,
     );
   });
 

@@ -9,6 +9,7 @@ import { compilePlan } from "../../src/compile/compile.js";
 import validatePlan from "../../src/generated/plan-validator.js";
 import { targetInventory } from "../../src/inventory/load-inventory.js";
 import { checkPipelineText } from "../../src/pipeline/load-pipeline.js";
+import { planDocument } from "../../src/plan/plan-text.js";
 import { CODES } from "../../src/problems/codes.js";
 
 const root = join(import.meta.dirname, "../..");
@@ -68,7 +69,7 @@ describe("compile --format json report", () => {
         problems: result.problems,
         output: null,
         check: null,
-        plan: result.plan ?? null,
+        plan: result.plan ? planDocument(result.plan) : null,
       });
       const report = JSON.parse(text);
       expect(validateReport(report), JSON.stringify(validateReport.errors)).toBe(true);

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import validateEvent from "../../src/generated/run-events-validator.js";
 import validateExport from "../../src/generated/slurm-export-validator.js";
+import { readPlanFile } from "../../src/plan/read-plan.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
 import { gpuplan } from "../helpers/cli.js";
 import { sharedCluster } from "../helpers/slurm-cluster.js";
@@ -209,8 +210,9 @@ describe.skipIf(!cluster.ok)("exported sbatch scripts on a real cluster", () => 
         tasks.map((t) => [t.state, t.gres]),
         tasks.map((_, i) => logs(i)).join("\n"),
       ).toEqual(Array(4).fill(["COMPLETED", "gres:gpu:h100:1"]));
-      const plan = JSON.parse(readFileSync(join(dir, "plan.json"), "utf8"));
-      const seen = plan.pipelines.map((p: { name: string; steps: { uuid: string }[] }) => {
+      // Read as gpuplan reads it: a step's uuid is its pipeline GPU's unless the file says otherwise.
+      const { plan } = await readPlanFile(join(dir, "plan.json"));
+      const seen = plan!.pipelines.map((p) => {
         const [slurmGpus, visible] = readFileSync(join(dir, `${p.name}.gpu`), "utf8")
           .trim()
           .split(" ");

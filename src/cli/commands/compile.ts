@@ -10,6 +10,8 @@ import {
   type LoadedPipelineFile,
   loadPipelineFile,
 } from "../../pipeline/load-pipeline.js";
+import { PLAN_SCHEMA, planDocument, planPieces } from "../../plan/plan-text.js";
+import { isPlanSchema } from "../../plan/read-plan.js";
 import { describeStaleness } from "../../plan/staleness.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { dedupeProblems } from "../../problems/dedupe.js";
@@ -63,11 +65,75 @@ export default async function compile(file: string, options: CompileOptions): Pr
   const output = options.output === "-" ? undefined : options.output;
   const checks = options.check ?? [];
   if (output !== undefined) await refuseToOverwriteInputs(output, [file, options.inventory, ...checks]);
+  const { compiles, history } = await compileEach(file, options, output, checks);
+  const first = compiles[0]!;
+  const { result } = first;
+  if (history) writeErr(historyLines(history, result.plan, options.history!));
+  const problems = sortProblems(dedupeProblems(compiles.flatMap((c) => c.problems)));
+  const sources = [
+    ...new Map(compiles.flatMap((c) => c.result.sources).map((src) => [src.file, src])).values(),
+  ];
+  const failed = hasErrors(problems) || result.plan === undefined;
+  // Streamed a pipeline at a time: a big plan's text is never held whole (plan-text.ts).
+  if (!failed && output) await writeFileAtomic(output, planPieces(result.plan!), "plan");
+
+  const paint = await paintFor();
+  const checked = compiles.filter((c) => c.check !== undefined && c.upToDate !== undefined);
+  switch (options.format) {
+    case "json":
+      writeOut(
+        formatJson({
+          ok: !failed,
+          problems,
+          output: !failed && output ? output : null,
+          check: checked[0] ? { plan: checked[0].check!, upToDate: checked[0].upToDate! } : null,
+          ...(checks.length > 1 && {
+            checks: checked.map((c) => ({ plan: c.check!, upToDate: c.upToDate!, inventory: c.label })),
+          }),
+          // As the plan file holds it: `jq .plan` gives the plan compile would write.
+          plan: !failed && !output && checks.length === 0 ? planDocument(result.plan!) : null,
+        }),
+      );
+      break;
+    case "github":
+      writeOut(formatGithub(problems));
+      break;
+    default: {
+      if (problems.length) writeErr(formatHuman(problems, sources, paint));
+      if (!failed && !output && checks.length === 0)
+        for (const piece of planPieces(result.plan!)) writeOut(piece);
+    }
+  }
+  if (options.format !== "json") {
+    const where =
+      checks.length > 0
+        ? checked.length === checks.length && checked.every((c) => c.upToDate)
+          ? checked.length === 1
+            ? `${checked[0]!.check} is up to date`
+            : `${checked.map((c) => `${c.check} (${c.label})`).join(", ")} are up to date`
+          : undefined
+        : output
+          ? `wrote ${output}`
+          : "plan on stdout";
+    writeErr(summaryLine(result.plan, problems, failed || where === undefined, where ?? "", paint.bold));
+  }
+  return failed ? EXIT.problems : EXIT.ok;
+}
+
+/**
+ * One compile per plan checked (each against the inventory it records, unless one is named), or
+ * one for -o / stdout. The loaded pipeline file stays here: once the plans are made it is let go,
+ * before a big plan is written (docs/decisions/0015-compact-plans.md).
+ */
+async function compileEach(
+  file: string,
+  options: CompileOptions,
+  output: string | undefined,
+  checks: string[],
+): Promise<{ compiles: Compiled[]; history: History | undefined }> {
   const loaded =
     file === "-" ? checkPipelineText(STDIN_NAME, await readStdin()) : await loadPipelineFile(file);
   const fromStdin = file === "-";
-  // One compile per plan checked (each against the inventory it records, unless one is named),
-  // or one for -o / stdout.
   const history = options.history ? await readRuns(options.history, file, loaded) : undefined;
   const compiles: Compiled[] = [];
   for (const check of checks.length > 0 ? checks : [undefined]) {
@@ -95,55 +161,7 @@ export default async function compile(file: string, options: CompileOptions): Pr
     }
     compiles.push(compiled);
   }
-  const first = compiles[0]!;
-  const { result } = first;
-  if (history) writeErr(historyLines(history, result.plan, options.history!));
-  const problems = sortProblems(dedupeProblems(compiles.flatMap((c) => c.problems)));
-  const sources = [
-    ...new Map(compiles.flatMap((c) => c.result.sources).map((src) => [src.file, src])).values(),
-  ];
-  const failed = hasErrors(problems) || result.planText === undefined;
-  if (!failed && output) await writeFileAtomic(output, result.planText!, "plan");
-
-  const paint = await paintFor();
-  const checked = compiles.filter((c) => c.check !== undefined && c.upToDate !== undefined);
-  switch (options.format) {
-    case "json":
-      writeOut(
-        formatJson({
-          ok: !failed,
-          problems,
-          output: !failed && output ? output : null,
-          check: checked[0] ? { plan: checked[0].check!, upToDate: checked[0].upToDate! } : null,
-          ...(checks.length > 1 && {
-            checks: checked.map((c) => ({ plan: c.check!, upToDate: c.upToDate!, inventory: c.label })),
-          }),
-          plan: !failed && !output && checks.length === 0 ? result.plan! : null,
-        }),
-      );
-      break;
-    case "github":
-      writeOut(formatGithub(problems));
-      break;
-    default: {
-      if (problems.length) writeErr(formatHuman(problems, sources, paint));
-      if (!failed && !output && checks.length === 0) writeOut(result.planText!);
-    }
-  }
-  if (options.format !== "json") {
-    const where =
-      checks.length > 0
-        ? checked.length === checks.length && checked.every((c) => c.upToDate)
-          ? checked.length === 1
-            ? `${checked[0]!.check} is up to date`
-            : `${checked.map((c) => `${c.check} (${c.label})`).join(", ")} are up to date`
-          : undefined
-        : output
-          ? `wrote ${output}`
-          : "plan on stdout";
-    writeErr(summaryLine(result.plan, problems, failed || where === undefined, where ?? "", paint.bold));
-  }
-  return failed ? EXIT.problems : EXIT.ok;
+  return { compiles, history };
 }
 
 interface Compiled {
@@ -268,7 +286,7 @@ function checkProblem(check: string, current: string, planText: string, file: st
   if (!looksLikePlan(current)) {
     return error({
       code: "invalid-plan",
-      message: `${check} is not a gpuplan plan (schema gpuplan/plan@1), so there is nothing to check`,
+      message: `${check} is not a gpuplan plan (schema ${PLAN_SCHEMA}), so there is nothing to check`,
       hint: "--check takes a plan written by gpuplan compile -o PLAN; the pipeline file is the first argument",
       file: check,
     });
@@ -284,7 +302,7 @@ function checkProblem(check: string, current: string, planText: string, file: st
 function looksLikePlan(text: string): boolean {
   try {
     const data: unknown = JSON.parse(text);
-    return typeof data === "object" && data !== null && "schema" in data && data.schema === "gpuplan/plan@1";
+    return typeof data === "object" && data !== null && "schema" in data && isPlanSchema(data.schema);
   } catch {
     return false;
   }

@@ -6,6 +6,9 @@
 
 import { chmod, mkdir, readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { fillDefaults } from "../../plan/plan-defaults.js";
+import { PLAN_SCHEMA } from "../../plan/plan-text.js";
+import { upgradePlan } from "../../plan/upgrade-plan.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
@@ -99,7 +102,7 @@ export default async function exportPlan(planFile: string, options: ExportOption
   return failed ? EXIT.problems : EXIT.ok;
 }
 
-/** A plan file: JSON with schema gpuplan/plan@1, checked against the plan schema. */
+/** A plan file: JSON in a plan format, checked against the plan schema, its defaults filled in. */
 async function parsePlan(file: string, text: string): Promise<GpuplanPlan> {
   let data: unknown;
   try {
@@ -112,15 +115,16 @@ async function parsePlan(file: string, text: string): Promise<GpuplanPlan> {
     );
   }
   const { default: validate } = await import("../../generated/plan-validator.js");
-  if (!validate(data)) {
+  const upgraded = upgradePlan(data);
+  if (!validate(upgraded)) {
     const first = validate.errors?.[0];
     throw new UsageError(
-      `${file} is not a gpuplan plan (schema gpuplan/plan@1${first ? `: ${first.instancePath || "/"} ${first.message}` : ""})`,
+      `${file} is not a gpuplan plan (schema ${PLAN_SCHEMA}${first ? `: ${first.instancePath || "/"} ${first.message}` : ""})`,
       "invalid-plan",
       "export takes a plan: gpuplan compile PIPELINE -o plan.json",
     );
   }
-  return data as GpuplanPlan;
+  return fillDefaults(upgraded as GpuplanPlan);
 }
 
 /** The output folder may be new, empty, or (with --force) hold anything. */

@@ -7,7 +7,7 @@
 import { dirname, relative, resolve } from "node:path";
 import type { DetectInventory, Inventory } from "../../inventory/types.js";
 import { resolvePlanPath } from "../../plan/plan-paths.js";
-import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
+import { checkPlan, isPlanSchema, parsePlanText } from "../../plan/read-plan.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText, type SourceFile } from "../../source/read-source-text.js";
@@ -37,7 +37,7 @@ export async function loadRunInput(
   const data = parsed.data;
   const isPlan =
     file.endsWith(".json") ||
-    (typeof data === "object" && data !== null && (data as { schema?: unknown }).schema === "gpuplan/plan@1");
+    (typeof data === "object" && data !== null && isPlanSchema((data as { schema?: unknown }).schema));
   if (!isPlan) {
     // A pipeline file: the compiler (and the YAML parser) is loaded only for this case.
     const [{ checkPipelineText }, { compilePlan }] = await Promise.all([

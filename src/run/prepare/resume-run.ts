@@ -6,8 +6,9 @@
 import { statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, sep } from "node:path";
+import { fillDefaults } from "../../plan/plan-defaults.js";
 import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
-import { withMemoryFields } from "../../plan/upgrade-plan.js";
+import { upgradePlan } from "../../plan/upgrade-plan.js";
 import { UsageError } from "../../problems/errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
@@ -116,7 +117,10 @@ async function checkSamePlan(file: string, stored: GpuplanPlan, run: string): Pr
   let given: GpuplanPlan;
   try {
     // Read as the stored plan was: an older plan gains the same fields.
-    given = withMemoryFields(JSON.parse(await readFile(file, "utf8"))) as GpuplanPlan;
+    const upgraded = upgradePlan(JSON.parse(await readFile(file, "utf8")));
+    const { default: validatePlan } = await import("../../generated/plan-validator.js");
+    if (!validatePlan(upgraded)) return;
+    given = fillDefaults(upgraded as GpuplanPlan);
   } catch {
     return;
   }

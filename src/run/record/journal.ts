@@ -8,6 +8,7 @@
 import { constants } from "node:fs";
 import { type FileHandle, mkdir, open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { planText } from "../../plan/plan-text.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { StepStatus } from "./events.js";
 import { damagedRun, readRunFile } from "./read-run-file.js";
@@ -161,7 +162,7 @@ async function dropTornLine(handle: FileHandle): Promise<number> {
 /** Create the run directory and write the plan into it. */
 export async function createRunDir(runDir: string, plan: GpuplanPlan): Promise<void> {
   await mkdir(join(runDir, "logs"), { recursive: true });
-  await writeFile(join(runDir, "plan.json"), `${JSON.stringify(plan, null, 2)}\n`);
+  await writeFile(join(runDir, "plan.json"), planText(plan));
 }
 
 export interface JournalState {

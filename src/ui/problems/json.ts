@@ -2,7 +2,6 @@
 import type { Problem } from "../../problems/problem.js";
 import { toReportedProblem } from "../../problems/reported-problem.js";
 import type { GpuplanCompileReport } from "../../schema-types/compile-report.js";
-import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { jsonText } from "../../text/json-text.js";
 
 export interface ReportInput {
@@ -12,7 +11,8 @@ export interface ReportInput {
   check: { plan: string; upToDate: boolean } | null;
   /** Several --check plans: each, with the inventory it was checked against. */
   checks?: { plan: string; upToDate: boolean; inventory: string }[];
-  plan: GpuplanPlan | null;
+  /** The plan as its file holds it (src/plan/plan-text.ts planDocument). */
+  plan: Record<string, unknown> | null;
 }
 
 export function formatJson(input: ReportInput): string {
