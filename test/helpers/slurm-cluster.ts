@@ -8,11 +8,22 @@
  * The cluster starts lazily, when the first test file asks for it, so a run that has no Slurm
  * test pays nothing; test files running in parallel processes share it through the base folder
  * the global setup hands out (the first to `mkdir` the lock starts it, the others wait for
- * `ready.json`). The global setup's teardown stops it by pid.
+ * `ready.json`). The global setup's teardown stops it by pid; a run killed before its teardown
+ * leaves its cluster running, and the next run's setup sweeps it (sweepStaleClusters: only folders
+ * with an owner file whose process is gone, only daemons whose command line names that folder).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 
@@ -238,10 +249,21 @@ function stopPid(pid: number | undefined, graceMs: number): void {
   }
 }
 
+/** A daemon's pid from its pid file under `base`, if that process is still the daemon started there (pids are reused). */
+function daemonPid(base: string, file: string): number | undefined {
+  const pid = readPid(join(base, "run", file));
+  if (pid === undefined) return undefined;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(base) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Cancel what is left, then stop slurmd first, slurmctld, munged — each by its pid file. */
 function stopCluster(base: string): void {
   const conf = join(base, "etc/slurm.conf");
-  const slurmd = readPid(join(base, "run/slurmd.pid"));
+  const slurmd = daemonPid(base, "slurmd.pid");
   if (existsSync(conf) && slurmd !== undefined && alive(slurmd)) {
     // A failed test can leave jobs running; their slurmstepd would outlive the daemons.
     spawnSync("scancel", ["--user", String(process.getuid?.() ?? 0)], {
@@ -251,8 +273,61 @@ function stopCluster(base: string): void {
     });
   }
   stopPid(slurmd, 3000);
-  stopPid(readPid(join(base, "run/slurmctld.pid")), 3000);
-  stopPid(readPid(join(base, "run/munged.pid")), 2000);
+  stopPid(daemonPid(base, "slurmctld.pid"), 3000);
+  stopPid(daemonPid(base, "munged.pid"), 2000);
+}
+/** Who made a cluster base: the test run's process, so a later run can tell a dead run's cluster from a live one's. */
+const OWNER = "owner.json";
+
+interface Owner {
+  pid: number;
+  /** /proc/PID/stat's start time: a reused pid is not the owner. */
+  startTicks: number | null;
+}
+
+function startTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[19]);
+    return Number.isSafeInteger(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Mark `base` as this process's (the global setup's), for sweepStaleClusters. */
+export function claimClusterBase(base: string): void {
+  const owner: Owner = { pid: process.pid, startTicks: startTicks(process.pid) };
+  writeFileSync(join(base, OWNER), JSON.stringify(owner));
+}
+
+function ownerAlive(owner: Owner): boolean {
+  return alive(owner.pid) && (owner.startTicks === null || startTicks(owner.pid) === owner.startTicks);
+}
+
+/**
+ * Stop and remove the clusters earlier test runs left when they were killed before their teardown
+ * (vitest killed, a CI timeout): every `gpuplan-slurm-*` folder under `parent` with an owner file
+ * whose process is gone. A folder without an owner file is not ours to judge; a live owner's
+ * cluster is in use. Returns the folders swept.
+ */
+export function sweepStaleClusters(parent: string): string[] {
+  const swept: string[] = [];
+  for (const name of readdirSync(parent)) {
+    if (!/^gpuplan-slurm-[A-Za-z0-9]{6}$/.test(name)) continue;
+    const base = join(parent, name);
+    let owner: Owner;
+    try {
+      owner = JSON.parse(readFileSync(join(base, OWNER), "utf8")) as Owner;
+    } catch {
+      continue;
+    }
+    if (!Number.isInteger(owner.pid) || ownerAlive(owner)) continue;
+    removeClusterBase(base);
+    swept.push(base);
+  }
+  return swept;
 }
 
 /**
