@@ -17,6 +17,7 @@ import type { PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
 import type { RunCommand } from "../read-cluster.js";
 import { readStartMarker, type SubmittedArray, slurmDir } from "./run-record.js";
+import { sacctTaskStates } from "./sacct-tasks.js";
 import { isFinalState, parseSqueue, squeueArgs, type TaskState } from "./squeue-tasks.js";
 import { closeOutPipeline, type StepProgress, slurmEnding } from "./task-ending.js";
 import { createTaskEventReader } from "./task-events.js";
@@ -70,6 +71,8 @@ interface Tracked {
   eventsEnded: boolean;
   /** Polls in a row squeue did not list it (a finished job ages out after MinJobAge). */
   unlisted: number;
+  /** Its own job id, as squeue said it (the job completion log knows it by this). */
+  rawJob: string | null;
   /** The task's events from its first interrupted step on, held until Slurm says why (null: none held). */
   held: RunEvent[] | null;
   /** Its events ended and Slurm said how the task ended (or forgot it), or the follower closed it out. */
@@ -97,6 +100,7 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
         eventsEnded: false,
         held: null,
         unlisted: 0,
+        rawJob: null,
         done: false,
         finalSeenMs: null,
         progress: new Map(
@@ -124,6 +128,7 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
     } else {
       failingSince = null;
       const states = new Map(parseSqueue(out.stdout).map((s) => [`${s.job}_${s.task}`, s]));
+      for (const [name, s] of await forgottenEndings(input.slurm, tasks, states)) states.set(name, s);
       const changed = poll(input, tasks, states, reader, now);
       delay = changed ? min : Math.min(max, Math.round(delay * 1.5));
       const unshared = tasks.find(
@@ -145,6 +150,32 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
     await sleep(delay, input.signal);
   }
   return { interrupted: false };
+}
+
+/** Polls between two sacct look-ups of a task squeue forgot while sacct did not know its end either. */
+const SACCT_RETRY_POLLS = 10;
+
+/**
+ * How the tasks squeue no longer lists (MinJobAge passed) ended, from sacct (sacct-tasks.ts),
+ * for those whose end gpuplan has not seen yet; noting each task's own job id while squeue lists it.
+ */
+async function forgottenEndings(
+  slurm: RunCommand,
+  tasks: readonly Tracked[],
+  states: ReadonlyMap<string, TaskState>,
+): Promise<Map<string, TaskState>> {
+  const forgotten: Tracked[] = [];
+  for (const t of tasks) {
+    const listed = states.get(t.name);
+    if (listed?.rawJob) t.rawJob = listed.rawJob;
+    if (t.done || listed || (t.state && isFinalState(t.state.state))) continue;
+    const polls = t.unlisted + 1 - FORGOTTEN_POLLS;
+    if (polls >= 0 && polls % SACCT_RETRY_POLLS === 0) forgotten.push(t);
+  }
+  return sacctTaskStates(
+    slurm,
+    forgotten.map((t) => ({ name: t.name, rawJob: t.rawJob })),
+  );
 }
 
 /** One look at squeue's states and the tasks' files; true when anything changed. */

@@ -1,12 +1,14 @@
 /**
  * `gpuplan status RUN` for a Slurm run: each pipeline's state from its latest array task — the
  * task's own account when it wrote one (its events' run.end), else what squeue says of the task
- * (pending and why, running where, ended how), with the node and GPUs from its start marker. A
+ * (pending and why, running where, ended how; once squeue forgot it, sacct where Slurm keeps
+ * accounting), with the node and GPUs from its start marker. A
  * detached run has no follower, so this is how it is watched; `--resume` uses the same reading to
  * refuse while tasks are still queued or running.
  */
 import type { RunCommand } from "../read-cluster.js";
 import { readSlurmRecord, readStartMarker, taskEndings } from "./run-record.js";
+import { sacctTaskStates } from "./sacct-tasks.js";
 import { isFinalState, parseSqueue, squeueArgs, type TaskState } from "./squeue-tasks.js";
 
 type PipelineState = "pending" | "running" | "done" | "failed" | "interrupted" | "unknown" | "not-submitted";
@@ -43,6 +45,11 @@ export async function readSlurmRunStatus(
     if (out.status === 0) for (const s of parseSqueue(out.stdout)) states.set(`${s.job}_${s.task}`, s);
   }
   const endings = await taskEndings(runDir);
+  // Tasks squeue forgot (MinJobAge) that said nothing themselves: Slurm's accounting, where configured.
+  const forgotten = [...latest]
+    .filter(([pipeline, job]) => !states.has(job) && !endings.has(pipeline))
+    .map(([, job]) => ({ name: job, rawJob: null }));
+  if (jobs.length > 0) for (const [name, s] of await sacctTaskStates(slurm, forgotten)) states.set(name, s);
   return {
     jobs,
     pipelines: pipelines.map((pipeline): PipelineStatus => {

@@ -2,6 +2,7 @@
  * What squeue says about a run's array tasks: one line per task (`-r`), finished ones included
  * (`-t all`; they stay listed for MinJobAge after they end), in a `-O` format whose fields end in
  * `|` so that a reason with spaces cannot shift a column. `exit_code` is the raw wait status.
+ * `JobID` is each task's own job id, which Slurm's job completion log knows it by (sacct-tasks.ts).
  */
 
 export interface TaskState {
@@ -16,9 +17,11 @@ export interface TaskState {
   /** The batch script's exit status once it ended; null while it runs or when a signal ended it. */
   exitCode: number | null;
   signal: number | null;
+  /** The task's own job id (not the array's), where squeue said it. */
+  rawJob?: string;
 }
 
-const FORMAT = "JobArrayID:64|,State:32|,Reason:200|,NodeList:200|,exit_code:12|";
+const FORMAT = "JobArrayID:64|,State:32|,Reason:200|,NodeList:200|,exit_code:12|,JobID:24|";
 
 export function squeueArgs(jobs: readonly string[]): string[] {
   return ["-h", "-r", "-t", "all", "-j", jobs.join(","), "-O", FORMAT];
@@ -46,7 +49,14 @@ export function parseSqueue(text: string): TaskState[] {
   for (const line of text.split("\n")) {
     const fields = line.split("|").map((f) => f.trim());
     if (fields.length < 5) continue;
-    const [id, state, reason, node, exit] = fields as [string, string, string, string, string];
+    const [id, state, reason, node, exit, raw = ""] = fields as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string?,
+    ];
     if (!/^[A-Z_]+$/.test(state)) continue;
     const status = /^[0-9]+$/.test(exit) ? Number(exit) : null;
     const ended = isFinalState(state) && status !== null;
@@ -59,6 +69,7 @@ export function parseSqueue(text: string): TaskState[] {
         node: node === "" || node === "(null)" ? null : node,
         exitCode: ended && (status & 0x7f) === 0 ? (status >> 8) & 0xff : null,
         signal: ended && (status & 0x7f) !== 0 ? status & 0x7f : null,
+        ...(/^[0-9]+$/.test(raw) && /^[0-9]+_[0-9]+$/.test(id) && { rawJob: raw }),
       });
     }
   }

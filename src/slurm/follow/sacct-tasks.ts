@@ -1,0 +1,72 @@
+/**
+ * How tasks that squeue no longer lists ended (a finished job leaves squeue after MinJobAge, 300 s
+ * by default): Slurm's accounting (`sacct -X`, where slurmdbd is configured) knows array tasks as
+ * JOB_TASK; where it is not (`sacct` says accounting storage is disabled), the job completion log
+ * (`sacct -c`, JobCompType=jobcomp/filetxt) knows each task by its own job id only, which squeue
+ * said while it listed the task. Where neither answers, the last state squeue said stands.
+ */
+import type { RunCommand } from "../read-cluster.js";
+import type { TaskState } from "./squeue-tasks.js";
+
+const FIELDS = "JobID,State,ExitCode,NodeList";
+
+export interface ForgottenTask {
+  /** `JOB_TASK`. */
+  name: string;
+  /** The task's own job id, when squeue said it. */
+  rawJob: string | null;
+}
+
+/** The final states sacct knows of `tasks`, by `JOB_TASK`; tasks it does not know are missing. */
+export async function sacctTaskStates(
+  slurm: RunCommand,
+  tasks: readonly ForgottenTask[],
+): Promise<Map<string, TaskState>> {
+  const found = new Map<string, TaskState>();
+  if (tasks.length === 0) return found;
+  const arrays = [...new Set(tasks.map((t) => t.name.split("_")[0]!))];
+  const accounted = await slurm("sacct", ["-n", "-P", "-X", "-j", arrays.join(","), "-o", FIELDS]);
+  if (accounted.status === 0) {
+    const wanted = new Set(tasks.map((t) => t.name));
+    for (const s of parseSacct(accounted.stdout)) if (wanted.has(s.id)) found.set(s.id, s.state);
+    return found;
+  }
+  const byRaw = new Map(tasks.filter((t) => t.rawJob !== null).map((t) => [t.rawJob!, t.name]));
+  if (byRaw.size === 0) return found;
+  const completed = await slurm("sacct", ["-c", "-n", "-P", "-j", [...byRaw.keys()].join(","), "-o", FIELDS]);
+  if (completed.status !== 0) return found;
+  for (const s of parseSacct(completed.stdout)) {
+    const name = byRaw.get(s.id);
+    if (name !== undefined) found.set(name, { ...s.state, ...splitName(name) });
+  }
+  return found;
+}
+
+/** `JobID|State|ExitCode|NodeList` lines: State may say `CANCELLED by 1000`, ExitCode is `exit:signal`. */
+export function parseSacct(text: string): { id: string; state: TaskState }[] {
+  const out: { id: string; state: TaskState }[] = [];
+  for (const line of text.split("\n")) {
+    const [id = "", stateText = "", exit = "", node = ""] = line.trim().split("|");
+    const state = /^[A-Z_]+/.exec(stateText)?.[0];
+    const code = /^([0-9]+):([0-9]+)$/.exec(exit);
+    if (!/^[0-9]+(_[0-9]+)?$/.test(id) || !state || !code) continue;
+    const signal = Number(code[2]);
+    out.push({
+      id,
+      state: {
+        ...splitName(id),
+        state,
+        reason: null,
+        node: node === "" || node === "None assigned" ? null : node,
+        exitCode: signal === 0 ? Number(code[1]) : null,
+        signal: signal === 0 ? null : signal,
+      },
+    });
+  }
+  return out;
+}
+
+function splitName(name: string): { job: string; task: number } {
+  const [job = "", task = "0"] = name.split("_");
+  return { job, task: Number(task) };
+}
