@@ -100,6 +100,48 @@ describe("run report model", () => {
     expect(model.planned.map((p) => [p.start, p.end])).toContainEqual([1000, 3000]);
   });
 
+  it("puts CPU steps a GPU pipeline ran holding no slot in host lanes, never in slot lanes its GPU does not have", async () => {
+    // A pipeline gives its slot back for its CPU steps (#12 item 13): three GPU pipelines of one
+    // 2-slot GPU load on the host at once, holding nothing; one then takes a slot for its fit, the
+    // run is interrupted before the others do.
+    const plan = await planOf(PLAN.replace("n: [1, 2, 3]", "n: [1, 2, 3, 4, 5]"));
+    const byGpu = new Map<string, string[]>();
+    for (const p of plan.pipelines.filter((x) => x.gpu !== null))
+      byGpu.set(p.gpu!, [...(byGpu.get(p.gpu!) ?? []), p.name]);
+    const [gpu, names] = [...byGpu].find(([, list]) => list.length >= 3)!;
+    const [a, b, c] = names as [string, string, string];
+    const model = buildRunReport(
+      folder(
+        plan,
+        events([
+          [0, runStart([a, b, c])],
+          [1, start(a, "load", "cpu")],
+          [1, start(b, "load", "cpu")],
+          [1, start(c, "load", "cpu")],
+          [500, end(a, "load", "cpu", 499)],
+          [501, acquired(a, gpu, [0])],
+          [502, start(a, "fit", gpu)],
+          [900, end(a, "fit", gpu, 398)],
+          [901, released(a, gpu, [0])],
+          [950, end(b, "load", "cpu", 949, "interrupted")],
+          [950, end(c, "load", "cpu", 949, "interrupted")],
+          [951, runEnd(951, "interrupted", 2)],
+        ]),
+      ),
+    );
+    const maxPipelines = plan.registry.find((r) => r.gpu === gpu)!.maxPipelines;
+    expect(model.lanes.filter((l) => l.kind === "slot" && l.gpu === gpu)).toHaveLength(maxPipelines);
+    expect(model.lanes.filter((l) => l.kind === "host")).toHaveLength(3);
+    const laneOf = (p: string, step: string) =>
+      model.lanes[
+        model.bars.find(
+          (x) => model.pipelines[model.rows[x.row]!.pipeline] === p && model.rows[x.row]!.step === step,
+        )!.lane
+      ]!;
+    for (const p of [a, b, c]) expect(laneOf(p, "load")).toMatchObject({ kind: "host" });
+    expect(laneOf(a, "fit")).toMatchObject({ kind: "slot", gpu, index: 0 });
+  });
+
   it("colours what happened: retried, CPU fallback, failed, timed out, interrupted, never started", async () => {
     const plan = await planOf(PLAN);
     const g = (name: string) => plan.pipelines.find((p) => p.name === name)!.gpu!;
