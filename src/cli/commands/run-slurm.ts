@@ -39,7 +39,9 @@ export async function runOnSlurmCommand(
   prepared: PreparedRun,
 ): Promise<number> {
   const flags = parseSlurmFlags(options);
-  if (options.requeue) flags.sbatchArgs = [...(flags.sbatchArgs ?? []), "--requeue"];
+  // Slurm requeues a task whose node failed unless told not to (JobRequeue=1 is its default): the
+  // follower must know which, so the scripts say it either way; --sbatch-arg comes after and wins.
+  flags.sbatchArgs = [options.requeue ? "--requeue" : "--no-requeue", ...(flags.sbatchArgs ?? [])];
   const { plan } = prepared;
   const cwd = process.cwd();
   const { node, problems: nodeProblems } = await loadNodeShape(plan, file, options.inventory, cwd);

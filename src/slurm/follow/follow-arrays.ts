@@ -79,6 +79,8 @@ interface Tracked {
   done: boolean;
   finalSeenMs: number | null;
   progress: Map<string, StepProgress>;
+  /** Steps whose end this follow saw ok (a requeued run of the task skips them again). */
+  endedOk: Set<string>;
 }
 
 export async function followArrays(input: FollowInput): Promise<FollowResult> {
@@ -103,6 +105,7 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
         rawJob: null,
         done: false,
         finalSeenMs: null,
+        endedOk: new Set(),
         progress: new Map(
           pipeline.steps
             .filter((st) => input.completed?.has(stepKey(name, st.id)))
@@ -219,7 +222,20 @@ function poll(
         );
       }
     }
-    const { events, ended } = reader.read(t.name, join(slurmDir(input.runDir), "events", `${t.name}.jsonl`));
+    // Requeued (--requeue, its node failed): Slurm runs the task again, which records on in the same
+    // files; what the killed run said stands as it said it (its interrupted step counts for nothing).
+    if (input.requeue && t.eventsEnded && state?.state === "PENDING") {
+      batch.push(...(t.held ?? []));
+      t.held = null;
+      t.eventsEnded = false;
+      t.finalSeenMs = null;
+    }
+    const read = reader.read(t.name, join(slurmDir(input.runDir), "events", `${t.name}.jsonl`));
+    const { ended } = read;
+    // A requeued run skips the steps its killed run finished ("completed"): they were counted once.
+    const events = read.events.filter(
+      (e) => !(e.event === "gpu.step.skip" && e.cause === "completed" && t.endedOk.has(e.step)),
+    );
     if (events.length > 0) changed = true;
     for (const e of events) track(t, e);
     // Steps the task's gpuplan saw interrupted were stopped by Slurm (scancel, time limit,
@@ -299,6 +315,7 @@ function track(t: Tracked, e: RunEvent): void {
     });
   else if (e.event === "gpu.step.end" || e.event === "gpu.step.skip")
     t.progress.set(e.step, { phase: "settled" });
+  if (e.event === "gpu.step.end" && e.status === "ok") t.endedOk.add(e.step);
 }
 
 /** Slurm's stderr file of the task, as the script names it (`logs/JOBNAME-JOB_TASK.err`). */
