@@ -6,9 +6,13 @@
 // Targets: small ≤ 1.8×, large ≤ 15×, makespan ≤ 1.05× lower bound; with warnings on 10% of the
 // pipelines ≤ 1.3× the clean compile's time and peak RSS; 100,000 problems located in < 3 s; then
 // the mixed-VRAM workloads (bench/mixed-vram.mjs): makespan ≤ 1.05× the lower bound, 0 violations.
-// `--mixed-only` runs only those; `--base BIN` compiles them with another build too (e.g. main's).
+// Then the big plan (planSizeWorkload): 20,000 × 10 steps written to a file at ≤ 500 bytes per step
+// with compile's peak RSS ≤ 600 MB, and the small compile no slower than --base's (≤ 1.05×).
+// `--mixed-only` runs only the mixed workloads, `--size-only` only the big plan; `--base BIN` (e.g. /work/main/bin/gpuplan.js) also
+// runs another build, interleaved with this one, for the big plan, the small compile and the mixed
+// workloads.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { baseline, fmt, ratio, timeCommand } from "./measure.mjs";
@@ -52,14 +56,19 @@ writeFileSync(
   "gpus:\n  - { name: NVIDIA H100 80GB HBM3, memory: 80GiB, count: 64, compute_capability: '9.0' }\ncpu: { threads: 256, memory: 2TiB }\n",
 );
 const baseAt = process.argv.indexOf("--base");
+const small = new URL("../examples/cell-painting.yaml", import.meta.url).pathname;
 const mixed = () =>
   mixedVramWorkloads({ bin, dir, inventory, base: baseAt > 0 ? process.argv[baseAt + 1] : undefined });
+if (process.argv.includes("--size-only")) {
+  const met = planSizeWorkload();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(met ? 0 : 1);
+}
 if (process.argv.includes("--mixed-only")) {
   const met = mixed();
   rmSync(dir, { recursive: true, force: true });
   process.exit(met ? 0 : 1);
 }
-const small = new URL("../examples/cell-painting.yaml", import.meta.url).pathname;
 const f200 = join(dir, "p200.yaml");
 const f2000 = join(dir, "p2000.yaml");
 writeFileSync(f200, pipelineFile(200));
@@ -99,11 +108,105 @@ for (const r of rows)
   process.stdout.write(`${r[0].padEnd(42)} ${r[1].padStart(9)} ${r[2].padStart(8)}  ${r[3]}\n`);
 const ok = smallRun.median / base.median <= 1.8 && run2000.median / base.median <= 15 && quality <= 1.05;
 const warningsOk = warningsWorkload();
+const sizeOk = planSizeWorkload();
 const mixedOk = mixed();
 rmSync(dir, { recursive: true, force: true });
 process.stdout.write(
-  ok && warningsOk && mixedOk ? "bench:compile: all targets met\n" : "bench:compile: a target was missed\n",
+  ok && warningsOk && sizeOk && mixedOk
+    ? "bench:compile: all targets met\n"
+    : "bench:compile: a target was missed\n",
 );
+
+/** Peak RSS (getrusage, MB), wall time and exit status of one `node --import peak-rss.mjs BIN ARGS`. */
+function measured(binary, args) {
+  const rssFile = join(dir, "rss");
+  const start = process.hrtime.bigint();
+  const r = spawnSync(
+    process.execPath,
+    ["--import", new URL("./peak-rss.mjs", import.meta.url).href, binary, ...args],
+    {
+      env: { ...process.env, GPUPLAN_BENCH_RSS_FILE: rssFile },
+      stdio: ["ignore", "ignore", "pipe"],
+      maxBuffer: 1 << 30,
+    },
+  );
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  const mb = JSON.parse(readFileSync(rssFile, "utf8")).maxRSS / 1024;
+  rmSync(rssFile);
+  if (r.status !== 0)
+    throw new Error(`${binary} ${args.join(" ")}: exit ${r.status}\n${String(r.stderr).slice(-2000)}`);
+  return { ms, mb };
+}
+
+/**
+ * The big plan (#17 target 4): 20,000 × 10 steps compiled to a file, 3 times — plan bytes per
+ * step and compile's peak RSS (medians). With --base, that build's figures beside them, measured
+ * interleaved, and the small compile's time against it (#17 target 5: not slower).
+ */
+function planSizeWorkload() {
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const other = baseAt > 0 ? process.argv[baseAt + 1] : undefined;
+  seed = 42;
+  const file = join(dir, "size-20000.yaml");
+  writeFileSync(file, pipelineFile(20000));
+  const steps = 20000 * 10;
+  const builds = [["this build", bin], ...(other ? [["base", other]] : [])];
+  const runs = new Map(builds.map(([name]) => [name, []]));
+  const bytes = new Map();
+  for (let i = 0; i < 3; i++) {
+    for (const [name, binary] of builds) {
+      const out = join(dir, `size-${name === "base" ? "base" : "this"}.json`);
+      runs.get(name).push(measured(binary, ["compile", file, "--inventory", inventory, "-o", out]));
+      bytes.set(name, statSync(out).size);
+      rmSync(out);
+    }
+  }
+  const rows = [];
+  const perStep = bytes.get("this build") / steps;
+  const rss = median(runs.get("this build").map((r) => r.mb));
+  let ok = perStep <= 500 && rss <= 600;
+  rows.push(
+    ["plan 20,000 × 10: bytes per step", "", perStep.toFixed(0), "≤ 500"],
+    [
+      "plan 20,000 × 10: compile peak RSS",
+      fmt(median(runs.get("this build").map((r) => r.ms))),
+      `${rss.toFixed(0)} MB`,
+      "≤ 600 MB",
+    ],
+  );
+  if (other) {
+    const baseRss = median(runs.get("base").map((r) => r.mb));
+    rows.push(
+      ["  base: bytes per step", "", (bytes.get("base") / steps).toFixed(0), ""],
+      [
+        "  base: compile peak RSS",
+        fmt(median(runs.get("base").map((r) => r.ms))),
+        `${baseRss.toFixed(0)} MB`,
+        "",
+      ],
+      ["  plan size ÷ base", "", ratio(bytes.get("this build"), bytes.get("base")), ""],
+      ["  peak RSS ÷ base", "", ratio(rss, baseRss), ""],
+    );
+    // The small compile, this build and base alternating, 11 runs each.
+    const mine = [];
+    const theirs = [];
+    for (let i = 0; i < 11; i++) {
+      mine.push(timeCommand([bin, "compile", small, "--target", "dgx-h100"], { runs: 1 }).median);
+      theirs.push(timeCommand([other, "compile", small, "--target", "dgx-h100"], { runs: 1 }).median);
+    }
+    const slower = median(mine) / median(theirs);
+    ok &&= slower <= 1.05;
+    rows.push([
+      "compile small ÷ base (interleaved)",
+      fmt(median(mine)),
+      ratio(median(mine), median(theirs)),
+      "≤ 1.05×",
+    ]);
+  }
+  for (const r of rows)
+    process.stdout.write(`${r[0].padEnd(42)} ${r[1].padStart(9)} ${r[2].padStart(8)}  ${r[3]}\n`);
+  return ok;
+}
 
 /**
  * Problems cost what they say, not a second parse of the file: the same 2,000- and 20,000-pipeline

@@ -78,8 +78,9 @@ function judge(plan) {
     makespan = Math.max(makespan, end);
     longest = Math.max(longest, p.estimateMs);
     work += p.estimateMs;
+    // Format 2 leaves out what its x-default says (schemas/plan.schema.json): gpus is [gpu].
     const reserve = p.reservationBytes ?? p.peakVramBytes;
-    for (const g of p.gpus) {
+    for (const g of p.gpus ?? (p.gpu === null ? [] : [p.gpu])) {
       gpuWork += p.estimateMs;
       area += p.estimateMs * p.peakVramBytes;
       events.get(g).push([start, reserve, 1], [end, -reserve, -1]);

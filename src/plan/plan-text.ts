@@ -12,6 +12,10 @@ import { compactPipeline, gpuFacts, leaveOutDefaults } from "./plan-defaults.js"
 /** The plan format gpuplan writes. */
 export const PLAN_SCHEMA = "gpuplan/plan@2";
 
+/** Whether a `schema` value names a plan format, this gpuplan's or any other. */
+export const isPlanSchema = (schema: unknown): boolean =>
+  typeof schema === "string" && /^gpuplan\/plan@\d+$/.test(schema);
+
 /** About how much text a piece holds before it goes out. */
 const PIECE = 1 << 16;
 

@@ -14,6 +14,7 @@ import { VERSION } from "../version.js";
 const PLAN_FORMAT = 2;
 
 import { fillDefaults } from "./plan-defaults.js";
+import { isPlanSchema } from "./plan-text.js";
 import { upgradePlan } from "./upgrade-plan.js";
 
 export type PlanCheck =
@@ -79,17 +80,13 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Whether a `schema` value names a plan format, this gpuplan's or any other. */
-export const isPlanSchema = (schema: unknown): boolean =>
-  typeof schema === "string" && /^gpuplan\/plan@\d+$/.test(schema);
-
 const writtenBy = (data: unknown): string | undefined =>
   isRecord(data) && typeof data.gpuplanVersion === "string" ? data.gpuplanVersion : undefined;
 
 /** A plan in a format this gpuplan does not know yet (gpuplan/plan@2 and later). */
 function newerFormat(data: unknown, file: string): Problem | undefined {
-  if (!isRecord(data) || typeof data.schema !== "string") return undefined;
-  const m = /^gpuplan\/plan@(\d+)$/.exec(data.schema);
+  if (!isRecord(data) || !isPlanSchema(data.schema)) return undefined;
+  const m = /^gpuplan\/plan@(\d+)$/.exec(String(data.schema));
   if (!m || Number(m[1]) <= PLAN_FORMAT) return undefined;
   const writer = writtenBy(data);
   return error({

@@ -146,8 +146,11 @@ async function writeStream(path: string, text: Content): Promise<void> {
  */
 function writePieces(fd: number, text: Content): void {
   for (const piece of piecesOf(text)) {
+    // A regular file takes a whole piece in one write(2); should it not, the rest goes as bytes.
+    const written = writeSync(fd, piece);
+    if (written === Buffer.byteLength(piece)) continue;
     const bytes = Buffer.from(piece, "utf8");
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+    for (let done = written; done < bytes.length; ) done += writeSync(fd, bytes, done);
   }
 }
 

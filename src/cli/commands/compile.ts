@@ -10,8 +10,7 @@ import {
   type LoadedPipelineFile,
   loadPipelineFile,
 } from "../../pipeline/load-pipeline.js";
-import { PLAN_SCHEMA, planDocument, planPieces } from "../../plan/plan-text.js";
-import { isPlanSchema } from "../../plan/read-plan.js";
+import { isPlanSchema, PLAN_SCHEMA, planDocument, planPieces } from "../../plan/plan-text.js";
 import { describeStaleness } from "../../plan/staleness.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { dedupeProblems } from "../../problems/dedupe.js";
@@ -24,6 +23,7 @@ import { formatGithub } from "../../ui/problems/github.js";
 import { countLine, formatHuman } from "../../ui/problems/human.js";
 import { formatJson } from "../../ui/problems/json.js";
 import { formatDuration } from "../../units/duration.js";
+import { BIG_INPUT_CHARS, collectGarbage } from "../collect-garbage.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
@@ -65,7 +65,9 @@ export default async function compile(file: string, options: CompileOptions): Pr
   const output = options.output === "-" ? undefined : options.output;
   const checks = options.check ?? [];
   if (output !== undefined) await refuseToOverwriteInputs(output, [file, options.inventory, ...checks]);
-  const { compiles, history } = await compileEach(file, options, output, checks);
+  const { compiles, history, big } = await compileEach(file, options, output, checks);
+  // The pipeline file and its expansion are garbage now; only the plans are live.
+  if (big) await collectGarbage();
   const first = compiles[0]!;
   const { result } = first;
   if (history) writeErr(historyLines(history, result.plan, options.history!));
@@ -130,9 +132,12 @@ async function compileEach(
   options: CompileOptions,
   output: string | undefined,
   checks: string[],
-): Promise<{ compiles: Compiled[]; history: History | undefined }> {
+): Promise<{ compiles: Compiled[]; history: History | undefined; big: boolean }> {
   const loaded =
     file === "-" ? checkPipelineText(STDIN_NAME, await readStdin()) : await loadPipelineFile(file);
+  // A big file leaves its parsed document behind: collect it before the plans are made.
+  const big = loaded.source.text.length > BIG_INPUT_CHARS;
+  if (big) await collectGarbage();
   const fromStdin = file === "-";
   const history = options.history ? await readRuns(options.history, file, loaded) : undefined;
   const compiles: Compiled[] = [];
@@ -161,7 +166,7 @@ async function compileEach(
     }
     compiles.push(compiled);
   }
-  return { compiles, history };
+  return { compiles, history, big };
 }
 
 interface Compiled {

@@ -7,7 +7,8 @@
 import { dirname, relative, resolve } from "node:path";
 import type { DetectInventory, Inventory } from "../../inventory/types.js";
 import { resolvePlanPath } from "../../plan/plan-paths.js";
-import { checkPlan, isPlanSchema, parsePlanText } from "../../plan/read-plan.js";
+import { isPlanSchema } from "../../plan/plan-text.js";
+import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText, type SourceFile } from "../../source/read-source-text.js";
