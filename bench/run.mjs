@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { childrenCpuMs } from "./measure.mjs";
 
 const root = join(fileURLToPath(import.meta.url), "../..");
 const steps = Number(process.argv[2] ?? 500);
@@ -106,7 +107,7 @@ try {
     });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
     const cpuAfter = childrenCpuMs();
-    lastCpuMs = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+    lastCpuMs = Number.isNaN(cpuAfter - cpuBefore) ? null : cpuAfter - cpuBefore;
     if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
     return ms;
   };
@@ -204,18 +205,6 @@ try {
 } finally {
   if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
   else console.log(`kept ${dir}`);
-}
-
-/** CPU milliseconds of this process's reaped children so far (/proc/self/stat cutime + cstime), or null. */
-function childrenCpuMs() {
-  try {
-    const stat = readFileSync("/proc/self/stat", "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // Fields 16 and 17 (1-based, counted from the pid): cutime and cstime, in clock ticks (USER_HZ 100).
-    return (Number(fields[13]) + Number(fields[14])) * 10;
-  } catch {
-    return null;
-  }
 }
 
 function compile(cwd, extra, env) {

@@ -8,7 +8,8 @@
 // gpuplan alike and hides what gpuplan itself costs. So every command is timed with the variable
 // as it is and with it unset, and both views are printed; the targets apply to the unset view:
 // --version ≤ 1.3×, compile ≤ 2.0×, run --dry-run ≤ 2.0×, detect --json ≤ 2.5×.
-// BENCH_RUNS sets the rounds (default 21; this machine is shared, so more is steadier).
+// BENCH_RUNS sets the rounds (default 21; this machine is shared, so more is steadier). A CPU-time
+// view follows (user + system, mean per round), which others' load moves far less than wall time.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -89,11 +90,14 @@ const commands = views.flatMap((view) => [
   ...cases.map((c) => ({ view, case: c, args: c.args, env: { ...c.env, ...view.env } })),
 ]);
 const samples = commands.map(() => []);
+const cpuTotals = commands.map(() => 0);
 for (let round = 0; round < runs; round++) {
   commands.forEach((c, i) => {
     const env = { ...process.env, ...c.env };
     for (const [k, v] of Object.entries(c.env)) if (v === undefined) delete env[k];
-    samples[i].push(timeCommand(c.args, { runs: 1, env }).median);
+    const t = timeCommand(c.args, { runs: 1, env });
+    samples[i].push(t.median);
+    cpuTotals[i] += t.cpuMs;
   });
 }
 rmSync(dir, { recursive: true, force: true });
@@ -112,6 +116,22 @@ for (const view of views) {
     const verdict = !checked ? "" : r <= c.target ? `  ≤ ${c.target}× ok` : `  > ${c.target}× MISSED`;
     if (checked && r > c.target) failed = true;
     console.log(`  ${c.name.padEnd(56)} ${fmt(t).padStart(7)}  ${r.toFixed(2)}×${verdict}`);
+  }
+}
+// CPU time (user + system of each command and its children, the probe child included), as a
+// mean over the rounds: other people's load on this machine moves it far less than the wall time.
+// For reading progress; the targets are the wall ratios above.
+{
+  const view = views[views.length - 1];
+  const cpuOf = (pred) => cpuTotals[commands.findIndex((c) => c.view === view && pred(c))] / runs;
+  const base = cpuOf((c) => c.baseline);
+  if (!Number.isNaN(base)) {
+    console.log(`\nCPU time, ${view.name} (mean of ${runs} rounds, user + system):`);
+    console.log(`  ${"node -e 0".padEnd(56)} ${fmt(base).padStart(7)}  1.00×`);
+    for (const c of cases) {
+      const t = cpuOf((c2) => c2.case === c);
+      console.log(`  ${c.name.padEnd(56)} ${fmt(t).padStart(7)}  ${(t / base).toFixed(2)}×`);
+    }
   }
 }
 if (!caSet) console.log("\n(NODE_EXTRA_CA_CERTS is not set here: one view.)");
