@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import validateSlurmExport from "../../src/generated/slurm-export-validator.js";
 import { gpuplan, loadedModules } from "../helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-export-cli-"));
@@ -122,6 +123,29 @@ describe("gpuplan export --to slurm", () => {
     const s = run(["export", "not-plan.json", "--to", "slurm", "-o", "nope"]);
     expect(s.exitCode).toBe(2);
     expect(s.stderr).toContain("is not a gpuplan plan");
+  });
+
+  it("a later plan format or a hand edit that breaks the plan: refused as run refuses it, located, nothing written", () => {
+    const text = readFileSync(join(dir, "plan.json"), "utf8");
+    writeFileSync(join(dir, "later.json"), text.replace("gpuplan/plan@2", "gpuplan/plan@3"));
+    const later = run(["export", "later.json", "--to", "slurm", "-o", "later-out"]);
+    expect(later.exitCode, later.stderr).toBe(1);
+    expect(later.stderr).toMatch(
+      /^later\.json:2:13 +error +later\.json is in plan format gpuplan\/plan@3.*\[plan-too-new\]/,
+    );
+    expect(later.stderr).toContain("gpuplan export: nothing written");
+    const plan = JSON.parse(text);
+    plan.pipelines[1].name = plan.pipelines[0].name;
+    writeFileSync(join(dir, "twice.json"), JSON.stringify(plan, null, 2));
+    const twice = run(["export", "twice.json", "--to", "slurm", "-o", "twice-out", "--json"]);
+    expect(twice.exitCode, twice.stderr).toBe(1);
+    const report = JSON.parse(twice.stdout);
+    expect(validateSlurmExport(report), JSON.stringify(validateSlurmExport.errors)).toBe(true);
+    expect(report).toMatchObject({ ok: false, submit: null, arrays: [] });
+    expect(report.problems).toMatchObject([
+      { code: "plan-inconsistent", pointer: "/pipelines/1/name", line: expect.any(Number) },
+    ]);
+    expect(existsSync(join(dir, "later-out")) || existsSync(join(dir, "twice-out"))).toBe(false);
   });
 
   it("hostile executor settings in a hand-edited plan, or a folder with a space: exit 1, nothing written", () => {

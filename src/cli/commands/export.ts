@@ -6,8 +6,8 @@
 
 import { chmod, mkdir, readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { fillDefaults } from "../../plan/plan-defaults.js";
 import { PLAN_SCHEMA } from "../../plan/plan-text.js";
+import { checkPlan, type PlanCheck } from "../../plan/read-plan.js";
 import { upgradePlan } from "../../plan/upgrade-plan.js";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
@@ -15,11 +15,11 @@ import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import { toReportedProblem } from "../../problems/reported-problem.js";
-import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { GpuplanSlurmExport } from "../../schema-types/slurm-export.js";
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { exportPlanToSlurm } from "../../slurm/export-plan.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
+import type { SourceFile } from "../../source/source-file.js";
 import { jsonText } from "../../text/json-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmExport } from "../../ui/slurm-export.js";
@@ -47,7 +47,13 @@ export default async function exportPlan(planFile: string, options: ExportOption
   const text = await readFile(planFile, "utf8").catch((e: unknown) => {
     throw fileError(e, planFile, "read", "plan");
   });
-  const plan = await parsePlan(planFile, text);
+  const read = await parsePlan(planFile, text);
+  // A later plan format or a hand edit that breaks the plan: refused, located, as run refuses it.
+  if (!read.plan) {
+    const { locateProblems } = await import("../../source/locate.js");
+    return refuse(planFile, options, locateProblems(read.problems, [read.source]), read.source);
+  }
+  const { plan } = read;
   const cwd = process.cwd();
   const outDir = resolve(cwd, options.output);
   await checkFolder(outDir, options.force ?? false);
@@ -102,8 +108,12 @@ export default async function exportPlan(planFile: string, options: ExportOption
   return failed ? EXIT.problems : EXIT.ok;
 }
 
-/** A plan file: JSON in a plan format, checked against the plan schema, its defaults filled in. */
-async function parsePlan(file: string, text: string): Promise<GpuplanPlan> {
+/**
+ * A plan file read as run reads it (read-plan.ts): JSON in a plan format this gpuplan knows,
+ * checked against the plan schema and the plan's invariants, its defaults filled in. Not JSON or
+ * not a plan is a usage error; a later format or a broken hand edit comes back as located problems.
+ */
+async function parsePlan(file: string, text: string): Promise<PlanCheck> {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -114,17 +124,44 @@ async function parsePlan(file: string, text: string): Promise<GpuplanPlan> {
       "export takes a plan: gpuplan compile PIPELINE -o plan.json",
     );
   }
+  const checked = await checkPlan({ source: { file, text }, data, problems: [] });
+  if (
+    checked.plan ||
+    checked.problems.some((p) => p.code !== "invalid-plan" && !p.code.startsWith("schema-"))
+  )
+    return checked;
   const { default: validate } = await import("../../generated/plan-validator.js");
-  const upgraded = upgradePlan(data);
-  if (!validate(upgraded)) {
-    const first = validate.errors?.[0];
-    throw new UsageError(
-      `${file} is not a gpuplan plan (schema ${PLAN_SCHEMA}${first ? `: ${first.instancePath || "/"} ${first.message}` : ""})`,
-      "invalid-plan",
-      "export takes a plan: gpuplan compile PIPELINE -o plan.json",
-    );
+  const first = validate(upgradePlan(data)) ? undefined : validate.errors?.[0];
+  throw new UsageError(
+    `${file} is not a gpuplan plan (schema ${PLAN_SCHEMA}${first ? `: ${first.instancePath || "/"} ${first.message}` : ""})`,
+    "invalid-plan",
+    "export takes a plan: gpuplan compile PIPELINE -o plan.json",
+  );
+}
+
+/** Nothing written: the plan's problems, printed as the export's are (exit 1). */
+async function refuse(
+  planFile: string,
+  options: ExportOptions,
+  problems: Problem[],
+  source: SourceFile,
+): Promise<number> {
+  if (options.json) {
+    const report: GpuplanSlurmExport = {
+      schema: "gpuplan/slurm-export@1",
+      ok: false,
+      plan: planFile,
+      outputDir: resolve(process.cwd(), options.output),
+      nodeType: null,
+      submit: null,
+      arrays: [],
+      problems: problems.map(toReportedProblem),
+    };
+    writeOut(`${jsonText(report, 2)}\n`);
   }
-  return fillDefaults(upgraded as GpuplanPlan);
+  writeErr(formatHuman(problems, [source], await paintFor()));
+  writeErr("gpuplan export: nothing written\n");
+  return EXIT.problems;
 }
 
 /** The output folder may be new, empty, or (with --force) hold anything. */
