@@ -66,12 +66,16 @@ function machine() {
   return { cwd, env };
 }
 
-function start(cwd: string, env: NodeJS.ProcessEnv, plan: string) {
-  const child = spawn(process.execPath, [join(ROOT, "bin/gpuplan.js"), "run", plan, "--ui", "plain"], {
-    cwd,
-    env: { ...env, NO_COLOR: "1" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+function start(cwd: string, env: NodeJS.ProcessEnv, plan: string, ...args: string[]) {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "bin/gpuplan.js"), "run", plan, "--ui", "plain", ...args],
+    {
+      cwd,
+      env: { ...env, NO_COLOR: "1" },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr.on("data", (d) => {
     stderr += String(d);
@@ -138,6 +142,37 @@ describe.skipIf(!fakeLibsBuilt)("a pipeline between GPU steps", () => {
     const released = events.filter((e) => e.event === "gpu.lock.released" && e.pipeline === "a");
     expect(acquired.map((e) => e.gpu)).toEqual(["cuda:0", "cuda:0"]);
     expect(released).toHaveLength(2);
+  }, 60_000);
+
+  it("a slot wait past --lock-timeout when a GPU step takes the slot again is that step's, not the pipeline's first", async () => {
+    const { cwd, env } = machine();
+    writeFileSync(
+      join(cwd, "hold.yaml"),
+      planText(
+        "hold",
+        `      - { id: g, run: [node, record.mjs, hold-g, "8000"], memory: torch, vram: 4GiB }\n`,
+      ),
+    );
+    expect(gpuplan(["compile", "hold.yaml", "-o", "hold.json"], { cwd, env }).exitCode).toBe(0);
+    const a = start(cwd, env, "a.json", "--lock-timeout", "500ms");
+    children.push(a.child);
+    await until(() => at(records(cwd), "a-c", "enter") !== undefined, 20_000);
+    // Another process takes the slot during A's CPU step and keeps it past A's --lock-timeout.
+    const hold = start(cwd, env, "hold.json");
+    children.push(hold.child);
+    await until(() => at(records(cwd), "hold-g", "enter") !== undefined, 20_000);
+    const ra = await a.done;
+    hold.child.kill("SIGINT");
+    await hold.done;
+    expect(ra.code, ra.stderr).toBe(1);
+    const events = readFileSync(join(cwd, ".gpuplan/runs", runOf(cwd, "a"), "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { event: string; step: string | null; status?: string });
+    const ends = events.filter((e) => e.event === "gpu.step.end").map((e) => `${e.step} ${e.status}`);
+    expect(ends).toEqual(["g1 ok", "c ok", "g2 lock-timeout"]);
+    expect(events.filter((e) => e.event === "gpu.step.skip")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ event: "run.end", ok: 2, failed: 1, skipped: 0 });
   }, 60_000);
 });
 

@@ -38,8 +38,12 @@ export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipelin
   // end), before a CPU step in any case, and at the end whatever happened.
   const slots = new PipelineSlots(ctx, pipeline, holder);
   const giveSlotsBack = () => slots.giveBack();
+  // The step whose slots are being taken: a GPU step after a CPU step takes them again, so a
+  // slot wait past --lock-timeout is this step's, not the pipeline's first.
+  let at = 0;
   try {
     for (let i = 0; i < todo.length; i++) {
+      at = i;
       const step = todo[i]!;
       if (ctx.stop.aborted) return;
       if (runsOnGpu(step)) await slots.takeWithPermit(permit);
@@ -78,11 +82,11 @@ export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipelin
     if (e instanceof GpuBusyError) {
       ctx.stopForBusyGpu(e);
     } else if (e instanceof LockTimeoutError) {
-      const [first, ...rest] = todo;
+      const [waiting, ...rest] = todo.slice(at);
       reportLockTimeout(
         ctx,
         pipeline.name,
-        first!.id,
+        waiting!.id,
         e.gpu,
         e.waitedMs,
         `waited ${e.waitedMs} ms for a slot of ${e.gpu}${describeHolders(e.holders)}; raise --lock-timeout or see gpuplan locks`,
