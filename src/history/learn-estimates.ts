@@ -10,7 +10,8 @@ import type { ResolvedPipeline, ResolvedStep } from "../pipeline/model.js";
 import { type Problem, warning } from "../problems/problem.js";
 import type { LearnedValues } from "../schema-types/plan.js";
 import { formatDuration } from "../units/duration.js";
-import { type History, type StepSamples, stepKey } from "./read-history.js";
+import type { History, StepSamples } from "./read-history.js";
+import { stepKey } from "./step-key.js";
 
 /** The share added to a measured VRAM peak: allocators round up and inputs vary between runs. */
 export const VRAM_HEADROOM = 0.1;

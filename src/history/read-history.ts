@@ -10,6 +10,7 @@ import { basename, join, resolve } from "node:path";
 import { error, type Problem, warning } from "../problems/problem.js";
 import { findRunDir, listRunIds, type RunFolder, readRunFolder } from "../report/run-folder.js";
 import { RUNS_DIR } from "../run/record/journal.js";
+import { stepKey } from "./step-key.js";
 
 /** How many of the newest runs of the pipeline file `--history auto` learns from. */
 const AUTO_RUNS = 5;
@@ -35,8 +36,6 @@ export interface History {
   notes: string[];
   problems: Problem[];
 }
-
-export const stepKey = (template: string, step: string): string => `${template}\u0000${step}`;
 
 /**
  * Read the runs `refs` names (`["auto"]`: the newest AUTO_RUNS runs of `pipelineFile`), keeping

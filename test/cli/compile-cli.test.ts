@@ -308,6 +308,34 @@ describe("start-up stays lean", () => {
   });
 });
 
+describe("compile without --history", () => {
+  // learn-estimates.ts needs only stepKey (src/history/step-key.ts); the history reader, and the
+  // run-folder and journal readers it brings, load only for --history
+  // (docs/decisions/0017-compile-without-history-code.md).
+  const HISTORY_CODE = /\bfunction (readHistory|readRunFolder|readJournal)\(/;
+  const historyCode = (modules: string[]) =>
+    modules
+      .map((m) => m.replace(/^(esm|cjs) file:\/\//, ""))
+      .filter((f) => HISTORY_CODE.test(readFileSync(f, "utf8")))
+      .map((f) => basename(f));
+
+  it("loads none of the run-history readers", () => {
+    const { result, modules } = loadedModules(["compile", EXAMPLE, "--target", "dgx-h100"], "dist/bundle/");
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(modules.length).toBeGreaterThan(10);
+    expect(historyCode(modules)).toEqual([]);
+  });
+
+  it("loads them with --history (control: the check finds them where they are)", () => {
+    const { result, modules } = loadedModules(
+      ["compile", EXAMPLE, "--target", "dgx-h100", "--history", "20990101T000000Z-ffffff"],
+      "dist/bundle/",
+    );
+    expect(hasCrashed(result)).toBe(false);
+    expect(historyCode(modules).length).toBeGreaterThan(0);
+  });
+});
+
 describe("paths", () => {
   it("the example pipeline files exist where the tests expect them", () => {
     expect(existsSync(EXAMPLE)).toBe(true);
