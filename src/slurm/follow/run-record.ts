@@ -12,6 +12,8 @@ import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
+import { UsageError } from "../../problems/errors.js";
+import { fileError } from "../../problems/file-errors.js";
 
 export interface SubmittedArray {
   job: string;
@@ -39,12 +41,48 @@ export async function makeSlurmDirs(runDir: string): Promise<void> {
     await mkdir(join(slurmDir(runDir), d), { recursive: true });
 }
 
+/**
+ * The run's submitted arrays (none before the first submission). A record that is not the one
+ * gpuplan wrote (a hand edit, a damaged disk) is said to be damaged, naming the file: squeue,
+ * status and --resume cannot know the run's jobs without it.
+ */
 export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
+  const file = jobsFile(runDir);
+  let text: string;
   try {
-    return JSON.parse(await readFile(jobsFile(runDir), "utf8")) as SlurmRunRecord;
-  } catch {
-    return { schema: "gpuplan/slurm-run@1", arrays: [] };
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { schema: "gpuplan/slurm-run@1", arrays: [] };
+    throw fileError(e, file, "read", "file");
   }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = undefined;
+  }
+  if (!isSlurmRecord(data))
+    throw new UsageError(
+      `${file} is damaged: it is not the list of the run's Slurm job arrays gpuplan wrote`,
+      "damaged-run",
+      "restore the file (each array's job id, script and pipelines), or start a new run",
+    );
+  return data;
+}
+
+const isStrings = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === "string");
+
+function isSlurmRecord(data: unknown): data is SlurmRunRecord {
+  if (typeof data !== "object" || data === null || !("arrays" in data) || !Array.isArray(data.arrays))
+    return false;
+  return data.arrays.every(
+    (a: unknown) =>
+      typeof a === "object" &&
+      a !== null &&
+      typeof (a as SubmittedArray).job === "string" &&
+      typeof (a as SubmittedArray).script === "string" &&
+      isStrings((a as SubmittedArray).pipelines),
+  );
 }
 
 export async function recordArrays(runDir: string, arrays: readonly SubmittedArray[]): Promise<void> {

@@ -1,0 +1,57 @@
+// A Slurm run's record of its submitted arrays (slurm/jobs.json) that is not what gpuplan wrote —
+// a hand edit, a damaged disk — is said to be damaged, naming the file (exit 2), by `gpuplan
+// status` (and by the --resume of a Slurm run, which reads it the same way): never an internal
+// error with a stack. No cluster needed: the
+// record is read before any Slurm command.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { gpuplan, hasCrashed } from "../helpers/cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "gpuplan-slurm-record-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const ID = "20261126T000000Z-abcdef";
+const runDir = join(dir, ".gpuplan/runs", ID);
+mkdirSync(join(runDir, "slurm"), { recursive: true });
+writeFileSync(
+  join(runDir, "journal.jsonl"),
+  `${JSON.stringify({ type: "run", run: ID, startedAt: "2026-11-26T00:00:00.000Z", input: "plan.json", baseDir: dir, pipelines: ["a", "b"] })}\n`,
+);
+const env = { SLURM_CONF: "/nonexistent/slurm.conf", PATH: process.env.PATH };
+
+describe("a damaged slurm/jobs.json", () => {
+  it.each([
+    ["arrays not a list", '{"schema":"gpuplan/slurm-run@1","arrays":5}'],
+    [
+      "an array without its pipelines",
+      '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"7","script":"s"}]}',
+    ],
+    ["null", "null"],
+    ["not JSON", '{"schema":"gpuplan/slurm-run@1","arr'],
+  ])("%s: status says so, naming the file (exit 2)", (_, text) => {
+    writeFileSync(join(runDir, "slurm/jobs.json"), text);
+    const r = gpuplan(["status", ID], { cwd: dir, env });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`${join(".gpuplan/runs", ID, "slurm/jobs.json")} is damaged`);
+    expect(r.stderr).toContain("[damaged-run]");
+  });
+
+  it("a record gpuplan wrote still reads", () => {
+    writeFileSync(
+      join(runDir, "slurm/jobs.json"),
+      '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"7","script":"01.sbatch","pipelines":["a"]}]}\n',
+    );
+    // No squeue or sacct on PATH: the states are unknown, the record is what is read.
+    const r = gpuplan(["status", ID, "--json"], { cwd: dir, env: { PATH: join(dir, "no-slurm") } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      jobs: ["7"],
+      pipelines: [
+        { pipeline: "a", job: "7_0" },
+        { pipeline: "b", state: "not-submitted" },
+      ],
+    });
+  });
+});
