@@ -20,7 +20,8 @@ export interface ScriptContext {
   projectDir: string;
   /**
    * The scripts of `gpuplan run --executor slurm`: planFile is the run folder's plan.json and each
-   * task records into that folder (--slurm-task). Exported scripts: each task is a run of its own.
+   * task records into that folder (--slurm-task). Exported scripts: the array's first task to start
+   * makes the run folder (.gpuplan/runs/slurm-JOB, planFile copied in) and every task records there.
    */
   taskOfRun: boolean;
   node: string;
@@ -87,9 +88,9 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
     "# gpuplan as it was found at export time; set NODE and GPUPLAN to use another.",
     `NODE=\${NODE:-${shellQuote(ctx.node)}}`,
     `GPUPLAN=\${GPUPLAN:-${shellQuote(ctx.gpuplan)}}`,
-    `PLAN=${shellQuote(ctx.planFile)}`,
-    ...(ctx.taskOfRun ? [] : [`EVENTS_DIR=${shellQuote(`${ctx.outDir}/events`)}`]),
-    `STARTED_DIR=${shellQuote(`${ctx.outDir}/started`)}`,
+    ...(ctx.taskOfRun
+      ? [`PLAN=${shellQuote(ctx.planFile)}`, `STARTED_DIR=${shellQuote(`${ctx.outDir}/started`)}`]
+      : [`EXPORTED_PLAN=${shellQuote(ctx.planFile)}`]),
     "",
     "# Array task i runs pipeline i of this list (the plan's order).",
     "PIPELINES=(",
@@ -100,6 +101,7 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
     'pipeline="${PIPELINES[$SLURM_ARRAY_TASK_ID]}"',
     'task="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"',
     "",
+    ...(ctx.taskOfRun ? [] : runFolderLines(array, ctx)),
   ];
   if (r.gpus > 0) {
     lines.push(
@@ -126,18 +128,49 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
     r.gpus > 0
       ? "# --bind-slurm-gpus: the pipeline runs on the GPUs Slurm gave this task (SLURM_JOB_GPUS)."
       : "# A CPU pipeline: no GPU asked for, none bound.",
-    ...(ctx.taskOfRun
-      ? [
-          "# --slurm-task: the step logs go to the run folder's logs/, this task's journal and events",
-          "# to its slurm/journals/ and slurm/events/; steps the run completed before are skipped.",
-          `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline"${r.gpus > 0 ? " --bind-slurm-gpus" : ""} --ui plain --slurm-task "$task"`,
-        ]
-      : [
-          `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline"${r.gpus > 0 ? " --bind-slurm-gpus" : ""} --ui plain --events "$EVENTS_DIR/$task.jsonl"`,
-        ]),
+    "# --slurm-task: the step logs go to the run folder's logs/, this task's journal and events",
+    "# to its slurm/journals/ and slurm/events/; steps the run completed before are skipped.",
+    `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline"${r.gpus > 0 ? " --bind-slurm-gpus" : ""} --ui plain --slurm-task "$task"`,
     "",
   );
   return lines.join("\n");
+}
+
+/**
+ * An exported array is one run, as with gpuplan run --executor slurm: one folder, named from the
+ * array job, that gpuplan report, status and run --resume read. No follower makes it, so the first
+ * task to start does, complete, under a name of its own, and renames it into place: a rename is
+ * atomic, so exactly one task's folder wins and no task sees one half-written.
+ */
+function runFolderLines(array: JobArrayPlan, ctx: ScriptContext): string[] {
+  // The journal's run header and slurm/jobs.json, less what only the task knows (job id, time).
+  // The run is this array's pipelines: another array of the plan is another run (its own job id).
+  const header = JSON.stringify({ input: ctx.planFile, baseDir: ctx.projectDir, pipelines: array.pipelines });
+  const jobs = JSON.stringify({ script: scriptName(array), pipelines: array.pipelines });
+  return [
+    "# The run folder, .gpuplan/runs/slurm-JOB in the project folder (where this task runs): every",
+    "# task of this array records into it, as the tasks of gpuplan run --executor slurm do, so",
+    "# gpuplan report / status / run --resume RUN read the array as one run. The first task to",
+    "# start builds it under a name of its own (the plan copied in, the journal's run header, the",
+    "# array in slurm/jobs.json) and renames it into place: exactly one task's folder wins.",
+    'run_id="slurm-$SLURM_ARRAY_JOB_ID"',
+    'RUN="$PWD/.gpuplan/runs/$run_id"',
+    'if [ ! -f "$RUN/journal.jsonl" ]; then',
+    '  new="$RUN.$task.$$.new"',
+    '  mkdir -p "$new/logs" "$new/slurm/events" "$new/slurm/journals" "$new/slurm/started" "$new/slurm/logs"',
+    '  cp "$EXPORTED_PLAN" "$new/plan.json"',
+    `  printf '{"type":"run","run":"%s","startedAt":"%s",%s\\n' "$run_id" "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" ${shellQuote(header.slice(1))} > "$new/journal.jsonl"`,
+    `  printf '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"%s",%s]}\\n' "$SLURM_ARRAY_JOB_ID" ${shellQuote(jobs.slice(1))} > "$new/slurm/jobs.json"`,
+    '  mv -T "$new" "$RUN" 2>/dev/null || rm -rf "$new"  # another task won: use its folder',
+    "fi",
+    'if [ ! -f "$RUN/journal.jsonl" ]; then',
+    '  echo "gpuplan: task $task found no run folder $RUN (journal.jsonl) on $(hostname)" >&2',
+    "  exit 1",
+    "fi",
+    'PLAN="$RUN/plan.json"',
+    'STARTED_DIR="$RUN/slurm/started"',
+    "",
+  ];
 }
 
 export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContext): string {
@@ -145,12 +178,12 @@ export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContex
     "#!/bin/bash",
     `# gpuplan ${ctx.gpuplanVersion} export --to slurm: submit plan ${comment(ctx.planName)} as ${scripts.length} job array${scripts.length === 1 ? "" : "s"}`,
     `# (${ctx.pipelineCount} pipelines). Usage: ./submit.sh [more sbatch options, e.g. --hold]`,
-    "# Prints each script's job id, and appends it to jobs.txt. Step logs and the run record go",
-    "# where gpuplan run puts them (.gpuplan/runs/ in the project folder); Slurm's own output to",
-    "# logs/, gpuplan's events of each task to events/.",
+    "# Prints each script's job id, and appends it to jobs.txt. Each array is one run, in",
+    "# .gpuplan/runs/slurm-JOB in the project folder (step logs, journals, events), as gpuplan run",
+    "# makes; Slurm's own output goes to logs/.",
     "set -euo pipefail",
     'cd "$(dirname "$0")"',
-    "mkdir -p logs events started",
+    "mkdir -p logs",
     `for script in ${scripts.map(shellQuote).join(" ")}; do`,
     '  if ! id=$(sbatch --parsable "$@" "$script"); then',
     '    echo "gpuplan: sbatch refused $script; the arrays submitted before it are in jobs.txt (scancel them to start over)" >&2',

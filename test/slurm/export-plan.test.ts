@@ -2,8 +2,8 @@
 // sbatch generation from a plan (pure; no cluster): arrays by resource request, shares of the node
 // type, GRES types, time limits, shards, settings from the pipeline file, and scripts that bash
 // runs as written whatever the pipeline names hold.
-import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -129,10 +129,10 @@ describe("sbatch generation", () => {
     const out = exported(plan, shape);
     // A GPU task binds its pipeline to the GPUs Slurm gave it; a CPU task has none to bind.
     expect(out.files[0]!.text).toContain(
-      `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline" --bind-slurm-gpus --ui plain --events "$EVENTS_DIR/$task.jsonl"`,
+      `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline" --bind-slurm-gpus --ui plain --slurm-task "$task"`,
     );
     expect(out.files[1]!.text).toContain(
-      `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline" --ui plain --events "$EVENTS_DIR/$task.jsonl"`,
+      `exec "$NODE" "$GPUPLAN" run "$PLAN" --pipeline "$pipeline" --ui plain --slurm-task "$task"`,
     );
     // First of all, each task leaves a marker the submitter reads (the run folder is shared).
     expect(out.files[0]!.text).toContain(`echo "$(hostname) $gpus" > "$STARTED_DIR/$task"`);
@@ -330,11 +330,19 @@ describe("the generated script under bash (no Slurm: the variables a task gets, 
   writeFileSync(recorder, '#!/bin/bash\nprintf "%s\\n" "$@" > "$RECORD"\n');
   chmodSync(recorder, 0o755);
 
+  // The project folder the tasks run in (#SBATCH --chdir), with the exported plan copy.
+  const projectDir = join(dir, "project");
+  mkdirSync(join(projectDir, "out"), { recursive: true });
+  writeFileSync(join(projectDir, "out/plan.json"), '{"plan":"as exported"}\n');
+  const runDir = join(projectDir, ".gpuplan/runs/slurm-77");
+  const inProject = (script: string) => script.replaceAll("/srv/screen", projectDir);
+
   function runTask(script: string, env: Record<string, string>) {
     const file = join(dir, "task.sbatch");
-    writeFileSync(file, script);
+    writeFileSync(file, inProject(script));
     const record = join(dir, `record-${Math.random()}`);
     const r = spawnSync("bash", [file], {
+      cwd: projectDir,
       encoding: "utf8",
       env: {
         PATH: process.env.PATH,
@@ -371,16 +379,64 @@ describe("the generated script under bash (no Slurm: the variables a task gets, 
       expect(r.status, r.stderr).toBe(0);
       expect(r.argv).toEqual([
         "run",
-        "/srv/screen/out/plan.json",
+        join(runDir, "plan.json"),
         "--pipeline",
         ...name.split("\n").slice(0, 1),
         ...(name.includes("\n") ? name.split("\n").slice(1) : []),
         "--ui",
         "plain",
-        "--events",
-        `/srv/screen/out/events/77_${i}.jsonl`,
+        "--slurm-task",
+        `77_${i}`,
       ]);
     });
+  });
+
+  it("the array's tasks share one run folder, slurm-JOB, that the first task to start makes whole", async () => {
+    const { plan, shape } = planFor(MIXED);
+    const out = exported(plan, shape);
+    const script = join(dir, "race.sbatch");
+    writeFileSync(script, inProject(out.files[1]!.text)); // the CPU array
+    rmSync(join(projectDir, ".gpuplan"), { recursive: true, force: true });
+    // Eight tasks at once, each a shell of its own: one folder comes out, with no leftovers.
+    const tasks = Array.from(
+      { length: 8 },
+      (_, i) =>
+        new Promise<number | null>((done) =>
+          spawn("bash", [script], {
+            cwd: projectDir,
+            stdio: "ignore",
+            env: {
+              PATH: process.env.PATH,
+              NODE: "true",
+              SLURM_ARRAY_JOB_ID: "77",
+              SLURM_ARRAY_TASK_ID: String(i % out.arrays[1]!.pipelines.length),
+            },
+          }).on("exit", done),
+        ),
+    );
+    expect(await Promise.all(tasks)).toEqual(Array(8).fill(0));
+    expect(readdirSync(join(projectDir, ".gpuplan/runs"))).toEqual(["slurm-77"]);
+    expect(readFileSync(join(runDir, "plan.json"), "utf8")).toBe('{"plan":"as exported"}\n');
+    const header = JSON.parse(readFileSync(join(runDir, "journal.jsonl"), "utf8"));
+    expect(header).toMatchObject({
+      type: "run",
+      run: "slurm-77",
+      input: join(projectDir, "out/plan.json"),
+      baseDir: projectDir,
+      pipelines: out.arrays[1]!.pipelines,
+    });
+    expect(new Date(header.startedAt).getTime()).not.toBeNaN();
+    expect(JSON.parse(readFileSync(join(runDir, "slurm/jobs.json"), "utf8"))).toEqual({
+      schema: "gpuplan/slurm-run@1",
+      arrays: [{ job: "77", script: out.arrays[1]!.script, pipelines: out.arrays[1]!.pipelines }],
+    });
+    expect(readdirSync(join(runDir, "slurm")).sort()).toEqual([
+      "events",
+      "jobs.json",
+      "journals",
+      "logs",
+      "started",
+    ]);
   });
 
   it("a GPU task stops with a clear message when Slurm gave it no GPU list or the wrong number", () => {
@@ -395,6 +451,6 @@ describe("the generated script under bash (no Slurm: the variables a task gets, 
     const right = runTask(script, { SLURM_ARRAY_TASK_ID: "0", SLURM_JOB_GPUS: "1,3" });
     expect(right.status).toBe(0);
     expect(right.stderr).toContain("runs pipeline train on");
-    expect(right.argv.slice(0, 4)).toEqual(["run", "/srv/screen/out/plan.json", "--pipeline", "train"]);
+    expect(right.argv.slice(0, 4)).toEqual(["run", join(runDir, "plan.json"), "--pipeline", "train"]);
   });
 });

@@ -74,8 +74,8 @@ describe.skipIf(!cluster.ok)("exported sbatch scripts on a real cluster", () => 
         "  - name: well-{w}",
         "    matrix: { w: [a, b, c] }",
         "    steps:",
-        `      - { id: load, run: [sh, -c, 'echo "$SLURM_ARRAY_TASK_ID gpus=$SLURM_JOB_GPUS" > {w}.load'], memory: numpy }`,
-        "      - { id: measure, run: [sh, -c, 'cat {w}.load > {w}.measure'], memory: numpy, timeout: 2m }",
+        `      - { id: load, run: [sh, -c, 'echo "$SLURM_ARRAY_TASK_ID gpus=$SLURM_JOB_GPUS" > {w}.load; echo loaded {w}'], memory: numpy }`,
+        "      - { id: measure, run: [sh, -c, 'cat {w}.load > {w}.measure; echo measured {w}'], memory: numpy, timeout: 2m }",
         "  - name: broken",
         "    steps:",
         "      - { id: fail, run: [sh, -c, 'exit 3'], memory: numpy, timeout: 5m }",
@@ -125,11 +125,24 @@ describe.skipIf(!cluster.ok)("exported sbatch scripts on a real cluster", () => 
       "1 gpus=\n",
       "2 gpus=\n",
     ]);
-    // Each task's gpuplan run wrote its events where the script said, lines the events schema describes.
-    const events = readdirSync(join(dir, "out/events")).sort();
+    // One run folder for the array, named from its job, as gpuplan run --executor slurm makes one:
+    // the first task made it; every task recorded into it — every pipeline's step logs, each
+    // task's journal and events.
+    expect(readdirSync(join(dir, ".gpuplan/runs"))).toEqual([`slurm-${id}`]);
+    const run = join(dir, ".gpuplan/runs", `slurm-${id}`);
+    for (const w of ["a", "b", "c"]) {
+      expect(readFileSync(join(run, "logs", `well-${w}@load.out.log`), "utf8")).toBe(`loaded ${w}\n`);
+      expect(readFileSync(join(run, "logs", `well-${w}@measure.out.log`), "utf8")).toBe(`measured ${w}\n`);
+    }
+    expect(readdirSync(join(run, "logs"))).toContain("broken@fail.err.log");
+    expect(readdirSync(join(run, "slurm/journals")).sort()).toEqual(
+      [0, 1, 2, 3].map((i) => `${id}_${i}.jsonl`),
+    );
+    // Each task's events, lines the events schema describes.
+    const events = readdirSync(join(run, "slurm/events")).sort();
     expect(events).toEqual([0, 1, 2, 3].map((i) => `${id}_${i}.jsonl`));
     for (const f of events) {
-      const lines = readFileSync(join(dir, "out/events", f), "utf8")
+      const lines = readFileSync(join(run, "slurm/events", f), "utf8")
         .trim()
         .split("\n")
         .map((l) => JSON.parse(l));
@@ -141,6 +154,29 @@ describe.skipIf(!cluster.ok)("exported sbatch scripts on a real cluster", () => 
     const failed = readFileSync(join(dir, `out/logs/gpuplan-cpu-screen-1-${id}_3.err`), "utf8");
     expect(failed).toContain("runs pipeline broken");
     expect(failed).toMatch(/1 failed/);
+    // gpuplan reads it as the run it is: each pipeline's state, the report, and a resume that
+    // submits only the failed pipeline again (and fails it again: exit 1).
+    const status = ok(gpuplan(["status", `slurm-${id}`, "--json"], { cwd: dir, env }), "status");
+    expect(
+      JSON.parse(status.stdout).pipelines.map((p: { pipeline: string; state: string }) => [
+        p.pipeline,
+        p.state,
+      ]),
+    ).toEqual([
+      ["well-a", "done"],
+      ["well-b", "done"],
+      ["well-c", "done"],
+      ["broken", "failed"],
+    ]);
+    const page = ok(gpuplan(["report", `slurm-${id}`, "-o", "-"], { cwd: dir, env }), "report");
+    for (const p of ["well-a", "well-b", "well-c", "broken"]) expect(page.stdout).toContain(p);
+    const resumed = gpuplan(["run", "--resume", `slurm-${id}`, "--ui", "plain"], { cwd: dir, env });
+    expect(resumed.exitCode, resumed.stderr + resumed.stdout).toBe(1);
+    const jobs = JSON.parse(readFileSync(join(run, "slurm/jobs.json"), "utf8"));
+    expect(jobs.arrays.map((a: { pipelines: string[] }) => a.pipelines)).toEqual([
+      ["well-a", "well-b", "well-c", "broken"],
+      ["broken"],
+    ]);
   });
 
   it.skipIf(!fakeLibsBuilt)(

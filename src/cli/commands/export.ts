@@ -78,8 +78,6 @@ export default async function exportPlan(planFile: string, options: ExportOption
     await mkdir(join(outDir, "logs"), { recursive: true }).catch((e: unknown) => {
       throw fileError(e, join(outDir, "logs"), "write", "folder");
     });
-    await mkdir(join(outDir, "events"), { recursive: true });
-    await mkdir(join(outDir, "started"), { recursive: true });
     // The tasks run this copy: what was exported is what runs, even if plan.json changes later.
     await writeFileAtomic(join(outDir, "plan.json"), text);
     for (const f of result.files) {
