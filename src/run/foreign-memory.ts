@@ -41,16 +41,24 @@ export async function foreignMemory(
       reading.processes != null &&
       (processes.length === 0 || processes.some((p) => p.user !== null || p.command !== null));
     if (known) {
-      out.set(
-        reading.uuid,
-        processes.reduce((sum, p) => sum + (p.gpuplan === null ? (p.usedMemoryBytes ?? 0) : 0), 0),
-      );
+      const sum = processes.reduce((n, p) => n + (p.gpuplan === null ? (p.usedMemoryBytes ?? 0) : 0), 0);
+      out.set(reading.uuid, withinCard(sum, reading));
     } else if (reading.usedBytes !== null) {
       const reserved = slots.reduce((sum, s) => sum + (s.uuid === reading.uuid ? s.reservedBytes : 0), 0);
-      out.set(reading.uuid, Math.max(0, reading.usedBytes - reserved));
+      out.set(reading.uuid, withinCard(reading.usedBytes - reserved, reading));
     }
   }
   return out;
+}
+
+/**
+ * No process holds more than the card has: a driver that answers 2⁶⁴−2 bytes for a process (or a
+ * sum past the card) is read as the whole card taken — admission waits the same, and `gpuplan
+ * locks` says "80 GiB" instead of millions of TiB.
+ */
+function withinCard(bytes: number, reading: GpuMemory): number {
+  const cap = reading.totalBytes > 0 ? reading.totalBytes : Number.POSITIVE_INFINITY;
+  return Number.isFinite(bytes) ? Math.min(Math.max(0, bytes), cap) : Number.isFinite(cap) ? cap : 0;
 }
 
 /** One reading through the vendor libraries `env` names or the system has (`gpuplan locks`); empty when none answers. */
