@@ -67,6 +67,8 @@ export async function execute(
   const events: RunEvent[] = [];
   const output: Harness["output"] = [];
   const lock = givenLock ?? createRecordingLock(join(dir, "locks"));
+  // Closed even when the run throws (a test expecting an internal error), or GC closes it later
+  // with Node's DEP0137 warning in the middle of the test output.
   const result = await executeRun({
     plan,
     pipelines: plan.pipelines,
@@ -81,8 +83,7 @@ export async function execute(
     env: { ...process.env, RECORD_FILE: join(dir, "record.jsonl") },
     ...overrides,
     lock,
-  });
-  await journal.close();
+  }).finally(() => journal.close());
   return {
     ...result,
     events,
