@@ -16,6 +16,7 @@ import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, type JournalStart, openJournal, openJournalFile } from "./record/journal.js";
+import type { MemorySampler } from "./record/memory-snapshot.js";
 import { type RecordFailure, recordFailures } from "./record/record-failures.js";
 import { takeRunLock } from "./record/run-lock.js";
 import type { OpenRunView } from "./run-view.js";
@@ -59,6 +60,28 @@ export interface SessionResult extends ExecuteResult {
 }
 
 export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<SessionResult> {
+  const { createMemorySampler } = await import("./record/memory-snapshot.js");
+  // One sampler child for the whole run (memory snapshots, per-process VRAM, what others hold),
+  // let go of at its end. Asked for a first reading at once: its child (a Node start and the
+  // vendor libraries, ~80 ms) comes up while the run folder, journal and view are set up, so
+  // admission's first reading is there when the first pipeline asks for a slot.
+  const memory = needsGpuLock(prepared.pipelines)
+    ? (await import("../detect/memory-readings.js")).openGpuMemoryReader(options.env)
+    : null;
+  const sampler = createMemorySampler(memory, new Map(prepared.plan.registry.map((g) => [g.uuid, g.gpu])));
+  if (memory) void sampler.gpus();
+  try {
+    return await runPrepared(prepared, options, sampler);
+  } finally {
+    memory?.close();
+  }
+}
+
+async function runPrepared(
+  prepared: PreparedRun,
+  options: SessionOptions,
+  sampler: MemorySampler,
+): Promise<SessionResult> {
   const { plan, pipelines, runId, runDir, baseDir, slurmTask } = prepared;
   // A Slurm task records into its run's folder, which the submitting gpuplan made and owns.
   const task = slurmTask !== undefined ? await openTaskRecord(runDir, slurmTask) : null;
@@ -90,11 +113,6 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
   const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   let done: ExecuteResult;
   const { executeRun } = await import("./executor/execute-run.js");
-  const { createMemorySampler } = await import("./record/memory-snapshot.js");
-  // One sampler child for the whole run (memory snapshots, per-process VRAM), let go of at its end.
-  const memory = needsLock
-    ? (await import("../detect/memory-readings.js")).openGpuMemoryReader(options.env)
-    : null;
   const { writeWarmInfo } = await import("./warm/worker-info.js");
   try {
     const started = performance.now();
@@ -116,7 +134,7 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
       killGraceMs: options.killGraceMs,
       cpuPinning: options.cpuPinning,
       spawn: options.spawn,
-      sampler: createMemorySampler(memory, new Map(plan.registry.map((g) => [g.uuid, g.gpu]))),
+      sampler,
       bindings: prepared.bindings.map((b) => ({
         gpu: b.planGpu,
         uuid: b.live.uuid,
@@ -141,7 +159,6 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
     await view.close(result.summary);
     done = result;
   } finally {
-    memory?.close();
     signals.dispose();
     events.close();
     await journal.close();

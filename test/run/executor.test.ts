@@ -11,6 +11,7 @@ import { noGpuLock } from "../../src/run/lock/no-gpu-lock.js";
 import { GpuBusyError } from "../../src/run/lock/types.js";
 import type { RunEvent } from "../../src/run/record/events.js";
 import { readJournal, stepKey } from "../../src/run/record/journal.js";
+import { inventory } from "../helpers/inventory.js";
 import { execute, type Harness, maxConcurrent, planFrom, records } from "./helpers/harness.js";
 import { createRecordingLock } from "./helpers/recording-lock.js";
 
@@ -127,6 +128,48 @@ pipelines:
       "flushed two/c",
       "gpu.step.end two/c",
     ]);
+  });
+
+  it("no more of a run's pipelines ask a GPU's lock at once than it has slots; the others wait in the run, still announced", async () => {
+    const plan = planFrom(
+      `
+version: 1
+name: turns
+registry: { max_pipelines_per_gpu: 2, max_parallel_pipelines: 16 }
+pipelines:
+  - name: p-{p}
+    matrix: { p: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] }
+    steps:${gpuStep("a")}
+`,
+      inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]),
+    );
+    h = await execute(plan);
+    expect(h.summary).toMatchObject({ ok: 12, failed: 0 });
+    const gpu = plan.registry[0]!.gpu;
+    // Each asking pipeline opens the GPU's lock file and is polled at every release: 12 asked at once before.
+    expect(h.lock.peakAsking.get(gpu)).toBe(2);
+    expect(h.lock.peak.get(gpu)).toBe(2);
+    // Waiting in the run is still a wait for a slot of the GPU, said as one.
+    expect(new Set(h.names("gpu.lock.wait")).size).toBeGreaterThanOrEqual(10);
+    expect(h.lock.calls.filter((c) => c.call === "acquire")).toHaveLength(12);
+  });
+
+  it("with --lock-timeout, a pipeline asks the lock at once, so its wait is timed from its first ask", async () => {
+    const plan = planFrom(
+      `
+version: 1
+name: turns-timeout
+registry: { max_pipelines_per_gpu: 1, max_parallel_pipelines: 4 }
+pipelines:
+  - name: p-{p}
+    matrix: { p: [1, 2, 3] }
+    steps:${gpuStep("a")}
+`,
+      inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]),
+    );
+    h = await execute(plan, { lockTimeoutMs: 60_000 });
+    expect(h.summary).toMatchObject({ ok: 3, failed: 0 });
+    expect(h.lock.peakAsking.get(plan.registry[0]!.gpu)).toBe(3);
   });
 
   it("a GPU pipeline holds one slot of its GPU across consecutive GPU steps; never more holders than slots", async () => {

@@ -13,6 +13,7 @@ import type { MemorySampler } from "../record/memory-snapshot.js";
 import type { SpawnMethod } from "../step/spawn/start-process.js";
 import type { WorkerPool } from "../warm/worker-pool.js";
 import type { ForeignWatch } from "./foreign-watch.js";
+import type { GpuTurns } from "./gpu-turns.js";
 import type { Semaphore } from "./semaphore.js";
 import type { SlotHandover } from "./slot-handover.js";
 import type { VramWatch } from "./vram-watch.js";
@@ -57,6 +58,8 @@ export interface PipelineContext extends StepContext {
   readonly slots: SlotHandover;
   /** What processes gpuplan did not start hold on each GPU, for admission (absent without memory readings). */
   readonly foreign?: ForeignWatch;
+  /** Each GPU's lock asked by at most as many of the run's pipelines at once as it has slots. */
+  readonly turns: GpuTurns;
   /** Bounds the pipelines running at once on the host (the plan's `settings.maxParallelPipelines`). */
   readonly permits: Semaphore;
   /** false: a busy GPU ends the run at once (`--no-wait`). */

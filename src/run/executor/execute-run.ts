@@ -20,6 +20,7 @@ import { WorkerPool } from "../warm/worker-pool.js";
 import type { PipelineContext } from "./contexts.js";
 import type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
 import { ForeignWatch } from "./foreign-watch.js";
+import { GpuTurns } from "./gpu-turns.js";
 import { DEFAULT_CPU_PINNING, DEFAULT_KILL_GRACE_MS, DEFAULT_SPAWN } from "./run-defaults.js";
 import { runPipeline } from "./run-pipeline.js";
 import { Semaphore } from "./semaphore.js";
@@ -88,6 +89,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     lock: options.lock,
     slots: new SlotHandover(options.lock, pool),
     ...(sampler && { foreign: new ForeignWatch(sampler, options.lock, env) }),
+    turns: new GpuTurns(),
     permits: new Semaphore(Math.max(1, options.maxParallelPipelines ?? plan.settings.maxParallelPipelines)),
     wait: options.wait,
     lockTimeoutMs: options.lockTimeoutMs,

@@ -15,6 +15,8 @@ import type { PipelinePermit } from "./pipeline-permit.js";
 export interface HeldSlot {
   entry: PlanRegistryEntry;
   lease: SlotLease;
+  /** Ends the pipeline's turn at the GPU's lock (gpu-turns.ts), once the lease is given back. */
+  endTurn?: () => void;
 }
 
 /** Who holds a pipeline's slots, as `gpuplan locks` shows it; `step` null while none runs yet. */
@@ -83,7 +85,7 @@ export class PipelineSlots {
 
   /** Take a slot of each of the pipeline's GPUs (pushed into `held` as each comes, so that a failed wait gives back what was taken). */
   async take(): Promise<void> {
-    const { ctx, pipeline, holder } = this;
+    const { ctx, pipeline } = this;
     await this.givingBack;
     if (this.held.length > 0) return;
     const held = this.held;
@@ -93,25 +95,22 @@ export class PipelineSlots {
       const waitStart = performance.now();
       // The lock queues this process's waiters first come, first served; `--lock-timeout` and
       // `--no-wait` apply to in-process and cross-process contention alike.
-      const lease = await announceWait(
-        ctx.slots.acquire(slotRequest(ctx, pipeline, entry, holder(null), ctx.wait)),
-        async () => {
-          // Who holds the slots, for the view; looked up only when there is a wait.
-          const holders = await holdersOf(ctx.lock, entry.uuid);
-          if (!held.some((l) => l.entry === entry))
-            ctx.emit({
-              event: "gpu.lock.wait",
-              pipeline: pipeline.name,
-              step: null,
-              device: entry.gpu,
-              gpu: entry.gpu,
-              slots: 1,
-              exclusive: false,
-              holders,
-            });
-        },
-      );
-      held.push({ entry, lease });
+      const { lease, endTurn } = await announceWait(this.acquireInTurn(entry), async () => {
+        // Who holds the slots, for the view; looked up only when there is a wait.
+        const holders = await holdersOf(ctx.lock, entry.uuid);
+        if (!held.some((l) => l.entry === entry))
+          ctx.emit({
+            event: "gpu.lock.wait",
+            pipeline: pipeline.name,
+            step: null,
+            device: entry.gpu,
+            gpu: entry.gpu,
+            slots: 1,
+            exclusive: false,
+            holders,
+          });
+      });
+      held.push({ entry, lease, ...(endTurn && { endTurn }) });
       ctx.emit({
         event: "gpu.lock.acquired",
         pipeline: pipeline.name,
@@ -122,6 +121,24 @@ export class PipelineSlots {
         waitedMs: Math.round(performance.now() - waitStart),
         exclusive: false,
       });
+    }
+  }
+
+  /**
+   * A slot of the entry's GPU, asked for in the run's turn (gpu-turns.ts). `--no-wait` and
+   * `--lock-timeout` judge a wait from the moment the pipeline asks, so those waits go straight
+   * to the lock, which applies them.
+   */
+  private async acquireInTurn(entry: PlanRegistryEntry): Promise<{ lease: SlotLease; endTurn?: () => void }> {
+    const { ctx, pipeline, holder } = this;
+    const endTurn =
+      ctx.wait && ctx.lockTimeoutMs === undefined ? await ctx.turns.take(entry, ctx.stop) : undefined;
+    try {
+      const lease = await ctx.slots.acquire(slotRequest(ctx, pipeline, entry, holder(null), ctx.wait));
+      return { lease, ...(endTurn && { endTurn }) };
+    } catch (e) {
+      endTurn?.();
+      throw e;
     }
   }
 
@@ -139,9 +156,9 @@ export class PipelineSlots {
 
   private async release(leases: HeldSlot[]): Promise<void> {
     const { ctx, pipeline, holder } = this;
-    for (const { entry, lease } of leases) {
+    for (const { entry, lease, endTurn } of leases) {
       const slots = [...lease.slots];
-      await ctx.slots.giveBack(lease, holder(null));
+      await ctx.slots.giveBack(lease, holder(null)).finally(endTurn);
       ctx.emit({
         event: "gpu.lock.released",
         pipeline: pipeline.name,

@@ -21,6 +21,8 @@ export interface RecordingLock extends SlotLock {
   held: Map<string, number>;
   /** Most slots held at once, per GPU. */
   peak: Map<string, number>;
+  /** Most pipelines in the lock at once (asked for a slot and not yet given it back), per GPU. */
+  peakAsking: Map<string, number>;
 }
 
 export function createRecordingLock(dir: string): RecordingLock {
@@ -28,6 +30,13 @@ export function createRecordingLock(dir: string): RecordingLock {
   const calls: LockCall[] = [];
   const held = new Map<string, number>();
   const peak = new Map<string, number>();
+  const asking = new Map<string, number>();
+  const peakAsking = new Map<string, number>();
+  const ask = (gpu: string, by: number) => {
+    const now = (asking.get(gpu) ?? 0) + by;
+    asking.set(gpu, now);
+    peakAsking.set(gpu, Math.max(peakAsking.get(gpu) ?? 0, now));
+  };
   // Counted from the lock's own table after every change (an upgrade gives its slot up first).
   const change = async (gpu: string) => {
     const now = (await inner.inspect()).filter((s) => s.gpu === gpu && s.held).length;
@@ -39,12 +48,17 @@ export function createRecordingLock(dir: string): RecordingLock {
     calls,
     held,
     peak,
+    peakAsking,
     inspect: () => inner.inspect(),
     async acquire(request) {
       const who = { gpu: request.gpu, pipeline: request.holder.pipeline };
       const { reservationBytes, budgetBytes, wait } = request;
       calls.push({ call: "acquire", ...who, step: null, request: { reservationBytes, budgetBytes, wait } });
-      const lease = await inner.acquire(request);
+      ask(request.gpu, 1);
+      const lease = await inner.acquire(request).catch((e: unknown) => {
+        ask(request.gpu, -1);
+        throw e;
+      });
       calls.push({ call: "acquired", ...who, step: null });
       await change(request.gpu);
       let step: string | null = null;
@@ -73,6 +87,7 @@ export function createRecordingLock(dir: string): RecordingLock {
           calls.push({ call: "downgrade", ...who, step });
         },
         release() {
+          if (lease.fds.length > 0) ask(request.gpu, -1);
           lease.release();
           void change(request.gpu);
           calls.push({ call: "release", ...who, step });
