@@ -73,18 +73,22 @@ export class PipelineSlots {
    * wait for the slots again: slot holders always run, so that wait ends, and it holds up nothing
    * but this run's own next step.
    */
-  async takeWithPermit(permit: PipelinePermit): Promise<void> {
+  async takeWithPermit(permit: PipelinePermit, step: string): Promise<void> {
     if (this.held.length > 0) return permit.take();
     permit.giveBack();
-    await this.take();
+    await this.take(step);
     if (permit.tryTake()) return;
     await this.giveBack();
     await permit.take();
-    await this.take();
+    await this.take(step);
   }
 
-  /** Take a slot of each of the pipeline's GPUs (pushed into `held` as each comes, so that a failed wait gives back what was taken). */
-  async take(): Promise<void> {
+  /**
+   * Take a slot of each of the pipeline's GPUs for `step`, the GPU step about to run (named in
+   * the lock file from the start, so the step's own start writes nothing more there); pushed into
+   * `held` as each comes, so that a failed wait gives back what was taken.
+   */
+  async take(step: string): Promise<void> {
     const { ctx, pipeline } = this;
     await this.givingBack;
     if (this.held.length > 0) return;
@@ -95,7 +99,7 @@ export class PipelineSlots {
       const waitStart = performance.now();
       // The lock queues this process's waiters first come, first served; `--lock-timeout` and
       // `--no-wait` apply to in-process and cross-process contention alike.
-      const { lease, endTurn } = await announceWait(this.acquireInTurn(entry), async () => {
+      const { lease, endTurn } = await announceWait(this.acquireInTurn(entry, step), async () => {
         // Who holds the slots, for the view; looked up only when there is a wait.
         const holders = await holdersOf(ctx.lock, entry.uuid);
         if (!held.some((l) => l.entry === entry))
@@ -129,12 +133,15 @@ export class PipelineSlots {
    * `--lock-timeout` judge a wait from the moment the pipeline asks, so those waits go straight
    * to the lock, which applies them.
    */
-  private async acquireInTurn(entry: PlanRegistryEntry): Promise<{ lease: SlotLease; endTurn?: () => void }> {
+  private async acquireInTurn(
+    entry: PlanRegistryEntry,
+    step: string,
+  ): Promise<{ lease: SlotLease; endTurn?: () => void }> {
     const { ctx, pipeline, holder } = this;
     const endTurn =
       ctx.wait && ctx.lockTimeoutMs === undefined ? await ctx.turns.take(entry, ctx.stop) : undefined;
     try {
-      const lease = await ctx.slots.acquire(slotRequest(ctx, pipeline, entry, holder(null), ctx.wait));
+      const lease = await ctx.slots.acquire(slotRequest(ctx, pipeline, entry, holder(step), ctx.wait));
       return { lease, ...(endTurn && { endTurn }) };
     } catch (e) {
       endTurn?.();

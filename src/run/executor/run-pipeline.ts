@@ -46,7 +46,7 @@ export async function runPipeline(ctx: PipelineContext, pipeline: PlannedPipelin
       at = i;
       const step = todo[i]!;
       if (ctx.stop.aborted) return;
-      if (runsOnGpu(step)) await slots.takeWithPermit(permit);
+      if (runsOnGpu(step)) await slots.takeWithPermit(permit, step.id);
       else {
         await slots.giveBack();
         await permit.take();

@@ -70,9 +70,16 @@ export class Lease implements SlotLease {
     this.label();
   }
 
+  /** A new holder is written to the lock file; the same one again (the step it was taken for) is not. */
   setHolder(holder: HolderInfo): void {
+    const same =
+      holder.pid === this.holder.pid &&
+      holder.run === this.holder.run &&
+      holder.pipeline === this.holder.pipeline &&
+      holder.step === this.holder.step &&
+      holder.host === this.holder.host;
     this.holder = holder;
-    this.label();
+    if (!same) this.label();
   }
 
   upgrade(options: { wait: boolean; timeoutMs?: number; signal?: AbortSignal }): Promise<void> {

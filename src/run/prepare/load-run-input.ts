@@ -31,7 +31,7 @@ export interface RunInput {
 export async function loadRunInput(
   file: string,
   detect: DetectInventory,
-  cwd = process.cwd(),
+  { verify = true, cwd = process.cwd() }: { verify?: boolean; cwd?: string } = {},
 ): Promise<RunInput> {
   const text = await readSourceText(file, "plan");
   const parsed = await parsePlanText(file, text);
@@ -39,6 +39,10 @@ export async function loadRunInput(
   const isPlan =
     file.endsWith(".json") ||
     (typeof data === "object" && data !== null && isPlanSchema((data as { schema?: unknown }).schema));
+  // A plan with GPUs is checked against the live machine after it is read: the detection's probe
+  // child (a Node start and the vendor libraries) starts now, while the plan is checked, and
+  // prepare-run.ts collects its answer (detect is asked once). Its failure is reported there.
+  if (isPlan && verify && hasGpus(data)) detect().catch(() => undefined);
   if (!isPlan) {
     // A pipeline file: the compiler (and the YAML parser) is loaded only for this case.
     const [{ checkPipelineText }, { compilePlan }] = await Promise.all([
@@ -85,4 +89,10 @@ function inventoryFlag(plan: GpuplanPlan, planFile: string, cwd: string): string
   if (!label.startsWith("file:")) return "";
   const inventory = resolvePlanPath(label.slice("file:".length), planFile, cwd);
   return ` --inventory ${relative(cwd, inventory) || inventory}`;
+}
+
+/** Whether plan data (not yet checked) names any GPU: a registry with entries. */
+function hasGpus(data: unknown): boolean {
+  const registry = (data as { registry?: unknown } | null)?.registry;
+  return Array.isArray(registry) && registry.length > 0;
 }

@@ -73,7 +73,7 @@ export type Preparation =
   | { ok: false; problems: Problem[]; sources: SourceFile[] };
 
 export async function prepareRun(request: PrepareRequest): Promise<Preparation> {
-  const { detect } = request;
+  const detect = detectOnce(request.detect);
   let file = request.file;
   let inventory: Inventory | undefined;
   let recompile: string;
@@ -101,7 +101,9 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
       );
     // Loaded here: it compiles pipeline files, which a resumed run never does.
     const { loadRunInput } = await import("./load-run-input.js");
-    const input = await loadRunInput(file, detect);
+    // A Slurm task binding its allocated GPUs detects every GPU of the node instead (below).
+    const verify = request.verify !== false && request.bindSlurmGpus === undefined;
+    const input = await loadRunInput(file, detect, { verify });
     if (hasErrors(input.problems) || !input.plan) {
       return { ok: false, problems: input.problems, sources: input.sources };
     }
@@ -181,4 +183,17 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     await run.runLock?.release();
     throw e;
   }
+}
+
+/**
+ * The live machine, detected once however often it is asked for (without options): a plan's
+ * verification may start detecting early (load-run-input.ts) and collect the answer later.
+ */
+function detectOnce(detect: DetectInventory): DetectInventory {
+  let plain: Promise<Inventory> | undefined;
+  return (options) => {
+    if (options !== undefined) return detect(options);
+    plain ??= detect();
+    return plain;
+  };
 }

@@ -165,6 +165,20 @@ describe("holder info", () => {
     lease.release();
   });
 
+  it("setHolder with the holder it has already writes nothing (a step started on the slot taken for it); another holder is written", async () => {
+    const lease = await createSlotLock({ dir }).acquire(request("plate-1"));
+    const file = join(dir, `${UUID}.gpu.lock`);
+    // The record's bytes are rewritten in place, so the file's change time tells whether it was written.
+    const changed = () => statSync(file, { bigint: true }).ctimeNs;
+    const before = changed();
+    await sleep(20);
+    lease.setHolder({ ...request("plate-1").holder, since: "2001-01-01T00:00:00.000Z" });
+    expect(changed()).toBe(before);
+    lease.setHolder({ ...request("plate-1").holder, step: "segment" });
+    expect(changed()).toBeGreaterThan(before);
+    lease.release();
+  });
+
   it("a busy error names the holders: pid, pipeline, step, since", async () => {
     const lock = createSlotLock({ dir });
     const held = [await lock.acquire(request("p1")), await lock.acquire(request("p2"))];
