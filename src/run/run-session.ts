@@ -85,7 +85,7 @@ async function runPrepared(
   const { plan, pipelines, runId, runDir, baseDir, slurmTask } = prepared;
   // A Slurm task records into its run's folder, which the submitting gpuplan made and owns.
   const task = slurmTask !== undefined ? await openTaskRecord(runDir, slurmTask) : null;
-  if (!prepared.resumed && !task) await createRunDir(runDir, plan);
+  if (!prepared.resumed && !task) await createRunDir(runDir, plan, prepared.planText);
   // Held until the run ends: a `--resume` of this run meanwhile is refused, naming this process.
   // The tasks of a Slurm run share its folder and each writes only its own files: no lock.
   const runLock = task ? null : (prepared.runLock ?? (await takeRunLock(runDir, runId)));

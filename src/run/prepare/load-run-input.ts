@@ -7,7 +7,7 @@
 import { dirname, relative, resolve } from "node:path";
 import type { DetectInventory, Inventory } from "../../inventory/types.js";
 import { resolvePlanPath } from "../../plan/plan-paths.js";
-import { isPlanSchema } from "../../plan/plan-text.js";
+import { isPlanSchema, PLAN_SCHEMA } from "../../plan/plan-text.js";
 import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
@@ -26,6 +26,12 @@ export interface RunInput {
   recompile: string;
   /** The command that makes a plan for this very machine (live detection), when the GPUs do not match. */
   recompileHere?: string;
+  /**
+   * The plan file's text when it is in the format this gpuplan writes: a new run keeps it as its
+   * copy of the plan instead of writing the plan anew (compile wrote these bytes; a plan that
+   * binding changes is written anew).
+   */
+  text?: string;
 }
 
 export async function loadRunInput(
@@ -77,6 +83,7 @@ export async function loadRunInput(
     plan,
     baseDir: dirname(pipeline),
     problems: [],
+    ...((data as { schema?: unknown }).schema === PLAN_SCHEMA && { text }),
     recompile: `gpuplan compile ${relative(cwd, pipeline) || pipeline}${inventoryFlag(plan, file, cwd)} -o ${file}`,
     recompileHere: `gpuplan compile ${relative(cwd, pipeline) || pipeline} -o ${file}`,
   };

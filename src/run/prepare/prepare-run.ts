@@ -65,6 +65,8 @@ export interface PreparedRun {
   runLock?: RunLock;
   /** A Slurm array task (`JOB_TASK`) of the run in `runDir`: it keeps its own journal and events there. */
   slurmTask?: string;
+  /** The plan's text as given, when it is `plan`'s own bytes in the current format: the run folder's copy. */
+  planText?: string;
 }
 
 export type Preparation =
@@ -80,6 +82,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
   let recompileHere: string | undefined;
   let run: Omit<PreparedRun, "pipelines" | "bindings">;
   let startedWith: string[] | undefined;
+  let givenText: { plan: GpuplanPlan; text: string } | undefined;
   const warnings: Problem[] = [];
   let sources: SourceFile[] = [];
   if (request.resume !== undefined) {
@@ -107,6 +110,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     if (hasErrors(input.problems) || !input.plan) {
       return { ok: false, problems: input.problems, sources: input.sources };
     }
+    if (input.text !== undefined) givenText = { plan: input.plan, text: input.text };
     inventory = input.inventory;
     recompile = input.recompile;
     recompileHere = input.recompileHere;
@@ -178,7 +182,14 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
       pipelines = bound.plan.pipelines.filter((p) => names.has(p.name));
       bindings = bound.bindings;
     }
-    return { ok: true, run: { ...run, pipelines, bindings }, warnings, sources };
+    // The file's bytes serve as the run's copy only for the plan they hold (binding may change it).
+    const planText = givenText?.plan === run.plan ? givenText.text : undefined;
+    return {
+      ok: true,
+      run: { ...run, pipelines, bindings, ...(planText !== undefined && { planText }) },
+      warnings,
+      sources,
+    };
   } catch (e) {
     await run.runLock?.release();
     throw e;

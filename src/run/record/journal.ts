@@ -159,10 +159,13 @@ async function dropTornLine(handle: FileHandle): Promise<number> {
   return from + end + 1;
 }
 
-/** Create the run directory and write the plan into it. */
-export async function createRunDir(runDir: string, plan: GpuplanPlan): Promise<void> {
+/**
+ * Create the run directory and write the plan into it: `text` when the plan file given already
+ * holds these very bytes (prepare-run.ts says when), else the plan's text made anew.
+ */
+export async function createRunDir(runDir: string, plan: GpuplanPlan, text?: string): Promise<void> {
   await mkdir(join(runDir, "logs"), { recursive: true });
-  await writeFile(join(runDir, "plan.json"), planText(plan));
+  await writeFile(join(runDir, "plan.json"), text ?? planText(plan));
 }
 
 export interface JournalState {
