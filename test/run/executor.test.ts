@@ -563,7 +563,12 @@ pipelines:
   - name: g
     steps:${gpuStep("a").replaceAll("{p}", "g")}
 `);
-    const lock = Object.assign(noGpuLock(), { calls: [], held: new Map(), peak: new Map() });
+    const lock = Object.assign(noGpuLock(), {
+      calls: [],
+      held: new Map(),
+      peak: new Map(),
+      peakAsking: new Map(),
+    });
     const dir = mkdtempSync(join(tmpdir(), "gpuplan-run-"));
     try {
       await expect(execute(plan, { dir, lock })).rejects.toBeInstanceOf(InternalError);
