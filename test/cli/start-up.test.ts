@@ -42,6 +42,16 @@ describe("start-up", () => {
     }
   });
 
+  it("a dry run compiles none of node:crypto's built-ins (~3.5 ms of its start): its run id comes from /dev/urandom", () => {
+    const plan = join(t.dir, "hello.plan.json");
+    expect(gpuplan(["compile", join(ROOT, "examples/hello-cpu.yaml"), "-o", plan])).toMatchObject({
+      exitCode: 0,
+    });
+    const { result, modules } = loadedModules(["run", plan, "--dry-run"], "^(node:)?crypto$");
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(modules).toEqual([]);
+  });
+
   it("turns on Node's compile cache when Node offers one", () => {
     const marker = join(t.dir, "cache-on");
     const preload = join(t.dir, "offer-cache.cjs");

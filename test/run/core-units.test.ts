@@ -88,6 +88,13 @@ describe("semaphore and run ids", () => {
     expect(RUN_ID_PATTERN.test(late)).toBe(true);
     expect(early < late).toBe(true);
   });
+
+  it("run ids started in the same second still differ (a random suffix, from the kernel without node:crypto)", () => {
+    const at = new Date("2026-11-22T01:15:00.000Z");
+    const ids = new Set(Array.from({ length: 2000 }, () => makeRunId(at)));
+    // 2,000 draws of 2²⁴: a collision or two at most by chance, never a constant suffix.
+    expect(ids.size).toBeGreaterThanOrEqual(1990);
+  });
 });
 
 describe("failure classification", () => {
