@@ -14,7 +14,6 @@ import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { type JournalStart, RUNS_DIR } from "../record/journal.js";
 import type { RunLock } from "../record/run-lock.js";
-import { loadResumedRun } from "./resume-run.js";
 import { makeRunId } from "./run-id.js";
 import { selectPipelines } from "./select-pipelines.js";
 
@@ -88,6 +87,9 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
   if (request.resume !== undefined) {
     if (request.slurmTask !== undefined)
       throw new UsageError("--slurm-task and --resume cannot go together", "conflicting-options");
+    // Loaded only here: with the run-folder lock and its C library, a new run (a dry run above
+    // all) has no use for it.
+    const { loadResumedRun } = await import("./resume-run.js");
     const resumed = await loadResumedRun(request.resume, file);
     if ("problems" in resumed) return { ok: false, problems: resumed.problems, sources: resumed.sources };
     const { pipelines, ...rest } = resumed;
