@@ -185,6 +185,25 @@ describe("step environment", () => {
     expect(env).not.toHaveProperty("ROCR_VISIBLE_DEVICES");
   });
 
+  it("inherited variables named like Object's own keys are passed on; gpuplan's own variables replace inherited ones", () => {
+    const s = step({});
+    const env = buildStepEnvironment(
+      { run: "R2", pipeline: pipeline(s), step: s, registry: REGISTRY },
+      {
+        PATH: "/bin",
+        toString: "a",
+        constructor: "b",
+        hasOwnProperty: "c",
+        GPUPLAN_RUN: "outer",
+        GPUPLAN_STEP: "outer",
+      },
+    );
+    expect(Object.hasOwn(env, "toString") && env.toString).toBe("a");
+    expect(Object.hasOwn(env, "constructor") && env.constructor).toBe("b");
+    expect(Object.hasOwn(env, "hasOwnProperty") && env.hasOwnProperty).toBe("c");
+    expect(env).toMatchObject({ PATH: "/bin", GPUPLAN_RUN: "R2", GPUPLAN_STEP: s.id });
+  });
+
   it("device maps in the step's own view: cuda:3 is cuda:0, the second GPU cuda:1; cpu and disk unchanged", () => {
     const s = step({
       deviceMap: {

@@ -13,7 +13,7 @@ import type { StepStatus } from "../record/events.js";
 import { stepLogPaths } from "../record/log-names.js";
 import { classifyEnding } from "../step/classify-failure.js";
 import { processStartTicks } from "../step/process-group.js";
-import { loadAffinityControl, stepCpus } from "../step/spawn/cpu-affinity.js";
+import { type AffinityControl, loadAffinityControl, stepCpus } from "../step/spawn/cpu-affinity.js";
 import { buildStepEnvironment, visibleGpus } from "../step/step-env.js";
 import { runStepProcess, type StepProcessOptions } from "../step/step-process.js";
 import { runWorkerTask } from "../warm/worker-step.js";
@@ -182,9 +182,24 @@ async function pinnedCpus(gpus: readonly PlanRegistryEntry[]): Promise<number[] 
   return control
     ? stepCpus(
         gpus.map((g) => g.cpuAffinity),
-        control.allowed(),
+        ownCpus(control),
       )
     : null;
+}
+
+/** How long one look at gpuplan's own CPU mask serves the steps that start after it. */
+const OWN_CPUS_TTL_MS = 1000;
+let ownCpusSeen: { at: number; cpus: readonly number[] } | undefined;
+
+/**
+ * The CPUs gpuplan may run on, looked at once a second rather than at every GPU step: the mask
+ * changes only when someone changes it (taskset -p, a cpuset), and a CPU taken away meanwhile
+ * only makes that step's pinning fail — it then starts unpinned (cpu-affinity.ts, withCpus).
+ */
+function ownCpus(control: AffinityControl): readonly number[] {
+  const at = performance.now();
+  if (!ownCpusSeen || at - ownCpusSeen.at >= OWN_CPUS_TTL_MS) ownCpusSeen = { at, cpus: control.allowed() };
+  return ownCpusSeen.cpus;
 }
 
 /** A plain step: its own process, classified by how it ended. */

@@ -90,10 +90,16 @@ export function buildStepEnvironment(
   base: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
   const { set, unset } = computeStepEnv(input);
+  // One pass, nothing deleted: this runs for every step, and `delete` plus spreads of ~40
+  // variables cost more than the rest of the step's set-up.
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
-  for (const k of unset) delete env[k];
-  return { ...env, ...set, ...input.step.env };
+  for (const k in base) {
+    const v = base[k];
+    if (v !== undefined && !Object.hasOwn(set, k) && !unset.includes(k)) env[k] = v;
+  }
+  for (const k in set) env[k] = set[k]!;
+  for (const k in input.step.env) env[k] = input.step.env[k]!;
+  return env;
 }
 
 /**
