@@ -11,8 +11,7 @@ import { noGpuLock } from "../../src/run/lock/no-gpu-lock.js";
 import { GpuBusyError } from "../../src/run/lock/types.js";
 import type { RunEvent } from "../../src/run/record/events.js";
 import { readJournal, stepKey } from "../../src/run/record/journal.js";
-import { inventory } from "../helpers/inventory.js";
-import { execute, type Harness, maxConcurrent, planFrom, records } from "./helpers/harness.js";
+import { execute, type Harness, maxConcurrent, oneGpu, planFrom, records } from "./helpers/harness.js";
 import { createRecordingLock } from "./helpers/recording-lock.js";
 
 let h: Harness | undefined;
@@ -141,7 +140,7 @@ pipelines:
     matrix: { p: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] }
     steps:${gpuStep("a")}
 `,
-      inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]),
+      oneGpu(),
     );
     h = await execute(plan);
     expect(h.summary).toMatchObject({ ok: 12, failed: 0 });
@@ -165,7 +164,7 @@ pipelines:
     matrix: { p: [1, 2, 3] }
     steps:${gpuStep("a")}
 `,
-      inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]),
+      oneGpu(),
     );
     h = await execute(plan, { lockTimeoutMs: 60_000 });
     expect(h.summary).toMatchObject({ ok: 3, failed: 0 });
@@ -215,9 +214,7 @@ pipelines:
     matrix: { p: [1, 2, 3] }
     steps:${gpuStep("prep")}${gpuStep("heavy", "\n        exclusive: true")}${gpuStep("post")}
 `,
-      (await import("../helpers/inventory.js")).inventory([
-        { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
-      ]),
+      oneGpu(),
     );
     expect(one.pipelines.length).toBe(3);
     h = await execute(one);
@@ -259,9 +256,7 @@ pipelines:
     matrix: { p: [1, 2] }
     steps:${gpuStep("prep")}${gpuStep("heavy", "\n        exclusive: true")}
 `,
-      (await import("../helpers/inventory.js")).inventory([
-        { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
-      ]),
+      oneGpu(),
     );
     expect(one.settings.maxParallelPipelines).toBe(1);
     expect(one.registry[0]!.maxPipelines).toBe(2);
@@ -483,7 +478,6 @@ pipelines:
   });
 
   it("--lock-timeout: a pipeline that cannot get a slot in time fails with a hint naming the holder; the other runs", async () => {
-    const { inventory } = await import("../helpers/inventory.js");
     const plan = planFrom(
       `
 version: 1
@@ -498,7 +492,7 @@ pipelines:
         memory: torch
         vram: 4GiB
 `,
-      inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]),
+      oneGpu(),
     );
     h = await execute(plan, { lockTimeoutMs: 300 });
     expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
@@ -511,7 +505,6 @@ pipelines:
   });
 
   it("--no-wait: a GPU another process holds stops the run before any step, naming the holder the kernel confirms", async () => {
-    const { inventory } = await import("../helpers/inventory.js");
     const plan = planFrom(
       `
 version: 1
@@ -525,7 +518,7 @@ pipelines:
         memory: torch
         vram: 4GiB
 `,
-      inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]),
+      oneGpu(),
     );
     const dir = mkdtempSync(join(tmpdir(), "gpuplan-run-"));
     const lockDir = join(dir, "locks");

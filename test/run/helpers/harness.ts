@@ -15,6 +15,9 @@ import { createRecordingLock, type RecordingLock } from "./recording-lock.js";
 
 export const FIXTURES = resolve(import.meta.dirname, "../../../fixtures/run");
 
+/** One A100-80GB GPU and a 16-thread CPU: every GPU pipeline lands on the same card. */
+export const oneGpu = () => inventory([{ name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" }]);
+
 /** Two A100-80GB GPUs (UUIDs GPU-…0 and GPU-…1 from the short form) and a 16-thread CPU. */
 export const twoGpus = () =>
   inventory([
