@@ -16,6 +16,8 @@ const Module = require("node:module");
 
 const DIST = path.join(__dirname, "..", "dist");
 const CACHE_DIR = path.join(DIST, "code-cache", `${process.version}-${process.arch}`);
+const BUNDLE = path.join(DIST, "bundle");
+const SIBLING = /^\.\/[\w.-]+\.js$/;
 // One line of its own, so that the file's lines and columns are the ones V8 reports (lineOffset).
 const HEAD = "(function (exports, require, module, __filename, __dirname) {\n";
 const TAIL = "\n})";
@@ -52,7 +54,10 @@ module.exports = function useCodeCache(produce = false) {
       cachedData,
     });
     if (produce) produced.set(file, script);
-    const require = (id) => this.require(id);
+    const dir = path.dirname(filename);
+    const inBundle = dir === BUNDLE;
+    const require = (id) =>
+      inBundle && SIBLING.test(id) ? loadSibling(this, dir + id.slice(1)) : this.require(id);
     require.resolve = (request, options) => Module._resolveFilename(request, this, false, options);
     require.cache = Module._cache;
     require.main = process.mainModule;
@@ -67,8 +72,37 @@ module.exports = function useCodeCache(produce = false) {
     });
 };
 
-/** Where the cache of a file of dist/ lives, or null for any other file. */
+/**
+ * A chunk of the bundle requiring another (`require("./chunk-X.js")`), loaded without Node's
+ * resolution: the file's name is known, so the stat, realpath and package.json lookups Node makes
+ * for every require (~0.1 ms each, ~45 chunks a command) are skipped. Otherwise what
+ * Module._load does for a CommonJS file: one module object per file in Module._cache (a cycle
+ * gets the partly filled exports), removed again when its top level throws.
+ */
+function loadSibling(parent, filename) {
+  const cached = Module._cache[filename];
+  if (cached !== undefined) return cached.exports;
+  const m = new Module(filename, parent);
+  m.filename = filename;
+  m.paths = parent.paths;
+  Module._cache[filename] = m;
+  let threw = true;
+  try {
+    m._compile(fs.readFileSync(filename, "utf8"), filename, "commonjs");
+    threw = false;
+  } finally {
+    if (threw) delete Module._cache[filename];
+  }
+  m.loaded = true;
+  return m.exports;
+}
+
+/** Where the cache of a file of dist/ lives, or null for any other file (string work only: no path.relative). */
 function cacheFileOf(filename) {
   if (!filename.startsWith(DIST + path.sep)) return null;
-  return path.join(CACHE_DIR, path.relative(DIST, filename).split(path.sep).join("__"));
+  const name = filename
+    .slice(DIST.length + 1)
+    .split(path.sep)
+    .join("__");
+  return CACHE_DIR + path.sep + name;
 }

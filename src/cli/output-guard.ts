@@ -5,39 +5,116 @@
  * ignores SIGPIPE, so the loss shows up as an error on the stream (and on each write's callback),
  * which would otherwise crash the process or reject a view's flush. Any other failure to print
  * (a full disk behind `> plan.json`) must not pass silently: it is reported on exit.
- * The guard goes on a stream when gpuplan first writes to it: Node creates process.stderr on first
- * use, and for a pipe that costs a few milliseconds that `gpuplan --help` need not pay.
+ *
+ * Whole texts (a command's result, its summary line) are written straight to the file
+ * descriptor with write(2), without ever creating Node's stream: process.stdout loads node:stream
+ * and, for a pipe, node:net — ~3.5 ms of a 60 ms compile or dry run (issue #17). Once a stream
+ * has been handed out (a run's view writes through one), every later text goes through it, so
+ * that nothing overtakes what the stream still holds; a descriptor that would block (EAGAIN, a
+ * non-blocking pipe someone gave us) hands the rest to the stream the same way.
+ * The guard goes on a stream when gpuplan first asks for it.
  */
+import { writeSync } from "node:fs";
 
 type Write = NodeJS.WriteStream["write"];
 type WriteCallback = (error?: Error | null) => void;
 
 const READER_GONE = new Set(["EPIPE", "ERR_STREAM_DESTROYED"]);
 
-const guardedStreams = new WeakSet<NodeJS.WriteStream>();
+/** What is known of one of the two outputs, shared by its direct writes and its stream. */
+interface Channel {
+  readonly fd: 1 | 2;
+  readonly name: "stdout" | "stderr";
+  /** The guarded stream, once handed out: from then on every text goes through it. */
+  stream: NodeJS.WriteStream | undefined;
+  /** The reader went away or writing failed: later texts are dropped. */
+  lost: boolean;
+  /** The first failure that is not the reader leaving, reported on exit. */
+  failure: Error | undefined;
+}
+
+const channels = {
+  stdout: { fd: 1, name: "stdout", stream: undefined, lost: false, failure: undefined } as Channel,
+  stderr: { fd: 2, name: "stderr", stream: undefined, lost: false, failure: undefined } as Channel,
+};
 
 /** process.stdout, guarded. */
 export function stdout(): NodeJS.WriteStream {
-  return guardedStreams.has(process.stdout) ? process.stdout : guard(process.stdout, "stdout");
+  return streamOf(channels.stdout);
 }
 
 /** process.stderr, guarded. */
 export function stderr(): NodeJS.WriteStream {
-  return guardedStreams.has(process.stderr) ? process.stderr : guard(process.stderr, "stderr");
+  return streamOf(channels.stderr);
 }
 
-function guard(stream: NodeJS.WriteStream, name: string): NodeJS.WriteStream {
-  guardedStreams.add(stream);
-  let lost = false;
-  let failure: Error | undefined;
-  const isReaderGone = (e: unknown): boolean => {
-    const code = typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
-    return typeof code === "string" && READER_GONE.has(code);
-  };
-  stream.on("error", (e: Error) => {
-    lost = true;
-    if (!isReaderGone(e)) failure ??= e;
+/** Print a whole text on stdout (see the head of this file for how). */
+export function printOut(text: string): void {
+  print(channels.stdout, text);
+}
+
+/** Print a whole text on stderr. */
+export function printErr(text: string): void {
+  print(channels.stderr, text);
+}
+
+function print(channel: Channel, text: string): void {
+  if (channel.stream) {
+    channel.stream.write(text);
+    return;
+  }
+  if (channel.lost || text === "") return;
+  const bytes = Buffer.from(text, "utf8");
+  let done = 0;
+  while (done < bytes.length) {
+    try {
+      done += writeSync(channel.fd, bytes, done, bytes.length - done);
+    } catch (e) {
+      const code = codeOf(e);
+      if (code === "EINTR") continue;
+      if (code === "EAGAIN") {
+        streamOf(channel).write(bytes.subarray(done));
+        return;
+      }
+      fail(channel, e);
+      return;
+    }
+  }
+}
+
+function codeOf(e: unknown): string | undefined {
+  const code = typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
+  return typeof code === "string" ? code : undefined;
+}
+
+function isReaderGone(e: unknown): boolean {
+  const code = codeOf(e);
+  return code !== undefined && READER_GONE.has(code);
+}
+
+/** Writing failed: drop what follows, and report on exit unless the reader simply left. */
+function fail(channel: Channel, e: unknown): void {
+  channel.lost = true;
+  if (isReaderGone(e) || channel.failure) return;
+  channel.failure = e instanceof Error ? e : new Error(String(e));
+  process.once("exit", () => {
+    const failure = channel.failure;
+    if (!failure) return;
+    const errno = codeOf(failure) ?? failure.message;
+    if (channel.name !== "stderr") {
+      printErr(`gpuplan: error: cannot write to ${channel.name}: ${errno}  [file-system-error]\n`);
+    }
+    if (!process.exitCode) process.exitCode = 2;
   });
+}
+
+function streamOf(channel: Channel): NodeJS.WriteStream {
+  channel.stream ??= guard(channel.name === "stdout" ? process.stdout : process.stderr, channel);
+  return channel.stream;
+}
+
+function guard(stream: NodeJS.WriteStream, channel: Channel): NodeJS.WriteStream {
+  stream.on("error", (e: Error) => fail(channel, e));
   const write = stream.write.bind(stream) as (
     chunk: unknown,
     encoding?: BufferEncoding,
@@ -46,23 +123,15 @@ function guard(stream: NodeJS.WriteStream, name: string): NodeJS.WriteStream {
   const guarded = (chunk: unknown, encoding?: BufferEncoding | WriteCallback, callback?: WriteCallback) => {
     const cb = typeof encoding === "function" ? encoding : callback;
     const enc = typeof encoding === "function" ? undefined : encoding;
-    if (lost) {
+    if (channel.lost) {
       if (cb) process.nextTick(cb, null);
       return true;
     }
     return write(chunk, enc, (e) => {
-      if (e && isReaderGone(e)) lost = true;
+      if (e && isReaderGone(e)) channel.lost = true;
       cb?.(e && !isReaderGone(e) ? e : null);
     });
   };
   stream.write = guarded as Write;
-  process.once("exit", () => {
-    if (!failure) return;
-    const errno = "code" in failure ? String(failure.code) : failure.message;
-    if (name !== "stderr") {
-      process.stderr.write(`gpuplan: error: cannot write to ${name}: ${errno}  [file-system-error]\n`);
-    }
-    if (!process.exitCode) process.exitCode = 2;
-  });
   return stream;
 }

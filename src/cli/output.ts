@@ -1,12 +1,6 @@
 /**
  * stdout carries results, stderr carries chatter (STYLE.md §8); both quiet when their reader
- * leaves (./output-guard.ts). Colour: ./paint.ts.
+ * leaves, and written without Node's streams where nothing else uses them (./output-guard.ts).
+ * Colour: ./paint.ts.
  */
-import { stderr, stdout } from "./output-guard.js";
-
-export const writeOut = (text: string): void => {
-  stdout().write(text);
-};
-export const writeErr = (text: string): void => {
-  stderr().write(text);
-};
+export { printErr as writeErr, printOut as writeOut } from "./output-guard.js";

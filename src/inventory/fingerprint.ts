@@ -2,7 +2,8 @@
  * A fingerprint of the hardware facts a plan depends on. Free memory, temperatures and the like
  * change every second and are left out, so the fingerprint only changes when the machine does.
  */
-import { createHash } from "node:crypto";
+
+import { sha256Hex } from "../text/sha256.js";
 import type { Inventory } from "./types.js";
 
 export function inventoryFingerprint(inv: Inventory): string {
@@ -18,5 +19,5 @@ export function inventoryFingerprint(inv: Inventory): string {
       mig: g.mig,
     })),
   };
-  return `sha256:${createHash("sha256").update(JSON.stringify(facts)).digest("hex")}`;
+  return `sha256:${sha256Hex(JSON.stringify(facts))}`;
 }

@@ -3,8 +3,8 @@
  * expanded into a full inventory. GPUs without declared UUIDs get stable synthetic ones, so the
  * same file always gives the same plan.
  */
-import { createHash } from "node:crypto";
 import { inventorySchema } from "../generated/schema-values.js";
+import { sha256Hex } from "../text/sha256.js";
 import { parseSize } from "../units/size.js";
 import { VERSION } from "../version.js";
 import { type GpuInfo, INVENTORY_SCHEMA, type Inventory, type ShortInventory } from "./types.js";
@@ -13,7 +13,7 @@ import { type GpuInfo, INVENTORY_SCHEMA, type Inventory, type ShortInventory } f
 const { ShortGpu: GPU_DEFAULTS, ShortCpu: CPU_DEFAULTS } = inventorySchema.defaults;
 
 function syntheticUuid(seed: string): string {
-  const h = createHash("sha256").update(seed).digest("hex");
+  const h = sha256Hex(seed);
   return `GPU-${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 

@@ -2,12 +2,12 @@
  * Parse → schema check (all errors) → normalize → rules → expand. Returns the resolved file and
  * every problem found on the way; the caller decides what to do with them (STYLE.md §4).
  */
-import { createHash } from "node:crypto";
 import validatePipeline from "../generated/pipeline-validator.js";
 import { fromPointer, hasErrors, type Problem, toPointer } from "../problems/problem.js";
 import { type AjvError, schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPipelineFile } from "../schema-types/pipeline.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
+import { sha256Hex } from "../text/sha256.js";
 import { type ExpandableTemplate, expandPipelines, expansionProblem } from "./expand.js";
 import { knownPipelineKeys } from "./known-keys.js";
 import type { ResolvedFile } from "./model.js";
@@ -119,7 +119,7 @@ function droppedCheck(dropped: ReadonlySet<string>): (pointer: string) => boolea
 }
 
 export function checkPipelineText(file: string, text: string): LoadedPipelineFile {
-  const sha256 = createHash("sha256").update(text).digest("hex");
+  const sha256 = sha256Hex(text);
   const checked = checkTemplates(file, text);
   const result = { source: checked.source, sha256, resolved: undefined };
   const { problems, templates } = checked;

@@ -8,12 +8,12 @@
  * directory, block device or socket is refused. A symbolic link is followed and its target
  * replaced. Every failure is a UsageError naming the path (file-errors.ts).
  */
-import { randomBytes } from "node:crypto";
 import { constants, type Stats, writeSync } from "node:fs";
 import { lstat, open, readlink, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "../problems/errors.js";
 import { errnoOf, fileError } from "../problems/file-errors.js";
+import { randomHex } from "../text/random-hex.js";
 
 /** How a path was written: replaced atomically, or written to as a stream or descriptor. */
 export type WriteMode = "replaced" | "created" | "stream";
@@ -92,7 +92,7 @@ function descriptorOf(path: string): number | null {
 
 async function replaceAtomically(path: string, text: Content, existing: Stats | null): Promise<void> {
   const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
   // A new file gets the usual 0666 less the umask; an existing one keeps its mode, set before
   // any content is written so a private file is never readable by others, not even for a moment.
   const handle = await open(tmp, "wx", existing ? 0o600 : 0o666);

@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { stderr, stdout } from "../../src/cli/output-guard.js";
 import { reportFailure } from "../../src/cli/report-failure.js";
 import validateReport from "../../src/generated/compile-report-validator.js";
 import { VERSION } from "../../src/version.js";
@@ -140,6 +141,13 @@ describe("compile", () => {
 });
 
 describe("internal errors", () => {
+  // gpuplan's texts go out with write(2) until Node's stream is handed out (output-guard.ts);
+  // handing both out first sends them through process.stdout/stderr.write, where the spies are.
+  beforeEach(() => {
+    stdout();
+    stderr();
+  });
+
   it("print the versions, how to report it, and the stack, with exit 2; a JSON report says internal-error", () => {
     const err: string[] = [];
     const out: string[] = [];

@@ -3,7 +3,7 @@
 // turned on where Node offers it (22.1+); where it does not (Node 20), the build's code cache is
 // used instead (test/cli/code-cache.test.ts).
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VERSION } from "../../src/version.js";
@@ -50,6 +50,41 @@ describe("start-up", () => {
     const { result, modules } = loadedModules(["run", plan, "--dry-run"], "^(node:)?crypto$");
     expect(result.exitCode, result.stderr).toBe(0);
     expect(modules).toEqual([]);
+  });
+
+  it("a compile and a dry run load neither node:crypto nor Node's streams (node:stream, node:net) when stdout and stderr are pipes", () => {
+    // Their texts go out with write(2) (src/cli/output-guard.ts), their colour is decided without
+    // process.stderr where it cannot be a terminal (src/cli/paint.ts), a small file is hashed by
+    // @noble/hashes (src/text/sha256.ts): ~12 ms of a 60–70 ms start together (issue #17).
+    // Node's own list of the built-ins it compiled, written at exit by a preload that loads none.
+    const plan = join(t.dir, "hello.plan.json");
+    expect(gpuplan(["compile", join(ROOT, "examples/hello-cpu.yaml"), "-o", plan])).toMatchObject({
+      exitCode: 0,
+    });
+    const list = join(t.dir, "builtins.txt");
+    const preload = join(t.dir, "list-builtins.cjs");
+    writeFileSync(
+      preload,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));\n`,
+    );
+    const heavy = (args: string[]) => {
+      const result = gpuplan(args, { nodeArgs: ["--require", preload] });
+      const loaded = readFileSync(list, "utf8").split("\n");
+      return { result, heavy: loaded.filter((m) => /^NativeModule (crypto|stream|net|tty)$/.test(m)) };
+    };
+    const compile = heavy(["compile", join(ROOT, "examples/cell-painting.yaml"), "--target", "dgx-h100"]);
+    expect(compile.result.exitCode, compile.result.stderr).toBe(0);
+    expect(JSON.parse(compile.result.stdout)).toMatchObject({ schema: "gpuplan/plan@2" });
+    expect(compile.result.stderr).toMatch(/^gpuplan compile: 8 pipelines/);
+    expect(compile.heavy).toEqual([]);
+    const dry = heavy(["run", plan, "--dry-run"]);
+    expect(dry.result.exitCode, dry.result.stderr).toBe(0);
+    expect(dry.result.stdout).toMatch(/hello/);
+    expect(dry.heavy).toEqual([]);
+    // The list does show them where they are used: a real run writes through its view's streams.
+    const real = heavy(["run", plan, "--ui", "plain"]);
+    expect(real.result.exitCode, real.result.stderr).toBe(0);
+    expect(real.heavy).toContain("NativeModule stream");
   });
 
   it("turns on Node's compile cache when Node offers one", () => {

@@ -58,7 +58,7 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
   const paint = await paintFor();
   if (options.json)
     writeOut(`${jsonText({ ...report, problems: report.problems.map(toReportedProblem) }, 2)}\n`);
-  else writeOut(formatSlurmNodeTypes(report, await paintFor(process.stdout)));
+  else writeOut(formatSlurmNodeTypes(report, await paintFor("stdout")));
   if (report.problems.length) writeErr(formatHuman(report.problems, [], paint));
   if (options.save === undefined) return 0;
 

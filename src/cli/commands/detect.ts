@@ -44,7 +44,7 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
     }
   } else {
     // The table is the result, so it goes to stdout: colour when stdout is a terminal.
-    writeOut(formatInventory(inventory, visibilityNotes, await paintFor(process.stdout)));
+    writeOut(formatInventory(inventory, visibilityNotes, await paintFor("stdout")));
   }
   return 0;
 }

@@ -40,7 +40,7 @@ export default async function locks(options: { json?: boolean; lockDir: string }
     const out: GpuplanLocks = { schema: "gpuplan/locks@2", dir: lock.dir, mode, gpus, workers };
     writeOut(`${jsonText(out, 2)}\n`);
   } else {
-    const paint = await paintFor(process.stdout);
+    const paint = await paintFor("stdout");
     const now = Date.now();
     writeOut(
       formatLocks(lock.dir, mode, gpus, now, isRunning, paint) + formatWarmWorkers(workers, now, paint),

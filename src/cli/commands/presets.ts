@@ -14,6 +14,6 @@ export default async function presets(options: { json?: boolean }): Promise<numb
     writeOut(`${jsonText(out, 2)}\n`);
     return 0;
   }
-  writeOut(formatPresets(table, await paintFor(process.stdout)));
+  writeOut(formatPresets(table, await paintFor("stdout")));
   return 0;
 }

@@ -148,7 +148,7 @@ export async function openView(context: RunViewContext, ui: RunOptions["ui"]): P
   const { createView, resolveUiMode } = await import("../../ui/run/index.js");
   const err = stderr();
   const mode = resolveUiMode(ui, { isTTY: Boolean(err.isTTY), columns: err.columns });
-  return createView(mode, { ...context, out: stdout(), err, colorLevel: colorLevelOf(process.stderr) });
+  return createView(mode, { ...context, out: stdout(), err, colorLevel: colorLevelOf("stderr") });
 }
 
 /**

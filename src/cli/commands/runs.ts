@@ -41,7 +41,7 @@ export default async function runs(options: RunsOptions): Promise<number> {
     writeOut(`${jsonText(doc, 2)}\n`);
   } else {
     if (pruned) writeErr(formatPruned(pruned, all, await paintFor()));
-    writeOut(formatRuns(left, RUNS_DIR, await paintFor(process.stdout)));
+    writeOut(formatRuns(left, RUNS_DIR, await paintFor("stdout")));
   }
   return pruned?.errors.length ? EXIT.usage : EXIT.ok;
 }

@@ -46,7 +46,7 @@ export default async function status(run: string, options: StatusOptions): Promi
     };
     writeOut(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
-    writeOut(formatSlurmRunStatus(header.run, result, await paintFor(process.stdout)));
+    writeOut(formatSlurmRunStatus(header.run, result, await paintFor("stdout")));
   }
   return EXIT.ok;
 }

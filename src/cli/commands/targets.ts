@@ -38,7 +38,7 @@ export default async function targets(options: { json?: boolean; targetsDir?: st
     const out: GpuplanTargets = { schema: "gpuplan/targets@1", targets: all };
     writeOut(`${jsonText(out, 2)}\n`);
   } else {
-    writeOut(formatTargets(all, await paintFor(process.stdout)));
+    writeOut(formatTargets(all, await paintFor("stdout")));
   }
   if (problems.length === 0) return EXIT.ok;
   const { locateProblems } = await import("../../source/locate.js");

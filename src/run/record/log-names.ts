@@ -6,8 +6,8 @@
  * NAME_CHARS, and followed by `~` and a hash of the whole name. `~` and `@` never occur in a name
  * kept as it is, so no two names (and no name and a hashed one) share a file.
  */
-import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { sha256Hex } from "../../text/sha256.js";
 
 /** Characters a name keeps as it is. */
 const SAFE = /^[A-Za-z0-9_.=+-]+$/;
@@ -20,7 +20,7 @@ const HASH_CHARS = 10;
 function fileSafeName(name: string): string {
   if (SAFE.test(name) && name.length <= NAME_CHARS && name !== "." && name !== "..") return name;
   const readable = name.replace(/[^A-Za-z0-9_.=+-]/g, "_").slice(0, NAME_CHARS);
-  const hash = createHash("sha256").update(name).digest("hex").slice(0, HASH_CHARS);
+  const hash = sha256Hex(name).slice(0, HASH_CHARS);
   return `${readable}~${hash}`;
 }
 
