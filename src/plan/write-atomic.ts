@@ -9,7 +9,6 @@
  * replaced. Every failure is a UsageError naming the path (file-errors.ts).
  */
 import { constants, type Stats, writeSync } from "node:fs";
-import { lstat, open, readlink, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "../problems/errors.js";
 import { errnoOf, fileError } from "../problems/file-errors.js";
@@ -20,6 +19,10 @@ export type WriteMode = "replaced" | "created" | "stream";
 
 /** What is written: one string, or its pieces in order (a big plan is streamed, never held whole). */
 type Content = string | Iterable<string>;
+
+/** node:fs/promises, loaded at the first write: a command that writes nothing (most compiles print
+ * their plan) does not compile its ~2 ms of built-in modules at start (issue #17). */
+const fsp = () => process.getBuiltinModule("node:fs/promises");
 
 const piecesOf = (content: Content): Iterable<string> => (typeof content === "string" ? [content] : content);
 
@@ -67,13 +70,13 @@ async function resolveTarget(path: string): Promise<Target> {
     if (fd !== null) return { kind: "fd", fd };
     let st: Stats;
     try {
-      st = await lstat(current);
+      st = await fsp().lstat(current);
     } catch (e) {
       if (errnoOf(e) === "ENOENT") return { kind: "path", path: current, stats: null };
       throw e;
     }
     if (!st.isSymbolicLink()) return { kind: "path", path: current, stats: st };
-    current = resolve(dirname(current), await readlink(current));
+    current = resolve(dirname(current), await fsp().readlink(current));
   }
   throw Object.assign(new Error("too many symbolic links"), { code: "ELOOP" });
 }
@@ -95,7 +98,7 @@ async function replaceAtomically(path: string, text: Content, existing: Stats | 
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
   // A new file gets the usual 0666 less the umask; an existing one keeps its mode, set before
   // any content is written so a private file is never readable by others, not even for a moment.
-  const handle = await open(tmp, "wx", existing ? 0o600 : 0o666);
+  const handle = await fsp().open(tmp, "wx", existing ? 0o600 : 0o666);
   let renamed = false;
   try {
     if (existing) {
@@ -109,12 +112,12 @@ async function replaceAtomically(path: string, text: Content, existing: Stats | 
     writePieces(handle.fd, text);
     await handle.sync();
     await handle.close();
-    await rename(tmp, path);
+    await fsp().rename(tmp, path);
     renamed = true;
   } finally {
     if (!renamed) {
       await handle.close().catch(() => undefined);
-      await rm(tmp, { force: true });
+      await fsp().rm(tmp, { force: true });
     }
   }
   await syncDirectory(dir);
@@ -122,7 +125,9 @@ async function replaceAtomically(path: string, text: Content, existing: Stats | 
 
 /** The rename is durable only once its folder is on disk; a folder that cannot be opened is left as is. */
 async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r").catch(() => null);
+  const handle = await fsp()
+    .open(dir, "r")
+    .catch(() => null);
   if (!handle) return;
   await handle.sync().catch(() => undefined);
   await handle.close();
@@ -131,7 +136,7 @@ async function syncDirectory(dir: string): Promise<void> {
 /** A FIFO or character device: opened for writing, never created, truncated or replaced. */
 async function writeStream(path: string, text: Content): Promise<void> {
   // No O_CREAT: should the node vanish after it was looked at, fail rather than make a plain file.
-  const handle = await open(path, constants.O_WRONLY | constants.O_NOCTTY);
+  const handle = await fsp().open(path, constants.O_WRONLY | constants.O_NOCTTY);
   try {
     writePieces(handle.fd, text);
   } finally {

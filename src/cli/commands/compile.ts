@@ -1,6 +1,5 @@
 /** `gpuplan compile FILE`: parse options, call the core, pick the output, set the exit code. */
-import { fstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
-import { readFile, realpath } from "node:fs/promises";
+import { fstatSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type CompileResult, compilePlan } from "../../compile/compile.js";
 import type { History } from "../../history/read-history.js";
@@ -268,7 +267,7 @@ async function chooseInventory(
 /** The `inventory.label` a plan file records, when it is a plan. */
 async function recordedInventory(check: string): Promise<string | undefined> {
   try {
-    const data: unknown = JSON.parse(await readFile(check, "utf8"));
+    const data: unknown = JSON.parse(readFileSync(check, "utf8"));
     const label = (data as { inventory?: { label?: unknown } } | null)?.inventory?.label;
     return typeof label === "string" ? label : undefined;
   } catch {
@@ -318,11 +317,11 @@ async function refuseToOverwriteInputs(
   output: string,
   inputs: readonly (string | undefined)[],
 ): Promise<void> {
-  const target = await realpath(output).catch(() => null);
+  const target = realpathOrNull(output);
   if (target === null) return;
   for (const input of inputs) {
     if (input === undefined || input === "-") continue;
-    if ((await realpath(input).catch(() => null)) === target) {
+    if (realpathOrNull(input) === target) {
       throw new UsageError(
         `-o ${output} is ${input}, an input of this compile: writing the plan there would destroy it`,
         "conflicting-options",
@@ -368,4 +367,12 @@ function summaryLine(
     `${bold("gpuplan compile:")} ${count(s.pipelines, "pipeline")}${split ? ` (${split})` : ""}, ` +
     `est. makespan ${formatDuration(s.makespanMs)}${ratio}; ${countLine(problems)}; ${where}\n`
   );
+}
+
+function realpathOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
 }
