@@ -63,13 +63,15 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
   const { createMemorySampler } = await import("./record/memory-snapshot.js");
   // One sampler child for the whole run (memory snapshots, per-process VRAM, what others hold),
   // let go of at its end. Asked for a first reading at once: its child (a Node start and the
-  // vendor libraries, ~80 ms) comes up while the run folder, journal and view are set up, so
-  // admission's first reading is there when the first pipeline asks for a slot.
+  // vendor libraries, ~80 ms) comes up while the run folder, journal and view are set up and the
+  // first steps start; until its answer, admission and snapshots use verification's reading.
   const memory = needsGpuLock(prepared.pipelines)
     ? (await import("../detect/memory-readings.js")).openGpuMemoryReader(options.env)
     : null;
-  const sampler = createMemorySampler(memory, new Map(prepared.plan.registry.map((g) => [g.uuid, g.gpu])));
-  if (memory) void sampler.gpus();
+  const labels = new Map(prepared.plan.registry.map((g) => [g.uuid, g.gpu]));
+  // The first readings come from verification's, while fresh (prepare-run.ts gpuReading).
+  const sampler = createMemorySampler(memory, labels, prepared.gpuReading);
+  if (memory) sampler.prefetch();
   try {
     return await runPrepared(prepared, options, sampler);
   } finally {

@@ -668,6 +668,7 @@ pipelines:
           freeBytes: r.memoryBytes - 1,
         })),
       cpu: async () => ({ totalBytes: 100, availableBytes: 40 }),
+      prefetch: () => {},
     };
     h = await execute(plan, { sampler });
     for (const e of h.events) {

@@ -64,6 +64,26 @@ describe("prepareRun detects the machine once", () => {
     expect(calls).toEqual([undefined]);
   });
 
+  it("hands the run the GPUs it read and when the answer came (the memory sampler's first reading)", async () => {
+    const file = planFile(gpuPipeline, machine);
+    let answeredAt = 0;
+    const detect = async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      answeredAt = performance.now();
+      return machine;
+    };
+    const prepared = await prepareRun({ file, pipelines: [], detect });
+    if (!prepared.ok) throw new Error("not prepared");
+    expect(prepared.run.gpuReading?.gpus).toBe(machine.gpus);
+    // Timed when detection answered, not when the run was ready.
+    expect(prepared.run.gpuReading?.at).toBeGreaterThanOrEqual(answeredAt);
+    expect(prepared.run.gpuReading!.at - answeredAt).toBeLessThan(5);
+    // Nothing to hand over where nothing was verified.
+    const unchecked = await prepareRun({ file, pipelines: [], detect, verify: false });
+    if (!unchecked.ok) throw new Error("not prepared");
+    expect(unchecked.run.gpuReading).toBeUndefined();
+  });
+
   it("a CPU-only plan, or one not checked here (Slurm's follower), never detects", async () => {
     const cpu = planFile(cpuPipeline, machine);
     const first = countingDetect(machine);

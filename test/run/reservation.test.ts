@@ -108,6 +108,7 @@ pipelines:
           };
         }),
       cpu: async () => null,
+      prefetch: () => {},
     };
     h = await execute(plan, { sampler, dir: mkdtempSync(join(tmpdir(), "gpuplan-borrow-run-")) });
     expect(h.summary).toMatchObject({ ok: 1, failed: 0 });

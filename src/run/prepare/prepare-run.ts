@@ -5,7 +5,7 @@
  * wrong card. Problems come back as data for the CLI to print; usage mistakes are thrown.
  */
 import { join } from "node:path";
-import type { DetectInventory, Inventory } from "../../inventory/types.js";
+import type { DetectInventory, GpuInfo, Inventory } from "../../inventory/types.js";
 import type { BindMode, GpuBinding } from "../../plan/bind-gpus.js";
 import { bindPlan, gpusUsed } from "../../plan/verify-plan.js";
 import { UsageError } from "../../problems/errors.js";
@@ -66,6 +66,17 @@ export interface PreparedRun {
   slurmTask?: string;
   /** The plan's text as given, when it is `plan`'s own bytes in the current format: the run folder's copy. */
   planText?: string;
+  /**
+   * The GPUs as verification read them, and when (performance.now()): the run's memory sampler
+   * answers its first readings from them while they are fresh instead of waiting for its child.
+   */
+  gpuReading?: GpuReading;
+}
+
+/** GPUs with their memory and processes, as one detection read them at `at` (performance.now()). */
+interface GpuReading {
+  gpus: GpuInfo[];
+  at: number;
 }
 
 export type Preparation =
@@ -75,6 +86,7 @@ export type Preparation =
 
 export async function prepareRun(request: PrepareRequest): Promise<Preparation> {
   const detect = detectOnce(request.detect);
+  const detected = detect.read;
   let file = request.file;
   let inventory: Inventory | undefined;
   let recompile: string;
@@ -165,8 +177,13 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     // Bind to the live machine's GPUs: never run on the wrong card. CPU-only work needs no GPU.
     let bindings: GpuBinding[] = [];
     if (request.verify !== false && gpusUsed(pipelines).length > 0) {
+      // Read while the probe child still works: loading the slot lock (koffi, the C library) and
+      // reading its files takes ~10 ms that would otherwise follow detection's answer. A failure
+      // is still this call's, thrown at the await below; the catch only marks it as awaited.
+      const busyNow = request.busyGpus?.();
+      busyNow?.catch(() => {});
       inventory ??= await detect();
-      const busy = (await request.busyGpus?.()) ?? new Set<string>();
+      const busy = (await busyNow) ?? new Set<string>();
       const bound = bindPlan(run.plan, pipelines, inventory, {
         planFile: file,
         recompile,
@@ -186,9 +203,16 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     }
     // The file's bytes serve as the run's copy only for the plan they hold (binding may change it).
     const planText = givenText?.plan === run.plan ? givenText.text : undefined;
+    const gpuReading = bindings.length > 0 ? detected() : undefined;
     return {
       ok: true,
-      run: { ...run, pipelines, bindings, ...(planText !== undefined && { planText }) },
+      run: {
+        ...run,
+        pipelines,
+        bindings,
+        ...(planText !== undefined && { planText }),
+        ...(gpuReading !== undefined && { gpuReading }),
+      },
       warnings,
       sources,
     };
@@ -202,11 +226,17 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
  * The live machine, detected once however often it is asked for (without options): a plan's
  * verification may start detecting early (load-run-input.ts) and collect the answer later.
  */
-function detectOnce(detect: DetectInventory): DetectInventory {
+function detectOnce(detect: DetectInventory): DetectInventory & { read(): GpuReading | undefined } {
   let plain: Promise<Inventory> | undefined;
-  return (options) => {
+  let reading: GpuReading | undefined;
+  const once: DetectInventory = (options) => {
     if (options !== undefined) return detect(options);
-    plain ??= detect();
+    plain ??= detect().then((inventory) => {
+      // Timed when the answer came, not when it is used: a big plan may take seconds to check.
+      reading = { gpus: inventory.gpus, at: performance.now() };
+      return inventory;
+    });
     return plain;
   };
+  return Object.assign(once, { read: () => reading });
 }

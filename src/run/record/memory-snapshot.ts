@@ -7,6 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { GpuMemoryReader } from "../../detect/memory-readings.js";
+import type { GpuInfo } from "../../inventory/types.js";
 import type { MemoryReading } from "../../schema-types/run-events.js";
 
 export interface GpuMemory {
@@ -27,6 +28,8 @@ interface CpuMemory {
 export interface MemorySampler {
   gpus(): Promise<GpuMemory[] | null>;
   cpu(): Promise<CpuMemory | null>;
+  /** Start a reading from the sampler's child now, whatever the latest one's age (its child comes up meanwhile). */
+  prefetch(): void;
 }
 
 const CPU_READING_TTL_MS = 250;
@@ -35,43 +38,54 @@ const GPU_READING_TTL_MS = 200;
 
 /**
  * A sampler over the run's memory reader; `null` answers where nothing is known (no vendor
- * library, no /proc). `labels` names GPUs by UUID as the plan does (its registry's ids).
+ * library, no /proc). `labels` names GPUs by UUID as the plan does (its registry's ids). `seed`:
+ * GPUs as the run's verification read them, and when (performance.now()); answered like a
+ * reading of the sampler's own while it is as young as one would be reused — the first steps
+ * then do not wait for the sampler's child to start (a Node start and the vendor libraries).
  */
 export function createMemorySampler(
   reader: GpuMemoryReader | null,
   labels: ReadonlyMap<string, string> = new Map(),
+  seed?: { gpus: readonly GpuInfo[]; at: number },
 ): MemorySampler {
+  const toMemory = (list: readonly GpuInfo[]): GpuMemory[] =>
+    list.map((g) => ({
+      gpu: labels.get(g.uuid) ?? g.id,
+      uuid: g.uuid,
+      totalBytes: g.memoryBytes,
+      usedBytes: g.usedMemoryBytes ?? null,
+      freeBytes: g.freeMemoryBytes ?? null,
+      processes: g.processes?.map((p) => ({ pid: p.pid, usedBytes: p.usedMemoryBytes })) ?? null,
+    }));
   let inFlight: Promise<GpuMemory[] | null> | null = null;
-  let last: { at: number; value: GpuMemory[] } | null = null;
+  let last: { at: number; value: GpuMemory[] } | null =
+    reader && seed && seed.gpus.length > 0 ? { at: seed.at, value: toMemory(seed.gpus) } : null;
   // Host memory moves slowly next to step lengths: one /proc read serves every step within 250 ms.
   let cpuReading: { at: number; value: Promise<CpuMemory | null> } | null = null;
+  const read = (): Promise<GpuMemory[] | null> => {
+    if (!reader) return Promise.resolve(null);
+    inFlight ??= reader
+      .read()
+      .then((list) => toMemory(list ?? []))
+      .then((list) => {
+        // Nothing answered this time (a sampler restarting): ask again at the next reading.
+        last = { at: performance.now(), value: list };
+        return list;
+      })
+      .catch(() => null)
+      .finally(() => {
+        inFlight = null;
+      });
+    return inFlight;
+  };
   return {
     gpus() {
       if (!reader) return Promise.resolve(null);
-      const now = performance.now();
-      if (last && now - last.at < GPU_READING_TTL_MS) return Promise.resolve(last.value);
-      inFlight ??= reader
-        .read()
-        .then((list) =>
-          (list ?? []).map((g) => ({
-            gpu: labels.get(g.uuid) ?? g.id,
-            uuid: g.uuid,
-            totalBytes: g.memoryBytes,
-            usedBytes: g.usedMemoryBytes ?? null,
-            freeBytes: g.freeMemoryBytes ?? null,
-            processes: g.processes?.map((p) => ({ pid: p.pid, usedBytes: p.usedMemoryBytes })) ?? null,
-          })),
-        )
-        .then((list) => {
-          // Nothing answered this time (a sampler restarting): ask again at the next reading.
-          last = { at: performance.now(), value: list };
-          return list;
-        })
-        .catch(() => null)
-        .finally(() => {
-          inFlight = null;
-        });
-      return inFlight;
+      if (last && performance.now() - last.at < GPU_READING_TTL_MS) return Promise.resolve(last.value);
+      return read();
+    },
+    prefetch() {
+      void read();
     },
     cpu() {
       const now = performance.now();
