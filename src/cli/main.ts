@@ -15,7 +15,7 @@ void main(requestedReportFormat(process.argv.slice(2)));
 
 async function main(format: ReportFormat): Promise<void> {
   try {
-    await createProgram(format).parseAsync(process.argv);
+    await createProgram(format, process.argv.slice(2)).parseAsync(process.argv);
   } catch (e) {
     // --help, --version: exit 0; `gpuplan` alone has printed the help on stderr.
     if (e instanceof CommanderError) process.exitCode = e.exitCode === 0 ? 0 : 2;
