@@ -52,7 +52,7 @@ describe("start-up", () => {
     expect(modules).toEqual([]);
   });
 
-  it("a dry run loads neither node:crypto nor Node's streams, a compile no stream for its output, when stdout and stderr are pipes", () => {
+  it("a dry run loads neither node:crypto, Node's streams nor fs/promises, a compile no stream for its output, when stdout and stderr are pipes", () => {
     // Their texts go out with write(2) (src/cli/output-guard.ts), their colour is decided without
     // process.stderr where it cannot be a terminal (src/cli/paint.ts), and crypto is loaded only
     // to hash (src/text/sha256.ts: a compile hashes its file; crypto brings node:stream, not net).
@@ -70,13 +70,16 @@ describe("start-up", () => {
     const heavy = (args: string[]) => {
       const result = gpuplan(args, { nodeArgs: ["--require", preload] });
       const loaded = readFileSync(list, "utf8").split("\n");
-      return { result, heavy: loaded.filter((m) => /^NativeModule (crypto|stream|net|tty)$/.test(m)) };
+      return {
+        result,
+        heavy: loaded.filter((m) => /^NativeModule (crypto|stream|net|tty|fs\/promises)$/.test(m)),
+      };
     };
     const compile = heavy(["compile", join(ROOT, "examples/cell-painting.yaml"), "--target", "dgx-h100"]);
     expect(compile.result.exitCode, compile.result.stderr).toBe(0);
     expect(JSON.parse(compile.result.stdout)).toMatchObject({ schema: "gpuplan/plan@2" });
     expect(compile.result.stderr).toMatch(/^gpuplan compile: 8 pipelines/);
-    expect(compile.heavy.filter((m) => /net|tty/.test(m))).toEqual([]);
+    expect(compile.heavy.filter((m) => /net|tty|promises/.test(m))).toEqual([]);
     const dry = heavy(["run", plan, "--dry-run"]);
     expect(dry.result.exitCode, dry.result.stderr).toBe(0);
     expect(dry.result.stdout).toMatch(/hello/);

@@ -6,13 +6,16 @@
  * `events.jsonl` (telemetry) and the step logs, `logs/<pipeline>@<step>.out.log` and `.err.log`.
  */
 import { constants } from "node:fs";
-import { type FileHandle, mkdir, open, writeFile } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { planText } from "../../plan/plan-text.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { StepStatus } from "./events.js";
 import { damagedRun, readRunFile } from "./read-run-file.js";
 import type { RecordFailures } from "./record-failures.js";
+
+/** node:fs/promises at first use: a dry run imports this module (RUNS_DIR) but writes nothing (#17). */
+const fsp = () => process.getBuiltinModule("node:fs/promises");
 
 export const RUNS_DIR = join(".gpuplan", "runs");
 
@@ -86,7 +89,7 @@ export async function openJournal(runDir: string, failures?: RecordFailures): Pr
 export async function openJournalFile(path: string, failures?: RecordFailures): Promise<Journal> {
   // Not O_APPEND: writes go at `end`, the last acknowledged byte, so a write cut short by a full
   // disk is overwritten by its retry instead of leaving half a line in the middle.
-  const handle = await open(path, constants.O_RDWR | constants.O_CREAT, 0o644);
+  const handle = await fsp().open(path, constants.O_RDWR | constants.O_CREAT, 0o644);
   let end = await dropTornLine(handle);
   // Group commit: entries that arrive while a flush is in flight go out together in the next
   // write + fdatasync, so many steps finishing at once cost one disk flush, not one each.
@@ -164,8 +167,8 @@ async function dropTornLine(handle: FileHandle): Promise<number> {
  * holds these very bytes (prepare-run.ts says when), else the plan's text made anew.
  */
 export async function createRunDir(runDir: string, plan: GpuplanPlan, text?: string): Promise<void> {
-  await mkdir(join(runDir, "logs"), { recursive: true });
-  await writeFile(join(runDir, "plan.json"), text ?? planText(plan));
+  await fsp().mkdir(join(runDir, "logs"), { recursive: true });
+  await fsp().writeFile(join(runDir, "plan.json"), text ?? planText(plan));
 }
 
 export interface JournalState {

@@ -5,7 +5,7 @@
  * only then read. What is wrong is a `damaged-run` usage error naming the file.
  */
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { UsageError } from "../../problems/errors.js";
 import { errnoOf, fileError } from "../../problems/file-errors.js";
 
@@ -14,8 +14,10 @@ const MAX_RUN_FILE_BYTES = 256 * 1024 * 1024;
 
 /** The file's text; `what` names it in messages ("journal", "plan"). */
 export async function readRunFile(path: string, what: string): Promise<string> {
-  let handle: Awaited<ReturnType<typeof open>>;
+  let handle: FileHandle;
   try {
+    // node:fs/promises loaded here: a dry run imports this module but reads no run file (#17).
+    const { open } = process.getBuiltinModule("node:fs/promises");
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (e) {
     if (errnoOf(e) === "ENOENT") throw damagedRun(path, "is missing");
