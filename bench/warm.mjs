@@ -5,7 +5,7 @@
 // needed: the plan's GPU comes from an inventory file).
 //   npm run bench:warm [-- TASKS SLOTS LOAD_MS TASK_MS]      (build first: npm run build)
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -21,6 +21,7 @@ if (!existsSync(join(root, "dist/run/executor/execute-run.js")))
 const { executeRun } = await import(dist("run/executor/execute-run.js"));
 const { createSlotLock } = await import(dist("run/lock/index.js"));
 const { createRunDir, openJournal } = await import(dist("run/record/journal.js"));
+const { readPlanFile } = await import(dist("plan/read-plan.js"));
 
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-bench-warm-"));
 try {
@@ -37,7 +38,7 @@ try {
     `        worker: { run: [node, ${JSON.stringify(worker)}, --load-ms, "${loadMs}", --task-ms, "${taskMs}"], key: seg, ready_timeout: 1m }\n` +
     `        keep_warm: ${keepWarm}\n`;
 
-  const plan = (name, keepWarm) => {
+  const plan = async (name, keepWarm) => {
     writeFileSync(join(dir, `${name}.yaml`), pipelineFile(keepWarm));
     const r = spawnSync(
       process.execPath,
@@ -53,11 +54,14 @@ try {
       { cwd: dir, encoding: "utf8" },
     );
     if (r.status !== 0) throw new Error(`compile failed: ${r.stderr}`);
-    return JSON.parse(readFileSync(join(dir, `${name}.json`), "utf8"));
+    // Read as `gpuplan run` reads it: a plan file leaves out what equals its schema default.
+    const read = await readPlanFile(join(dir, `${name}.json`));
+    if (!read.plan) throw new Error(`${name}.json: ${read.problems.map((p) => p.message).join("; ")}`);
+    return read.plan;
   };
 
   const run = async (name, keepWarm) => {
-    const p = plan(name, keepWarm);
+    const p = await plan(name, keepWarm);
     const runDir = join(dir, `run-${name}`);
     await createRunDir(runDir, p);
     const journal = await openJournal(runDir);
