@@ -1,0 +1,47 @@
+#!/bin/bash
+# On a lent GPU machine (docs/real-gpu-check.md): detection, start-up against `node -e 0`,
+# a compile against the live GPU and a real run of PyTorch steps under the slot lock — two that
+# hold 6 and 10 GiB, one whose 400 GiB allocation fails — with nvidia-smi's per-process figures
+# sampled beside gpuplan's own peakVramBytes, then the run's report. Everything lands in $OUT.
+set -u
+exec > >(tee "$OUT/log.txt") 2>&1
+C=.devcarry
+[ -x /tmp/node ] || { python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('$C/node.xz'), open('/tmp/node','wb'))" && chmod +x /tmp/node; }
+export PATH=/tmp:$PATH
+unset NODE_EXTRA_CA_CERTS
+rm -rf node_modules dist && ln -s $C/node_modules node_modules && cp -r $C/dist dist
+G="node $PWD/bin/gpuplan.js"
+echo "== machine"; nvidia-smi -L; node -p '`node ${process.version}`'; uname -r; nproc
+echo "== detect"; $G detect | tee "$OUT/detect.txt"; $G detect --json >"$OUT/inventory.json"; echo "exit $?"
+echo "== start-up, wall ms"
+t() { local s; s=$(date +%s%N); "$@" >/dev/null 2>&1; echo $((($(date +%s%N) - s) / 1000000)); }
+for i in 1 2 3 4 5; do echo "node -e 0: $(t node -e 0)  --version: $(t $G --version)  detect --json: $(t $G detect --json)"; done
+mkdir -p /tmp/gpuplan-check && cd /tmp/gpuplan-check && rm -rf .gpuplan
+cat >vram.yaml <<'EOF'
+version: 1
+name: vram-check
+registry: { max_pipelines_per_gpu: 3 }
+pipelines:
+  - name: six
+    steps:
+      - { id: hold, memory: torch, vram: 8GiB, run: [python3, -c, "import torch,time; x=torch.empty(6*2**30,dtype=torch.uint8,device='cuda'); x.fill_(1); torch.cuda.synchronize(); time.sleep(4)"] }
+  - name: ten
+    steps:
+      - { id: hold, memory: torch, vram: 12GiB, run: [python3, -c, "import torch,time; x=torch.empty(10*2**30,dtype=torch.uint8,device='cuda'); x.fill_(1); torch.cuda.synchronize(); time.sleep(4)"] }
+  - name: failed-alloc
+    steps:
+      - { id: try, memory: torch, vram: 2GiB, run: [python3, -c, "import torch,time\ntry:\n  torch.empty(400*2**30,dtype=torch.uint8,device='cuda')\nexcept Exception as e:\n  print(type(e).__name__)\ntime.sleep(4)"] }
+EOF
+echo "== compile"; $G compile vram.yaml -o plan.json || exit 1
+(while true; do echo "$(date +%s.%N | cut -c1-14) $(timeout 5 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | tr '\n' ';')"; done) >"$OUT/smi.txt" &
+L=$!
+echo "== run"; $G run plan.json --ui plain; echo "exit $?"
+kill $L 2>/dev/null
+run=$(ls -d .gpuplan/runs/*/ | head -1)
+cp "$run/events.jsonl" "$OUT/events.jsonl"
+echo "== gpuplan's peaks (bytes) and pids"
+grep '"gpu.step.end"' "$run/events.jsonl" | grep -o '"pipeline":"[^"]*"\|"peakVramBytes":[0-9]*' | paste - -
+grep '"start"' "$run/journal.jsonl" | grep -o '"pipeline":"[^"]*"\|"pid":[0-9]*' | paste - -
+echo "== nvidia-smi's largest figure per pid (MiB)"
+cut -d' ' -f2- "$OUT/smi.txt" | tr ';' '\n' | awk -F', ' 'NF == 2 { split($2, m, " "); if (m[1] + 0 > max[$1]) max[$1] = m[1] + 0 } END { for (p in max) print p, max[p] }'
+echo "== report"; $G report -o "$OUT/report.html"; echo "exit $?"
