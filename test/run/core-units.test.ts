@@ -131,6 +131,10 @@ describe("failure classification", () => {
   it.each([
     ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "pytorch"],
     ["RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED", "pytorch"],
+    // PyTorch 2.11 on an H100 (docs/real-gpu-check.md), and the RuntimeError of earlier releases.
+    ["torch.AcceleratorError: CUDA error: out of memory", "pytorch"],
+    ["RuntimeError: CUDA error: out of memory", "pytorch"],
+    ["cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", "cupy"],
     [
       "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate",
       "jax",

@@ -13,11 +13,15 @@ export type Framework = OomFramework;
 const OOM_PATTERNS: readonly { framework: Framework; pattern: RegExp }[] = [
   {
     framework: "pytorch",
-    pattern: /CUDA out of memory|torch\.(cuda\.)?OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED/,
+    // "CUDA error: out of memory": an allocation inside CUDA itself (a kernel launch, a context)
+    // rather than PyTorch's allocator, raised as torch.AcceleratorError (≥ 2.8) or RuntimeError;
+    // seen on an H100 when a neighbour's failed allocation briefly held the memory.
+    pattern:
+      /CUDA out of memory|CUDA error: out of memory|torch\.(cuda\.)?OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED/,
   },
   { framework: "tensorflow", pattern: /OOM when allocating/ },
   // Before JAX: CuPy's message ("OutOfMemoryError: Out of memory allocating …") contains XLA's phrase.
-  { framework: "cupy", pattern: /cupy[\w.]*OutOfMemoryError/ },
+  { framework: "cupy", pattern: /cupy[\w.]*OutOfMemoryError|CUDARuntimeError: cudaErrorMemoryAllocation/ },
   { framework: "hip", pattern: /hipErrorOutOfMemory/ },
   { framework: "jax", pattern: /RESOURCE_EXHAUSTED|\bOut of memory\b/ },
   // A bare OutOfMemoryError (no module named) is PyTorch's since 2.x.
