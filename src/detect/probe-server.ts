@@ -43,12 +43,20 @@ export class ProbeServer {
     return next;
   }
 
-  /** Let the child go: it runs its libraries' shutdown calls and exits (or is killed with gpuplan). */
+  /**
+   * Let the child go: it runs its libraries' shutdown calls and exits (or is killed with gpuplan).
+   * A round still waiting is answered null at once, and the child no longer keeps gpuplan alive: a
+   * run that ended before its sampler's first reading used to wait out the reading's deadline
+   * (5 s after every short GPU run; seen on an H100, docs/real-gpu-check.md).
+   */
   close(): void {
     this.closed = true;
+    this.settle(null);
     const child = this.child;
     this.child = null;
+    this.fresh = null;
     if (!child) return;
+    this.setRef(child, false);
     child.stdin?.end();
     // Its libraries' shutdown calls get a moment; then the group goes, whatever it is doing.
     setTimeout(() => child.pid !== undefined && killGroup(child.pid), 2_000).unref();

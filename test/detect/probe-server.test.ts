@@ -46,6 +46,23 @@ describe.skipIf(!fakeLibsBuilt)("ProbeServer (fake NVML)", () => {
     expect(reader.children()).toBe(1);
   }, 30_000);
 
+  it("close() answers a round still waiting with null at once and keeps nothing alive (a run shorter than the sampler's start)", async () => {
+    // The child takes 3 s to initialise NVML; the deadline is a minute: only close() can end the wait.
+    const scenario = scenarioWith("busy.scenario", "nvml.init_delay_ms = 3000");
+    const env = fakeEnv("busy.scenario", { nvml: fakeLib("nvml") }, { GPUPLAN_FAKE_SCENARIO: scenario });
+    const server = new ProbeServer([{ name: "nvml", library: fakeLib("nvml") }], childOptions(env), 60_000);
+    closers.push(() => server.close());
+    const reading = server.read();
+    await new Promise((r) => setTimeout(r, 100));
+    const started = performance.now();
+    server.close();
+    expect(await reading).toBeNull();
+    expect(performance.now() - started).toBeLessThan(500);
+    // Closed is closed: later requests are answered null without a new child.
+    expect(await server.read()).toBeNull();
+    expect(server.started).toBe(1);
+  }, 30_000);
+
   it("kills a child that misses its deadline, starts another at the next request, and gives up after three", async () => {
     const scenario = scenarioWith("busy.scenario", "nvml.hang_on = nvmlDeviceGetMemoryInfo_v2");
     const env = fakeEnv("busy.scenario", { nvml: fakeLib("nvml") }, { GPUPLAN_FAKE_SCENARIO: scenario });
