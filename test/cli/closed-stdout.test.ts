@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
+import { hasCrashed, ROOT, tempDir, writeBigPipeline } from "../helpers/cli.js";
 
 const MISSING = "/nonexistent/gpuplan-test-library.so";
 const NO_GPU = {
@@ -60,18 +60,6 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-/** A pipeline file whose plan is a few MB: far more than a pipe holds. */
-function bigPipeline(): string {
-  const lines = ["version: 1", "name: big", "pipelines:"];
-  for (let p = 0; p < 400; p++) {
-    lines.push(`  - name: p${p}`, "    steps:");
-    for (let s = 0; s < 5; s++) lines.push(`      - { id: s${s}, run: [echo, "${p}-${s}"], memory: numpy }`);
-  }
-  const file = join(t.dir, "big.yaml");
-  writeFileSync(file, `${lines.join("\n")}\n`);
-  return file;
-}
-
 describe("a closed stdout", () => {
   it.each([
     ["targets", ["targets"]],
@@ -87,7 +75,7 @@ describe("a closed stdout", () => {
 
   it("compile big.yaml | head -1: exit 0, the summary still on stderr, no error", async () => {
     const r = await withReaderLeaving(
-      ["compile", bigPipeline(), "--target", "cpu-only"],
+      ["compile", writeBigPipeline(t.dir, 400), "--target", "cpu-only"],
       "after-first-chunk",
     );
     expect(r.stdout.startsWith("{")).toBe(true);
@@ -99,7 +87,7 @@ describe("a closed stdout", () => {
 
   it("compile -o /dev/stdout | head -1: exit 0, no error", async () => {
     const r = await withReaderLeaving(
-      ["compile", bigPipeline(), "--target", "cpu-only", "-o", "/dev/stdout"],
+      ["compile", writeBigPipeline(t.dir, 400), "--target", "cpu-only", "-o", "/dev/stdout"],
       "after-first-chunk",
     );
     expect(r.stdout.startsWith("{")).toBe(true);

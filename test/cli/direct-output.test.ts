@@ -9,26 +9,13 @@ import { closeSync, readFileSync, readSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import koffi from "koffi";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { ROOT, tempDir } from "../helpers/cli.js";
+import { ROOT, tempDir, writeBigPipeline } from "../helpers/cli.js";
 
 let t: ReturnType<typeof tempDir>;
 beforeEach(() => {
   t = tempDir();
 });
 afterEach(() => t.cleanup());
-
-/** A pipeline whose plan is a few MB, dozens of times what a pipe buffer holds. */
-function bigPipeline(): string {
-  const lines = ["version: 1", "name: big", "pipelines:"];
-  for (let p = 0; p < 600; p++) {
-    lines.push(`  - name: p${p}`, "    steps:");
-    for (let s = 0; s < 5; s++)
-      lines.push(`      - { id: s${s}, run: [echo, "${p}-${s}-${"x".repeat(40)}"], memory: numpy }`);
-  }
-  const file = join(t.dir, "big.yaml");
-  writeFileSync(file, `${lines.join("\n")}\n`);
-  return file;
-}
 
 const pipe2 = koffi.load("libc.so.6").func("int pipe2(_Out_ int *fds, int flags)") as (
   fds: number[],
@@ -74,7 +61,14 @@ async function compileIntoSlowPipe(nonBlocking: boolean): Promise<Ended> {
   const marker = join(t.dir, "eagain");
   writeFileSync(marker, "");
   const preload = nonBlocking ? ["--require", nonBlockingStdout(marker)] : [];
-  const args = [...preload, join(ROOT, "bin/gpuplan.js"), "compile", bigPipeline(), "--target", "cpu-only"];
+  const args = [
+    ...preload,
+    join(ROOT, "bin/gpuplan.js"),
+    "compile",
+    writeBigPipeline(t.dir, 600, `-${"x".repeat(40)}`),
+    "--target",
+    "cpu-only",
+  ];
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", writeEnd, "pipe"],
     env: { ...process.env, NO_COLOR: "1" },

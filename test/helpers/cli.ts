@@ -1,6 +1,6 @@
 /** Run the built CLI the way a user does: `node bin/gpuplan.js …` from the repository root. */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -60,6 +60,22 @@ export function loadedModules(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A pipeline file of `pipelines` × 5 CPU steps in `dir` whose plan is a few MB, far more than a
+ * pipe holds; `pad` lengthens each step's argument (a bigger plan).
+ */
+export function writeBigPipeline(dir: string, pipelines: number, pad = ""): string {
+  const lines = ["version: 1", "name: big", "pipelines:"];
+  for (let p = 0; p < pipelines; p++) {
+    lines.push(`  - name: p${p}`, "    steps:");
+    for (let s = 0; s < 5; s++)
+      lines.push(`      - { id: s${s}, run: [echo, "${p}-${s}${pad}"], memory: numpy }`);
+  }
+  const file = join(dir, "big.yaml");
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return file;
 }
 
 /** A fresh temporary directory, removed by the returned cleanup. */
