@@ -96,6 +96,18 @@ async function writeCommonJs(files) {
     });
     if (/\bimport\.meta\b|\bimport\("\.\/[^"]+\.js"\)/.test(code))
       throw new Error(`${name}: ESM left in the CommonJS chunk`);
+    // bin/code-cache.js compiles a chunk holding an import() from source, and that chunk's own
+    // require()s then go through Node's full resolution (~0.1 ms each): a command chunk with one
+    // lost ~4 ms of its start. Built-ins and koffi are reached by process.getBuiltinModule or
+    // require; only a chunk that opens an ES-only chunk may keep an import(), and nothing else.
+    const imports = [...code.matchAll(/\bimport\(([^)]*)\)/g)].map((m) => m[1]);
+    if (
+      imports.some((target) => !/^"\.\/[^"]+\.mjs"$/.test(target)) ||
+      (imports.length > 0 && code.length > 2048)
+    )
+      throw new Error(
+        `${name}: import(${imports.join(", ")}) in a CommonJS chunk of ${code.length} bytes; such a chunk loses its code cache (scripts/bundle.mjs)`,
+      );
     // Only the few chunks that use import.meta.url get its definition: the URL costs node:url and
     // a pathToFileURL at load, which the other ~40 chunks a command loads need not pay.
     const url = code.includes("__gpuplanModuleUrl")

@@ -18,10 +18,9 @@ let gc: (() => void) | null | undefined;
 export async function collectGarbage(): Promise<void> {
   if (gc === undefined) {
     try {
-      const [{ setFlagsFromString }, { runInNewContext }] = await Promise.all([
-        import("node:v8"),
-        import("node:vm"),
-      ]);
+      // Not import(): a bundle chunk holding one loses its code cache (scripts/bundle.mjs).
+      const { setFlagsFromString } = process.getBuiltinModule("node:v8");
+      const { runInNewContext } = process.getBuiltinModule("node:vm");
       setFlagsFromString("--expose-gc");
       const found: unknown = runInNewContext("typeof gc === 'function' ? gc : null");
       gc = typeof found === "function" ? (found as () => void) : null;

@@ -5,6 +5,8 @@
  * and one errno table for the errors of those calls.
  */
 import { constants } from "node:os";
+import { fileURLToPath } from "node:url";
+import { loadKoffi } from "./load-koffi.js";
 
 export interface Libc {
   /** Bind a C function by its prototype, in koffi's syntax. */
@@ -24,7 +26,11 @@ export function loadLibc(): Promise<Libc> {
 }
 
 async function bind(): Promise<Libc> {
-  const koffi = (await import("koffi")).default;
+  // By require, not import(): Node 20 would load koffi through its ES module loader (~9 ms, 38
+  // more built-in modules), and a bundle chunk holding an import() loses its code cache
+  // (scripts/bundle.mjs). This file's own path anchors the lookup, two folders below the package
+  // root in dist/ (dist/libc/, dist/bundle/) as in src/.
+  const koffi = loadKoffi(fileURLToPath(import.meta.url));
   let lib: ReturnType<typeof koffi.load>;
   let glibc = true;
   try {

@@ -58,6 +58,45 @@ describe.skipIf(nodeHasCompileCache)("the build's code cache (Node without a com
     expect([...scripts.values()].every((refused) => !refused)).toBe(true);
   });
 
+  it("every file of dist/bundle a compile, a dry run and a run load comes from the cache, koffi as its prebuilt module", () => {
+    // A chunk holding an import() is compiled from source and its own require()s go through
+    // Node's resolution (scripts/bundle.mjs refuses to build one, but for the live view's opener);
+    // the run and compile commands each had one (issue #17). The preload also lists, at exit,
+    // every file Node's module cache holds.
+    const { nodeArgs, compiled } = recordCachedScripts();
+    const loadedLog = join(t.dir, "loaded.log");
+    const listLoaded = join(t.dir, "list-loaded.cjs");
+    writeFileSync(
+      listLoaded,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(loadedLog)}, Object.keys(require("node:module")._cache).join("\\n")));\n`,
+    );
+    const plan = join(t.dir, "hello.plan.json");
+    expect(
+      gpuplan(["compile", join(ROOT, "examples/hello-cpu.yaml"), "--target", "cpu-only", "-o", plan]),
+    ).toMatchObject({
+      exitCode: 0,
+    });
+    for (const args of [COMPILE, ["run", plan, "--dry-run"], ["run", plan, "--ui", "plain"]]) {
+      const r = gpuplan(args, { nodeArgs: [...nodeArgs, "--require", listLoaded] });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const loaded = readFileSync(loadedLog, "utf8").split("\n");
+      const bundle = loaded.filter((f) => f.startsWith(join(ROOT, "dist/bundle/")));
+      expect(bundle.length, args.join(" ")).toBeGreaterThan(10);
+      const scripts = compiled();
+      expect(
+        bundle.filter((f) => scripts.get(f) !== false),
+        `${args.join(" ")}: chunks not run from the code cache`,
+      ).toEqual([]);
+      if (args.includes("plain")) {
+        // The run's C library (posix_spawn, the slot lock) loads koffi's native module directly,
+        // not through koffi's loader or Node's ES module loader (src/libc/libc.ts).
+        const koffi = loaded.filter((f) => /koffi/.test(f));
+        expect(koffi).toHaveLength(1);
+        expect(koffi[0]).toMatch(/koffi\.node$/);
+      }
+    }
+  });
+
   it("a damaged cache is refused and the file compiled from source: same output, same exit", () => {
     // A copy of the package, its cache for main.js overwritten with bytes V8 cannot use.
     const copy = join(t.dir, "pkg");

@@ -3,7 +3,7 @@
  * it out (src/run/run-session.ts), print what went wrong and choose the exit code — the
  * only part of the run that prints or decides how it ends.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
 import { EXIT } from "../../problems/exit-codes.js";
@@ -157,8 +157,9 @@ export async function openView(context: RunViewContext, ui: RunOptions["ui"]): P
  * usage error before the run starts.
  */
 async function checkEventsFile(path: string): Promise<void> {
-  const { mkdir, open, stat } = await import("node:fs/promises");
-  const { dirname } = await import("node:path");
+  // Loaded here, as only --events needs it; not by import(), which would cost this command's
+  // bundle chunk its code cache (scripts/bundle.mjs).
+  const { mkdir, open, stat } = process.getBuiltinModule("node:fs/promises");
   try {
     const existing = await stat(path).catch(() => null);
     if (existing?.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });

@@ -4,7 +4,7 @@
  * library release; handles travel as BigInt pointers (koffi 3).
  */
 import type { LibraryHandle } from "koffi";
-import { loadKoffi } from "./load-koffi.js";
+import { loadKoffi } from "../../libc/load-koffi.js";
 import type { SymbolTable } from "./symbols/table.js";
 
 const koffi = loadKoffi();

@@ -19,7 +19,7 @@ export async function createView(mode: "tui" | "plain" | "json", options: ViewOp
     case "plain":
       return createPlainView(options, await loadPaint(options.colorLevel));
     case "tui": {
-      const { createLiveView } = await import("./tui/live-view.js");
+      const { createLiveView } = await (await import("./tui/open-live-view.js")).loadLiveView();
       return createLiveView(options, await loadPaint(options.colorLevel));
     }
   }

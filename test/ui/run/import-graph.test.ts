@@ -47,8 +47,11 @@ describe("what the plain and json views load", () => {
     expect(packages.filter((p) => /^(ink|react)(\/|$)/.test(p))).toEqual([]);
   });
 
-  it("loads the live view only through a dynamic import", () => {
-    expect(readFileSync(ENTRY, "utf8")).toContain('await import("./tui/live-view.js")');
+  it("loads the live view only through dynamic imports (its opener, then the view)", () => {
+    expect(readFileSync(ENTRY, "utf8")).toContain('await import("./tui/open-live-view.js")');
+    const opener = join(ROOT, "src/ui/run/tui/open-live-view.ts");
+    expect(readFileSync(opener, "utf8")).toContain('import("./live-view.js")');
+    expect(staticGraph(opener).files).toEqual(["src/ui/run/tui/open-live-view.ts"]);
   });
 
   it("sees static imports when they are there (the check itself works)", () => {

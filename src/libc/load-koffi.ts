@@ -1,5 +1,6 @@
 /**
- * koffi for the probe child, whose start-up `gpuplan detect` waits for. Loading koffi by name
+ * koffi for the probe child, whose start-up `gpuplan detect` waits for, and for the C library a
+ * run calls (./libc.ts). Loading koffi by name
  * costs a third of that start-up beyond Node's own: resolving the package ("exports" map,
  * node_modules walk), its loader reading the node binary's ELF headers to tell glibc from musl,
  * and an interop copy of its exports. Where npm puts koffi beside gpuplan, the child loads the
@@ -14,7 +15,10 @@ import type Koffi from "koffi";
 
 type KoffiModule = typeof Koffi;
 
-/** `entry`: the child's script (dist/detect/probe-child.cjs), whose path anchors the lookup. */
+/**
+ * `entry`: a file two folders below gpuplan's root (the child's dist/detect/probe-child.cjs, a
+ * bundle chunk in dist/bundle/), whose path anchors the lookup.
+ */
 export function loadKoffi(entry = process.argv[1] ?? join(process.cwd(), "probe-child.cjs")): KoffiModule {
   const require = createRequire(entry);
   const here = dirname(entry);

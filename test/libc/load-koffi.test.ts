@@ -1,5 +1,5 @@
 // The probe child loads koffi's prebuilt native module itself where npm put koffi beside gpuplan
-// (src/detect/child/load-koffi.ts), skipping koffi's loader, and falls back to it elsewhere.
+// (src/libc/load-koffi.ts), skipping koffi's loader, and falls back to it elsewhere.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -9,7 +9,7 @@ import { ROOT } from "../helpers/cli.js";
 function loadAs(entry: string): { version: string; loaded: string[] } {
   const script = `
     import { createRequire } from "node:module";
-    import { loadKoffi } from ${JSON.stringify(join(ROOT, "dist/detect/child/load-koffi.js"))};
+    import { loadKoffi } from ${JSON.stringify(join(ROOT, "dist/libc/load-koffi.js"))};
     const koffi = loadKoffi(${JSON.stringify(entry)});
     const cache = Object.keys(createRequire(import.meta.url).cache);
     console.log(JSON.stringify({ version: koffi.version, load: typeof koffi.load, loaded: cache.filter((k) => k.includes("koffi")) }));`;
