@@ -63,7 +63,8 @@ async function bind(): Promise<OfdLocks> {
     );
   }
   const { EAGAIN, EACCES, EINTR, EINVAL } = constants.errno;
-  const call = (fd: number, cmd: number, arg: Buffer, what: string): number => {
+  // `op` names the call in an error, with the range read back from the struct (made only then).
+  const call = (fd: number, cmd: number, arg: Buffer, op: string): number => {
     for (;;) {
       if (fcntl(fd, cmd, "void *", arg) === 0) return 0;
       const errno = libc.errno();
@@ -74,39 +75,55 @@ async function bind(): Promise<OfdLocks> {
           ? "the kernel has no open-file-description locks (Linux 3.15 or later is needed)"
           : "fcntl(2) failed on a GPU lock file",
         "lock-failed",
-        `fcntl(${fd}, ${what})`,
+        `fcntl(${fd}, ${op} ${readInt64(arg, 8)}+${readInt64(arg, 16)})`,
         `${errnoCode(errno)} (${errno})`,
       );
     }
   };
+  // One struct for every call: the calls are synchronous, and a run makes ~9 per pipeline, where
+  // a fresh Buffer and three BigInts each were a measurable part of the GPU path's cost (#17).
+  const arg = Buffer.alloc(STRUCT_FLOCK_SIZE);
   return {
     tryLock(fd, start, length, mode) {
-      const arg = flockStruct(mode === "write" ? F_WRLCK : F_RDLCK, start, length);
-      return call(fd, F_OFD_SETLK, arg, `F_OFD_SETLK ${mode} ${start}+${length}`) === 0;
+      fillFlock(arg, mode === "write" ? F_WRLCK : F_RDLCK, start, length);
+      return call(fd, F_OFD_SETLK, arg, mode === "write" ? "F_OFD_SETLK write" : "F_OFD_SETLK read") === 0;
     },
     unlock(fd, start, length) {
-      call(fd, F_OFD_SETLK, flockStruct(F_UNLCK, start, length), `F_OFD_SETLK unlock ${start}+${length}`);
+      fillFlock(arg, F_UNLCK, start, length);
+      call(fd, F_OFD_SETLK, arg, "F_OFD_SETLK unlock");
     },
     conflict(fd, start, length) {
-      const arg = flockStruct(F_WRLCK, start, length);
-      call(fd, F_OFD_GETLK, arg, `F_OFD_GETLK ${start}+${length}`);
+      fillFlock(arg, F_WRLCK, start, length);
+      call(fd, F_OFD_GETLK, arg, "F_OFD_GETLK");
       const type = arg.readInt16LE(0);
       if (type === F_UNLCK) return null;
       return {
-        start: Number(arg.readBigInt64LE(8)),
+        start: readInt64(arg, 8),
         // 0 means "to the end of the file and beyond".
-        length: Number(arg.readBigInt64LE(16)) || Number.MAX_SAFE_INTEGER,
+        length: readInt64(arg, 16) || Number.MAX_SAFE_INTEGER,
         mode: type === F_WRLCK ? "write" : "read",
       };
     },
   };
 }
 
-function flockStruct(type: number, start: number, length: number): Buffer {
-  const b = Buffer.alloc(STRUCT_FLOCK_SIZE);
+/** struct flock for [start, start+length) (offsets below 2^53: the lock file's layout is). */
+function fillFlock(b: Buffer, type: number, start: number, length: number): void {
+  b.fill(0);
   b.writeInt16LE(type, 0);
   b.writeInt16LE(0, 2); // SEEK_SET
-  b.writeBigInt64LE(BigInt(start), 8);
-  b.writeBigInt64LE(BigInt(length), 16);
-  return b;
+  writeInt64(b, 8, start);
+  writeInt64(b, 16, length);
+}
+
+const TWO_32 = 2 ** 32;
+
+function writeInt64(b: Buffer, at: number, n: number): void {
+  b.writeUInt32LE(n % TWO_32, at);
+  b.writeUInt32LE(Math.floor(n / TWO_32), at + 4);
+}
+
+/** An off_t the kernel wrote: exact up to 2^53, which the layout's offsets stay under. */
+function readInt64(b: Buffer, at: number): number {
+  return b.readInt32LE(at + 4) * TWO_32 + b.readUInt32LE(at);
 }

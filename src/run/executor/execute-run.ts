@@ -87,7 +87,11 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     },
     plan,
     lock: options.lock,
-    slots: new SlotHandover(options.lock, pool),
+    slots: new SlotHandover(
+      options.lock,
+      pool,
+      plan.pipelines.some((p) => p.steps.some((step) => Boolean(step.worker))),
+    ),
     ...(sampler && { foreign: new ForeignWatch(sampler, options.lock, env) }),
     turns: new GpuTurns(),
     permits: new Semaphore(Math.max(1, options.maxParallelPipelines ?? plan.settings.maxParallelPipelines)),

@@ -16,10 +16,17 @@ export class SlotHandover {
   constructor(
     private readonly lock: SlotLock,
     private readonly pool: WorkerPool,
+    /**
+     * Whether the run has worker steps. Without, no lease is ever kept or handed over, and a
+     * pipeline waits in the lock alone: no race, no second abort signal (an AbortSignal.any per
+     * pipeline was a measurable part of a GPU run's cost: issue #17).
+     */
+    private readonly handsOver = true,
   ) {}
 
   /** A slot of the request's GPU: one the pool keeps for warm workers, a handed-over one, or the lock's. */
   async acquire(request: SlotRequest): Promise<SlotLease> {
+    if (!this.handsOver) return this.lock.acquire(request);
     const kept = this.pool.takeLease(request.uuid);
     if (kept) {
       kept.setHolder(request.holder);

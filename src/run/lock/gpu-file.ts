@@ -61,6 +61,11 @@ export class GpuFile {
     return ticket === 0 || this.ofd.conflict(fd, QUEUE_BASE, ticket) === null;
   }
 
+  /** Whether no other description holds a ticket: nobody is in line (one call). */
+  lineIsEmpty(fd: number): boolean {
+    return this.ofd.conflict(fd, QUEUE_BASE, QUEUE_SPACE) === null;
+  }
+
   /** How many waiters are in line (other descriptions' tickets). */
   waiters(fd: number): number {
     return rangesIn(this.ofd, fd, QUEUE_BASE, QUEUE_SPACE).length;

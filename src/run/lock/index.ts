@@ -12,7 +12,6 @@
  * - Fair: waiters take tickets in arrival order across processes; only the head may take.
  * - Waiting polls on a timer (gpu-queue.ts) and never blocks the event loop.
  */
-import { closeSync } from "node:fs";
 import { loadOfdLocks, type OfdLocks } from "../../libc/ofd-locks.js";
 import { GpuFile } from "./gpu-file.js";
 import { SLOT_SPACE } from "./gpu-file-layout.js";
@@ -23,9 +22,8 @@ import {
   checkLockDir as checkLockDirMode,
   ensureLockDir,
   gpuLockPath,
-  isStillLinked,
   type LockDirMode,
-  openGpuLock,
+  openLinkedGpuLock,
   resolveLockDir,
 } from "./lock-dir.js";
 import {
@@ -146,12 +144,7 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
 
   /** A fresh open file description of the GPU's file (a lock belongs to one), still the file at its name. */
   private openFor(uuid: string): number {
-    const path = gpuLockPath(this.dir, uuid);
-    for (let attempt = 0; ; attempt++) {
-      const fd = openGpuLock(path);
-      if (isStillLinked(fd, path) || attempt >= 2) return fd;
-      closeSync(fd);
-    }
+    return openLinkedGpuLock(gpuLockPath(this.dir, uuid));
   }
 
   /** Try at once when no local waiter is ahead (the uncontended path has no timer); else queue up. */

@@ -31,7 +31,9 @@ export function resolveLockDir(dir?: string): string {
 /** Shared: other users' gpuplans use it too (root's); private: only this user's. */
 export type LockDirMode = "shared" | "private";
 
-const euid = (): number => process.geteuid?.() ?? 0;
+let myEuid: number | undefined;
+/** This process's effective uid, asked once: gpuplan never changes it, and a run asks per slot. */
+const euid = (): number => (myEuid ??= process.geteuid?.() ?? 0);
 
 /**
  * Check the directory (creating it, private, when missing) and say which mode it is in.
@@ -122,9 +124,28 @@ const SAFE = constants.O_NOFOLLOW | constants.O_NONBLOCK;
  * shared ones). Throws a UsageError when the file is not one to trust.
  */
 export function openGpuLock(path: string, fileMode?: number): number {
+  return openTrusted(path, fileMode).fd;
+}
+
+/**
+ * openGpuLock, and the file opened still the one at `path` (else opened again, twice at most):
+ * nobody can unlink or rename over a file in a trusted directory but its owner or root, and
+ * gpuplan never does, but a lock on an unlinked inode would exclude nobody. The fstat the trust
+ * check made serves the comparison too (an open file's inode does not change).
+ */
+export function openLinkedGpuLock(path: string): number {
+  for (let attempt = 0; ; attempt++) {
+    const { fd, st } = openTrusted(path);
+    if (attempt >= 2 || isSameFile(st, path)) return fd;
+    closeSync(fd);
+  }
+}
+
+function openTrusted(path: string, fileMode?: number): { fd: number; st: Stats } {
   for (let attempt = 0; ; attempt++) {
     try {
-      return trusted(openSync(path, constants.O_RDWR | SAFE), path);
+      const fd = openSync(path, constants.O_RDWR | SAFE);
+      return { fd, st: trusted(fd, path) };
     } catch (e) {
       if (errorCode(e) !== "ENOENT" || attempt > 3) throw lockFileError(path, e);
     }
@@ -132,7 +153,7 @@ export function openGpuLock(path: string, fileMode?: number): number {
       const mode = fileMode ?? (euid() === 0 ? 0o666 : 0o600);
       const fd = openSync(path, constants.O_RDWR | SAFE | constants.O_CREAT | constants.O_EXCL, mode);
       fchmodSync(fd, mode);
-      return trusted(fd, path);
+      return { fd, st: trusted(fd, path) };
     } catch (e) {
       // EEXIST: another process created it first; open theirs.
       if (errorCode(e) !== "EEXIST") throw lockFileError(path, e);
@@ -149,19 +170,15 @@ export function openGpuLockToRead(path: string): number | null {
     return null;
   }
   try {
-    return trusted(fd, path);
+    trusted(fd, path);
+    return fd;
   } catch {
     return null;
   }
 }
 
-/**
- * Whether `fd` is still the file at `path`: nobody can unlink a file in a trusted directory but
- * its owner or root, and gpuplan never does, but a lock on an unlinked inode would exclude nobody.
- */
-export function isStillLinked(fd: number, path: string): boolean {
+function isSameFile(open: Stats, path: string): boolean {
   try {
-    const open = fstatSync(fd);
     const named = lstatSync(path);
     return open.ino === named.ino && open.dev === named.dev;
   } catch {
@@ -169,7 +186,8 @@ export function isStillLinked(fd: number, path: string): boolean {
   }
 }
 
-function trusted(fd: number, path: string): number {
+/** The open lock file's stat when it is one to trust; else it is closed and a UsageError thrown. */
+function trusted(fd: number, path: string): Stats {
   const st = fstatSync(fd);
   const problem = !st.isFile()
     ? "is not a regular file"
@@ -178,7 +196,7 @@ function trusted(fd: number, path: string): number {
       : st.nlink !== 1
         ? `has ${st.nlink} hard links: it may have been planted`
         : null;
-  if (problem === null) return fd;
+  if (problem === null) return st;
   closeSync(fd);
   throw new UsageError(
     `the GPU lock file ${path} ${problem}`,

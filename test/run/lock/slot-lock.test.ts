@@ -2,10 +2,12 @@
 // gpuplan processes: OFD locks belong to open file descriptions, so they exclude each other
 // exactly as two processes would (multi-process tests: contention.test.ts, kill.test.ts).
 import {
+  closeSync,
   mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -297,6 +299,41 @@ describe("waiting", () => {
     await expect(lock.acquire(request("p3", { signal: pre.signal }))).rejects.toMatchObject({
       name: "AbortError",
     });
+  });
+
+  it("an uncontended take stands in no line; a newcomer with room still stays behind another process's waiter", async () => {
+    // The line's ticket counter (bytes 8..15 of the GPU's file): an uncontended take leaves it
+    // alone (no ticket taken and given back: four lock-file calls fewer, issue #17); a waiter
+    // takes one; a newcomer that sees someone in line takes one too and does not pass.
+    const path = join(dir, `${UUID}.gpu.lock`);
+    const counter = () => {
+      const fd = openSync(path, "r");
+      const b = Buffer.alloc(8);
+      const n = readSync(fd, b, 0, 8, 8);
+      closeSync(fd);
+      return n === 8 ? Number(b.readBigUInt64LE(0)) : 0;
+    };
+    const memory = (pipeline: string, reservationBytes: number, wait = true) =>
+      request(pipeline, { maxPipelines: 3, reservationBytes, budgetBytes: 100, wait });
+    const big = await createSlotLock({ dir }).acquire(memory("big", 60));
+    const other = await createSlotLock({ dir }).acquire(memory("other", 0));
+    other.release();
+    expect(counter()).toBe(0);
+    const waiting = createSlotLock({ dir }).acquire(memory("also-big", 60));
+    await sleep(20);
+    expect(counter()).toBe(1);
+    // 10 bytes fit beside "big", but "also-big" is first in line.
+    await expect(createSlotLock({ dir }).acquire(memory("small", 10, false))).rejects.toThrow(GpuBusyError);
+    expect(counter()).toBe(2);
+    big.release();
+    const second = await waiting;
+    expect(second.slots).toEqual([0]);
+    // The line is empty again: the small one goes at once, without a ticket.
+    const small = await createSlotLock({ dir }).acquire(memory("small", 10, false));
+    expect(small.slots).toEqual([1]);
+    expect(counter()).toBe(2);
+    small.release();
+    second.release();
   });
 
   it("serves one process's waiters for a GPU first come, first served", async () => {
