@@ -4,7 +4,9 @@
 // from package.json; Node's module compile cache where Node has it (22.1+), else the V8 code cache
 // the build wrote for dist/ (./code-cache.js); `gpuplan detect` with well-formed flags starts its
 // probe child (src/detect/prestart.ts), then runs without the rest of the CLI
-// (src/cli/detect-cli.ts); every other command line loads the full CLI.
+// (src/cli/detect-cli.ts); `gpuplan run` of a plan with GPUs starts the probe child its check
+// against the machine waits for (src/detect/run-prestart.ts); every other command line loads
+// the full CLI.
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0] === "-V")) {
   try {
@@ -21,6 +23,10 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0]
   if (enableCompileCache) enableCompileCache();
   else require("./code-cache.js")();
   const detect = args[0] === "detect" && require("../dist/detect/prestart.cjs").prestartProbes(args);
+  if (args[0] === "run")
+    require("../dist/detect/run-prestart.cjs").prestartRunProbes(args, (env) =>
+      require("../dist/detect/prestart.cjs").prestartVerificationProbes(env),
+    );
   if (detect) require("../dist/detect/detect-cli.cjs").runDetect(detect);
   else require("../dist/bundle/main.js");
 }

@@ -7,7 +7,10 @@
 // - dist/detect/prestart.cjs, which bin/gpuplan.js requires to start that child before anything
 //   else loads (src/detect/prestart.ts): small, so the spawn comes first;
 // - dist/detect/detect-cli.cjs, the detect command without the rest of the CLI
-//   (src/cli/detect-cli.ts), which bin/gpuplan.js requires next.
+//   (src/cli/detect-cli.ts), which bin/gpuplan.js requires next;
+// - dist/detect/run-prestart.cjs, which bin/gpuplan.js requires for `gpuplan run`: the same
+//   pre-start for a run's check of its plan against the machine (src/detect/run-prestart.ts),
+//   which loads prestart.cjs beside it only when it starts children.
 // Both are CommonJS: on Node 20 the ESM loader alone (its own modules, asynchronous file reads,
 // resolution, linking) costs more than everything detect itself does in gpuplan's process.
 import { dirname, join } from "node:path";
@@ -53,6 +56,13 @@ export async function bundleDetectEntries() {
       banner: { js: 'const __gpuplanModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
     });
   }
+  // No import.meta.url here, so no banner for it: a CPU plan's `run` loads this file for nothing.
+  await build({
+    ...common,
+    entryPoints: [join(root, "dist/detect/run-prestart.js")],
+    outfile: join(root, "dist/detect/run-prestart.cjs"),
+    format: "cjs",
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await bundleDetectEntries();

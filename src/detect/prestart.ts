@@ -34,9 +34,19 @@ export function prestartProbes(
 ): DetectArgs | null {
   const parsed = parseDetectArgs(args);
   if (!parsed) return null;
+  prestartVerificationProbes(env);
+  return parsed;
+}
+
+/**
+ * Search the vendor libraries for `env` and start a probe child per group, left for the next
+ * detect() of this process with that very environment (`gpuplan detect`, and a run's check of its
+ * plan against the machine: run-prestart.ts).
+ */
+export function prestartVerificationProbes(env: NodeJS.ProcessEnv = process.env): void {
   const plan = planVendorProbes(env);
   offerPlan(env, plan);
-  if (!plan.tasks.length) return parsed;
+  if (!plan.tasks.length) return;
   const children = new Map<string, StartedChild>();
   for (const group of groupTasks(plan.tasks)) {
     const child = startChild(group, plan.child);
@@ -45,7 +55,6 @@ export function prestartProbes(
     children.set(child.key, child);
   }
   offerPrestarted(children);
-  return parsed;
 }
 
 /**

@@ -15,6 +15,8 @@ const ENV_READERS: Record<string, string> = {
   "src/detect/index.ts":
     "vendor-library overrides and /proc, /sys roots: options.env, process.env by default",
   "src/detect/prestart.ts": "runs from bin/gpuplan.js before the CLI loads, with the same injected env",
+  "src/detect/run-prestart.ts":
+    "runs from bin/gpuplan.js before the CLI loads (`run`), with the env detect() will see",
   "src/run/executor/execute-run.ts": "the environment steps inherit (options.env, process.env by default)",
   "src/run/step/step-env.ts": "the environment steps inherit (a parameter, process.env by default)",
   "src/ui/run/view.ts": "--ui auto judges CI as ink does (a parameter, process.env by default)",

@@ -1,0 +1,152 @@
+// The probe child bin/gpuplan.js starts for `gpuplan run` (src/detect/run-prestart.ts): only for
+// a local run that will check a plan with GPUs against this machine, and then the very child
+// that check uses — not a second one.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { detectInventory } from "../../src/detect/index.js";
+import { prestartVerificationProbes } from "../../src/detect/prestart.js";
+import { claimPrestarted } from "../../src/detect/prestarted.js";
+import { prestartRunProbes, runDetectsGpus, runPlanFile } from "../../src/detect/run-prestart.js";
+import { gpuplan, tempDir } from "../helpers/cli.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt } from "./fake-libs.js";
+
+let t: ReturnType<typeof tempDir>;
+const write = (name: string, text: string) => writeFileSync(join(t.dir, name), text);
+beforeEach(() => {
+  t = tempDir();
+});
+afterEach(() => {
+  for (const child of claimPrestarted().values()) child.kill();
+  t.cleanup();
+});
+
+describe("which run command lines name a file to check against this machine", () => {
+  it("a local run, dry or not, with the flags that do not change where it runs", () => {
+    expect(runPlanFile(["run", "p.json"])).toBe("p.json");
+    expect(runPlanFile(["run", "--ui", "plain", "p.json", "--no-wait"])).toBe("p.json");
+    expect(runPlanFile(["run", "--dry-run", "--json", "--lock-dir=/l", "--pipeline", "a", "p.json"])).toBe(
+      "p.json",
+    );
+    expect(runPlanFile(["run", "--executor", "local", "p.yaml"])).toBe("p.yaml");
+    expect(runPlanFile(["run", "--", "-odd-name.json"])).toBe("-odd-name.json");
+  });
+
+  it("nothing for Slurm, a resume, help, an unknown flag, no file or two", () => {
+    for (const args of [
+      ["compile", "p.yaml"],
+      ["run"],
+      ["run", "a.json", "b.json"],
+      ["run", "--executor", "slurm", "p.json"],
+      ["run", "--executor=slurm", "p.json"],
+      ["run", "--resume", "r1"],
+      ["run", "--bind-slurm-gpus", "--slurm-task", "1_2", "p.json"],
+      ["run", "--help", "p.json"],
+      ["run", "-h"],
+      ["run", "--uii", "plain", "p.json"],
+      ["run", "--json=yes", "p.json"],
+    ])
+      expect(runPlanFile(args), args.join(" ")).toBeNull();
+  });
+});
+
+describe("which files will detect the GPUs", () => {
+  const plan = (registry: string) =>
+    `{\n  "schema": "gpuplan/plan@2",\n  "name": "x",\n  "registry": ${registry},\n  "pipelines": []\n}\n`;
+
+  it("a plan whose registry lists a GPU, and any pipeline file (compiled against the machine)", () => {
+    write("gpu.json", plan('[\n    {\n      "gpu": "cuda:0"\n    }\n  ]'));
+    write("cpu.json", plan("[]"));
+    expect(runDetectsGpus(join(t.dir, "gpu.json"))).toBe(true);
+    expect(runDetectsGpus(join(t.dir, "cpu.json"))).toBe(false);
+    expect(runDetectsGpus(join(t.dir, "pipeline.yaml"))).toBe(true);
+  });
+
+  it("no for what is missing, a folder, or a FIFO (which would block a read)", () => {
+    expect(runDetectsGpus(join(t.dir, "missing.json"))).toBe(false);
+    expect(runDetectsGpus(t.dir)).toBe(false);
+    const fifo = join(t.dir, "plan.json");
+    execFileSync("mkfifo", [fifo]);
+    expect(runDetectsGpus(fifo)).toBe(false);
+  });
+
+  it("starts children only then, and never with an empty GPUPLAN_* setting (the CLI drops those)", () => {
+    write("gpu.json", plan('[{ "gpu": "cuda:0" }]'));
+    write("cpu.json", plan("[]"));
+    const started: NodeJS.ProcessEnv[] = [];
+    const start = (env: NodeJS.ProcessEnv) => started.push(env);
+    const env = { PATH: "/usr/bin" };
+    expect(prestartRunProbes(["run", join(t.dir, "cpu.json")], start, env)).toBe(false);
+    expect(prestartRunProbes(["run", join(t.dir, "gpu.json")], start, { ...env, GPUPLAN_SPAWN: "" })).toBe(
+      false,
+    );
+    expect(prestartRunProbes(["run", join(t.dir, "gpu.json")], start, env)).toBe(true);
+    expect(started).toEqual([env]);
+  });
+});
+
+describe.skipIf(!fakeLibsBuilt || process.platform !== "linux")("the run's pre-started child", () => {
+  it("is the one the plan's check against the machine uses", async () => {
+    const env = fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") });
+    write("gpu.json", '{ "registry": [{ "gpu": "cuda:0" }] }');
+    expect(prestartRunProbes(["run", join(t.dir, "gpu.json")], prestartVerificationProbes, env)).toBe(true);
+    const waiting = claimPrestarted();
+    expect(waiting.size).toBe(1);
+    const [child] = waiting.values();
+    // Handed back as detect() would find it, then claimed by the check's detection.
+    const { offerPrestarted } = await import("../../src/detect/prestarted.js");
+    offerPrestarted(waiting);
+    const inv = await detectInventory({ env });
+    expect(inv.gpus).toHaveLength(13);
+    expect(claimPrestarted().size).toBe(0);
+    expect((await child!.run).end).toEqual({ kind: "done" });
+  });
+
+  it("through bin/gpuplan.js: one verification child for a GPU run, none for a CPU run", () => {
+    // A preload counts the probe children gpuplan spawns: the one-shot ones (the check's) and
+    // the run's sampler (`"serve":true`). The check's child comes before the CLI has loaded, and
+    // is the only one: a pre-started child nobody claimed would be a second.
+    const log = join(t.dir, "spawns.log");
+    const preload = join(t.dir, "count-spawns.cjs");
+    write(
+      "count-spawns.cjs",
+      `const cp = require("node:child_process"); const { appendFileSync } = require("node:fs"); const spawn = cp.spawn;
+cp.spawn = function (file, args, ...rest) {
+  if (Array.isArray(args) && String(args[0]).endsWith("probe-child.cjs")) appendFileSync(${JSON.stringify(log)}, (String(args[1]).includes('"serve":true') ? "serve" : Object.keys(require.cache).some((f) => f.endsWith("main.js")) ? "once" : "once before the CLI") + "\\n");
+  return spawn.call(this, file, args, ...rest);
+};\n`,
+    );
+    const env = {
+      ...fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") }),
+      GPUPLAN_LOCK_DIR: join(t.dir, "locks"),
+      CI: "1",
+    };
+    write(
+      "p.yaml",
+      'version: 1\nname: p\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: ["true"], memory: torch, vram: 1GiB }\n',
+    );
+    write(
+      "cpu.yaml",
+      'version: 1\nname: c\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: ["true"], memory: numpy }\n',
+    );
+    expect(gpuplan(["compile", "p.yaml", "-o", "gpu.json"], { cwd: t.dir, env })).toMatchObject({
+      exitCode: 0,
+    });
+    expect(
+      gpuplan(["compile", "cpu.yaml", "--target", "cpu-only", "-o", "cpu.json"], { cwd: t.dir, env }),
+    ).toMatchObject({ exitCode: 0 });
+    const spawns = (plan: string) => {
+      rmSync(log, { force: true });
+      const r = gpuplan(["run", plan, "--ui", "plain"], {
+        cwd: t.dir,
+        env,
+        nodeArgs: ["--require", preload],
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : [];
+    };
+    expect(spawns("gpu.json").filter((s) => s.startsWith("once"))).toEqual(["once before the CLI"]);
+    expect(spawns("cpu.json")).toEqual([]);
+  });
+});
