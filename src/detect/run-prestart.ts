@@ -11,20 +11,40 @@
  * pays for one 4 KB read.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { MAX_DURATION_MS, parseDuration } from "../units/duration.js";
 
-/** `run`'s flags that take a value (commander: `--flag value` or `--flag=value`). */
-const VALUE_FLAGS = new Set([
-  "--pipeline",
-  "--events",
-  "--lock-timeout",
-  "--ui",
-  "--bind",
-  "--lock-dir",
-  "--kill-grace",
-  "--cpu-pinning",
-  "--spawn",
+/**
+ * `run`'s flags this parser knows, each with the values commander would accept: a command line
+ * the CLI will refuse must not start a probe (detect's pre-start holds to the same). `--events`
+ * is not among them: its file is checked before the plan is, and a bad one is a usage error.
+ */
+const isDuration = (v: string) => {
+  const ms = parseDuration(v);
+  return ms !== undefined && ms >= 0 && ms <= MAX_DURATION_MS;
+};
+const oneOf =
+  (...values: string[]) =>
+  (v: string) =>
+    values.includes(v);
+const anyValue = () => true;
+const VALUE_FLAGS = new Map<string, (value: string) => boolean>([
+  ["--pipeline", anyValue],
+  ["--lock-dir", anyValue],
+  ["--ui", oneOf("auto", "tui", "plain", "json")],
+  ["--bind", oneOf("auto", "exact")],
+  ["--cpu-pinning", oneOf("on", "off")],
+  ["--spawn", oneOf("auto", "node")],
+  ["--executor", oneOf("local")],
+  ["--lock-timeout", isDuration],
+  ["--kill-grace", isDuration],
 ]);
 const BOOLEAN_FLAGS = new Set(["--no-wait", "--json", "--dry-run"]);
+/** The settings commander reads for `run` when their flag is not given: the same checks. */
+const SETTINGS: readonly [string, (value: string) => boolean][] = [
+  ["GPUPLAN_KILL_GRACE", isDuration],
+  ["GPUPLAN_CPU_PINNING", oneOf("on", "off")],
+  ["GPUPLAN_SPAWN", oneOf("auto", "node")],
+];
 
 /**
  * How much of a plan is read to see whether it names GPUs: its registry follows a header of
@@ -35,12 +55,13 @@ const PEEK_BYTES = 4096;
 /**
  * The plan or pipeline file of a `run` command line that runs here and verifies against this
  * machine, or null (another command, --executor slurm, --resume, Slurm task flags, help, a flag
- * it does not know, not exactly one file).
+ * it does not know or a value the CLI would refuse, flag or setting, not exactly one file).
  */
-export function runPlanFile(args: readonly string[]): string | null {
+export function runPlanFile(args: readonly string[], env: NodeJS.ProcessEnv = process.env): string | null {
   if (args[0] !== "run") return null;
   let file: string | null = null;
   let flagsEnded = false;
+  const given = new Set<string>();
   for (let i = 1; i < args.length; i++) {
     const arg = args[i]!;
     if (flagsEnded || !arg.startsWith("-") || arg === "-") {
@@ -54,14 +75,18 @@ export function runPlanFile(args: readonly string[]): string | null {
     }
     const eq = arg.indexOf("=");
     const flag = eq === -1 ? arg : arg.slice(0, eq);
+    given.add(flag);
     if (BOOLEAN_FLAGS.has(flag) && eq === -1) continue;
-    if (flag === "--executor") {
-      const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
-      if (value !== "local") return null;
-      continue;
-    }
-    if (!VALUE_FLAGS.has(flag)) return null;
-    if (eq === -1) i++;
+    const valid = VALUE_FLAGS.get(flag);
+    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
+    // A value that looks like a flag, or none at all, is for commander to judge.
+    if (!valid || value === undefined || value === "" || value.startsWith("-") || !valid(value)) return null;
+  }
+  // commander refuses --json with --ui.
+  if (given.has("--json") && given.has("--ui")) return null;
+  for (const [name, valid] of SETTINGS) {
+    const value = env[name];
+    if (value !== undefined && !valid(value)) return null;
   }
   return file;
 }
@@ -102,7 +127,7 @@ export function prestartRunProbes(
   start: (env: NodeJS.ProcessEnv) => void,
   env: NodeJS.ProcessEnv = process.env,
 ): boolean {
-  const file = runPlanFile(args);
+  const file = runPlanFile(args, env);
   if (file === null || !runDetectsGpus(file)) return false;
   // The CLI drops empty GPUPLAN_* settings before it reads them (src/cli/main.ts); children
   // planned from them would not be the ones detect() asks for.

@@ -29,6 +29,9 @@ describe("which run command lines name a file to check against this machine", ()
     expect(runPlanFile(["run", "--dry-run", "--json", "--lock-dir=/l", "--pipeline", "a", "p.json"])).toBe(
       "p.json",
     );
+    expect(
+      runPlanFile(["run", "--lock-timeout", "10m", "--kill-grace=2s", "--bind", "exact", "p.json"]),
+    ).toBe("p.json");
     expect(runPlanFile(["run", "--executor", "local", "p.yaml"])).toBe("p.yaml");
     expect(runPlanFile(["run", "--", "-odd-name.json"])).toBe("-odd-name.json");
   });
@@ -46,8 +49,31 @@ describe("which run command lines name a file to check against this machine", ()
       ["run", "-h"],
       ["run", "--uii", "plain", "p.json"],
       ["run", "--json=yes", "p.json"],
+      // What the CLI would refuse as a usage error must not load a vendor library, even in a child.
+      ["run", "--ui", "bogus", "p.json"],
+      ["run", "--ui=plain", "--json", "p.json"],
+      ["run", "--bind", "loose", "p.json"],
+      ["run", "--cpu-pinning", "maybe", "p.json"],
+      ["run", "--spawn=fork", "p.json"],
+      ["run", "--lock-timeout", "soon", "p.json"],
+      ["run", "--kill-grace", "99d", "p.json"],
+      ["run", "--pipeline", "--dry-run", "p.json"],
+      ["run", "p.json", "--ui"],
+      ["run", "--events", "e.jsonl", "p.json"],
     ])
-      expect(runPlanFile(args), args.join(" ")).toBeNull();
+      expect(runPlanFile(args, {}), args.join(" ")).toBeNull();
+  });
+
+  it("nothing when a setting commander reads for run would be refused", () => {
+    expect(runPlanFile(["run", "p.json"], { GPUPLAN_KILL_GRACE: "10s", GPUPLAN_SPAWN: "node" })).toBe(
+      "p.json",
+    );
+    for (const env of [
+      { GPUPLAN_KILL_GRACE: "later" },
+      { GPUPLAN_CPU_PINNING: "yes" },
+      { GPUPLAN_SPAWN: "fork" },
+    ])
+      expect(runPlanFile(["run", "p.json"], env), JSON.stringify(env)).toBeNull();
   });
 });
 
