@@ -1,12 +1,11 @@
 /**
  * koffi for the probe child, whose start-up `gpuplan detect` waits for, and for the C library a
- * run calls (./libc.ts). Loading koffi by name
- * costs a third of that start-up beyond Node's own: resolving the package ("exports" map,
- * node_modules walk), its loader reading the node binary's ELF headers to tell glibc from musl,
- * and an interop copy of its exports. Where npm puts koffi beside gpuplan, the child loads the
- * prebuilt native module itself, as koffi's loader would (the glibc build, then the musl one),
- * and only when its version is the installed koffi's. Anywhere else, or if that fails, koffi's
- * own loader.
+ * run calls (./libc.ts). Loading koffi by name costs a third of the child's start-up beyond
+ * Node's own: resolving the package ("exports" map, node_modules walk), its loader reading the
+ * node binary's ELF headers to tell glibc from musl, and an interop copy of its exports. Where
+ * npm puts koffi beside gpuplan, the prebuilt native module is loaded directly, as koffi's loader
+ * would (the glibc build, then the musl one), and only when its version is the installed
+ * koffi's. Anywhere else, or if that fails, koffi's own loader.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -14,13 +14,15 @@
 const SMALL_TEXT_BYTES = 4096;
 
 export function sha256Hex(text: string): string {
-  // A UTF-8 byte is at least one UTF-16 unit, so a longer text cannot be small.
-  if (text.length <= SMALL_TEXT_BYTES) {
-    const bytes = Buffer.from(text, "utf8");
-    if (bytes.length <= SMALL_TEXT_BYTES) return sha256OfBytes(bytes);
-  }
+  // A UTF-16 unit is at least one UTF-8 byte, so a longer text cannot be small: it is not encoded
+  // here. One that could be is encoded once, for whichever hash takes it.
+  const bytes = text.length <= SMALL_TEXT_BYTES ? Buffer.from(text, "utf8") : null;
+  if (bytes !== null && bytes.length <= SMALL_TEXT_BYTES) return sha256OfBytes(bytes);
   const { createHash } = process.getBuiltinModule("node:crypto");
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  // A string is hashed as its UTF-8.
+  return createHash("sha256")
+    .update(bytes ?? text)
+    .digest("hex");
 }
 
 // FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first
