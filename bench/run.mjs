@@ -171,7 +171,7 @@ try {
       ? readFileSync(join(dir, "nvml-inits.log"), "utf8").trim().split("\n")
       : [];
     console.log(
-      `  NVML readers   ${new Set(inits).size} processes over ${runs.gpu.length} GPU runs, ${inits.length} initialisations (verification + one long-lived sampler per run)`,
+      `  NVML readers   ${new Set(inits).size} processes over ${runs.gpu.length} GPU runs, ${inits.length} initialisations (compile's detection, then one per run: the check's child, which then serves the memory sampler)`,
     );
     if (pf !== null)
       console.log(

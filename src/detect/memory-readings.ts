@@ -3,21 +3,22 @@
  * only the probes that report memory and processes (NVML, ROCm SMI, AMD SMI — not CUDA or HIP,
  * which would create a context on every GPU), answered by one long-lived child per vendor group
  * (probe-server.ts), merged as detection merges them. Who the processes are is not looked up:
- * readings need pids and bytes only.
+ * readings need pids and bytes only. Where the run's check against the machine left its child
+ * serving these very probes (prestarted.ts), that child is the one.
  */
 import type { GpuInfo } from "../inventory/types.js";
 import { mergeAmd, mergeNvidia } from "./merge.js";
-import { planVendorProbes } from "./probe-plan.js";
+import { claimServing } from "./prestarted.js";
+import { memoryTasks, planVendorProbes } from "./probe-plan.js";
 import { ProbeServer } from "./probe-server.js";
-import type { ProbeResult, VendorProbeName } from "./probe-types.js";
+import type { ProbeResult } from "./probe-types.js";
 import { groupTasks } from "./run-child.js";
-
-const MEMORY_PROBES: ReadonlySet<VendorProbeName> = new Set(["nvml", "rocm-smi", "amd-smi"]);
+import { childKey } from "./spawn-child.js";
 
 export interface GpuMemoryReader {
   /** Every GPU (and MIG instance) the libraries list, with memory and processes; null when none answered. */
   read(): Promise<GpuInfo[] | null>;
-  /** Sampler children started so far (1 per vendor group, more after a restart). */
+  /** Sampler children started so far (1 per vendor group, more after a restart; none for an adopted one). */
   children(): number;
   close(): void;
 }
@@ -25,9 +26,11 @@ export interface GpuMemoryReader {
 /** A reader over the vendor libraries `env` names or the system has; null when there are none. */
 export function openGpuMemoryReader(env: NodeJS.ProcessEnv, timeoutMs = 5000): GpuMemoryReader | null {
   const plan = planVendorProbes(env);
-  const tasks = plan.tasks.filter((t) => MEMORY_PROBES.has(t.name));
+  const tasks = memoryTasks(plan.tasks);
   if (tasks.length === 0) return null;
-  const servers = groupTasks(tasks).map((group) => new ProbeServer(group, plan.child, timeoutMs));
+  const servers = groupTasks(tasks).map(
+    (group) => new ProbeServer(group, plan.child, timeoutMs, claimServing(childKey(group, plan.child))),
+  );
   return {
     async read() {
       const answers = await Promise.all(servers.map((s) => s.read()));

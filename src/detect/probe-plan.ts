@@ -13,6 +13,17 @@ export const SLOW_INIT_MS = 1_000;
 
 export const VENDOR_PROBES: VendorProbeName[] = ["nvml", "cuda", "rocm-smi", "amd-smi", "hip"];
 
+/**
+ * The probes that report memory and processes, which a run's sampler asks again and again
+ * (memory-readings.ts) — not CUDA or HIP, which would create a context on every GPU.
+ */
+const MEMORY_PROBES: ReadonlySet<VendorProbeName> = new Set(["nvml", "rocm-smi", "amd-smi"]);
+
+/** `tasks` less those no sampler reads. */
+export function memoryTasks(tasks: readonly ProbeTask[]): ProbeTask[] {
+  return tasks.filter((t) => MEMORY_PROBES.has(t.name));
+}
+
 export interface VendorProbePlan {
   libraries: Record<VendorProbeName, LibraryLookup>;
   /** One per library found, in VENDOR_PROBES order; none means no child at all. */

@@ -5,6 +5,8 @@
  * group, fd 3 for answers, a deadline per request; a child that misses it (a wedged driver) or
  * dies is killed with its group, and the next request starts a fresh one — until it has failed
  * MAX_FAILURES times in a row, after which the server answers null without trying again.
+ * Its first child may be adopted: a run's check against the machine, which has answered and
+ * waits to serve (spawn-child.ts `serve`), so that a GPU run starts one probe child, not two.
  */
 import type { ChildProcess } from "node:child_process";
 import { killGroup, trackGroup } from "./probe-groups.js";
@@ -34,7 +36,11 @@ export class ProbeServer {
     private readonly tasks: readonly ProbeTask[],
     private readonly options: ChildOptions,
     private readonly timeoutMs: number,
-  ) {}
+    adopted: ChildProcess | null = null,
+  ) {
+    // Its start-up round was someone else's: every round of ours is asked for.
+    if (adopted) this.attach(adopted);
+  }
 
   /** One round of every task's probe; null when the child failed or missed the deadline. Requests queue. */
   read(): Promise<ProbeResult[] | null> {
@@ -92,6 +98,13 @@ export class ProbeServer {
     });
     this.started++;
     if (child.pid !== undefined) trackGroup(child.pid);
+    this.attach(child);
+    this.fresh = child;
+    return child;
+  }
+
+  /** Read `child`'s answers and watch it; it becomes this server's child. */
+  private attach(child: ChildProcess): void {
     let buffered = "";
     child.stdio[3]!.on("data", (chunk: Buffer) => {
       buffered += chunk.toString("utf8");
@@ -108,8 +121,8 @@ export class ProbeServer {
     child.on("error", () => this.child === child && this.fail());
     child.on("exit", () => this.child === child && this.fail());
     this.child = child;
-    this.fresh = child;
-    return child;
+    // Idle between requests, it must not keep gpuplan alive.
+    this.setRef(child, false);
   }
 
   private onMessage(child: ChildProcess, line: string): void {

@@ -88,6 +88,12 @@ export interface ChildRequest {
   parentPid: number;
   /** A sampler: probe again for each line on stdin, until stdin ends (probe-server.ts). */
   serve?: boolean;
+  /**
+   * With `serve`: the probes the later rounds run (all of them when absent). A run's check
+   * against the machine asks every probe once, then its child serves the sampler's memory
+   * readings (run-prestart.ts, spawn-child.ts).
+   */
+  serveProbes?: VendorProbeName[];
 }
 
 /** Lines the child writes to fd 3. `call` marks the vendor call in flight, for crash reports. */

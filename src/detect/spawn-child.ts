@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { nowMs } from "./clock.js";
+import { offerServing } from "./prestarted.js";
 import { killGroup, trackGroup } from "./probe-groups.js";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "./probe-types.js";
 
@@ -20,6 +21,12 @@ export interface ChildOptions {
   env: NodeJS.ProcessEnv;
   slowInitMs: number;
   amdDriverLoaded: boolean;
+  /**
+   * Once it has answered, the child stays up to serve rounds of these probes to the run's memory
+   * sampler, which adopts it (prestarted.ts, probe-server.ts): one Node start for a run's check
+   * against the machine and its readings. Not part of the child's key: any detect() may claim it.
+   */
+  serve?: readonly ProbeTask[];
 }
 
 /** How long a child that has answered may take over its libraries' shutdown calls. */
@@ -90,11 +97,17 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
     amdDriverLoaded: options.amdDriverLoaded,
     parentPid: process.pid,
   };
+  const serve = options.serve?.length ? options.serve : null;
+  if (serve) {
+    request.serve = true;
+    request.serveProbes = serve.map((t) => t.name);
+  }
   // Loaded on first use: a machine without vendor libraries never spawns.
   const { spawn } = process.getBuiltinModule("node:child_process");
   const child = spawn(process.execPath, [childEntry(), JSON.stringify(request)], {
     env: childEnvironment(options.env),
-    stdio: ["ignore", "ignore", "pipe", "pipe"],
+    // A serving child takes its requests on stdin.
+    stdio: [serve ? "pipe" : "ignore", "ignore", "pipe", "pipe"],
     windowsHide: true,
     detached: true,
   });
@@ -126,7 +139,7 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
     resolveRun(run);
   };
   const refHandles = (ref: boolean) => {
-    for (const handle of [child, ...streams]) {
+    for (const handle of [child, child.stdin, ...streams] as ({ ref(): void; unref(): void } | null)[]) {
       if (ref) handle?.ref();
       else handle?.unref();
     }
@@ -140,13 +153,22 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
     } else if (message.type === "done") {
       // Every answer is in: do not wait for the child's exit (node's teardown, threads a
       // library left behind). It ends on its own, with us (PR_SET_PDEATHSIG, probe-groups.ts),
-      // or, should its library's shutdown call hang, after a grace period.
+      // or, should its library's shutdown call hang, after a grace period. A serving child
+      // waits for the sampler instead (it is killed with gpuplan if none adopts it).
       finish(0, null);
       refHandles(false);
-      setTimeout(killAll, SHUTDOWN_GRACE_MS).unref();
+      if (serve) handOver(serve);
+      else setTimeout(killAll, SHUTDOWN_GRACE_MS).unref();
     }
   };
-  child.stdio[3]!.on("data", (chunk: Buffer) => {
+  const handOver = (tasks: readonly ProbeTask[]) => {
+    child.stdio[3]!.off("data", onAnswer);
+    child.stderr!.off("data", onStderr);
+    // Vendor noise must still drain, or a full pipe would stall the sampler's rounds.
+    child.stderr!.resume();
+    offerServing(childKey([...tasks], options), child);
+  };
+  const onAnswer = (chunk: Buffer) => {
     buffered += chunk.toString("utf8");
     let nl = buffered.indexOf("\n");
     while (nl !== -1) {
@@ -159,10 +181,12 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
       }
       nl = buffered.indexOf("\n");
     }
-  });
-  child.stderr!.on("data", (chunk: Buffer) => {
+  };
+  const onStderr = (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString("utf8")).slice(-2000);
-  });
+  };
+  child.stdio[3]!.on("data", onAnswer);
+  child.stderr!.on("data", onStderr);
   child.on("error", (e) => {
     stderrTail += e.message;
     finish(1, null);

@@ -7,6 +7,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { releaseServing } from "../detect/prestarted.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
@@ -65,9 +66,12 @@ export async function runSession(prepared: PreparedRun, options: SessionOptions)
   // let go of at its end. Asked for a first reading at once: its child (a Node start and the
   // vendor libraries, ~80 ms) comes up while the run folder, journal and view are set up and the
   // first steps start; until its answer, admission and snapshots use verification's reading.
+  // Its child is the one the check against the machine left serving, where there is one.
   const memory = needsGpuLock(prepared.pipelines)
     ? (await import("../detect/memory-readings.js")).openGpuMemoryReader(options.env)
     : null;
+  // A checked child no sampler took (a plan whose selected pipelines need no GPU) is let go now.
+  releaseServing();
   const labels = new Map(prepared.plan.registry.map((g) => [g.uuid, g.gpu]));
   // The first readings come from verification's, while fresh (prepare-run.ts gpuReading).
   const sampler = createMemorySampler(memory, labels, prepared.gpuReading);

@@ -1,11 +1,15 @@
 // The long-lived probe child (src/detect/probe-server.ts) through the real FFI path against the
 // fake NVML: one child answers round after round and sees the driver's answers change; a child
 // that misses its deadline (a hanging driver) or is killed is replaced at the next request, and
-// after three failures in a row the server stops trying.
+// after three failures in a row the server stops trying. A run's checked child, once it has
+// answered, serves the sampler instead of a second Node start (spawn-child.ts `serve`).
 import { appendFileSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
+import { nowMs } from "../../src/detect/clock.js";
 import { openGpuMemoryReader } from "../../src/detect/memory-readings.js";
+import { claimServing, releaseServing } from "../../src/detect/prestarted.js";
 import { ProbeServer } from "../../src/detect/probe-server.js";
+import { childKey, type ProbeTask, startChild } from "../../src/detect/spawn-child.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, scenarioWith } from "./fake-libs.js";
 
 const alive = (pid: number) => {
@@ -103,4 +107,134 @@ describe.skipIf(!fakeLibsBuilt)("ProbeServer (fake NVML)", () => {
     for (let i = 0; i < 50 && alive(secondPid); i++) await new Promise((r) => setTimeout(r, 100));
     expect(alive(secondPid)).toBe(false);
   }, 30_000);
+});
+
+describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fake NVML and CUDA)", () => {
+  const nvml: ProbeTask = { name: "nvml", library: fakeLib("nvml") };
+  const cuda: ProbeTask = { name: "cuda", library: fakeLib("cuda") };
+  /** A busy-scenario environment whose NVML logs each initialisation's pid. */
+  const logged = (extra = "") => {
+    const scenario = scenarioWith("busy.scenario", extra);
+    const log = `${scenario}.init.log`;
+    appendFileSync(scenario, `nvml.init_log = ${log}\n`);
+    const env = fakeEnv(
+      "busy.scenario",
+      { nvml: fakeLib("nvml"), cuda: fakeLib("cuda") },
+      { GPUPLAN_FAKE_SCENARIO: scenario },
+    );
+    const pids = () => readFileSync(log, "utf8").trim().split("\n").map(Number);
+    return { env, pids };
+  };
+  const waitFor = async (done: () => boolean) => {
+    for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 50));
+    return done();
+  };
+
+  it("answers the check with every probe, then the sampler's rounds with the memory probes alone, in one process", async () => {
+    const { env, pids } = logged();
+    const options = childOptions(env);
+    const check = startChild([nvml, cuda], { ...options, serve: [nvml] });
+    closers.push(() => check.kill());
+    check.limit(nowMs() + 20_000);
+    const first = await check.run;
+    expect(first.end).toEqual({ kind: "done" });
+    expect(first.results.map((r) => [r.name, r.status])).toEqual([
+      ["nvml", "ok"],
+      ["cuda", "ok"],
+    ]);
+    const reader = openGpuMemoryReader(env, 10_000)!;
+    closers.push(() => reader.close());
+    const gpus = await reader.read();
+    expect(gpus?.map((g) => g.uuid)).toContain("GPU-0d7c4a4e-8a3e-4b7e-9d3c-2f1a6b5c4d3e");
+    expect(await reader.read()).not.toBeNull();
+    // Adopted: no sampler child of its own, and every NVML initialisation in the check's process.
+    expect(reader.children()).toBe(0);
+    expect(pids()).toHaveLength(3);
+    expect(new Set(pids())).toEqual(new Set([check.pid]));
+  }, 30_000);
+
+  it("a later round runs only the probes it serves, and sends no per-call lines", async () => {
+    const { env } = logged();
+    const options = childOptions(env);
+    const check = startChild([nvml, cuda], { ...options, serve: [nvml] });
+    closers.push(() => check.kill());
+    check.limit(nowMs() + 20_000);
+    expect((await check.run).end).toEqual({ kind: "done" });
+    const child = claimServing(childKey([nvml], options))!;
+    expect(child.pid).toBe(check.pid);
+    const lines: string[] = [];
+    child.stdio[3]!.on("data", (chunk: Buffer) =>
+      lines.push(...chunk.toString().split("\n").filter(Boolean)),
+    );
+    const server = new ProbeServer([nvml], options, 10_000, child);
+    closers.push(() => server.close());
+    const round = await server.read();
+    expect(round?.map((r) => r.name)).toEqual(["nvml"]);
+    expect(lines.map((l) => JSON.parse(l).type)).toEqual(["start", "result", "done"]);
+    expect(server.started).toBe(0);
+  }, 30_000);
+
+  it("is offered only once it has answered well: one that crashed in the check is not, and the sampler starts its own", async () => {
+    const { env } = logged("nvml.crash_on = nvmlDeviceGetCount_v2");
+    const options = childOptions(env);
+    const check = startChild([nvml], { ...options, serve: [nvml] });
+    closers.push(() => check.kill());
+    check.limit(nowMs() + 20_000);
+    const run = await check.run;
+    expect(run.end.kind).toBe("crash");
+    expect(run.current?.call).toBe("nvmlDeviceGetCount_v2");
+    expect(claimServing(childKey([nvml], options))).toBeNull();
+    const server = new ProbeServer([nvml], options, 5_000, null);
+    closers.push(() => server.close());
+    await server.read();
+    expect(server.started).toBe(1);
+  }, 30_000);
+
+  it("leaves the slot when it dies waiting, so nobody adopts a dead child", async () => {
+    const { env } = logged();
+    const options = childOptions(env);
+    const check = startChild([nvml], { ...options, serve: [nvml] });
+    closers.push(() => check.kill());
+    check.limit(nowMs() + 20_000);
+    expect((await check.run).end).toEqual({ kind: "done" });
+    process.kill(check.pid!, "SIGKILL");
+    await waitFor(() => {
+      try {
+        process.kill(check.pid!, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(claimServing(childKey([nvml], options))).toBeNull();
+  }, 30_000);
+
+  it("one nobody adopts is let go by releaseServing: it shuts its libraries down and exits", async () => {
+    const { env } = logged();
+    const options = childOptions(env);
+    const check = startChild([nvml], { ...options, serve: [nvml] });
+    closers.push(() => check.kill());
+    check.limit(nowMs() + 20_000);
+    expect((await check.run).end).toEqual({ kind: "done" });
+    expect(alive(check.pid!)).toBe(true);
+    releaseServing();
+    expect(await waitFor(() => !alive(check.pid!))).toBe(true);
+    expect(claimServing(childKey([nvml], options))).toBeNull();
+  }, 30_000);
+
+  it("keeps reading through a library that prints at every call: its stderr never fills and stalls a round", async () => {
+    // ~1 KB to stdout and stderr at every nvmlInit: 300 rounds are ~300 KB, past what a pipe and
+    // a paused stream hold (checked: with its stderr paused, the child stalls before round 300).
+    const { env } = logged(`nvml.noise = ${"x".repeat(1000)}`);
+    const options = childOptions(env);
+    const check = startChild([nvml], { ...options, serve: [nvml] });
+    closers.push(() => check.kill());
+    check.limit(nowMs() + 20_000);
+    expect((await check.run).end).toEqual({ kind: "done" });
+    const server = new ProbeServer([nvml], options, 5_000, claimServing(childKey([nvml], options)));
+    closers.push(() => server.close());
+    for (let i = 0; i < 300; i++) expect((await server.read())?.[0]?.status).toBe("ok");
+    expect(server.started).toBe(0);
+  }, 60_000);
 });

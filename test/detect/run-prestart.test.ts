@@ -10,7 +10,7 @@ import { prestartVerificationProbes } from "../../src/detect/prestart.js";
 import { claimPrestarted } from "../../src/detect/prestarted.js";
 import { prestartRunProbes, runDetectsGpus, runPlanFile } from "../../src/detect/run-prestart.js";
 import { gpuplan, tempDir } from "../helpers/cli.js";
-import { fakeEnv, fakeLib, fakeLibsBuilt } from "./fake-libs.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, scenarioWith } from "./fake-libs.js";
 
 let t: ReturnType<typeof tempDir>;
 const write = (name: string, text: string) => writeFileSync(join(t.dir, name), text);
@@ -129,28 +129,39 @@ describe.skipIf(!fakeLibsBuilt || process.platform !== "linux")("the run's pre-s
     expect((await child!.run).end).toEqual({ kind: "done" });
   });
 
-  it("through bin/gpuplan.js: one verification child for a GPU run, none for a CPU run", () => {
-    // A preload counts the probe children gpuplan spawns: the one-shot ones (the check's) and
-    // the run's sampler (`"serve":true`). The check's child comes before the CLI has loaded, and
-    // is the only one: a pre-started child nobody claimed would be a second.
+  it("through bin/gpuplan.js: one probe child for a GPU run (its check, then its sampler), none for a CPU run", () => {
+    // A preload counts the probe children gpuplan spawns, and whether each serves rounds
+    // (`"serve":true`). The check's child comes before the CLI has loaded and is the only one:
+    // it answers the check, then serves the run's memory sampler. A pre-started child nobody
+    // claimed, or a sampler of its own, would be a second.
     const log = join(t.dir, "spawns.log");
     const preload = join(t.dir, "count-spawns.cjs");
     write(
       "count-spawns.cjs",
       `const cp = require("node:child_process"); const { appendFileSync } = require("node:fs"); const spawn = cp.spawn;
 cp.spawn = function (file, args, ...rest) {
-  if (Array.isArray(args) && String(args[0]).endsWith("probe-child.cjs")) appendFileSync(${JSON.stringify(log)}, (String(args[1]).includes('"serve":true') ? "serve" : Object.keys(require.cache).some((f) => f.endsWith("main.js")) ? "once" : "once before the CLI") + "\\n");
+  if (Array.isArray(args) && String(args[0]).endsWith("probe-child.cjs")) appendFileSync(${JSON.stringify(log)}, (String(args[1]).includes('"serve":true') ? "serving" : "once") + (Object.keys(require.cache).some((f) => f.endsWith("main.js")) ? "" : " before the CLI") + "\\n");
   return spawn.call(this, file, args, ...rest);
 };\n`,
     );
     const env = {
-      ...fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") }),
+      ...fakeEnv(
+        "h100x8-mig.scenario",
+        { nvml: fakeLib("nvml") },
+        {
+          GPUPLAN_FAKE_SCENARIO: scenarioWith(
+            "h100x8-mig.scenario",
+            `nvml.init_log = ${join(t.dir, "init.log")}`,
+          ),
+        },
+      ),
       GPUPLAN_LOCK_DIR: join(t.dir, "locks"),
       CI: "1",
     };
     write(
       "p.yaml",
-      'version: 1\nname: p\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: ["true"], memory: torch, vram: 1GiB }\n',
+      // Long enough for the sampler to read while it runs.
+      'version: 1\nname: p\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: [sleep, "0.6"], memory: torch, vram: 1GiB }\n',
     );
     write(
       "cpu.yaml",
@@ -164,6 +175,7 @@ cp.spawn = function (file, args, ...rest) {
     ).toMatchObject({ exitCode: 0 });
     const spawns = (plan: string) => {
       rmSync(log, { force: true });
+      rmSync(join(t.dir, "init.log"), { force: true });
       const r = gpuplan(["run", plan, "--ui", "plain"], {
         cwd: t.dir,
         env,
@@ -172,7 +184,12 @@ cp.spawn = function (file, args, ...rest) {
       expect(r.exitCode, r.stderr).toBe(0);
       return existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : [];
     };
-    expect(spawns("gpu.json").filter((s) => s.startsWith("once"))).toEqual(["once before the CLI"]);
+    expect(spawns("gpu.json")).toEqual(["serving before the CLI"]);
+    // The fake NVML logs each initialisation's pid: the check's, then the sampler's rounds, all
+    // in that one process.
+    const inits = readFileSync(join(t.dir, "init.log"), "utf8").trim().split("\n");
+    expect(inits.length).toBeGreaterThan(1);
+    expect(new Set(inits).size).toBe(1);
     expect(spawns("cpu.json")).toEqual([]);
   });
 });

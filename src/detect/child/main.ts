@@ -68,26 +68,45 @@ async function main(): Promise<void> {
   // forward, say): ask the kernel to kill it with its parent, and stop if that already happened.
   dieWithParent();
   if (process.ppid !== request.parentPid) return;
-  const deferred: (() => void)[] = [];
-  await probeRound(request, deferred);
+  const deferred: Deferred[] = [];
+  await probeRound(request, request.probes, deferred, true);
+  if (!request.serve) return runAll(deferred);
   // A sampler (`serve`) answers again for each line on stdin, until the parent closes it; the
-  // libraries stay initialised between rounds, and shut down only then.
-  if (request.serve) await serveRounds(request);
-  runAll(deferred);
+  // libraries it reads stay initialised between rounds, and shut down only then. A probe the
+  // later rounds skip (`serveProbes`: CUDA and HIP after a run's check) runs its shutdown calls now.
+  const served = request.probes.filter((p) => !request.serveProbes || request.serveProbes.includes(p.name));
+  const names = new Set(served.map((p) => p.name));
+  runAll(deferred.filter((d) => !names.has(d.probe)));
+  await serveRounds(request, served);
+  runAll(deferred.filter((d) => names.has(d.probe)));
 }
 
-function runAll(fns: (() => void)[]): void {
-  for (const fn of fns) {
+interface Deferred {
+  probe: VendorProbeName;
+  fn: () => void;
+}
+
+function runAll(deferred: Deferred[]): void {
+  for (const { fn } of deferred) {
     try {
       fn();
     } catch {}
   }
 }
 
-/** One round: every probe of the request, each answer sent as it comes, then `done`. */
-async function probeRound(request: ChildRequest, deferred: (() => void)[]): Promise<void> {
-  let answered = false;
-  for (const { name, library } of request.probes) {
+/**
+ * One round: each probe's answer sent as it comes, then `done`. With `breadcrumbs`, a `call` line
+ * goes out before every vendor call, for the parent's crash and hang reports; a sampler's later
+ * rounds skip them (a failed round is only retried: probe-server.ts), sparing ~30 writes per GPU.
+ */
+async function probeRound(
+  request: ChildRequest,
+  probes: ChildRequest["probes"],
+  deferred: Deferred[],
+  breadcrumbs: boolean,
+): Promise<void> {
+  let answered = !breadcrumbs;
+  for (const { name, library } of probes) {
     send({ type: "start", probe: name });
     const started = nowMs();
     let result: ProbeResult;
@@ -98,7 +117,7 @@ async function probeRound(request: ChildRequest, deferred: (() => void)[]): Prom
         slowInitMs: request.slowInitMs,
         amdDriverLoaded: request.amdDriverLoaded,
         track: (call) => answered || sendCall(name, call),
-        defer: (fn) => deferred.push(fn),
+        defer: (fn) => deferred.push({ probe: name, fn }),
       });
     } catch (e) {
       // A library that will not load, a missing required symbol: this probe failed, the next may not.
@@ -119,15 +138,15 @@ async function probeRound(request: ChildRequest, deferred: (() => void)[]): Prom
   answered = true;
 }
 
-/** Rounds on request: one per line read on stdin; resolves when stdin ends. */
-function serveRounds(request: ChildRequest): Promise<void> {
+/** Rounds of `probes` on request: one per line read on stdin; resolves when stdin ends. */
+function serveRounds(request: ChildRequest, probes: ChildRequest["probes"]): Promise<void> {
   return new Promise((resolve) => {
     let queue = Promise.resolve();
     const round = async () => {
       // The first round's init still holds the libraries (their init calls count references):
       // a later round's shutdown calls only give back what its own init took.
-      const later: (() => void)[] = [];
-      await probeRound(request, later);
+      const later: Deferred[] = [];
+      await probeRound(request, probes, later, false);
       runAll(later);
     };
     process.stdin.on("data", (chunk: Buffer) => {
