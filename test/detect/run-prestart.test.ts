@@ -1,15 +1,15 @@
 // The probe child bin/gpuplan.js starts for `gpuplan run` (src/detect/run-prestart.ts): only for
 // a local run that will check a plan with GPUs against this machine, and then the very child
 // that check uses — not a second one.
-import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { detectInventory } from "../../src/detect/index.js";
 import { prestartVerificationProbes } from "../../src/detect/prestart.js";
 import { claimPrestarted } from "../../src/detect/prestarted.js";
 import { prestartRunProbes, runDetectsGpus, runPlanFile } from "../../src/detect/run-prestart.js";
-import { gpuplan, tempDir } from "../helpers/cli.js";
+import { gpuplan, ROOT, tempDir } from "../helpers/cli.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, scenarioWith } from "./fake-libs.js";
 
 let t: ReturnType<typeof tempDir>;
@@ -192,4 +192,72 @@ cp.spawn = function (file, args, ...rest) {
     expect(new Set(inits).size).toBe(1);
     expect(spawns("cpu.json")).toEqual([]);
   });
+
+  it("the child that serves the sampler never outlives gpuplan: a run, a dry run, a run stopped with SIGINT", async () => {
+    const env = {
+      ...fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") }),
+      GPUPLAN_LOCK_DIR: join(t.dir, "locks"),
+      CI: "1",
+    };
+    write(
+      "p.yaml",
+      'version: 1\nname: p\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: [sleep, "0.5"], memory: torch, vram: 1GiB }\n',
+    );
+    expect(gpuplan(["compile", "p.yaml", "-o", "gpu.json"], { cwd: t.dir, env })).toMatchObject({
+      exitCode: 0,
+    });
+    /** Live probe children whose request names `pid` as their parent (a zombie has no cmdline). */
+    const probeChildrenOf = (pid: number) =>
+      readdirSync("/proc")
+        .filter((d) => /^\d+$/.test(d))
+        .filter((d) => {
+          try {
+            const cmdline = readFileSync(`/proc/${d}/cmdline`, "utf8");
+            return cmdline.includes("probe-child.cjs") && cmdline.includes(`"parentPid":${pid}`);
+          } catch {
+            return false;
+          }
+        });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const runOnce = async (args: string[], interrupt: boolean) => {
+      const child = spawn(process.execPath, [join(ROOT, "bin/gpuplan.js"), "run", "gpu.json", ...args], {
+        cwd: t.dir,
+        env,
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (d) => {
+        stderr += String(d);
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+      let seen = 0;
+      if (interrupt) {
+        // Stopped while its step runs, once its one probe child has answered the check and serves.
+        for (let i = 0; i < 200 && !existsSync(join(t.dir, "started")); i++) await sleep(25);
+        seen = probeChildrenOf(child.pid!).length;
+        child.kill("SIGINT");
+      }
+      const code = await exited;
+      // Killed with gpuplan, or gone on its own once its stdin closed: within a second, not a grace period.
+      for (let i = 0; i < 20 && probeChildrenOf(child.pid!).length > 0; i++) await sleep(50);
+      return { code, stderr, seen, left: probeChildrenOf(child.pid!) };
+    };
+    const done = await runOnce(["--ui", "plain"], false);
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.left).toEqual([]);
+    const dry = await runOnce(["--dry-run"], false);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.left).toEqual([]);
+    write(
+      "p.yaml",
+      'version: 1\nname: p\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: [sh, -c, "touch started; exec sleep 30"], memory: torch, vram: 1GiB }\n',
+    );
+    expect(gpuplan(["compile", "p.yaml", "-o", "gpu.json"], { cwd: t.dir, env })).toMatchObject({
+      exitCode: 0,
+    });
+    const stopped = await runOnce(["--ui", "plain"], true);
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(stopped.seen).toBe(1);
+    expect(stopped.left).toEqual([]);
+  }, 60_000);
 });
