@@ -6,7 +6,7 @@
  */
 import { MAX_DURATION_MS, parseDuration } from "../units/duration.js";
 import { offerPlan, offerPrestarted } from "./prestarted.js";
-import { memoryTasks, planVendorProbes } from "./probe-plan.js";
+import { planVendorProbes, servingTasks } from "./probe-plan.js";
 import { groupTasks } from "./run-child.js";
 import { type StartedChild, startChild } from "./spawn-child.js";
 
@@ -42,8 +42,8 @@ export function prestartProbes(
  * Search the vendor libraries for `env` and start a probe child per group, left for the next
  * detect() of this process with that very environment (`gpuplan detect`, and a run's check of its
  * plan against the machine: run-prestart.ts). With `serveSampler` (a run), each child that has
- * memory probes stays up once it has answered, to serve the run's memory sampler: one Node start
- * for both.
+ * memory probes (and no HIP: probe-plan.ts servingTasks) stays up once it has answered, to serve
+ * the run's memory sampler: one Node start for both.
  */
 export function prestartVerificationProbes(
   env: NodeJS.ProcessEnv = process.env,
@@ -54,7 +54,7 @@ export function prestartVerificationProbes(
   if (!plan.tasks.length) return;
   const children = new Map<string, StartedChild>();
   for (const group of groupTasks(plan.tasks)) {
-    const serve = options.serveSampler ? memoryTasks(group) : [];
+    const serve = options.serveSampler ? servingTasks(group) : [];
     const child = startChild(group, serve.length ? { ...plan.child, serve } : plan.child);
     // Until detect() claims it, the child must not keep gpuplan alive (a usage error, say).
     child.setRef(false);

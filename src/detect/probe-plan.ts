@@ -24,6 +24,17 @@ export function memoryTasks(tasks: readonly ProbeTask[]): ProbeTask[] {
   return tasks.filter((t) => MEMORY_PROBES.has(t.name));
 }
 
+/**
+ * What a check's child of `group` may go on serving to the run's sampler (none: it exits as it
+ * answers). Not after a HIP probe: hipInit starts the ROCm runtime, which opens /dev/kfd, so the
+ * child would stay a GPU compute process for the whole run — listed in ROCm SMI's process lists
+ * (the sampler's own readings), its memory counted as others', the GPUs kept awake. CUDA's probe
+ * stays: cuInit and the device queries create no context, and NVML lists no process without one.
+ */
+export function servingTasks(group: readonly ProbeTask[]): ProbeTask[] {
+  return group.some((t) => t.name === "hip") ? [] : memoryTasks(group);
+}
+
 export interface VendorProbePlan {
   libraries: Record<VendorProbeName, LibraryLookup>;
   /** One per library found, in VENDOR_PROBES order; none means no child at all. */

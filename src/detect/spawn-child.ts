@@ -157,7 +157,8 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
       // waits for the sampler instead (it is killed with gpuplan if none adopts it).
       finish(0, null);
       refHandles(false);
-      if (serve) handOver(serve);
+      // Only after a round that ended well: a deadline that fired as `done` came in has killed it.
+      if (serve && run.end.kind === "done") handOver(serve);
       else setTimeout(killAll, SHUTDOWN_GRACE_MS).unref();
     }
   };

@@ -3,6 +3,7 @@
 // that misses its deadline (a hanging driver) or is killed is replaced at the next request, and
 // after three failures in a row the server stops trying. A run's checked child, once it has
 // answered, serves the sampler instead of a second Node start (spawn-child.ts `serve`).
+import type { ChildProcess } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { nowMs } from "../../src/detect/clock.js";
@@ -125,6 +126,11 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
     const pids = () => readFileSync(log, "utf8").trim().split("\n").map(Number);
     return { env, pids };
   };
+  /** The hand-over slot itself (prestarted.ts keeps it on globalThis). */
+  const serving = () =>
+    ((globalThis as Record<symbol, unknown>)[Symbol.for("gpuplan.detect.servingChildren")] as
+      | Map<string, ChildProcess>
+      | undefined) ?? new Map<string, ChildProcess>();
   const waitFor = async (done: () => boolean) => {
     for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 50));
     return done();
@@ -207,6 +213,8 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
       }
     });
     await new Promise((r) => setTimeout(r, 100));
+    // Gone from the slot itself, not only refused by claimServing's liveness check.
+    expect(serving().has(childKey([nvml], options))).toBe(false);
     expect(claimServing(childKey([nvml], options))).toBeNull();
   }, 30_000);
 
@@ -217,10 +225,17 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
     closers.push(() => check.kill());
     check.limit(nowMs() + 20_000);
     expect((await check.run).end).toEqual({ kind: "done" });
-    expect(alive(check.pid!)).toBe(true);
+    const child = serving().get(childKey([nvml], options))!;
+    expect(child.pid).toBe(check.pid);
+    const exited = new Promise<[number | null, string | null]>((resolve) =>
+      child.once("exit", (code, signal) => resolve([code, signal])),
+    );
+    const started = performance.now();
     releaseServing();
-    expect(await waitFor(() => !alive(check.pid!))).toBe(true);
-    expect(claimServing(childKey([nvml], options))).toBeNull();
+    // On its own, well before the 2 s after which it would be killed: exit 0, no signal.
+    expect(await exited).toEqual([0, null]);
+    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(serving().size).toBe(0);
   }, 30_000);
 
   it("keeps reading through a library that prints at every call: its stderr never fills and stalls a round", async () => {

@@ -7,8 +7,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { detectInventory } from "../../src/detect/index.js";
 import { prestartVerificationProbes } from "../../src/detect/prestart.js";
-import { claimPrestarted } from "../../src/detect/prestarted.js";
+import { claimPrestarted, claimServing } from "../../src/detect/prestarted.js";
+import { memoryTasks, planVendorProbes, servingTasks } from "../../src/detect/probe-plan.js";
 import { prestartRunProbes, runDetectsGpus, runPlanFile } from "../../src/detect/run-prestart.js";
+import { childKey } from "../../src/detect/spawn-child.js";
 import { gpuplan, ROOT, tempDir } from "../helpers/cli.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, scenarioWith } from "./fake-libs.js";
 
@@ -112,6 +114,19 @@ describe("which files will detect the GPUs", () => {
   });
 });
 
+describe("which check's child may serve the run's memory sampler", () => {
+  const task = (name: "nvml" | "cuda" | "rocm-smi" | "amd-smi" | "hip") => ({
+    name,
+    library: `/lib/${name}.so`,
+  });
+  it("the memory probes of a group, unless it runs HIP", () => {
+    expect(servingTasks([task("nvml"), task("cuda")])).toEqual([task("nvml")]);
+    expect(servingTasks([task("cuda")])).toEqual([]);
+    expect(servingTasks([task("rocm-smi"), task("amd-smi")])).toEqual([task("rocm-smi"), task("amd-smi")]);
+    expect(servingTasks([task("rocm-smi"), task("amd-smi"), task("hip")])).toEqual([]);
+  });
+});
+
 describe.skipIf(!fakeLibsBuilt || process.platform !== "linux")("the run's pre-started child", () => {
   it("is the one the plan's check against the machine uses", async () => {
     const env = fakeEnv("h100x8-mig.scenario", { nvml: fakeLib("nvml") });
@@ -127,6 +142,31 @@ describe.skipIf(!fakeLibsBuilt || process.platform !== "linux")("the run's pre-s
     expect(inv.gpus).toHaveLength(13);
     expect(claimPrestarted().size).toBe(0);
     expect((await child!.run).end).toEqual({ kind: "done" });
+  });
+
+  it("serves the sampler after NVML and CUDA, never after HIP (whose runtime would keep the child a GPU process)", async () => {
+    const nvidia = fakeEnv("busy.scenario", { nvml: fakeLib("nvml"), cuda: fakeLib("cuda") });
+    const amd = fakeEnv("amd-mi300x.scenario", {
+      rocmSmi: fakeLib("rocmSmi"),
+      amdSmi: fakeLib("amdSmi"),
+      hip: fakeLib("hip"),
+    });
+    for (const [env, serves] of [
+      [nvidia, true],
+      [amd, false],
+    ] as const) {
+      prestartVerificationProbes(env, { serveSampler: true });
+      const [child] = [...claimPrestarted().values()];
+      const { offerPrestarted } = await import("../../src/detect/prestarted.js");
+      offerPrestarted(new Map([[child!.key, child!]]));
+      const inv = await detectInventory({ env });
+      expect(inv.gpus.length).toBeGreaterThan(0);
+      expect((await child!.run).end).toEqual({ kind: "done" });
+      const plan = planVendorProbes(env);
+      const adopted = claimServing(childKey(memoryTasks(plan.tasks), plan.child));
+      expect(adopted !== null, JSON.stringify(plan.tasks.map((t) => t.name))).toBe(serves);
+      adopted?.kill("SIGKILL");
+    }
   });
 
   it("through bin/gpuplan.js: one probe child for a GPU run (its check, then its sampler), none for a CPU run", () => {
@@ -213,7 +253,7 @@ cp.spawn = function (file, args, ...rest) {
         .filter((d) => {
           try {
             const cmdline = readFileSync(`/proc/${d}/cmdline`, "utf8");
-            return cmdline.includes("probe-child.cjs") && cmdline.includes(`"parentPid":${pid}`);
+            return cmdline.includes("probe-child.cjs") && new RegExp(`"parentPid":${pid}[,}]`).test(cmdline);
           } catch {
             return false;
           }
@@ -238,7 +278,8 @@ cp.spawn = function (file, args, ...rest) {
         child.kill("SIGINT");
       }
       const code = await exited;
-      // Killed with gpuplan, or gone on its own once its stdin closed: within a second, not a grace period.
+      // Gone with gpuplan: its stdin closed, the exit hook's SIGKILL, and the kernel's PDEATHSIG
+      // (ffi.ts) each end it; this checks the outcome, within a second.
       for (let i = 0; i < 20 && probeChildrenOf(child.pid!).length > 0; i++) await sleep(50);
       return { code, stderr, seen, left: probeChildrenOf(child.pid!) };
     };
