@@ -135,14 +135,19 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
     for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 50));
     return done();
   };
-
-  it("answers the check with every probe, then the sampler's rounds with the memory probes alone, in one process", async () => {
-    const { env, pids } = logged();
+  /** A check's child of `tasks`, asked to serve `serve`, once its first round has ended. */
+  const answered = async (tasks: ProbeTask[], serve: ProbeTask[], extra = "") => {
+    const { env, pids } = logged(extra);
     const options = childOptions(env);
-    const check = startChild([nvml, cuda], { ...options, serve: [nvml] });
+    const check = startChild(tasks, { ...options, serve });
     closers.push(() => check.kill());
     check.limit(nowMs() + 20_000);
-    const first = await check.run;
+    const run = await check.run;
+    return { env, pids, options, check, run };
+  };
+
+  it("answers the check with every probe, then the sampler's rounds with the memory probes alone, in one process", async () => {
+    const { env, pids, check, run: first } = await answered([nvml, cuda], [nvml]);
     expect(first.end).toEqual({ kind: "done" });
     expect(first.results.map((r) => [r.name, r.status])).toEqual([
       ["nvml", "ok"],
@@ -160,12 +165,8 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
   }, 30_000);
 
   it("a later round runs only the probes it serves, and sends no per-call lines", async () => {
-    const { env } = logged();
-    const options = childOptions(env);
-    const check = startChild([nvml, cuda], { ...options, serve: [nvml] });
-    closers.push(() => check.kill());
-    check.limit(nowMs() + 20_000);
-    expect((await check.run).end).toEqual({ kind: "done" });
+    const { options, check, run } = await answered([nvml, cuda], [nvml]);
+    expect(run.end).toEqual({ kind: "done" });
     const child = claimServing(childKey([nvml], options))!;
     expect(child.pid).toBe(check.pid);
     const lines: string[] = [];
@@ -181,12 +182,7 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
   }, 30_000);
 
   it("is offered only once it has answered well: one that crashed in the check is not, and the sampler starts its own", async () => {
-    const { env } = logged("nvml.crash_on = nvmlDeviceGetCount_v2");
-    const options = childOptions(env);
-    const check = startChild([nvml], { ...options, serve: [nvml] });
-    closers.push(() => check.kill());
-    check.limit(nowMs() + 20_000);
-    const run = await check.run;
+    const { options, run } = await answered([nvml], [nvml], "nvml.crash_on = nvmlDeviceGetCount_v2");
     expect(run.end.kind).toBe("crash");
     expect(run.current?.call).toBe("nvmlDeviceGetCount_v2");
     expect(claimServing(childKey([nvml], options))).toBeNull();
@@ -197,21 +193,10 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
   }, 30_000);
 
   it("leaves the slot when it dies waiting, so nobody adopts a dead child", async () => {
-    const { env } = logged();
-    const options = childOptions(env);
-    const check = startChild([nvml], { ...options, serve: [nvml] });
-    closers.push(() => check.kill());
-    check.limit(nowMs() + 20_000);
-    expect((await check.run).end).toEqual({ kind: "done" });
+    const { options, check, run } = await answered([nvml], [nvml]);
+    expect(run.end).toEqual({ kind: "done" });
     process.kill(check.pid!, "SIGKILL");
-    await waitFor(() => {
-      try {
-        process.kill(check.pid!, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    });
+    await waitFor(() => !alive(check.pid!));
     await new Promise((r) => setTimeout(r, 100));
     // Gone from the slot itself, not only refused by claimServing's liveness check.
     expect(serving().has(childKey([nvml], options))).toBe(false);
@@ -219,12 +204,8 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
   }, 30_000);
 
   it("one nobody adopts is let go by releaseServing: it shuts its libraries down and exits", async () => {
-    const { env } = logged();
-    const options = childOptions(env);
-    const check = startChild([nvml], { ...options, serve: [nvml] });
-    closers.push(() => check.kill());
-    check.limit(nowMs() + 20_000);
-    expect((await check.run).end).toEqual({ kind: "done" });
+    const { options, check, run } = await answered([nvml], [nvml]);
+    expect(run.end).toEqual({ kind: "done" });
     const child = serving().get(childKey([nvml], options))!;
     expect(child.pid).toBe(check.pid);
     const exited = new Promise<[number | null, string | null]>((resolve) =>
@@ -241,12 +222,8 @@ describe.skipIf(!fakeLibsBuilt)("a run's checked child, serving the sampler (fak
   it("keeps reading through a library that prints at every call: its stderr never fills and stalls a round", async () => {
     // ~1 KB to stdout and stderr at every nvmlInit: 300 rounds are ~300 KB, past what a pipe and
     // a paused stream hold (checked: with its stderr paused, the child stalls before round 300).
-    const { env } = logged(`nvml.noise = ${"x".repeat(1000)}`);
-    const options = childOptions(env);
-    const check = startChild([nvml], { ...options, serve: [nvml] });
-    closers.push(() => check.kill());
-    check.limit(nowMs() + 20_000);
-    expect((await check.run).end).toEqual({ kind: "done" });
+    const { options, run } = await answered([nvml], [nvml], `nvml.noise = ${"x".repeat(1000)}`);
+    expect(run.end).toEqual({ kind: "done" });
     const server = new ProbeServer([nvml], options, 5_000, claimServing(childKey([nvml], options)));
     closers.push(() => server.close());
     for (let i = 0; i < 300; i++) expect((await server.read())?.[0]?.status).toBe("ok");
