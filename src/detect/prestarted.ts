@@ -6,6 +6,7 @@
  * globals rather than module state.
  */
 import type { ChildProcess } from "node:child_process";
+import { letGo } from "./probe-groups.js";
 import type { VendorProbePlan } from "./probe-plan.js";
 import type { StartedChild } from "./spawn-child.js";
 
@@ -17,9 +18,6 @@ type Slot = {
   [PLAN]?: { env: NodeJS.ProcessEnv; plan: VendorProbePlan };
   [SERVING]?: Map<string, ChildProcess>;
 };
-
-/** How long a let-go serving child may take over its libraries' shutdown calls. */
-const RELEASE_GRACE_MS = 2_000;
 
 /** Leave the plan made for `env`, so that detect() in the same process need not search again. */
 export function offerPlan(env: NodeJS.ProcessEnv, plan: VendorProbePlan): void {
@@ -72,21 +70,11 @@ export function claimServing(key: string): ChildProcess | null {
 }
 
 /**
- * Let every unclaimed serving child go (a run that reads no memory): its stdin ends, so it runs
- * its libraries' shutdown calls and exits; one still there after a grace period is killed.
+ * Let every unclaimed serving child go (a run that reads no memory): probe-groups.ts letGo.
  */
 export function releaseServing(): void {
   const slot = (globalThis as Slot)[SERVING];
   if (!slot) return;
-  for (const child of slot.values()) {
-    child.stdin?.end();
-    setTimeout(() => {
-      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, "SIGKILL");
-        } catch {}
-      }
-    }, RELEASE_GRACE_MS).unref();
-  }
+  for (const child of slot.values()) letGo(child);
   slot.clear();
 }

@@ -8,6 +8,11 @@
  * purpose is out of reach without cgroups.
  */
 
+import type { ChildProcess } from "node:child_process";
+
+/** How long a probe child that has answered, or been let go, may take over its libraries' shutdown calls. */
+export const SHUTDOWN_GRACE_MS = 2_000;
+
 const live = new Set<number>();
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 let hooked = false;
@@ -27,6 +32,17 @@ export function killGroup(pid: number): void {
   }
   live.delete(pid);
   if (live.size === 0) unhook();
+}
+
+/**
+ * Let a serving child go: its stdin ends, so it runs its libraries' shutdown calls and exits; if
+ * it is still there after the grace period, its group is killed, whatever it is doing.
+ */
+export function letGo(child: ChildProcess): void {
+  child.stdin?.end();
+  setTimeout(() => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) killGroup(child.pid);
+  }, SHUTDOWN_GRACE_MS).unref();
 }
 
 function killAll(): void {

@@ -9,7 +9,7 @@
  * waits to serve (spawn-child.ts `serve`), so that a GPU run starts one probe child, not two.
  */
 import type { ChildProcess } from "node:child_process";
-import { killGroup, trackGroup } from "./probe-groups.js";
+import { killGroup, letGo, trackGroup } from "./probe-groups.js";
 import type { ChildMessage, ChildRequest, ProbeResult } from "./probe-types.js";
 import { type ChildOptions, childEntry, childEnvironment, type ProbeTask } from "./spawn-child.js";
 
@@ -63,9 +63,7 @@ export class ProbeServer {
     this.fresh = null;
     if (!child) return;
     this.setRef(child, false);
-    child.stdin?.end();
-    // Its libraries' shutdown calls get a moment; then the group goes, whatever it is doing.
-    setTimeout(() => child.pid !== undefined && killGroup(child.pid), 2_000).unref();
+    letGo(child);
   }
 
   private round(): Promise<ProbeResult[] | null> {

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { nowMs } from "./clock.js";
 import { offerServing } from "./prestarted.js";
-import { killGroup, trackGroup } from "./probe-groups.js";
+import { killGroup, SHUTDOWN_GRACE_MS, trackGroup } from "./probe-groups.js";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "./probe-types.js";
 
 export interface ProbeTask {
@@ -28,9 +28,6 @@ export interface ChildOptions {
    */
   serve?: readonly ProbeTask[];
 }
-
-/** How long a child that has answered may take over its libraries' shutdown calls. */
-const SHUTDOWN_GRACE_MS = 2_000;
 
 /** Variables that narrow what the libraries enumerate: the child must see every device. */
 const NARROWING_VARIABLES = [
