@@ -35,14 +35,13 @@ export function killGroup(pid: number): void {
 }
 
 /**
- * Let a serving child go: its stdin ends, so it runs its libraries' shutdown calls and exits; if
- * it is still there after the grace period, its group is killed, whatever it is doing.
+ * Let a serving child go: its stdin ends, so it runs its libraries' shutdown calls and exits;
+ * after the grace period its group is killed, whatever it is doing (with anything a library left
+ * in it, should the child itself have exited).
  */
 export function letGo(child: ChildProcess): void {
   child.stdin?.end();
-  setTimeout(() => {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) killGroup(child.pid);
-  }, SHUTDOWN_GRACE_MS).unref();
+  setTimeout(() => child.pid !== undefined && killGroup(child.pid), SHUTDOWN_GRACE_MS).unref();
 }
 
 function killAll(): void {
