@@ -25,7 +25,10 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0]
   const detect = args[0] === "detect" && require("../dist/detect/prestart.cjs").prestartProbes(args);
   if (args[0] === "run")
     require("../dist/detect/run-prestart.cjs").prestartRunProbes(args, (env) =>
-      require("../dist/detect/prestart.cjs").prestartVerificationProbes(env, { serveSampler: true }),
+      require("../dist/detect/prestart.cjs").prestartVerificationProbes(env, {
+        serveSampler: true,
+        cudaOnlyIfNeeded: true,
+      }),
     );
   if (detect) require("../dist/detect/detect-cli.cjs").runDetect(detect);
   else require("../dist/bundle/main.js");

@@ -11,7 +11,7 @@ import { VERSION } from "../version.js";
 import { probeCpu } from "./cpu.js";
 import { mergeAmd, mergeNvidia } from "./merge.js";
 import { claimPlan } from "./prestarted.js";
-import { planVendorProbes, VENDOR_PROBES, type VendorProbePlan } from "./probe-plan.js";
+import { cudaOnlyIfNeeded, planVendorProbes, VENDOR_PROBES, type VendorProbePlan } from "./probe-plan.js";
 import type { ProbeResult, RawGpu } from "./probe-types.js";
 import { describeProcesses } from "./processes.js";
 import { type Roots, rootsFrom } from "./roots.js";
@@ -40,7 +40,8 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
   const env = options.env ?? process.env;
   const roots = rootsFrom(env);
   // bin/gpuplan.js's pre-start already searched for the libraries, for this same environment.
-  const { libraries, tasks, child } = claimPlan(env) ?? planVendorProbes(env);
+  const lean = cudaOnlyIfNeeded(options, env);
+  const { libraries, tasks, child } = claimPlan(env, lean) ?? planVendorProbes(env, lean);
   // Start the child first (unless bin/gpuplan.js already has): its start-up overlaps with the
   // CPU and sysfs reads below.
   const vendor = tasks.length

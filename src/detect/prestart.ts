@@ -6,7 +6,7 @@
  */
 import { MAX_DURATION_MS, parseDuration } from "../units/duration.js";
 import { offerPlan, offerPrestarted } from "./prestarted.js";
-import { planVendorProbes, servingTasks } from "./probe-plan.js";
+import { cudaOnlyIfNeeded, planVendorProbes, servingTasks } from "./probe-plan.js";
 import { groupTasks } from "./run-child.js";
 import { type StartedChild, startChild } from "./spawn-child.js";
 
@@ -43,13 +43,14 @@ export function prestartProbes(
  * detect() of this process with that very environment (`gpuplan detect`, and a run's check of its
  * plan against the machine: run-prestart.ts). With `serveSampler` (a run), each child that has
  * memory probes (and no HIP: probe-plan.ts servingTasks) stays up once it has answered, to serve
- * the run's memory sampler: one Node start for both.
+ * the run's memory sampler: one Node start for both. With `cudaOnlyIfNeeded` (a run, as its
+ * detect() asks: DetectOptions), CUDA is probed only where NVML lists no GPU.
  */
 export function prestartVerificationProbes(
   env: NodeJS.ProcessEnv = process.env,
-  options: { serveSampler?: boolean } = {},
+  options: { serveSampler?: boolean; cudaOnlyIfNeeded?: boolean } = {},
 ): void {
-  const plan = planVendorProbes(env);
+  const plan = planVendorProbes(env, cudaOnlyIfNeeded(options, env));
   offerPlan(env, plan);
   if (!plan.tasks.length) return;
   const children = new Map<string, StartedChild>();

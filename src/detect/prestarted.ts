@@ -24,11 +24,11 @@ export function offerPlan(env: NodeJS.ProcessEnv, plan: VendorProbePlan): void {
   (globalThis as Slot)[PLAN] = { env, plan };
 }
 
-/** The plan offered for this very environment object, once; null otherwise. */
-export function claimPlan(env: NodeJS.ProcessEnv): VendorProbePlan | null {
+/** The plan offered for this very environment object and CUDA choice, once; null otherwise. */
+export function claimPlan(env: NodeJS.ProcessEnv, cudaOnlyIfNeeded: boolean): VendorProbePlan | null {
   const offered = (globalThis as Slot)[PLAN];
   delete (globalThis as Slot)[PLAN];
-  return offered?.env === env ? offered.plan : null;
+  return offered?.env === env && offered.plan.cudaOnlyIfNeeded === cudaOnlyIfNeeded ? offered.plan : null;
 }
 
 /** Leave `children` (keyed by StartedChild.key) for detect(); any still here at exit are killed. */

@@ -7,6 +7,7 @@ import type { VendorProbeName } from "./probe-types.js";
 import { rootsFrom } from "./roots.js";
 import type { ChildOptions, ProbeTask } from "./spawn-child.js";
 import { isAmdDriverLoaded } from "./sysfs.js";
+import { usesCudaOrder } from "./visibility.js";
 
 /** nvmlInit slower than this earns the persistence-mode hint. */
 export const SLOW_INIT_MS = 1_000;
@@ -37,19 +38,42 @@ export function servingTasks(group: readonly ProbeTask[]): ProbeTask[] {
 
 export interface VendorProbePlan {
   libraries: Record<VendorProbeName, LibraryLookup>;
+  /** Whether CUDA is probed only where NVML lists no GPU (DetectOptions.cudaOnlyIfNeeded, decided). */
+  cudaOnlyIfNeeded: boolean;
   /** One per library found, in VENDOR_PROBES order; none means no child at all. */
   tasks: ProbeTask[];
   child: ChildOptions;
 }
 
-export function planVendorProbes(env: NodeJS.ProcessEnv): VendorProbePlan {
+/** Whether a detection asked for DetectOptions.cudaOnlyIfNeeded can leave CUDA to NVML's failure. */
+export function cudaOnlyIfNeeded(
+  options: { cudaOnlyIfNeeded?: boolean; all?: boolean },
+  env: NodeJS.ProcessEnv,
+): boolean {
+  // --all applies no visibility variable, so CUDA's order matters to nothing.
+  return options.cudaOnlyIfNeeded === true && (options.all === true || !usesCudaOrder(env));
+}
+
+/** `onlyIfNeeded`: cudaOnlyIfNeeded's answer for this detection. */
+export function planVendorProbes(env: NodeJS.ProcessEnv, onlyIfNeeded = false): VendorProbePlan {
   const libraries = findLibraries(env);
   const tasks: ProbeTask[] = [];
   for (const name of VENDOR_PROBES) {
     const lookup = libraries[name];
-    if (lookup.found) tasks.push({ name, library: lookup.path });
+    if (!lookup.found) continue;
+    // NVML is probed first (VENDOR_PROBES order), in the same child.
+    tasks.push(
+      name === "cuda" && onlyIfNeeded
+        ? { name, library: lookup.path, unlessNvmlListed: true }
+        : { name, library: lookup.path },
+    );
   }
   // Only a child needs the amdgpu check.
   const amdDriverLoaded = tasks.length > 0 && isAmdDriverLoaded(rootsFrom(env));
-  return { libraries, tasks, child: { env, slowInitMs: SLOW_INIT_MS, amdDriverLoaded } };
+  return {
+    libraries,
+    cudaOnlyIfNeeded: onlyIfNeeded,
+    tasks,
+    child: { env, slowInitMs: SLOW_INIT_MS, amdDriverLoaded },
+  };
 }

@@ -79,7 +79,7 @@ export interface ProbeResult {
 
 /** What the parent asks the child to do (argv[2], JSON). */
 export interface ChildRequest {
-  probes: { name: VendorProbeName; library: string }[];
+  probes: { name: VendorProbeName; library: string; unlessNvmlListed?: true }[];
   /** An init call slower than this gets a hint (persistence mode for NVML). */
   slowInitMs: number;
   /** Whether the amdgpu kernel driver is loaded (read from sysfs by the parent). */

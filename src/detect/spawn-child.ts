@@ -14,6 +14,11 @@ import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from ".
 export interface ProbeTask {
   name: VendorProbeName;
   library: string;
+  /**
+   * CUDA's probe, when only NVML's failure calls for it (probe-plan.ts): the child skips it once
+   * NVML has listed GPUs in the same round. A child restarted after NVML crashed runs it.
+   */
+  unlessNvmlListed?: true;
 }
 
 /** What a child is started with (the deadline comes later, see StartedChild.limit). */

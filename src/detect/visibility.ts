@@ -45,6 +45,17 @@ function byPrefix<T extends { uuid: string }>(items: T[], entry: string): T | nu
 const entries = (value: string): string[] =>
   value.trim() === "" ? [] : value.split(",").map((e) => e.trim());
 
+/**
+ * Whether CUDA_VISIBLE_DEVICES picks a device by index in CUDA's own order (the driver's, unless
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID): only then does narrowing need the CUDA probe's enumeration
+ * beside NVML's. UUIDs, an empty value or none at all do not.
+ */
+export function usesCudaOrder(env: NodeJS.ProcessEnv): boolean {
+  const value = env.CUDA_VISIBLE_DEVICES;
+  if (value === undefined || env.CUDA_DEVICE_ORDER === "PCI_BUS_ID") return false;
+  return entries(value).some((e) => /^\d+$/.test(e));
+}
+
 /** Apply CUDA_VISIBLE_DEVICES to devices listed in CUDA order. */
 export function selectCudaDevices(value: string, ordered: SelectableGpu[]): Selection {
   const ids: string[] = [];

@@ -71,11 +71,17 @@ describe("the library search the pre-start made", () => {
   it("is reused by detect() for the very same environment object, once", () => {
     const env = fakeEnv("h100x8-mig.scenario", {});
     expect(prestartProbes(["detect"], env)).toEqual({ timeout: 10_000 });
-    expect(claimPlan({ ...env })).toBeNull();
+    expect(claimPlan({ ...env }, false)).toBeNull();
     prestartProbes(["detect"], env);
-    const plan = claimPlan(env);
+    const plan = claimPlan(env, false);
     expect(plan?.libraries.nvml).toEqual({ found: false, reason: expect.stringContaining("no such file") });
-    expect(claimPlan(env)).toBeNull();
+    expect(claimPlan(env, false)).toBeNull();
+  });
+
+  it("is not reused by a detection that decides CUDA otherwise", () => {
+    const env = fakeEnv("h100x8-mig.scenario", {});
+    prestartProbes(["detect"], env);
+    expect(claimPlan(env, true)).toBeNull();
   });
 });
 

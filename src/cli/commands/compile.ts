@@ -261,7 +261,11 @@ async function chooseInventory(
     return loadInventoryFile(join(dirname(check!), recorded.slice("file:".length)));
   // Live detection: imported only here, so `compile --target` never loads it.
   const { detectInventory } = await import("../../detect/index.js");
-  return { inventory: await detectInventory({ lockDir: options.lockDir }), label: "detect", problems: [] };
+  return {
+    inventory: await detectInventory({ lockDir: options.lockDir, cudaOnlyIfNeeded: true }),
+    label: "detect",
+    problems: [],
+  };
 }
 
 /** The `inventory.label` a plan file records, when it is a plan. */

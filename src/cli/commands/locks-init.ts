@@ -33,7 +33,7 @@ export default async function locksInit(options: LocksInitOptions): Promise<numb
 
 async function detectedGpus(): Promise<string[]> {
   const { detectInventory } = await import("../../detect/index.js");
-  const uuids = (await detectInventory()).gpus.map((g) => g.uuid);
+  const uuids = (await detectInventory({ cudaOnlyIfNeeded: true })).gpus.map((g) => g.uuid);
   if (uuids.length === 0)
     throw new UsageError(
       "gpuplan locks init found no GPU on this machine",

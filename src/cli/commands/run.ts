@@ -49,7 +49,11 @@ export default async function run(file: string | undefined, given: RunOptions): 
   // A path mistake in --events is found before anything starts, not after the run directory exists.
   if (options.events !== undefined) await checkEventsFile(options.events);
   const detect: DetectInventory = async (o) =>
-    (await import("../../detect/index.js")).detectInventory({ lockDir: options.lockDir, ...o });
+    (await import("../../detect/index.js")).detectInventory({
+      lockDir: options.lockDir,
+      cudaOnlyIfNeeded: true,
+      ...o,
+    });
 
   const { prepareRun } = await import("../../run/prepare/prepare-run.js");
   const prepared = await prepareRun({

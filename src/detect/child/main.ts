@@ -106,7 +106,12 @@ async function probeRound(
   breadcrumbs: boolean,
 ): Promise<void> {
   let answered = !breadcrumbs;
-  for (const { name, library } of probes) {
+  let nvmlListed = false;
+  for (const { name, library, unlessNvmlListed } of probes) {
+    if (unlessNvmlListed && nvmlListed) {
+      send({ type: "result", result: notNeeded(name, library) });
+      continue;
+    }
     send({ type: "start", probe: name });
     const started = nowMs();
     let result: ProbeResult;
@@ -131,11 +136,24 @@ async function probeRound(
         gpus: [],
       };
     }
+    if (name === "nvml" && result.status === "ok" && result.gpus.length > 0) nvmlListed = true;
     send({ type: "result", result });
   }
   send({ type: "done" });
   // The parent has every answer and stops listening; shutdown calls may now take their time.
   answered = true;
+}
+
+function notNeeded(name: VendorProbeName, library: string): ProbeResult {
+  return {
+    name,
+    status: "skipped",
+    message: "not needed: NVML listed the GPUs, and no CUDA_VISIBLE_DEVICES index asks for CUDA's own order",
+    library,
+    version: null,
+    durationMs: 0,
+    gpus: [],
+  };
 }
 
 /** Rounds of `probes` on request: one per line read on stdin; resolves when stdin ends. */
