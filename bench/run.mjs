@@ -3,7 +3,8 @@
 //   - GPU path: STEPS one-step GPU pipelines (`true`, vram 1GiB) on a fake NVML GPU: the plan is
 //     verified against live detection, each pipeline takes and gives back a slot of the slot lock,
 //     steps are pinned to the GPU's CPUs, memory snapshots and VRAM readings come from the run's
-//     one long-lived sampler process;
+//     one long-lived sampler process; a fake libcuda is there too, its cuInit as slow as an H100's
+//     (200 ms), which neither compile nor the check should call;
 //   - the floor: the same spawns through posix_spawn (koffi) from a bare script, reaped on SIGCHLD,
 //     with nothing else (no logs, journal, events or locks) — gpuplan's spawn path; and xargs -P.
 // Every Node side runs without NODE_EXTRA_CA_CERTS (Node parses that bundle at each start-up;
@@ -29,7 +30,10 @@ const MISSING = "/nonexistent/gpuplan-bench-library.so";
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-bench-run-"));
 try {
   const { NODE_EXTRA_CA_CERTS: _ca, ...baseEnv } = process.env;
-  const nvml = fakeNvml(dir);
+  const nvml = fakeLibrary(dir, "fake-nvml.c", "libnvidia-ml.so.1");
+  // And a fake libcuda whose cuInit takes what a real one took on an H100 (~200 ms,
+  // docs/real-gpu-check.md): a check that initialised CUDA again would show in the GPU path.
+  const cuda = nvml && fakeLibrary(dir, "fake-cuda.c", "libcuda.so.1");
   const scenario = join(dir, "gpu.scenario");
   writeFileSync(
     scenario,
@@ -47,6 +51,14 @@ try {
       `nvml.0.affinity = 0-${availableParallelism() - 1}`,
       "nvml.0.processes =",
       `nvml.init_log = ${join(dir, "nvml-inits.log")}`,
+      "cuda.count = 1",
+      "cuda.0.name = NVIDIA H100 80GB HBM3",
+      "cuda.0.uuid = GPU-b0000000-0000-4000-8000-000000000001",
+      "cuda.0.pci = 0000:07:00.0",
+      "cuda.0.memory = 85899345920",
+      "cuda.0.cc = 9.0",
+      "cuda.init_delay_ms = 200",
+      `cuda.init_log = ${join(dir, "cuda-inits.log")}`,
       "",
     ].join("\n"),
   );
@@ -56,7 +68,7 @@ try {
     CI: "1",
     GPUPLAN_FAKE_SCENARIO: scenario,
     GPUPLAN_NVML_LIBRARY: nvml ?? MISSING,
-    GPUPLAN_CUDA_LIBRARY: MISSING,
+    GPUPLAN_CUDA_LIBRARY: cuda ?? MISSING,
     GPUPLAN_ROCM_SMI_LIBRARY: MISSING,
     GPUPLAN_AMD_SMI_LIBRARY: MISSING,
     GPUPLAN_HIP_LIBRARY: MISSING,
@@ -163,7 +175,7 @@ try {
   if (nvml) {
     const g = median(runs.gpu);
     console.log(
-      `  GPU path       ${g.toFixed(0)} ms   (runs: ${list(runs.gpu)}; fake NVML GPU: verification, slot lock, pinning, snapshots)`,
+      `  GPU path       ${g.toFixed(0)} ms   (runs: ${list(runs.gpu)}; fake NVML and CUDA: verification, slot lock, pinning, snapshots)`,
     );
     console.log(`  GPU ÷ CPU      ${(g / c).toFixed(2)}×   (target ≤ 1.3×)`);
     // Every process that initialised NVML in the GPU runs: per run, the plan's verification and the sampler.
@@ -172,6 +184,12 @@ try {
       : [];
     console.log(
       `  NVML readers   ${new Set(inits).size} processes over ${runs.gpu.length} GPU runs, ${inits.length} initialisations (compile's detection, then one per run: the check's child, which then serves the memory sampler)`,
+    );
+    const cudaInits = existsSync(join(dir, "cuda-inits.log"))
+      ? readFileSync(join(dir, "cuda-inits.log"), "utf8").trim().split("\n").length
+      : 0;
+    console.log(
+      `  cuInit calls   ${cuda ? cudaInits : "n/a (no fake CUDA)"} (fake CUDA at 200 ms each, as on an H100; compile and a run's check leave CUDA to NVML: expected 0)`,
     );
     if (pf !== null)
       console.log(
@@ -216,11 +234,9 @@ function compile(cwd, extra, env) {
   if (r.status !== 0) throw new Error(`compile failed: ${r.stderr}`);
 }
 
-/** The fake NVML the tests build (fixtures/lib/build), or one built here; null without a C compiler. */
-function fakeNvml(into) {
-  const built = join(root, "fixtures/lib/build/nvml/libnvidia-ml.so.1");
-  if (existsSync(built)) return built;
-  const out = join(into, "libnvidia-ml.so.1");
+/** A fake vendor library built here from fixtures/fake-libs (the sources as they are now); null without a C compiler. */
+function fakeLibrary(into, source, file) {
+  const out = join(into, file);
   const src = join(root, "fixtures/fake-libs");
   const r = spawnSync("cc", [
     "-shared",
@@ -228,7 +244,7 @@ function fakeNvml(into) {
     "-O2",
     "-o",
     out,
-    join(src, "fake-nvml.c"),
+    join(src, source),
     join(src, "scenario.c"),
   ]);
   return r.status === 0 ? out : null;
