@@ -271,7 +271,7 @@ export interface StepEndEvent {
   stderrPath?: string;
   framework?: OomFramework;
   /**
-   * Most GPU memory the attempt's processes held at once, from the per-process readings (NVML) taken while it ran; absent where none were taken (a CPU attempt, a driver without per-process readings, an attempt that ended before the first reading).
+   * Most GPU memory the attempt's processes held at once, from the per-process readings (NVML) taken while it ran; for a worker task, its worker's processes, starting from what a worker that was already warm last held. Absent where none were taken (a CPU attempt, a driver without per-process readings, an attempt that ended before the first reading).
    */
   peakVramBytes?: number;
   /**

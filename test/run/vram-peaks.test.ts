@@ -57,6 +57,39 @@ describe("VramWatch", () => {
     expect(watch.stop("never")).toBeNull();
   });
 
+  it("a warm worker's later tasks, shorter than any reading, start from what its group last held", async () => {
+    let readings: GpuMemory[] = [];
+    const watch = new VramWatch(
+      async () => readings,
+      60_000,
+      async (pid) => pid,
+    );
+    // The worker's first task (its load included) is read; the next ones end before any reading.
+    watch.start("task 1", 500, ["GPU-a"], "new");
+    readings = [gpu("GPU-a", [[500, 4 * GiB]])];
+    await watch.sample();
+    expect(watch.stop("task 1")).toBe(4 * GiB);
+    watch.start("task 2", 500, ["GPU-a"], "reused");
+    expect(watch.stop("task 2")).toBe(4 * GiB);
+    // A reading during a task still raises its peak, and is what the next task starts from.
+    watch.start("task 3", 500, ["GPU-a"], "reused");
+    readings = [gpu("GPU-a", [[500, 5 * GiB]])];
+    await watch.sample();
+    expect(watch.stop("task 3")).toBe(5 * GiB);
+    watch.start("task 4", 500, ["GPU-a"], "reused");
+    expect(watch.stop("task 4")).toBe(5 * GiB);
+    // A new worker that happens to get the old one's pid starts from nothing.
+    watch.start("other worker", 500, ["GPU-a"], "new");
+    expect(watch.stop("other worker")).toBeNull();
+    // A plain step's group is never met again: nothing of it is kept.
+    watch.start("plain", 600, ["GPU-a"]);
+    readings = [gpu("GPU-a", [[600, 2 * GiB]])];
+    await watch.sample();
+    expect(watch.stop("plain")).toBe(2 * GiB);
+    watch.start("after", 600, ["GPU-a"], "reused");
+    expect(watch.stop("after")).toBeNull();
+  });
+
   it("has no peak for an attempt no reading saw, and reads nothing once nothing is watched", async () => {
     let reads = 0;
     const watch = new VramWatch(async () => {
@@ -151,5 +184,67 @@ pipelines:
     const inits = readFileSync(join(cwd, "init.log"), "utf8").trim().split("\n");
     expect(inits.length).toBeGreaterThan(4);
     expect(new Set(inits).size).toBe(1);
+  }, 60_000);
+
+  it("a worker step's peak is its worker's: on the task that loaded it, and on each quick task after", () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const cwd = t.dir;
+    copyFileSync(join(ROOT, "fixtures/report/two-gpus.scenario"), join(cwd, "two-gpus.scenario"));
+    mkdirSync(join(cwd, "locks"));
+    // The worker lists itself in the fake driver's answer (as the model it loads would make it),
+    // takes 1.5 s to load, then answers each task at once: far shorter than a reading's interval.
+    writeFileSync(
+      join(cwd, "worker.mjs"),
+      `import { appendFileSync, createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
+const index = process.env.GPUPLAN_DEVICE.split(":")[1];
+appendFileSync(process.env.GPUPLAN_FAKE_SCENARIO, \`\\nnvml.\${index}.processes = \${process.pid}:${3 * GiB}\\n\`);
+await new Promise((r) => setTimeout(r, 1500));
+process.stdout.write(JSON.stringify({ ready: true }) + "\\n");
+for await (const line of createInterface({ input: process.stdin })) {
+  const task = JSON.parse(line);
+  process.stdout.write(JSON.stringify({ id: task.id, ok: true, result: null }) + "\\n");
+}
+`,
+    );
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      `version: 1
+name: worker-vram
+registry: { max_pipelines_per_gpu: 1 }
+pipelines:
+  - name: plate-{n}
+    matrix: { n: [1, 2, 3, 4, 5, 6] }
+    steps:
+      - id: infer
+        memory: torch
+        vram: 2GiB
+        worker: { run: [node, worker.mjs], key: model }
+        keep_warm: { ttl: 5m }
+`,
+    );
+    const env = {
+      ...fakeEnv(
+        "busy.scenario",
+        { nvml: fakeLib("nvml") },
+        { GPUPLAN_FAKE_SCENARIO: join(cwd, "two-gpus.scenario") },
+      ),
+      GPUPLAN_LOCK_DIR: join(cwd, "locks"),
+      CI: "1",
+    };
+    const r = gpuplan(["run", "p.yaml", "--ui", "json"], { cwd, env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    // One worker per GPU (the plates are spread over both), each loaded once.
+    expect(events.filter((e) => e.event === "gpu.model.load_start")).toHaveLength(2);
+    expect(events.filter((e) => e.event === "gpu.model.cache_reuse")).toHaveLength(4);
+    const ends = events.filter((e) => e.event === "gpu.step.end");
+    expect(ends.map((e) => e.peakVramBytes ?? null)).toEqual(Array(6).fill(3 * GiB));
+    // Each held more than the step's `vram`, and says so: compile --history learns from these.
+    expect(events.filter((e) => e.event === "gpu.step.over_reservation")).toHaveLength(6);
   }, 60_000);
 });

@@ -69,7 +69,8 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
   const cwd = resolve(ctx.baseDir, step.cwd ?? ".");
   const onLine = (stream: "stdout" | "stderr", line: string) =>
     ctx.onOutput?.(pipeline.name, step.id, stream, line);
-  // Its processes' VRAM while it runs, on the GPUs it sees (a plain step: its process group).
+  // Its processes' VRAM while it runs, on the GPUs it sees: a plain step's process group, or the
+  // worker's that takes a worker task (the model it holds is the task's too).
   const watchKey = `${pipeline.name}\u0000${step.id}\u0000${attempt}`;
   const watchVram = device !== "cpu" && gpus.length > 0 ? ctx.vram : undefined;
   const { result, verdict } = step.worker
@@ -87,6 +88,15 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         logPath,
         signal: ctx.stop,
         onLine,
+        ...(watchVram && {
+          onWorker: (pid: number, reused: boolean) =>
+            watchVram.start(
+              watchKey,
+              pid,
+              gpus.map((g) => g.uuid),
+              reused ? "reused" : "new",
+            ),
+        }),
       })
     : await runPlainStep(step, device, {
         argv: step.argv,

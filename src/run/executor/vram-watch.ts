@@ -6,6 +6,8 @@
  * GPUs is its peak: `peakVramBytes` on its gpu.step.end, what `compile --history` learns from.
  * An attempt shorter than the first reading (a quarter of the interval) has no peak; neither
  * has one where the driver does not list processes or lists pids of another pid namespace.
+ * A warm worker serves task after task in one process group, most of them shorter than that:
+ * each task on a worker that was warm already starts from what the worker's group last held.
  */
 import { readFile } from "node:fs/promises";
 import type { GpuMemory } from "../record/memory-snapshot.js";
@@ -27,12 +29,16 @@ async function readProcessGroup(pid: number): Promise<number | null> {
 
 interface Watched {
   pgid: number;
+  /** A warm worker's group, which outlives the attempt: what it held is kept for the next. */
+  worker: boolean;
   uuids: ReadonlySet<string>;
   peak: number | null;
 }
 
 export class VramWatch {
   private readonly watched = new Map<string, Watched>();
+  /** What each watched group held in the latest reading that listed it (its fullest GPU). */
+  private readonly lastSeen = new Map<number, number>();
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | null = null;
 
@@ -42,9 +48,19 @@ export class VramWatch {
     private readonly groupOf: ReadProcessGroup = readProcessGroup,
   ) {}
 
-  /** Follow the attempt `key`, whose process group is `pgid`, on the GPUs `uuids`. */
-  start(key: string, pgid: number, uuids: readonly string[]): void {
-    this.watched.set(key, { pgid, uuids: new Set(uuids), peak: null });
+  /**
+   * Follow the attempt `key`, whose process group is `pgid`, on the GPUs `uuids`. `worker`: the
+   * group is a warm worker's, started for this attempt (`new`) or serving it after earlier ones
+   * (`reused`: what it last held counts from the start).
+   */
+  start(key: string, pgid: number, uuids: readonly string[], worker?: "new" | "reused"): void {
+    if (worker !== "reused") this.lastSeen.delete(pgid);
+    this.watched.set(key, {
+      pgid,
+      worker: worker !== undefined,
+      uuids: new Set(uuids),
+      peak: this.lastSeen.get(pgid) ?? null,
+    });
     if (!this.timer) this.schedule(Math.max(50, Math.round(this.intervalMs / 4)));
   }
 
@@ -52,6 +68,8 @@ export class VramWatch {
   stop(key: string): number | null {
     const w = this.watched.get(key);
     this.watched.delete(key);
+    // A plain step's group ends with it; only a worker's is met again.
+    if (w && !w.worker) this.lastSeen.delete(w.pgid);
     if (this.watched.size === 0) this.halt();
     return w?.peak ?? null;
   }
@@ -85,6 +103,7 @@ export class VramWatch {
     const byGroup = new Map<number, Watched>();
     for (const w of this.watched.values()) byGroup.set(w.pgid, w);
     const groups = new Map<number, number | null>();
+    const seen = new Map<number, number>();
     for (const g of gpus) {
       const totals = new Map<Watched, number>();
       for (const p of g.processes ?? []) {
@@ -95,7 +114,11 @@ export class VramWatch {
         totals.set(w, (totals.get(w) ?? 0) + p.usedBytes);
       }
       // A step's `vram` is per GPU: a multi-GPU step's peak is its fullest GPU's.
-      for (const [w, bytes] of totals) w.peak = Math.max(w.peak ?? 0, bytes);
+      for (const [w, bytes] of totals) {
+        w.peak = Math.max(w.peak ?? 0, bytes);
+        seen.set(w.pgid, Math.max(seen.get(w.pgid) ?? 0, bytes));
+      }
     }
+    for (const [pgid, bytes] of seen) this.lastSeen.set(pgid, bytes);
   }
 }

@@ -79,6 +79,11 @@ export interface WarmTaskRequest {
   /** The step's timeout, for the task (the load has readyTimeoutMs). */
   timeoutMs: number | null;
   onLine: (stream: "stdout" | "stderr", line: string) => void;
+  /**
+   * The worker process (its own process group) that takes this task, as soon as it is chosen:
+   * `reused` when it was warm already, before this task. Its VRAM is the task's (vram-watch.ts).
+   */
+  onWorker?: (pid: number, reused: boolean) => void;
   signal?: AbortSignal;
 }
 
@@ -239,12 +244,16 @@ export class WorkerPool {
     if (entry) {
       clearTimeout(entry.timer);
       this.emit("gpu.model.cache_reuse", entry, context, { idle_ms: Date.now() - entry.lastUsed });
+      if (entry.process.pid !== null) request.onWorker?.(entry.process.pid, true);
     } else {
       // A worker stopped after its task takes no warm place: it lives within its task's slot.
       if (this.keeps(request)) await this.makeRoom(request, context);
       entry = this.start(id, request);
       entry.busy = true;
       entry.sink = request.onLine;
+      // Listed while it loads (`gpuplan locks`): a model can take its GPU slot for minutes first.
+      this.changed();
+      if (entry.process.pid !== null) request.onWorker?.(entry.process.pid, false);
       this.emit("gpu.model.load_start", entry, context, { ready_timeout_ms: request.readyTimeoutMs });
       const load = await entry.process.ready(request.readyTimeoutMs, request.signal);
       if (load.type !== "ready") {

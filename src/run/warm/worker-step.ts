@@ -27,6 +27,8 @@ export interface WorkerTaskInput {
   logPath: string;
   signal: AbortSignal;
   onLine: (stream: "stdout" | "stderr", line: string) => void;
+  /** WarmTaskRequest.onWorker. */
+  onWorker?: (pid: number, reused: boolean) => void;
 }
 
 export async function runWorkerTask(
@@ -62,6 +64,7 @@ export async function runWorkerTask(
       input.onLine(stream, line);
     },
     signal: input.signal,
+    ...(input.onWorker && { onWorker: input.onWorker }),
   });
   if (outcome.message !== null && outcome.status !== "ok") log.write(`gpuplan: ${outcome.message}\n`);
   await new Promise<void>((resolve) => log.end(outcome.status !== "ok", resolve));

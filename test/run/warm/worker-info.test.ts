@@ -69,10 +69,19 @@ describe("warm workers in gpuplan locks", () => {
     expect(text).toMatch(/cuda:0\s+cyto3\s+42\s+41\s+r1\s+idle\s+1m30s/);
   });
 
-  it("the executor reports its warm workers as they change, and none at the end", async () => {
-    const seen: WarmWorkerInfo[][] = [];
-    h = await execute(warmPlan(workerStep("seg", { key: "m" })), { onWarmWorkers: (w) => seen.push(w) });
-    expect(seen.some((w) => w.length === 1 && w[0]!.key === "m" && !w[0]!.busy)).toBe(true);
-    expect(seen.at(-1)).toEqual([]);
+  it("the executor reports its warm workers as they change, from the start of loading, and none at the end", async () => {
+    const seen: { at: number; workers: WarmWorkerInfo[] }[] = [];
+    h = await execute(warmPlan(workerStep("seg", { key: "m", load: 400 })), {
+      onWarmWorkers: (workers) => seen.push({ at: Date.now(), workers }),
+    });
+    expect(seen.some(({ workers: w }) => w.length === 1 && w[0]!.key === "m" && !w[0]!.busy)).toBe(true);
+    expect(seen.at(-1)?.workers).toEqual([]);
+    // A model that takes minutes to load holds its slot all the while: `gpuplan locks` lists it,
+    // busy, from its start — long before it is ready.
+    const loaded = h.events.find((e) => e.event === "gpu.model.load_complete")!;
+    const first = seen[0]!;
+    expect(first.workers).toMatchObject([{ key: "m", busy: true, idleSince: null }]);
+    expect(first.workers[0]!.pid).toBeGreaterThan(0);
+    expect(Date.parse(loaded.ts) - first.at).toBeGreaterThan(250);
   });
 });
