@@ -63,9 +63,10 @@ run() { $G run "$1.yaml" --ui plain; }
 echo "== $PLATES pipelines, one GPU slot, wall ms"
 run warm >run-warm.txt 2>&1 &
 R=$!
-# While the warm worker holds the GPU: who nvidia-smi lists, and what the lock says.
-for i in $(seq 1 40); do grep -q "reuse\|finished ok" run-warm.txt 2>/dev/null && break; sleep 0.5; done
-echo "-- during the warm run"
+# While the worker loads its model (seconds): who nvidia-smi lists, and what the lock says.
+for i in $(seq 1 40); do grep -q "loading worker" run-warm.txt 2>/dev/null && break; sleep 0.25; done
+sleep 3
+echo "-- during the warm run, while the worker loads"
 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader
 $G locks --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const l=JSON.parse(s);for(const g of l.gpus)console.log("gpu",g.gpu,"slots held",g.slots.length,"reserved",g.reservedBytes,"others",g.otherProcessesBytes);for(const w of l.workers)console.log("worker",w.key,"on",w.gpu,"pid",w.pid,"busy",w.busy)})'
 wait $R; echo "(that warm run: exit $?)"
@@ -73,7 +74,8 @@ for v in warm cold plain; do
   rm -rf .gpuplan/runs/*
   s=$(date +%s%N); run $v >"run-$v.txt" 2>&1; echo "$v: exit $?, $((($(date +%s%N) - s) / 1000000)) ms"
   ev=$(ls -d .gpuplan/runs/*/)events.jsonl
-  echo "   events: $(grep -c '"gpu.model.load_start"' "$ev") load_start, $(grep -c '"gpu.model.cache_reuse"' "$ev") cache_reuse, $(grep -c '"gpu.model.cache_evict"' "$ev") cache_evict; peakVramBytes $(grep -o '"peakVramBytes":[0-9]*' "$ev" | cut -d: -f2 | sort -n | tail -1)"
+  echo "   events: $(grep -c '"gpu.model.load_start"' "$ev") load_start, $(grep -c '"gpu.model.cache_reuse"' "$ev") cache_reuse, $(grep -c '"gpu.model.cache_evict"' "$ev") cache_evict"
+  echo "   peakVramBytes of each step: $(grep '"gpu.step.end"' "$ev" | grep -o '"peakVramBytes":[0-9]*' | cut -d: -f2 | tr '\n' ' ') ($(grep -c '"gpu.step.end"' "$ev") steps)"
   grep -h "loaded in" "run-$v.txt" | head -2
   tail -2 "run-$v.txt" | head -1
 done
