@@ -90,6 +90,30 @@ describe("VramWatch", () => {
     expect(watch.stop("after")).toBeNull();
   });
 
+  it("a worker's first task ends with one more reading: its model, landed after the last one, is seen", async () => {
+    let readings: GpuMemory[] = [gpu("GPU-a", [])];
+    let reads = 0;
+    const watch = new VramWatch(
+      async () => {
+        reads++;
+        return readings;
+      },
+      60_000,
+      async (pid) => pid,
+    );
+    watch.start("load", 700, ["GPU-a"], "new");
+    await watch.sample();
+    // The model lands on the GPU as loading ends, after the last scheduled reading.
+    readings = [gpu("GPU-a", [[700, 3 * GiB]])];
+    expect(await watch.stopAfterReading("load")).toBe(3 * GiB);
+    expect(reads).toBe(2);
+    watch.start("quick", 700, ["GPU-a"], "reused");
+    expect(watch.stop("quick")).toBe(3 * GiB);
+    // Nothing watched: no reading.
+    expect(await watch.stopAfterReading("gone")).toBeNull();
+    expect(reads).toBe(2);
+  });
+
   it("has no peak for an attempt no reading saw, and reads nothing once nothing is watched", async () => {
     let reads = 0;
     const watch = new VramWatch(async () => {
@@ -192,15 +216,17 @@ pipelines:
     const cwd = t.dir;
     copyFileSync(join(ROOT, "fixtures/report/two-gpus.scenario"), join(cwd, "two-gpus.scenario"));
     mkdirSync(join(cwd, "locks"));
-    // The worker lists itself in the fake driver's answer (as the model it loads would make it),
-    // takes 1.5 s to load, then answers each task at once: far shorter than a reading's interval.
+    // The worker takes 1.5 s to load and lists itself in the fake driver's answer only at its end
+    // (as PyTorch's context did on an H100), after the last reading of the load; then it answers
+    // each task at once, far quicker than a reading's interval.
     writeFileSync(
       join(cwd, "worker.mjs"),
       `import { appendFileSync, createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 const index = process.env.GPUPLAN_DEVICE.split(":")[1];
+await new Promise((r) => setTimeout(r, 1450));
 appendFileSync(process.env.GPUPLAN_FAKE_SCENARIO, \`\\nnvml.\${index}.processes = \${process.pid}:${3 * GiB}\\n\`);
-await new Promise((r) => setTimeout(r, 1500));
+await new Promise((r) => setTimeout(r, 50));
 process.stdout.write(JSON.stringify({ ready: true }) + "\\n");
 for await (const line of createInterface({ input: process.stdin })) {
   const task = JSON.parse(line);

@@ -64,6 +64,17 @@ export class VramWatch {
     if (!this.timer) this.schedule(Math.max(50, Math.round(this.intervalMs / 4)));
   }
 
+  /**
+   * Stop following `key` after one more reading. For a warm worker's first task: its model lands
+   * on the GPU at the end of loading, often after the last reading (on an H100, PyTorch's context
+   * appeared under a second before ready, with readings a second apart), and the quick tasks after
+   * it start from what this reading finds (`reused`).
+   */
+  async stopAfterReading(key: string): Promise<number | null> {
+    if (this.watched.has(key)) await this.sample();
+    return this.stop(key);
+  }
+
   /** Stop following `key`: the most its processes held at once in a reading, or null when no reading saw them. */
   stop(key: string): number | null {
     const w = this.watched.get(key);
