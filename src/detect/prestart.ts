@@ -44,7 +44,7 @@ export function prestartProbes(
  * plan against the machine: run-prestart.ts). With `serveSampler` (a run), each child that has
  * memory probes (and no HIP: probe-plan.ts servingTasks) stays up once it has answered, to serve
  * the run's memory sampler: one Node start for both. With `cudaOnlyIfNeeded` (a run, as its
- * detect() asks: DetectOptions), CUDA is probed only where NVML lists no GPU.
+ * detect() asks: DetectOptions), CUDA is probed only where NVML cannot tell all about the GPUs.
  */
 export function prestartVerificationProbes(
   env: NodeJS.ProcessEnv = process.env,

@@ -38,7 +38,7 @@ export function servingTasks(group: readonly ProbeTask[]): ProbeTask[] {
 
 export interface VendorProbePlan {
   libraries: Record<VendorProbeName, LibraryLookup>;
-  /** Whether CUDA is probed only where NVML lists no GPU (DetectOptions.cudaOnlyIfNeeded, decided). */
+  /** Whether CUDA is probed only where NVML cannot tell all (DetectOptions.cudaOnlyIfNeeded, decided). */
   cudaOnlyIfNeeded: boolean;
   /** One per library found, in VENDOR_PROBES order; none means no child at all. */
   tasks: ProbeTask[];

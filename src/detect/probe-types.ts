@@ -74,6 +74,8 @@ export interface ProbeResult {
   cudaVersion?: string | null;
   /** The vendor's return code of the failed init call, for the parent's second look. */
   initCode?: number;
+  /** NVML: GPUs it counted but could not get a handle for (left out of `gpus`). */
+  skippedDevices?: number;
   gpus: RawGpu[];
 }
 

@@ -16,7 +16,8 @@ export interface ProbeTask {
   library: string;
   /**
    * CUDA's probe, when only NVML's failure calls for it (probe-plan.ts): the child skips it once
-   * NVML has listed GPUs in the same round. A child restarted after NVML crashed runs it.
+   * NVML has told all about every GPU in the same round (child/main.ts nvmlToldAll). A child
+   * restarted after NVML crashed runs it.
    */
   unlessNvmlListed?: true;
 }

@@ -24,7 +24,8 @@ export interface DetectOptions {
   /** The GPU slot lock directory, to tell gpuplan's own processes on a GPU (default /tmp/gpuplan-locks). */
   lockDir?: string;
   /**
-   * Probe CUDA only where NVML cannot list the GPUs, or where CUDA_VISIBLE_DEVICES names devices
+   * Probe CUDA only where NVML cannot tell all about the GPUs (one left out, or its UUID, PCI bus
+   * id, memory or compute capability unknown), or where CUDA_VISIBLE_DEVICES names devices
    * by index (CUDA's own order, unless CUDA_DEVICE_ORDER=PCI_BUS_ID): compile and a run's check
    * need nothing else of it, and cuInit costs ~200 ms on a real GPU. The CUDA probe then reports
    * `skipped`. `gpuplan detect` probes it always (its report shows CUDA's order and version).

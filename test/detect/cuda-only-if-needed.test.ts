@@ -1,5 +1,5 @@
 // DetectOptions.cudaOnlyIfNeeded (compile, a run's check): CUDA's probe (cuInit: ~200 ms on an
-// H100, docs/real-gpu-check.md) runs only where NVML lists no GPU, or where CUDA_VISIBLE_DEVICES
+// H100, docs/real-gpu-check.md) runs only where NVML cannot tell all, or where CUDA_VISIBLE_DEVICES
 // names a device by index in CUDA's own order. The fake libcuda logs every cuInit, so each case
 // says whether CUDA was initialised at all, and compares the GPUs with a full detection's.
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -46,7 +46,7 @@ describe.skipIf(!fakeLibsBuilt)("CUDA probed only where it is needed (cudaOnlyIf
     expect(s.inits()).toBe(0);
     expect(cudaProbe(lean)).toMatchObject({
       status: "skipped",
-      message: expect.stringContaining("NVML listed the GPUs"),
+      message: expect.stringContaining("NVML told all about every GPU"),
       library: fakeLib("cuda"),
     });
     const full = await detectInventory({ env: env(s) });
@@ -127,6 +127,34 @@ describe.skipIf(!fakeLibsBuilt)("CUDA probed only where it is needed (cudaOnlyIf
       ["cuda:2", 1],
     ]);
   });
+
+  it.each([
+    [
+      "an old driver without the optional calls (no memory, PCI, UUID or compute capability)",
+      "",
+      "nvmlMinimal",
+    ],
+    ["a GPU whose handle NVML cannot get", "nvml.1.handle_error = 15", "nvml"],
+    [
+      "a board that answers NOT_SUPPORTED for memory",
+      "nvml.0.unsupported = nvmlDeviceGetMemoryInfo_v2,nvmlDeviceGetMemoryInfo",
+      "nvml",
+    ],
+  ] as const)(
+    "NVML lists GPUs but cannot tell all (%s): CUDA fills in, as a full detection does",
+    async (_, extra, lib) => {
+      const s = scenario(extra);
+      const libs = { nvml: fakeLib(lib), cuda: fakeLib("cuda") };
+      const envOf = () => fakeEnv("mixed-order.scenario", libs, { GPUPLAN_FAKE_SCENARIO: s.file });
+      const lean = await detectInventory({ cudaOnlyIfNeeded: true, env: envOf() });
+      expect(s.inits()).toBe(1);
+      expect(cudaProbe(lean).status).toBe("ok");
+      const full = await detectInventory({ env: envOf() });
+      expect(lean.gpus).toEqual(full.gpus);
+      // Every GPU has its memory, from CUDA where NVML did not tell it.
+      expect(lean.gpus.find((g) => g.name === "NVIDIA GeForce RTX 3060")?.memoryBytes).toBe(12884901888);
+    },
+  );
 
   it("NVML crashes: the fresh child it is restarted in probes CUDA", async () => {
     const s = scenario("nvml.crash_on = nvmlInit_v2");

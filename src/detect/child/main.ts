@@ -136,7 +136,7 @@ async function probeRound(
         gpus: [],
       };
     }
-    if (name === "nvml" && result.status === "ok" && result.gpus.length > 0) nvmlListed = true;
+    if (name === "nvml" && nvmlToldAll(result)) nvmlListed = true;
     send({ type: "result", result });
   }
   send({ type: "done" });
@@ -144,11 +144,26 @@ async function probeRound(
   answered = true;
 }
 
+/**
+ * NVML listed every GPU it counted with all that CUDA's probe could add (merge.ts fill): UUID, PCI
+ * bus id, memory, compute capability. A driver that answers NOT_SUPPORTED for some of them
+ * (unified-memory boards, old drivers) still gets CUDA's answers.
+ */
+function nvmlToldAll(result: ProbeResult): boolean {
+  return (
+    result.status === "ok" &&
+    result.gpus.length > 0 &&
+    !result.skippedDevices &&
+    result.gpus.every((g) => g.uuid && g.pciBusId && g.memoryBytes !== null && g.computeCapability)
+  );
+}
+
 function notNeeded(name: VendorProbeName, library: string): ProbeResult {
   return {
     name,
     status: "skipped",
-    message: "not needed: NVML listed the GPUs, and no CUDA_VISIBLE_DEVICES index asks for CUDA's own order",
+    message:
+      "not needed: NVML told all about every GPU, and no CUDA_VISIBLE_DEVICES index asks for CUDA's own order",
     library,
     version: null,
     durationMs: 0,

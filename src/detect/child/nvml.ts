@@ -75,6 +75,7 @@ export function probeNvml(ctx: ProbeContext) {
     }
     const found = `${countGpus(result.gpus.length)}, driver ${result.driverVersion ?? "unknown"}`;
     const message = skipped.length ? `${found}; skipped ${skipped.join("; ")}` : found;
+    if (skipped.length) result.skippedDevices = skipped.length;
     return finish(result.gpus.length ? "ok" : "error", message, slowHint);
   } finally {
     // Shut down after the answer is out: a hang there must not cost the result.
