@@ -34,7 +34,7 @@ pipelines:
 EOF
 echo "== compile"; $G compile vram.yaml -o plan.json || exit 1
 # Beside nvidia-smi, the probe children alive at each sample: the run's one child checks the plan,
-# then serves the memory sampler with libcuda loaded (cuInit, no context), and must never be listed.
+# then serves the memory sampler (NVML maps libcuda itself; no context), and must never be listed.
 (while true; do echo "$(date +%s.%N | cut -c1-14) $(timeout 5 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | tr '\n' ';')"; echo "$(date +%s.%N | cut -c1-14) $(pgrep -f probe-child.cjs | tr '\n' ',')" >>"$OUT/probes.txt"; done) >"$OUT/smi.txt" &
 L=$!
 echo "== run"; $G run plan.json --ui plain & R=$!

@@ -669,6 +669,9 @@ pipelines:
         })),
       cpu: async () => ({ totalBytes: 100, availableBytes: 40 }),
       prefetch: () => {},
+      fresh() {
+        return this.gpus();
+      },
     };
     h = await execute(plan, { sampler });
     for (const e of h.events) {

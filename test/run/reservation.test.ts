@@ -109,6 +109,9 @@ pipelines:
         }),
       cpu: async () => null,
       prefetch: () => {},
+      fresh() {
+        return this.gpus();
+      },
     };
     h = await execute(plan, { sampler, dir: mkdtempSync(join(tmpdir(), "gpuplan-borrow-run-")) });
     expect(h.summary).toMatchObject({ ok: 1, failed: 0 });

@@ -90,28 +90,69 @@ describe("VramWatch", () => {
     expect(watch.stop("after")).toBeNull();
   });
 
-  it("a worker's first task ends with one more reading: its model, landed after the last one, is seen", async () => {
+  it("a fresh reading when a warm worker's first task answers: its model, landed after the last reading, is seen", async () => {
     let readings: GpuMemory[] = [gpu("GPU-a", [])];
-    let reads = 0;
+    let fresh = 0;
     const watch = new VramWatch(
-      async () => {
-        reads++;
-        return readings;
-      },
+      async () => readings,
       60_000,
       async (pid) => pid,
+      async () => {
+        fresh++;
+        return readings;
+      },
     );
     watch.start("load", 700, ["GPU-a"], "new");
     await watch.sample();
     // The model lands on the GPU as loading ends, after the last scheduled reading.
     readings = [gpu("GPU-a", [[700, 3 * GiB]])];
-    expect(await watch.stopAfterReading("load")).toBe(3 * GiB);
-    expect(reads).toBe(2);
+    // The next task is sent to the worker already: both are credited.
+    watch.start("next", 700, ["GPU-a"], "reused");
+    await watch.readNow();
+    expect(fresh).toBe(1);
+    expect(watch.stop("load")).toBe(3 * GiB);
+    expect(watch.stop("next")).toBe(3 * GiB);
     watch.start("quick", 700, ["GPU-a"], "reused");
     expect(watch.stop("quick")).toBe(3 * GiB);
     // Nothing watched: no reading.
-    expect(await watch.stopAfterReading("gone")).toBeNull();
-    expect(reads).toBe(2);
+    await watch.readNow();
+    expect(fresh).toBe(1);
+  });
+
+  it("an interrupt does not wait for a reading a hung driver never answers", async () => {
+    const watch = new VramWatch(
+      async () => null,
+      60_000,
+      async (pid) => pid,
+      () => new Promise<GpuMemory[] | null>(() => {}),
+    );
+    watch.start("load", 700, ["GPU-a"], "new");
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 50);
+    const started = performance.now();
+    await watch.readNow(stop.signal);
+    expect(performance.now() - started).toBeLessThan(1000);
+    await watch.readNow(stop.signal);
+    watch.close();
+  });
+
+  it("one chain of readings, even when the watch stops and starts while a reading is out", async () => {
+    let reads = 0;
+    const watch = new VramWatch(async () => {
+      reads++;
+      await new Promise((r) => setTimeout(r, 60));
+      return null;
+    }, 100);
+    watch.start("A", 1, ["GPU-a"]);
+    // The first reading is out from 50 ms to 110 ms; stop and start again while it is.
+    await new Promise((r) => setTimeout(r, 80));
+    watch.stop("A");
+    watch.start("B", 2, ["GPU-a"]);
+    await new Promise((r) => setTimeout(r, 1000));
+    watch.close();
+    // One chain: a reading every ~160 ms (60 ms out, 100 ms apart), ~7 in a second; two chains read twice that.
+    expect(reads).toBeGreaterThan(1);
+    expect(reads).toBeLessThan(10);
   });
 
   it("has no peak for an attempt no reading saw, and reads nothing once nothing is watched", async () => {
@@ -210,18 +251,24 @@ pipelines:
     expect(new Set(inits).size).toBe(1);
   }, 60_000);
 
-  it("a worker step's peak is its worker's: on the task that loaded it, and on each quick task after", () => {
-    const t = tempDir();
-    cleanups.push(t.cleanup);
-    const cwd = t.dir;
-    copyFileSync(join(ROOT, "fixtures/report/two-gpus.scenario"), join(cwd, "two-gpus.scenario"));
-    mkdirSync(join(cwd, "locks"));
-    // The worker takes 1.5 s to load and lists itself in the fake driver's answer only at its end
-    // (as PyTorch's context did on an H100), after the last reading of the load; then it answers
-    // each task at once, far quicker than a reading's interval.
-    writeFileSync(
-      join(cwd, "worker.mjs"),
-      `import { appendFileSync, createReadStream } from "node:fs";
+  it.each([
+    ["one slot per GPU", "max_pipelines_per_gpu: 1"],
+    // Tasks queue on each worker: the next one is sent as soon as the first has answered.
+    ["three pipelines per GPU at once", "max_pipelines_per_gpu: 3, max_parallel_pipelines: 6"],
+  ])(
+    "a worker step's peak is its worker's: on the task that loaded it, and on each quick task after (%s)",
+    (_, registry) => {
+      const t = tempDir();
+      cleanups.push(t.cleanup);
+      const cwd = t.dir;
+      copyFileSync(join(ROOT, "fixtures/report/two-gpus.scenario"), join(cwd, "two-gpus.scenario"));
+      mkdirSync(join(cwd, "locks"));
+      // The worker takes 1.5 s to load and lists itself in the fake driver's answer only at its end
+      // (as PyTorch's context did on an H100), after the last reading of the load; then it answers
+      // each task in 100 ms, far quicker than a reading's interval.
+      writeFileSync(
+        join(cwd, "worker.mjs"),
+        `import { appendFileSync, createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 const index = process.env.GPUPLAN_DEVICE.split(":")[1];
 await new Promise((r) => setTimeout(r, 1450));
@@ -230,15 +277,16 @@ await new Promise((r) => setTimeout(r, 50));
 process.stdout.write(JSON.stringify({ ready: true }) + "\\n");
 for await (const line of createInterface({ input: process.stdin })) {
   const task = JSON.parse(line);
+  await new Promise((r) => setTimeout(r, 100));
   process.stdout.write(JSON.stringify({ id: task.id, ok: true, result: null }) + "\\n");
 }
 `,
-    );
-    writeFileSync(
-      join(cwd, "p.yaml"),
-      `version: 1
+      );
+      writeFileSync(
+        join(cwd, "p.yaml"),
+        `version: 1
 name: worker-vram
-registry: { max_pipelines_per_gpu: 1 }
+registry: { ${registry} }
 pipelines:
   - name: plate-{n}
     matrix: { n: [1, 2, 3, 4, 5, 6] }
@@ -249,28 +297,30 @@ pipelines:
         worker: { run: [node, worker.mjs], key: model }
         keep_warm: { ttl: 5m }
 `,
-    );
-    const env = {
-      ...fakeEnv(
-        "busy.scenario",
-        { nvml: fakeLib("nvml") },
-        { GPUPLAN_FAKE_SCENARIO: join(cwd, "two-gpus.scenario") },
-      ),
-      GPUPLAN_LOCK_DIR: join(cwd, "locks"),
-      CI: "1",
-    };
-    const r = gpuplan(["run", "p.yaml", "--ui", "json"], { cwd, env });
-    expect(r.exitCode, r.stderr).toBe(0);
-    const events = r.stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
-    // One worker per GPU (the plates are spread over both), each loaded once.
-    expect(events.filter((e) => e.event === "gpu.model.load_start")).toHaveLength(2);
-    expect(events.filter((e) => e.event === "gpu.model.cache_reuse")).toHaveLength(4);
-    const ends = events.filter((e) => e.event === "gpu.step.end");
-    expect(ends.map((e) => e.peakVramBytes ?? null)).toEqual(Array(6).fill(3 * GiB));
-    // Each held more than the step's `vram`, and says so: compile --history learns from these.
-    expect(events.filter((e) => e.event === "gpu.step.over_reservation")).toHaveLength(6);
-  }, 60_000);
+      );
+      const env = {
+        ...fakeEnv(
+          "busy.scenario",
+          { nvml: fakeLib("nvml") },
+          { GPUPLAN_FAKE_SCENARIO: join(cwd, "two-gpus.scenario") },
+        ),
+        GPUPLAN_LOCK_DIR: join(cwd, "locks"),
+        CI: "1",
+      };
+      const r = gpuplan(["run", "p.yaml", "--ui", "json"], { cwd, env });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const events = r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      // One worker per GPU (the plates are spread over both), each loaded once.
+      expect(events.filter((e) => e.event === "gpu.model.load_start")).toHaveLength(2);
+      expect(events.filter((e) => e.event === "gpu.model.cache_reuse")).toHaveLength(4);
+      const ends = events.filter((e) => e.event === "gpu.step.end");
+      expect(ends.map((e) => e.peakVramBytes ?? null)).toEqual(Array(6).fill(3 * GiB));
+      // Each held more than the step's `vram`, and says so: compile --history learns from these.
+      expect(events.filter((e) => e.event === "gpu.step.over_reservation")).toHaveLength(6);
+    },
+    60_000,
+  );
 });

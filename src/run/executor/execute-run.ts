@@ -60,7 +60,14 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     ...(sampler && { memoryAfterStop: (uuids: string[]) => readSnapshot(sampler, "gpu", uuids) }),
     ...(options.onWarmWorkers && { onChange: options.onWarmWorkers }),
   });
-  const vram = sampler ? new VramWatch(() => sampler.gpus()) : undefined;
+  const vram = sampler
+    ? new VramWatch(
+        () => sampler.gpus(),
+        undefined,
+        undefined,
+        () => sampler.fresh(),
+      )
+    : undefined;
   const env = { ...(options.env ?? process.env) };
   const ctx: PipelineContext = {
     run,

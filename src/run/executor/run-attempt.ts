@@ -73,7 +73,6 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
   // worker's that takes a worker task (the model it holds is the task's too).
   const watchKey = `${pipeline.name}\u0000${step.id}\u0000${attempt}`;
   const watchVram = device !== "cpu" && gpus.length > 0 ? ctx.vram : undefined;
-  let startedWorker = false;
   const { result, verdict } = step.worker
     ? await runWorkerTask(ctx.pool, {
         worker: step.worker,
@@ -90,15 +89,14 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         signal: ctx.stop,
         onLine,
         ...(watchVram && {
-          onWorker: (pid: number, reused: boolean) => {
-            startedWorker = !reused;
+          onWorker: (pid: number, reused: boolean) =>
             watchVram.start(
               watchKey,
               pid,
               gpus.map((g) => g.uuid),
               reused ? "reused" : "new",
-            );
-          },
+            ),
+          onKept: () => watchVram.readNow(ctx.stop),
         }),
       })
     : await runPlainStep(step, device, {
@@ -139,8 +137,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
           );
         },
       });
-  const peakVramBytes =
-    (startedWorker ? await watchVram?.stopAfterReading(watchKey) : watchVram?.stop(watchKey)) ?? null;
+  const peakVramBytes = watchVram?.stop(watchKey) ?? null;
   const { status } = verdict;
   snapshotMemory(ctx, pipeline, step, device, onCpu, status === "oom" ? "oom" : "step.end");
   a.onEnded?.(status);

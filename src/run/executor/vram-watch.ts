@@ -35,17 +35,24 @@ interface Watched {
   peak: number | null;
 }
 
+/** Warm workers' groups remembered at most (a run keeps a few; cold workers each leave one). */
+const REMEMBERED_GROUPS = 256;
+
 export class VramWatch {
   private readonly watched = new Map<string, Watched>();
-  /** What each watched group held in the latest reading that listed it (its fullest GPU). */
+  /** What each worker's group held in the latest reading that listed it (its fullest GPU). */
   private readonly lastSeen = new Map<number, number>();
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | null = null;
+  /** Bumped when the readings stop: a reading that was in flight then does not schedule the next. */
+  private generation = 0;
 
+  /** `readFresh`: a reading taken after the call (`read` may answer one a little older). */
   constructor(
     private readonly read: () => Promise<GpuMemory[] | null>,
     private readonly intervalMs = 1000,
     private readonly groupOf: ReadProcessGroup = readProcessGroup,
+    private readonly readFresh: () => Promise<GpuMemory[] | null> = read,
   ) {}
 
   /**
@@ -65,14 +72,23 @@ export class VramWatch {
   }
 
   /**
-   * Stop following `key` after one more reading. For a warm worker's first task: its model lands
-   * on the GPU at the end of loading, often after the last reading (on an H100, PyTorch's context
-   * appeared under a second before ready, with readings a second apart), and the quick tasks after
-   * it start from what this reading finds (`reused`).
+   * One fresh reading now for what is watched, waited for unless `signal` aborts first. For a warm
+   * worker's first task, before the worker serves the next: its model lands on the GPU at the end of
+   * loading, often after the last reading (on an H100, PyTorch's context appeared under a second
+   * before ready, readings a second apart), and the quick tasks after it start from what this finds.
    */
-  async stopAfterReading(key: string): Promise<number | null> {
-    if (this.watched.has(key)) await this.sample();
-    return this.stop(key);
+  async readNow(signal?: AbortSignal): Promise<void> {
+    if (this.watched.size === 0 || signal?.aborted) return;
+    const reading = this.sample(true);
+    if (!signal) return reading;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      signal.addEventListener("abort", done, { once: true });
+      void reading.then(done, done);
+    });
   }
 
   /** Stop following `key`: the most its processes held at once in a reading, or null when no reading saw them. */
@@ -93,43 +109,62 @@ export class VramWatch {
   private halt(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.generation++;
   }
 
   private schedule(ms: number): void {
+    const generation = this.generation;
     this.timer = setTimeout(() => {
+      // One reading at a time; the next is scheduled after whichever is in flight, by the timer of
+      // the current generation only (a stop and a start while a reading was out made two chains).
       this.reading ??= this.sample().finally(() => {
         this.reading = null;
+      });
+      const next = () => {
+        if (generation !== this.generation) return;
         if (this.watched.size > 0) this.schedule(this.intervalMs);
         else this.timer = undefined;
-      });
+      };
+      void this.reading.then(next, next);
     }, ms);
     // A reading never keeps the run alive.
     this.timer.unref();
   }
 
   /** One reading: each watched attempt's processes summed per GPU; its fullest GPU's sum is a candidate peak. */
-  async sample(): Promise<void> {
-    const gpus = await this.read().catch(() => null);
+  async sample(fresh = false): Promise<void> {
+    const gpus = await (fresh ? this.readFresh() : this.read()).catch(() => null);
     if (!gpus || this.watched.size === 0) return;
-    const byGroup = new Map<number, Watched>();
-    for (const w of this.watched.values()) byGroup.set(w.pgid, w);
+    // A worker's group can be watched by two attempts at once: its task that just answered, still
+    // waiting for its last reading, and the next task already sent to it. Both are credited.
+    const byGroup = new Map<number, Watched[]>();
+    for (const w of this.watched.values()) {
+      const list = byGroup.get(w.pgid);
+      if (list) list.push(w);
+      else byGroup.set(w.pgid, [w]);
+    }
     const groups = new Map<number, number | null>();
-    const seen = new Map<number, number>();
+    const seen = new Map<Watched, number>();
     for (const g of gpus) {
       const totals = new Map<Watched, number>();
       for (const p of g.processes ?? []) {
         if (p.usedBytes === null) continue;
         if (!groups.has(p.pid)) groups.set(p.pid, await this.groupOf(p.pid));
-        const w = byGroup.get(groups.get(p.pid) ?? -1);
-        if (!w?.uuids.has(g.uuid)) continue;
-        totals.set(w, (totals.get(w) ?? 0) + p.usedBytes);
+        for (const w of byGroup.get(groups.get(p.pid) ?? -1) ?? []) {
+          if (w.uuids.has(g.uuid)) totals.set(w, (totals.get(w) ?? 0) + p.usedBytes);
+        }
       }
       // A step's `vram` is per GPU: a multi-GPU step's peak is its fullest GPU's.
       for (const [w, bytes] of totals) {
         w.peak = Math.max(w.peak ?? 0, bytes);
-        seen.set(w.pgid, Math.max(seen.get(w.pgid) ?? 0, bytes));
+        seen.set(w, Math.max(seen.get(w) ?? 0, bytes));
       }
     }
-    for (const [pgid, bytes] of seen) this.lastSeen.set(pgid, bytes);
+    for (const [w, bytes] of seen) {
+      if (!w.worker) continue;
+      this.lastSeen.delete(w.pgid);
+      this.lastSeen.set(w.pgid, bytes);
+      if (this.lastSeen.size > REMEMBERED_GROUPS) this.lastSeen.delete(this.lastSeen.keys().next().value!);
+    }
   }
 }

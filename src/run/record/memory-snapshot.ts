@@ -30,6 +30,8 @@ export interface MemorySampler {
   cpu(): Promise<CpuMemory | null>;
   /** Start a reading from the sampler's child now, whatever the latest one's age (its child comes up meanwhile). */
   prefetch(): void;
+  /** A reading started after this call: not the latest one, nor one already in flight. */
+  fresh(): Promise<GpuMemory[] | null>;
 }
 
 const CPU_READING_TTL_MS = 250;
@@ -86,6 +88,11 @@ export function createMemorySampler(
     },
     prefetch() {
       void read();
+    },
+    fresh() {
+      if (!reader) return Promise.resolve(null);
+      // A reading in flight began before this call: the one after it is fresh.
+      return inFlight ? inFlight.then(read, read) : read();
     },
     cpu() {
       const now = performance.now();

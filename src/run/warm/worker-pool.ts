@@ -84,6 +84,11 @@ export interface WarmTaskRequest {
    * `reused` when it was warm already, before this task. Its VRAM is the task's (vram-watch.ts).
    */
   onWorker?: (pid: number, reused: boolean) => void;
+  /**
+   * Awaited when a worker's first task has answered ok and the worker stays warm, before it is
+   * kept and can take the next task: that task's last VRAM reading (vram-watch.ts readNow).
+   */
+  onKept?: () => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -287,7 +292,10 @@ export class WorkerPool {
     else if (entry.evictAfter) await this.evict(entry, entry.evictAfter, context);
     else if (request.keepWarm === false || !this.keeps(request))
       await this.evict(entry, "caller_disabled", context);
-    else this.store(entry, request.keepWarm.ttlMs, context);
+    else {
+      if (!reused) await request.onKept?.();
+      this.store(entry, request.keepWarm.ttlMs, context);
+    }
     return outcome;
   }
 

@@ -27,8 +27,9 @@ export interface WorkerTaskInput {
   logPath: string;
   signal: AbortSignal;
   onLine: (stream: "stdout" | "stderr", line: string) => void;
-  /** WarmTaskRequest.onWorker. */
+  /** WarmTaskRequest.onWorker and onKept. */
   onWorker?: (pid: number, reused: boolean) => void;
+  onKept?: () => Promise<void>;
 }
 
 export async function runWorkerTask(
@@ -65,6 +66,7 @@ export async function runWorkerTask(
     },
     signal: input.signal,
     ...(input.onWorker && { onWorker: input.onWorker }),
+    ...(input.onKept && { onKept: input.onKept }),
   });
   if (outcome.message !== null && outcome.status !== "ok") log.write(`gpuplan: ${outcome.message}\n`);
   await new Promise<void>((resolve) => log.end(outcome.status !== "ok", resolve));
