@@ -294,7 +294,8 @@ export class WorkerPool {
       await this.evict(entry, "caller_disabled", context);
     else {
       if (!reused) await request.onKept?.();
-      this.store(entry, request.keepWarm.ttlMs, context);
+      // Idle while it was read: another key's load may have evicted it.
+      if (this.entries.get(entry.id) === entry) this.store(entry, request.keepWarm.ttlMs, context);
     }
     return outcome;
   }

@@ -69,6 +69,41 @@ describe("worker pool", () => {
     expect(evictions()).toEqual(["a replacement", "b shutdown", "c shutdown"]);
   });
 
+  it("a worker read after its first task (onKept) and evicted meanwhile by another key's load is not kept", async () => {
+    const { p, events, evictions } = pool(1);
+    let release = () => {};
+    const reading = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let kept = 0;
+    const first = p.run({
+      ...request("a", GiB),
+      onKept: () => {
+        kept++;
+        return reading;
+      },
+    });
+    // While a's last reading is out, b loads on the same GPU: one warm place, so idle a goes.
+    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && kept === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(kept).toBe(1);
+    const second = p.run(request("b", GiB));
+    for (let i = 0; i < 200 && evictions().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    release();
+    expect((await first).status).toBe("ok");
+    expect((await second).status).toBe("ok");
+    expect(evictions()).toEqual(["a replacement"]);
+    expect(p.list().map((w) => w.key)).toEqual(["b"]);
+    // Not stored after its eviction (no cache_store for a gone worker).
+    const ofA = events.filter((e) => e.fields.model_key === "a").map((e) => e.name);
+    expect(ofA).not.toContain("gpu.model.cache_store");
+    // A reused worker's task does not read again.
+    await p.run({ ...request("b", GiB), onKept: async () => void kept++ });
+    expect(kept).toBe(1);
+    await p.shutdown();
+    expect(evictions()).toEqual(["a replacement", "b shutdown"]);
+  });
+
   it("evicts on request (manual), and the next task loads again", async () => {
     const { p, events, evictions } = pool(1);
     expect((await p.run(request("a", GiB))).reused).toBe(false);
