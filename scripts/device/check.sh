@@ -5,12 +5,7 @@
 # sampled beside gpuplan's own peakVramBytes, then the run's report. Everything lands in $OUT.
 set -u
 exec > >(tee "$OUT/log.txt") 2>&1
-C=.devcarry
-[ -x /tmp/node ] || { python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('$C/node.xz'), open('/tmp/node','wb'))" && chmod +x /tmp/node; }
-export PATH=/tmp:$PATH
-unset NODE_EXTRA_CA_CERTS
-rm -rf node_modules dist && ln -s $C/node_modules node_modules && cp -r $C/dist dist
-G="node $PWD/bin/gpuplan.js"
+source "$(dirname "$0")/unpack.sh"
 echo "== machine"; nvidia-smi -L; node -p '`node ${process.version}`'; uname -r; nproc
 echo "== detect"; $G detect | tee "$OUT/detect.txt"; $G detect --json >"$OUT/inventory.json"; echo "exit $?"
 echo "== start-up, wall ms"

@@ -10,12 +10,7 @@
 # and `gpuplan locks` read while the warm worker holds the GPU. Everything lands in $OUT.
 set -u
 exec > >(tee "$OUT/warm.txt") 2>&1
-C=.devcarry
-[ -x /tmp/node ] || { python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('$C/node.xz'), open('/tmp/node','wb'))" && chmod +x /tmp/node; }
-export PATH=/tmp:$PATH
-unset NODE_EXTRA_CA_CERTS
-[ -e dist/bundle ] || { rm -rf node_modules dist && ln -s $C/node_modules node_modules && cp -r $C/dist dist; }
-G="node $PWD/bin/gpuplan.js"
+source "$(dirname "$0")/unpack.sh"
 PLATES=${PLATES:-8}
 mkdir -p /tmp/gpuplan-warm && cd /tmp/gpuplan-warm && rm -rf .gpuplan
 cat >model.py <<'EOF'

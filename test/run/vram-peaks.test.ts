@@ -177,6 +177,26 @@ afterEach(() => {
   cleanups = [];
 });
 
+/** `gpuplan run p.yaml --ui json` in `cwd`, on the fake NVML GPUs of its two-gpus.scenario: the events. */
+// biome-ignore lint/suspicious/noExplicitAny: events as JSON.parse gives them; each test reads its own kinds' fields
+function runOnTwoFakeGpus(cwd: string): any[] {
+  const env = {
+    ...fakeEnv(
+      "busy.scenario",
+      { nvml: fakeLib("nvml") },
+      { GPUPLAN_FAKE_SCENARIO: join(cwd, "two-gpus.scenario") },
+    ),
+    GPUPLAN_LOCK_DIR: join(cwd, "locks"),
+    CI: "1",
+  };
+  const r = gpuplan(["run", "p.yaml", "--ui", "json"], { cwd, env });
+  expect(r.exitCode, r.stderr).toBe(0);
+  return r.stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+}
+
 describe.skipIf(!fakeLibsBuilt)("peak VRAM on fake NVML GPUs (CLI)", () => {
   it("each GPU attempt's gpu.step.end carries the most its processes held; CPU steps carry none", () => {
     const t = tempDir();
@@ -205,21 +225,7 @@ pipelines:
       - { id: greedy, run: [node, step.mjs, vram, greedy, "1500", "${3 * GiB}"], memory: torch, vram: 2GiB }
 `,
     );
-    const env = {
-      ...fakeEnv(
-        "busy.scenario",
-        { nvml: fakeLib("nvml") },
-        { GPUPLAN_FAKE_SCENARIO: join(cwd, "two-gpus.scenario") },
-      ),
-      GPUPLAN_LOCK_DIR: join(cwd, "locks"),
-      CI: "1",
-    };
-    const r = gpuplan(["run", "p.yaml", "--ui", "json"], { cwd, env });
-    expect(r.exitCode, r.stderr).toBe(0);
-    const events = r.stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const events = runOnTwoFakeGpus(cwd);
     const ends = events.filter((e) => e.event === "gpu.step.end");
     const peak = Object.fromEntries(ends.map((e) => [`${e.pipeline}/${e.step}`, e.peakVramBytes ?? null]));
     expect(peak).toEqual({
@@ -298,21 +304,7 @@ pipelines:
         keep_warm: { ttl: 5m }
 `,
       );
-      const env = {
-        ...fakeEnv(
-          "busy.scenario",
-          { nvml: fakeLib("nvml") },
-          { GPUPLAN_FAKE_SCENARIO: join(cwd, "two-gpus.scenario") },
-        ),
-        GPUPLAN_LOCK_DIR: join(cwd, "locks"),
-        CI: "1",
-      };
-      const r = gpuplan(["run", "p.yaml", "--ui", "json"], { cwd, env });
-      expect(r.exitCode, r.stderr).toBe(0);
-      const events = r.stdout
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l));
+      const events = runOnTwoFakeGpus(cwd);
       // One worker per GPU (the plates are spread over both), each loaded once.
       expect(events.filter((e) => e.event === "gpu.model.load_start")).toHaveLength(2);
       expect(events.filter((e) => e.event === "gpu.model.cache_reuse")).toHaveLength(4);
