@@ -160,6 +160,34 @@ describe("the plain view", () => {
     );
   });
 
+  it("over-reservations past ten are told per step: a warm worker's thousand tasks are one line", async () => {
+    const err = captureStream();
+    const view = await createView("plain", {
+      plan: makePlan(),
+      pipelines: ALL_PIPELINES,
+      out: captureStream(),
+      err,
+      colorLevel: 0,
+    });
+    const GiB = 1024 ** 3;
+    const overReservations = Array.from({ length: 1000 }, (_, i) => ({
+      pipeline: `plate-${i + 1}`,
+      step: "segment",
+      device: i % 2 ? "cuda:1" : "cuda:0",
+      attempt: 1,
+      peakVramBytes: (i === 500 ? 9 : 3) * GiB,
+      reservationBytes: 2 * GiB,
+    }));
+    overReservations.push({ ...overReservations[0]!, step: "embed\u001b[2J", peakVramBytes: 5 * GiB });
+    await view.close({ ...failedSummary(), failures: [], failed: 0, overReservations });
+    const lines = err.text().split("\n");
+    expect(lines.filter((l) => l.startsWith("! "))).toEqual([
+      "! step segment: 1000 attempts (pipelines plate-1, plate-2, plate-3, …; on cuda:0, cuda:1) used up to 9 GiB of VRAM, over a reservation of at most 2 GiB",
+      "! step embed\\x1b[2J: 1 attempt (pipelines plate-1; on cuda:0) used up to 5 GiB of VRAM, over a reservation of at most 2 GiB",
+    ]);
+    expect(err.text()).toContain("hint: raise `vram`");
+  });
+
   it("says what an on_oom rung did when the retry is announced", async () => {
     const err = captureStream();
     const view = await createView("plain", {
