@@ -13,6 +13,19 @@ import {
   RUN,
 } from "./fixtures.js";
 
+/** A plain view without colour, and its stderr. */
+async function uncolouredView() {
+  const err = captureStream();
+  const view = await createView("plain", {
+    plan: makePlan(),
+    pipelines: ALL_PIPELINES,
+    out: captureStream(),
+    err,
+    colorLevel: 0,
+  });
+  return { view, err };
+}
+
 async function plainRun(colorLevel: ColorLevel) {
   const out = captureStream();
   const err = captureStream();
@@ -114,14 +127,7 @@ describe("the plain view", () => {
   });
 
   it("names a step that never started by its status alone, with no log line", async () => {
-    const err = captureStream();
-    const view = await createView("plain", {
-      plan: makePlan(),
-      pipelines: ALL_PIPELINES,
-      out: captureStream(),
-      err,
-      colorLevel: 0,
-    });
+    const { view, err } = await uncolouredView();
     const [failure] = failedSummary().failures;
     if (!failure) throw new Error("fixture has a failure");
     const waited: StepFailure = {
@@ -137,14 +143,7 @@ describe("the plain view", () => {
   });
 
   it("says which step used more VRAM than its reservation, as the step goes and in the summary", async () => {
-    const err = captureStream();
-    const view = await createView("plain", {
-      plan: makePlan(),
-      pipelines: ALL_PIPELINES,
-      out: captureStream(),
-      err,
-      colorLevel: 0,
-    });
+    const { view, err } = await uncolouredView();
     const GiB = 1024 ** 3;
     const over = { attempt: 2, peakVramBytes: 9 * GiB, reservationBytes: 6 * GiB };
     view.onEvent(ev(1_000, "gpu.step.over_reservation", "plate-2", "segment", "cuda:1", over));
@@ -161,14 +160,7 @@ describe("the plain view", () => {
   });
 
   it("over-reservations past ten are told per step: a warm worker's thousand tasks are one line", async () => {
-    const err = captureStream();
-    const view = await createView("plain", {
-      plan: makePlan(),
-      pipelines: ALL_PIPELINES,
-      out: captureStream(),
-      err,
-      colorLevel: 0,
-    });
+    const { view, err } = await uncolouredView();
     const GiB = 1024 ** 3;
     const overReservations = Array.from({ length: 1000 }, (_, i) => ({
       pipeline: `plate-${i + 1}`,
@@ -189,14 +181,7 @@ describe("the plain view", () => {
   });
 
   it("says what an on_oom rung did when the retry is announced", async () => {
-    const err = captureStream();
-    const view = await createView("plain", {
-      plan: makePlan(),
-      pipelines: ALL_PIPELINES,
-      out: captureStream(),
-      err,
-      colorLevel: 0,
-    });
+    const { view, err } = await uncolouredView();
     const GiB = 1024 ** 3;
     const retry = { attempt: 2, of: 3, reason: "oom" as const };
     view.onEvent(
@@ -224,14 +209,7 @@ describe("the plain view", () => {
   });
 
   it("says how to resume an interrupted run", async () => {
-    const err = captureStream();
-    const view = await createView("plain", {
-      plan: makePlan(),
-      pipelines: ALL_PIPELINES,
-      out: captureStream(),
-      err,
-      colorLevel: 0,
-    });
+    const { view, err } = await uncolouredView();
     await view.close({ ...failedSummary(), failures: [], failed: 0, interrupted: true });
     expect(err.text()).toContain(`run ${RUN} interrupted: 5 ok, 0 failed, 1 skipped in 1m35s`);
     expect(err.text()).toContain(`Resume with: gpuplan run --resume ${RUN}`);
@@ -240,14 +218,7 @@ describe("the plain view", () => {
 
 describe("plain view: warm workers", () => {
   it("says when a worker loads, is ready and is stopped, and not for every reuse", async () => {
-    const err = captureStream();
-    const view = await createView("plain", {
-      plan: makePlan(),
-      pipelines: ALL_PIPELINES,
-      out: captureStream(),
-      err,
-      colorLevel: 0,
-    });
+    const { view, err } = await uncolouredView();
     const fields = { model_key: "cyto3", allocated_devices: ["cuda:0"] };
     view.onEvent(
       ev(0, "gpu.model.load_start", "plate-1", "segment", "cuda:0", { ...fields, ready_timeout_ms: 60_000 }),
