@@ -7,6 +7,7 @@ import { formatSize } from "../../units/size.js";
 import { escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeFailure, stepName } from "./format.js";
+import type { StepFailure } from "../../run/outcome/run-tally.js";
 import type { RunSummary } from "./view.js";
 
 /** How many stderr lines of a failed step are shown; the log has the rest. */
@@ -16,6 +17,13 @@ const STDERR_TAIL_LINES = 10;
  * worker's model counts for every task it serves, so one low `vram` can mean thousands.
  */
 const OVER_RESERVATION_LINES = 10;
+/**
+ * Failures told in full (reason, stderr tail, log, hint); the rest are grouped by step and
+ * reason, one line each, so that a thousand plates failing the same way stay readable.
+ */
+const FAILURE_BLOCKS = 10;
+/** Lines of grouped failures at most; past them one line counts what is left (events.jsonl has all). */
+const FAILURE_GROUP_LINES = 20;
 
 /** Summary line, run dir, then one block per failure: where, why, its last stderr lines, log, hint. */
 export function formatSummary(summary: RunSummary, paint: Paint): string {
@@ -31,21 +39,9 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
     `${paint.bold(`run ${escapeText(summary.run)}`)} ${verb}: ${counts} in ${formatDuration(summary.durationMs)}`,
   );
   lines.push(`${paint.dim("run dir:")} ${escapeText(summary.runDir)}`);
-  for (const f of summary.failures) {
-    lines.push("");
-    lines.push(
-      `${paint.red("✗")} ${paint.bold(stepName(f.pipeline, f.step))} on ${escapeText(f.device)}: ${describeFailure(f)}`,
-    );
-    const tail = f.stderrTail.slice(-STDERR_TAIL_LINES);
-    if (tail.length > 0) {
-      lines.push(`  ${paint.dim("last stderr lines:")}`);
-      for (const line of tail) lines.push(`    ${escapeOutputLine(line, paint.level > 0)}`);
-    }
-    // No log when the step never started (it timed out waiting for its GPU).
-    if (f.logPath) lines.push(`  ${paint.dim(f.stderrPath ? "stdout:" : "log:")}  ${escapeText(f.logPath)}`);
-    if (f.stderrPath) lines.push(`  ${paint.dim("stderr:")}  ${escapeText(f.stderrPath)}`);
-    if (f.hint) lines.push(`  ${paint.dim("hint:")} ${escapeText(f.hint)}`);
-  }
+  for (const f of summary.failures.slice(0, FAILURE_BLOCKS)) lines.push("", ...failureBlock(f, paint));
+  const rest = summary.failures.slice(FAILURE_BLOCKS);
+  if (rest.length > 0) lines.push("", ...groupedFailureLines(rest, summary.runDir, paint));
   // Over their reservation: not failures, but what the next plan's estimates should learn from.
   const over = summary.overReservations ?? [];
   if (over.length > 0) lines.push("");
@@ -59,6 +55,53 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
     lines.push(`Resume with: gpuplan run --resume ${escapeText(summary.run)}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+function failureBlock(f: StepFailure, paint: Paint): string[] {
+  const lines = [
+    `${paint.red("✗")} ${paint.bold(stepName(f.pipeline, f.step))} on ${escapeText(f.device)}: ${describeFailure(f)}`,
+  ];
+  const tail = f.stderrTail.slice(-STDERR_TAIL_LINES);
+  if (tail.length > 0) {
+    lines.push(`  ${paint.dim("last stderr lines:")}`);
+    for (const line of tail) lines.push(`    ${escapeOutputLine(line, paint.level > 0)}`);
+  }
+  // No log when the step never started (it timed out waiting for its GPU).
+  if (f.logPath) lines.push(`  ${paint.dim(f.stderrPath ? "stdout:" : "log:")}  ${escapeText(f.logPath)}`);
+  if (f.stderrPath) lines.push(`  ${paint.dim("stderr:")}  ${escapeText(f.stderrPath)}`);
+  if (f.hint) lines.push(`  ${paint.dim("hint:")} ${escapeText(f.hint)}`);
+  return lines;
+}
+
+/** The failures past the first blocks, one line per step id and reason, in the order they first failed. */
+function groupedFailureLines(rest: readonly StepFailure[], runDir: string, paint: Paint): string[] {
+  const groups = new Map<string, { step: string; reason: string; list: StepFailure[] }>();
+  for (const f of rest) {
+    const reason = describeFailure(f);
+    // JSON of the pair: no separator a step id could contain can make two groups one.
+    const key = JSON.stringify([f.step, reason]);
+    const group = groups.get(key);
+    if (group) group.list.push(f);
+    else groups.set(key, { step: f.step, reason, list: [f] });
+  }
+  const all = [...groups.values()];
+  const lines = all.slice(0, FAILURE_GROUP_LINES).map(({ step, reason, list }) => {
+    const what = list.length === 1 ? "1 more failure" : `${list.length} more failures`;
+    return `${paint.red("✗")} ${what} of step ${paint.bold(escapeText(step))}: ${reason} (pipelines ${some(list.map((f) => f.pipeline))}; on ${some(list.map((f) => f.device))})`;
+  });
+  const untold = all.slice(FAILURE_GROUP_LINES).reduce((n, g) => n + g.list.length, 0);
+  if (untold > 0) lines.push(`${paint.red("✗")} ${untold} more failures of other steps or reasons`);
+  lines.push(
+    `  ${paint.dim("every failure:")} ${escapeText(runDir)}/events.jsonl (gpu.step.end), logs under ${escapeText(runDir)}`,
+  );
+  return lines;
+}
+
+/** Up to three distinct names, escaped, then an ellipsis. */
+function some(names: readonly string[]): string {
+  const distinct = [...new Set(names)];
+  const shown = distinct.slice(0, 3).map(escapeText).join(", ");
+  return distinct.length > 3 ? `${shown}, …` : shown;
 }
 
 function overReservationLines(over: readonly OverReservation[], paint: Paint): string[] {
@@ -76,12 +119,6 @@ function overReservationLines(over: readonly OverReservation[], paint: Paint): s
   return [...byStep].map(([step, list]) => {
     const peak = list.reduce((m, o) => Math.max(m, o.peakVramBytes), 0);
     const reserved = list.reduce((m, o) => Math.max(m, o.reservationBytes), 0);
-    const pipelines = [...new Set(list.map((o) => o.pipeline))];
-    const devices = [...new Set(list.map((o) => o.device))];
-    const some = (names: string[]) =>
-      names.length > 3
-        ? `${names.slice(0, 3).map(escapeText).join(", ")}, …`
-        : names.map(escapeText).join(", ");
-    return `${paint.yellow("!")} step ${paint.bold(escapeText(step))}: ${list.length} ${list.length === 1 ? "attempt" : "attempts"} (pipelines ${some(pipelines)}; on ${some(devices)}) used up to ${formatSize(peak)} of VRAM, over a reservation of at most ${formatSize(reserved)}`;
+    return `${paint.yellow("!")} step ${paint.bold(escapeText(step))}: ${list.length} ${list.length === 1 ? "attempt" : "attempts"} (pipelines ${some(list.map((o) => o.pipeline))}; on ${some(list.map((o) => o.device))}) used up to ${formatSize(peak)} of VRAM, over a reservation of at most ${formatSize(reserved)}`;
   });
 }

@@ -180,6 +180,51 @@ describe("the plain view", () => {
     expect(err.text()).toContain("hint: raise `vram`");
   });
 
+  it("failures past ten are grouped by step and reason: a thousand failed plates stay readable", async () => {
+    const { view, err } = await uncolouredView();
+    const [first] = failedSummary().failures;
+    const failures = Array.from({ length: 1000 }, (_, i) => ({
+      ...first!,
+      pipeline: `plate-${i + 1}`,
+      logPath: `.gpuplan/runs/${RUN}/plate-${i + 1}/segment.log`,
+      device: i % 2 ? "cuda:1" : "cuda:0",
+      ...(i === 500 ? { status: "timeout" as const, exitCode: null, signal: "SIGTERM" } : {}),
+    }));
+    // 25 other steps that failed once each: 20 group lines at most, then a count.
+    for (let k = 0; k < 25; k++)
+      failures.push({ ...first!, pipeline: "plate-1", step: `qc-${k}\u001b[2J`, logPath: "x.log" });
+    await view.close({ ...failedSummary(), failed: failures.length, failures });
+    const text = err.text();
+    const lines = text.split("\n");
+    // Ten blocks in full, each with its stderr tail and log.
+    expect(lines.filter((l) => l.startsWith("✗ plate-"))).toHaveLength(10);
+    expect(lines.filter((l) => l.includes("last stderr lines:"))).toHaveLength(10);
+    expect(text).toContain(`log:  .gpuplan/runs/${RUN}/plate-10/segment.log`);
+    expect(text).not.toContain("plate-11/segment.log");
+    const grouped = lines.filter((l) => l.startsWith("✗ ") && !l.startsWith("✗ plate-"));
+    expect(grouped).toEqual([
+      "✗ 989 more failures of step segment: oom (exit 1) (pipelines plate-11, plate-12, plate-13, …; on cuda:0, cuda:1)",
+      "✗ 1 more failure of step segment: timeout (killed by SIGTERM) (pipelines plate-501; on cuda:0)",
+      ...Array.from(
+        { length: 18 },
+        (_, k) => `✗ 1 more failure of step qc-${k}\\x1b[2J: oom (exit 1) (pipelines plate-1; on cuda:0)`,
+      ),
+      "✗ 7 more failures of other steps or reasons",
+    ]);
+    expect(text).toContain(`every failure: .gpuplan/runs/${RUN}/events.jsonl (gpu.step.end)`);
+    expect(lines.length).toBeLessThan(120);
+  });
+
+  it("ten failures or fewer are each told in full", async () => {
+    const { view, err } = await uncolouredView();
+    const [first] = failedSummary().failures;
+    const failures = Array.from({ length: 10 }, (_, i) => ({ ...first!, pipeline: `plate-${i + 1}` }));
+    await view.close({ ...failedSummary(), failed: 10, failures });
+    expect(err.text().split("\n").filter((l) => l.startsWith("✗ "))).toHaveLength(10);
+    expect(err.text()).not.toContain("more failure");
+    expect(err.text()).not.toContain("every failure:");
+  });
+
   it("says what an on_oom rung did when the retry is announced", async () => {
     const { view, err } = await uncolouredView();
     const GiB = 1024 ** 3;
