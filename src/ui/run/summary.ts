@@ -1,5 +1,6 @@
 /** The final words of a run — the same text for the plain and the live view, on stderr. */
 
+import type { StepFailure } from "../../run/outcome/run-tally.js";
 import type { OverReservation } from "../../schema-types/run-events.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
@@ -7,7 +8,6 @@ import { formatSize } from "../../units/size.js";
 import { escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeFailure, stepName } from "./format.js";
-import type { StepFailure } from "../../run/outcome/run-tally.js";
 import type { RunSummary } from "./view.js";
 
 /** How many stderr lines of a failed step are shown; the log has the rest. */
