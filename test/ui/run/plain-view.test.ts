@@ -220,7 +220,12 @@ describe("the plain view", () => {
     const [first] = failedSummary().failures;
     const failures = Array.from({ length: 10 }, (_, i) => ({ ...first!, pipeline: `plate-${i + 1}` }));
     await view.close({ ...failedSummary(), failed: 10, failures });
-    expect(err.text().split("\n").filter((l) => l.startsWith("✗ "))).toHaveLength(10);
+    expect(
+      err
+        .text()
+        .split("\n")
+        .filter((l) => l.startsWith("✗ ")),
+    ).toHaveLength(10);
     expect(err.text()).not.toContain("more failure");
     expect(err.text()).not.toContain("every failure:");
   });
