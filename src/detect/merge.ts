@@ -5,7 +5,7 @@
  */
 import type { GpuInfo, GpuProcess } from "../inventory/types.js";
 import { comparePciBusId } from "./pci.js";
-import type { ProbeResult, RawGpu, RawProcess } from "./probe-types.js";
+import { type ProbeResult, type RawGpu, type RawProcess, UNNAMED_NVIDIA_GPU } from "./probe-types.js";
 
 const answered = (r: ProbeResult | undefined): RawGpu[] => (r?.status === "ok" ? r.gpus : []);
 
@@ -42,8 +42,27 @@ function findRow(rows: Row[], gpu: RawGpu): Row | undefined {
   );
 }
 
+/**
+ * An NVML GPU with neither UUID nor PCI bus id (a driver without those calls, or a call that
+ * failed for that GPU) that CUDA has not matched yet, of the same name and, where both know it,
+ * memory (a name or a size neither library could tell matches any): CUDA sees no GPU NVML cannot,
+ * so this is one of them, not another card. Where several could be, they pair in NVML's order:
+ * NVML told nothing to tell them apart, and counting each card once is what matters.
+ */
+function findUnidentified(rows: Row[], gpu: RawGpu): Row | undefined {
+  return rows.find(
+    (r) =>
+      !uuidKey(r.raw.uuid) &&
+      !r.raw.pciBusId &&
+      r.cudaIndex === null &&
+      (r.raw.name === gpu.name || r.raw.name === UNNAMED_NVIDIA_GPU || gpu.name === UNNAMED_NVIDIA_GPU) &&
+      (r.raw.memoryBytes == null || gpu.memoryBytes == null || r.raw.memoryBytes === gpu.memoryBytes),
+  );
+}
+
 /** Copy the fields `primary` lacks from `other`. */
 function fill(primary: RawGpu, other: RawGpu): void {
+  if (primary.name === UNNAMED_NVIDIA_GPU) primary.name = other.name;
   const missing = Object.entries(other).filter(
     ([k, v]) => k !== "index" && k !== "migDevices" && v != null && primary[k as keyof RawGpu] == null,
   );
@@ -76,7 +95,7 @@ export function mergeNvidia(
         parent.migCudaIndex.set(mig.index, c.index);
         continue;
       }
-      const row = findRow(rows, c);
+      const row = findRow(rows, c) ?? findUnidentified(rows, c);
       if (row) {
         row.cudaIndex = c.index;
         row.sources.push("cuda");

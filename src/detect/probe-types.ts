@@ -10,6 +10,9 @@ export type ProbeStatus = ProbeReport["status"];
 export type VendorProbeName = "nvml" | "cuda" | "rocm-smi" | "amd-smi" | "hip";
 
 /** A GPU (or MIG instance) as one vendor library describes it, before merging. */
+/** The name a GPU gets when its library cannot tell it (no such call, or the call failed). */
+export const UNNAMED_NVIDIA_GPU = "NVIDIA GPU";
+
 export interface RawGpu {
   /** The library's own enumeration index. */
   index: number;

@@ -151,6 +151,12 @@ describe.skipIf(!fakeLibsBuilt)("CUDA probed only where it is needed (cudaOnlyIf
       expect(cudaProbe(lean).status).toBe("ok");
       const full = await detectInventory({ env: envOf() });
       expect(lean.gpus).toEqual(full.gpus);
+      // Three cards, each once: CUDA's view pairs with NVML's GPU that has no UUID or PCI bus id.
+      expect(lean.gpus.map((g) => g.name).sort()).toEqual([
+        "NVIDIA A100-SXM4-40GB",
+        "NVIDIA GeForce RTX 3060",
+        "NVIDIA GeForce RTX 4090",
+      ]);
       // Every GPU has its memory, from CUDA where NVML did not tell it.
       expect(lean.gpus.find((g) => g.name === "NVIDIA GeForce RTX 3060")?.memoryBytes).toBe(12884901888);
     },

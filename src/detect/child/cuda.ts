@@ -5,7 +5,7 @@
  */
 
 import { normalizePciBusId } from "../pci.js";
-import type { RawGpu } from "../probe-types.js";
+import { type RawGpu, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
 import { formatNvidiaUuid } from "../uuid.js";
 import { countGpus, formatCudaVersion, type ProbeContext, startResult } from "./context.js";
 import { cString, decodeCString, u64, VendorLibrary } from "./ffi.js";
@@ -73,7 +73,7 @@ export function probeCuda(ctx: ProbeContext) {
     if (deviceGet(dev, i) !== CUDA_SUCCESS) continue;
     const d = dev[0]!;
     const nameBuf = Buffer.alloc(256);
-    const name = getName?.(nameBuf, 256, d) === CUDA_SUCCESS ? cString(nameBuf) : "NVIDIA GPU";
+    const name = getName?.(nameBuf, 256, d) === CUDA_SUCCESS ? cString(nameBuf) : UNNAMED_NVIDIA_GPU;
     const mem = Buffer.alloc(8);
     const memoryBytes = totalMem?.(mem, d) === CUDA_SUCCESS ? u64(mem) : null;
     const uuidBuf = Buffer.alloc(16);

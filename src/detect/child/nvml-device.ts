@@ -3,7 +3,7 @@
  * skipped, and any error from an optional query (NOT_SUPPORTED above all) leaves the field null.
  */
 import { normalizePciBusId } from "../pci.js";
-import type { RawGpu, RawMigDevice, RawProcess } from "../probe-types.js";
+import { type RawGpu, type RawMigDevice, type RawProcess, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
 import { cpuMaskToList, cString, type NativeFn, u64, type VendorLibrary } from "./ffi.js";
 import {
   ARCHITECTURES,
@@ -198,7 +198,7 @@ export function deviceReaders(lib: Nvml, strings: StringReaders) {
       })();
       const gpu: RawGpu = {
         index,
-        name: strings.device(getName, handle, 96) ?? "NVIDIA GPU",
+        name: strings.device(getName, handle, 96) ?? UNNAMED_NVIDIA_GPU,
         uuid: strings.device(getUuid, handle, 96),
         pciBusId,
         memoryBytes: mem?.total ?? null,
