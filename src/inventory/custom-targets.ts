@@ -6,7 +6,7 @@
  * types once and plans for them by name. A built-in name cannot be taken over: its file is ignored
  * for `--target` and listed as shadowed.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { basename, extname, join, resolve } from "node:path";
 import type { Target } from "../schema-types/targets.js";
 import { TARGETS } from "./targets.js";
@@ -44,12 +44,23 @@ export function listCustomTargets(folders: readonly string[]): CustomTargetFile[
     }
     for (const entry of names) {
       if (!EXTENSIONS.has(extname(entry))) continue;
+      // Only files (or links to files): listing targets must not open a FIFO (it would wait for a
+      // writer) or read a device such as /dev/zero that a link points at.
+      if (!isFile(join(folder, entry))) continue;
       const name = basename(entry, extname(entry)).toLowerCase();
       if (found.has(name)) continue;
       found.set(name, { name, file: join(folder, entry), shadowed: TARGETS.some((t) => t.name === name) });
     }
   }
   return [...found.values()];
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false; // A dangling link or an unreadable entry: not a target.
+  }
 }
 
 /** An inventory as a target entry (the short form `gpuplan targets --json` lists). */

@@ -2,7 +2,8 @@
  * Reading a file the user named, apart from parsing it (source-file.ts loads js-yaml): `gpuplan
  * run plan.json` reads its plan with JSON.parse and never loads the YAML parser.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { UsageError } from "../problems/errors.js";
 import { fileError } from "../problems/file-errors.js";
 
 export interface SourceFile {
@@ -12,13 +13,63 @@ export interface SourceFile {
 }
 
 /**
+ * The most gpuplan reads of one file: V8 holds no string much longer (2^29 characters), and a
+ * pipeline of 20,000 × 10 steps is ~10 MB, its plan ~80 MB. A FIFO or a device that never ends
+ * (`/dev/zero`) stops here instead of eating memory.
+ */
+export const MAX_SOURCE_BYTES = 512 * 1024 * 1024;
+
+/**
  * Read a file for the user; a missing or unreadable file is a usage error (exit 2). Read at once:
  * nothing else runs meanwhile, and node:fs/promises would cost a compile ~2 ms of start (#17).
+ * A FIFO (`<(generate-pipeline)`) is read to its end; a device or a socket is refused.
  */
 export async function readSourceText(file: string, what: string): Promise<string> {
+  let fd: number;
   try {
-    return readFileSync(file, "utf8");
+    fd = openSync(file, "r");
   } catch (e) {
     throw fileError(e, file, "read", what);
   }
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isCharacterDevice() || stat.isBlockDevice() || stat.isSocket())
+      throw new UsageError(
+        `cannot read ${what} ${file}: it is a device, not a file`,
+        "unreadable-file",
+        "name a file (a FIFO such as <(command) is read to its end)",
+      );
+    return readAll(fd, stat.isFile() ? stat.size : 0, file, what).toString("utf8");
+  } catch (e) {
+    throw e instanceof UsageError ? e : fileError(e, file, "read", what);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The whole file, `expected` bytes or however many a FIFO (or /proc) gives, at most MAX_SOURCE_BYTES. */
+function readAll(fd: number, expected: number, file: string, what: string): Buffer {
+  if (expected > MAX_SOURCE_BYTES) throw tooLarge(file, what);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  // One read for a regular file of the size fstat told (plus a byte to see it did not grow).
+  let chunk = Buffer.allocUnsafe(Math.max(64 * 1024, expected + 1));
+  for (;;) {
+    const n = readSync(fd, chunk, 0, chunk.length, null);
+    if (n === 0) break;
+    total += n;
+    if (total > MAX_SOURCE_BYTES) throw tooLarge(file, what);
+    chunks.push(chunk.subarray(0, n));
+    if (n === chunk.length) chunk = Buffer.allocUnsafe(Math.min(chunk.length * 2, 64 * 1024 * 1024));
+    else chunk = chunk.subarray(n);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
+
+function tooLarge(file: string, what: string): UsageError {
+  return new UsageError(
+    `cannot read ${what} ${file}: it is larger than ${MAX_SOURCE_BYTES / 1024 / 1024} MiB`,
+    "unreadable-file",
+    "gpuplan reads each file whole: split the pipeline file, or check that the path names the file you meant",
+  );
 }

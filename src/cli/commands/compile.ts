@@ -1,5 +1,5 @@
 /** `gpuplan compile FILE`: parse options, call the core, pick the output, set the exit code. */
-import { fstatSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { fstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type CompileResult, compilePlan } from "../../compile/compile.js";
 import type { History } from "../../history/read-history.js";
@@ -60,10 +60,22 @@ export default async function compile(file: string, options: CompileOptions): Pr
       "--check never writes",
     );
   }
+  if (options.output === "")
+    throw new UsageError(
+      "-o needs a file name",
+      "invalid-option-value",
+      "name the plan file, or -o - for stdout",
+    );
   // `-o -` is stdout, the default.
   const output = options.output === "-" ? undefined : options.output;
   const checks = options.check ?? [];
-  if (output !== undefined) await refuseToOverwriteInputs(output, [file, options.inventory, ...checks]);
+  if (output !== undefined)
+    await refuseToOverwriteInputs(output, [
+      file,
+      options.inventory,
+      ...checks,
+      await customTargetFile(file, options),
+    ]);
   const { compiles, history, big } = await compileEach(file, options, output, checks);
   // The pipeline file and its expansion are garbage now; only the plans are live.
   if (big) await collectGarbage();
@@ -141,7 +153,9 @@ async function compileEach(
   const history = options.history ? await readRuns(options.history, file, loaded) : undefined;
   const compiles: Compiled[] = [];
   for (const check of checks.length > 0 ? checks : [undefined]) {
-    const choice = await chooseInventory(options, file, check);
+    // Read once, as any input is (a device refused, a size cap): it chooses the inventory too.
+    const current = check === undefined ? undefined : await readSourceText(check, "plan");
+    const choice = await chooseInventory(options, file, check, current);
     const result = compilePlan(loaded, choice, {
       planDir: planFolder(file, output, check),
       fromStdin,
@@ -157,11 +171,10 @@ async function compileEach(
       result,
       problems: strict,
     };
-    if (check !== undefined && !hasErrors(strict) && result.planText !== undefined) {
-      const current = await readSourceText(check, "plan");
+    if (current !== undefined && !hasErrors(strict) && result.planText !== undefined) {
       compiled.upToDate = current === result.planText;
       if (!compiled.upToDate)
-        compiled.problems = [...strict, checkProblem(check, current, result.planText, file, compiled.flag)];
+        compiled.problems = [...strict, checkProblem(check!, current, result.planText, file, compiled.flag)];
     }
     compiles.push(compiled);
   }
@@ -247,9 +260,10 @@ async function chooseInventory(
   options: CompileOptions,
   file: string,
   check: string | undefined,
+  checkText: string | undefined,
 ): Promise<InventoryChoice> {
   if (options.inventory) return loadInventoryFile(options.inventory);
-  const recorded = check === undefined ? undefined : await recordedInventory(check);
+  const recorded = check === undefined ? undefined : recordedInventory(check, checkText!, options.target);
   const target =
     options.target ?? (recorded?.startsWith("target:") ? recorded.slice("target:".length) : undefined);
   if (target !== undefined) {
@@ -258,7 +272,7 @@ async function chooseInventory(
     return chooseTarget(target, targetFolders(options.targetsDir, projects));
   }
   if (recorded?.startsWith("file:"))
-    return loadInventoryFile(join(dirname(check!), recorded.slice("file:".length)));
+    return loadInventoryFile(recordedInventoryFile(check!, recorded.slice("file:".length)));
   // Live detection: imported only here, so `compile --target` never loads it.
   const { detectInventory } = await import("../../detect/index.js");
   return {
@@ -268,15 +282,48 @@ async function chooseInventory(
   };
 }
 
-/** The `inventory.label` a plan file records, when it is a plan. */
-async function recordedInventory(check: string): Promise<string | undefined> {
+/**
+ * The `inventory.label` the plan under --check records. A file that is not a plan records none:
+ * with --target naming the inventory the check itself says so (invalid-plan); without it there is
+ * no inventory to compile against, and detecting this machine's would only add unrelated problems.
+ */
+function recordedInventory(check: string, text: string, target: string | undefined): string | undefined {
+  let label: unknown;
   try {
-    const data: unknown = JSON.parse(readFileSync(check, "utf8"));
-    const label = (data as { inventory?: { label?: unknown } } | null)?.inventory?.label;
-    return typeof label === "string" ? label : undefined;
+    const data: unknown = JSON.parse(text);
+    if (looksLikePlanData(data)) label = (data as { inventory?: { label?: unknown } }).inventory?.label;
   } catch {
-    return undefined; // Not there or not a plan: --check says so itself.
+    // Not JSON: as not a plan, below.
   }
+  if (typeof label === "string") return label;
+  if (target !== undefined) return undefined;
+  throw new UsageError(
+    `${check} is not a gpuplan plan (schema ${PLAN_SCHEMA}), so there is nothing to check`,
+    "invalid-plan",
+    "--check takes a plan written by gpuplan compile -o PLAN; the pipeline file is the first argument",
+  );
+}
+
+/**
+ * The inventory file a plan under --check records (`file:PATH`, relative to the plan), read only
+ * inside the current folder: the plan is data a pull request can change, and `compile --check` in
+ * CI must not become a way to print the runner's other files (`file:../../.git-credentials`).
+ */
+function recordedInventoryFile(check: string, relative: string): string {
+  const path = join(dirname(check), relative);
+  const here = realpathSync(".");
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return path; // Not there: reading it says so.
+  }
+  if (real === here || real.startsWith(here === "/" ? "/" : `${here}/`)) return path;
+  throw new UsageError(
+    `${check} records its inventory as ${path}, which is outside the current folder; gpuplan reads it only when named`,
+    "invalid-plan",
+    `check against it with --inventory ${path}, or run from a folder that holds it`,
+  );
 }
 
 /** The compile flag that names an inventory choice, for hints. */
@@ -309,11 +356,14 @@ function checkProblem(check: string, current: string, planText: string, file: st
 
 function looksLikePlan(text: string): boolean {
   try {
-    const data: unknown = JSON.parse(text);
-    return typeof data === "object" && data !== null && "schema" in data && isPlanSchema(data.schema);
+    return looksLikePlanData(JSON.parse(text));
   } catch {
     return false;
   }
+}
+
+function looksLikePlanData(data: unknown): boolean {
+  return typeof data === "object" && data !== null && "schema" in data && isPlanSchema(data.schema);
 }
 
 /** `-o` naming the pipeline, the inventory or the plan under --check would destroy an input. */
@@ -333,6 +383,17 @@ async function refuseToOverwriteInputs(
       );
     }
   }
+}
+
+/** The file a `--target NAME` of a custom target reads (an input -o must not overwrite). */
+async function customTargetFile(file: string, options: CompileOptions): Promise<string | undefined> {
+  if (options.target === undefined) return undefined;
+  const { listCustomTargets, targetFolders } = await import("../../inventory/custom-targets.js");
+  const projects = [...(file === "-" ? [] : [dirname(file)]), "."];
+  const name = options.target.toLowerCase();
+  return listCustomTargets(targetFolders(options.targetsDir, projects)).find(
+    (t) => t.name === name && !t.shadowed,
+  )?.file;
 }
 
 async function readStdin(): Promise<string> {
