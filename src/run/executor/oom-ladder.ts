@@ -15,6 +15,7 @@
  */
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
 import { GpuBusyError, type SlotLease } from "../lock/types.js";
+import { setLongTimeout } from "../long-timeout.js";
 import type { OomRung } from "../outcome/attempt-decision.js";
 import { reservationBytes } from "../outcome/reservation.js";
 import type { GpuMemory } from "../record/memory-snapshot.js";
@@ -187,11 +188,11 @@ export class OomLadder {
     if (ms <= 0 || this.ctx.stop.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        timer.clear();
         this.ctx.stop.removeEventListener("abort", done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = setLongTimeout(done, ms);
       this.ctx.stop.addEventListener("abort", done, { once: true });
     });
   }

@@ -9,6 +9,7 @@
  */
 import { closeSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import { isGroupAlive } from "./process-group.js";
 import { type SpawnMethod, startProcess } from "./spawn/start-process.js";
 import { ensureDir, follow, OutputFile, openOutput, unfollow } from "./step-output.js";
@@ -121,7 +122,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   }
   let timedOut = false;
   let interrupted = false;
-  let killTimer: NodeJS.Timeout | undefined;
+  let killTimer: LongTimeout | undefined;
   const killGroup = (signal: NodeJS.Signals) => {
     try {
       process.kill(-child.pid, signal);
@@ -131,12 +132,11 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   };
   const terminate = (signal: NodeJS.Signals) => {
     killGroup(signal);
-    killTimer ??= setTimeout(() => killGroup("SIGKILL"), options.killGraceMs);
-    killTimer.unref();
+    killTimer ??= setLongTimeout(() => killGroup("SIGKILL"), options.killGraceMs).unref();
   };
   const timeout =
     options.timeoutMs != null && options.timeoutMs > 0
-      ? setTimeout(() => {
+      ? setLongTimeout(() => {
           timedOut = true;
           terminate("SIGTERM");
         }, options.timeoutMs)
@@ -166,9 +166,9 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   // A killed step is done when its whole group is: grandchildren get the grace period too,
   // then SIGKILL (the kill timer), so nothing of it outlives the report.
   if (timedOut || interrupted || leftBehind) await groupGone(child.pid, options.killGraceMs + 2000);
-  clearTimeout(timeout);
+  timeout?.clear();
   // Once the group is gone its id may be reused: no late SIGKILL for someone else's group.
-  if (killTimer && !isGroupAlive(child.pid)) clearTimeout(killTimer);
+  if (killTimer && !isGroupAlive(child.pid)) killTimer.clear();
   options.signal?.removeEventListener("abort", onAbort);
   options.killNow?.removeEventListener("abort", onKillNow);
   unfollow(out);

@@ -15,6 +15,7 @@
 import { join } from "node:path";
 import type { MemoryReading } from "../../schema-types/run-events.js";
 import type { SlotLease } from "../lock/types.js";
+import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import type { EventDraft, RunEventName, RunEventOf } from "../record/events.js";
 import { type LazyLog, lazyLog } from "../record/lazy-log.js";
 import { workerLogName } from "../record/log-names.js";
@@ -130,7 +131,7 @@ interface Entry {
   busy: boolean;
   /** Evict once the running task ends (another key needed the place while this one was busy). */
   evictAfter: EvictReason | null;
-  timer: NodeJS.Timeout | undefined;
+  timer: LongTimeout | undefined;
   sink: ((stream: "stdout" | "stderr", line: string) => void) | null;
   log: LazyLog | null;
 }
@@ -247,7 +248,7 @@ export class WorkerPool {
     entry = this.entries.get(id);
     const reused = entry !== undefined;
     if (entry) {
-      clearTimeout(entry.timer);
+      entry.timer?.clear();
       this.emit("gpu.model.cache_reuse", entry, context, { idle_ms: Date.now() - entry.lastUsed });
       if (entry.process.pid !== null) request.onWorker?.(entry.process.pid, true);
     } else {
@@ -348,14 +349,13 @@ export class WorkerPool {
   private store(entry: Entry, ttlMs: number, context: ModelEventContext): void {
     entry.ttlMs = ttlMs;
     this.emit("gpu.model.cache_store", entry, context, { ttl_s: ttlMs / 1000 });
-    entry.timer = setTimeout(() => {
+    entry.timer = setLongTimeout(() => {
       void this.serialize(entry.id, async () => {
         if (this.entries.get(entry.id) !== entry || entry.busy) return;
         if (Date.now() - entry.lastUsed > ttlMs)
           await this.evict(entry, "expired", { pipeline: null, step: null });
       });
-    }, ttlMs + 1);
-    entry.timer.unref();
+    }, ttlMs + 1).unref();
     this.changed();
   }
 
@@ -391,7 +391,7 @@ export class WorkerPool {
   private async evict(entry: Entry, reason: EvictReason, context: ModelEventContext): Promise<void> {
     if (this.entries.get(entry.id) !== entry) return;
     this.entries.delete(entry.id);
-    clearTimeout(entry.timer);
+    entry.timer?.clear();
     this.emit("gpu.model.cache_evict", entry, context, { reason });
     this.changed();
     const exit = await entry.process.stop(this.options.stopGraceMs);

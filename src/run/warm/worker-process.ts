@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
+import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import { startPinned } from "../step/spawn/cpu-affinity.js";
 import {
   encodeTask,
@@ -141,9 +142,9 @@ export class WorkerProcess {
       return Promise.resolve(map({ type: "invalid", reason }));
     }
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: LongTimeout | undefined;
       const settle = (value: T | { type: "timeout" } | { type: "aborted" }) => {
-        clearTimeout(timer);
+        timer?.clear();
         signal?.removeEventListener("abort", onAbort);
         this.waiter = null;
         resolve(value);
@@ -151,7 +152,7 @@ export class WorkerProcess {
       const onAbort = () => settle({ type: "aborted" });
       signal?.addEventListener("abort", onAbort, { once: true });
       if (timeoutMs !== null && timeoutMs > 0)
-        timer = setTimeout(() => settle({ type: "timeout" }), timeoutMs);
+        timer = setLongTimeout(() => settle({ type: "timeout" }), timeoutMs);
       this.waiter = (m) => settle(map(m));
     });
   }
@@ -165,12 +166,12 @@ export class WorkerProcess {
 
   private async exitsWithin(ms: number): Promise<boolean> {
     if (this.exit) return true;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimeout | undefined;
     const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
+      timer = setLongTimeout(() => resolve(false), ms);
     });
     const result = await Promise.race([this.exited.then(() => true), timeout]);
-    clearTimeout(timer);
+    timer?.clear();
     return result;
   }
 
