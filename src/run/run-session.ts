@@ -90,6 +90,12 @@ async function runPrepared(
 ): Promise<SessionResult> {
   const { plan, pipelines, runId, runDir, baseDir, slurmTask } = prepared;
   // A Slurm task records into its run's folder, which the submitting gpuplan made and owns.
+  // Before anything is written: an untrusted or broken lock directory (or GPU lock file) is the
+  // user's to fix, and steps run before it was found, then a run folder left unfinished, would not be.
+  const needsLock = needsGpuLock(pipelines);
+  const lock = await openLock(needsLock, options.lockDir, [
+    ...new Set(prepared.bindings.map((b) => b.live.uuid)),
+  ]);
   const task = slurmTask !== undefined ? await openTaskRecord(runDir, slurmTask) : null;
   if (!prepared.resumed && !task) await createRunDir(runDir, plan, prepared.planText);
   // Held until the run ends: a `--resume` of this run meanwhile is refused, naming this process.
@@ -111,8 +117,6 @@ async function runPrepared(
     [task?.events ?? join(runDir, "events.jsonl"), ...(options.eventsFile ? [options.eventsFile] : [])],
     failures,
   );
-  const needsLock = needsGpuLock(pipelines);
-  const lock = await openLock(needsLock, options.lockDir);
   // Before the view takes the terminal: what the run waits for is said on stderr as it is.
   const signals = listenForInterrupts();
   await waitForEarlierAttempts(prepared.unfinished, signals.interrupt, options.onWaitForEarlierAttempt);
@@ -121,7 +125,6 @@ async function runPrepared(
   const { executeRun } = await import("./executor/execute-run.js");
   const { writeWarmInfo } = await import("./warm/worker-info.js");
   try {
-    const started = performance.now();
     const result = await executeRun({
       plan,
       pipelines,
@@ -157,9 +160,8 @@ async function runPrepared(
       // Beside the slot files, for `gpuplan locks` (a CPU run's lock has no directory).
       ...(needsLock && { onWarmWorkers: (workers) => writeWarmInfo(lock.dir, runId, workers) }),
     }).catch(async (e: unknown) => {
-      // Our bug: let go of the terminal (the live view) before the stack is printed.
-      const durationMs = Math.round(performance.now() - started);
-      await view.close(emptySummary(runId, runDir, durationMs)).catch(() => undefined);
+      // Let go of the terminal (the live view) before the error (or our bug's stack) is printed.
+      await view.close(null).catch(() => undefined);
       throw e;
     });
     await view.close(result.summary);
@@ -208,10 +210,6 @@ function needsGpuLock(pipelines: readonly PlannedPipeline[]): boolean {
 }
 
 /** A CPU-only run has nothing to lock across processes: no lock directory, and a lock that refuses any use. */
-async function openLock(needsLock: boolean, dir: string): Promise<SlotLock> {
-  return needsLock ? (await import("./lock/open-slot-lock.js")).openSlotLock(dir) : noGpuLock();
-}
-
-function emptySummary(run: string, runDir: string, durationMs: number): RunSummary {
-  return { run, runDir, ok: 0, failed: 0, skipped: 0, interrupted: false, durationMs, failures: [] };
+async function openLock(needsLock: boolean, dir: string, uuids: readonly string[]): Promise<SlotLock> {
+  return needsLock ? (await import("./lock/open-slot-lock.js")).openSlotLock(dir, uuids) : noGpuLock();
 }

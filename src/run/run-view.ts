@@ -13,8 +13,12 @@ export interface RunView {
   onEvent(event: RunEvent): void;
   /** One line a step printed (already split; without the newline). */
   onOutput(pipeline: string, step: string, stream: "stdout" | "stderr", line: string): void;
-  /** Final words (summary, failures) and teardown; resolves when the view has let go of the terminal. */
-  close(summary: RunSummary): Promise<void>;
+  /**
+   * Final words (summary, failures) and teardown; resolves when the view has let go of the
+   * terminal. Null: the run stopped on an error, which the CLI prints next — no summary, since
+   * counts of a run that did not finish would read as a run that did.
+   */
+  close(summary: RunSummary | null): Promise<void>;
 }
 
 /** What the session knows when it opens the view. */

@@ -2,7 +2,16 @@
 // plain and JSON modes, the events file, --dry-run, interrupt and --resume, plan verification
 // against fake NVML GPUs, and usage errors.
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
@@ -337,4 +346,32 @@ pipelines:
     expect(r.stderr).toContain("gpuplan compile gpu.yaml -o plan.json");
     expect(existsSync(join(cwd, "record.jsonl"))).toBe(false);
   });
+
+  it.each([
+    ["world-writable", (locks: string) => chmodSync(locks, 0o777)],
+    [
+      "a GPU's lock file a link",
+      (locks: string, uuid: string) => symlinkSync("/dev/null", join(locks, `${uuid}.gpu.lock`)),
+    ],
+  ])(
+    "a lock directory it must not use (%s) stops the run before its first step: exit 2, no run folder, no summary",
+    (_, spoil) => {
+      const { cwd, env, plan } = setup();
+      // A CPU pipeline first: it used to run, then the GPU's first slot found the directory bad.
+      writeFileSync(
+        join(cwd, "mixed.yaml"),
+        `${PIPELINE}  - name: cpu-first\n    steps:\n      - { id: s, run: [node, record.mjs, cpu-first, "10"] }\n`,
+      );
+      expect(gpuplan(["compile", "mixed.yaml", "-o", "mixed.json"], { cwd, env: env() }).exitCode).toBe(0);
+      spoil(join(cwd, "locks"), plan.registry[0].uuid as string);
+      const r = gpuplan(["run", "mixed.json", "--ui", "plain"], { cwd, env: env() });
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/\[lock-(dir|file)-untrusted\]|\[lock-/);
+      expect(r.stderr).not.toMatch(/\bdone: /);
+      expect(existsSync(join(cwd, "record.jsonl"))).toBe(false);
+      expect(existsSync(join(cwd, ".gpuplan/runs")) ? readdirSync(join(cwd, ".gpuplan/runs")) : []).toEqual(
+        [],
+      );
+    },
+  );
 });

@@ -12,6 +12,7 @@
  * - Fair: waiters take tickets in arrival order across processes; only the head may take.
  * - Waiting polls on a timer (gpu-queue.ts) and never blocks the event loop.
  */
+import { closeSync } from "node:fs";
 import { loadOfdLocks, type OfdLocks } from "../../libc/ofd-locks.js";
 import { GpuFile } from "./gpu-file.js";
 import { SLOT_SPACE } from "./gpu-file-layout.js";
@@ -44,6 +45,11 @@ export interface InspectableSlotLock extends SlotLock {
   inspectGpus(): Promise<GpuState[]>;
   /** Whether the directory is shared between users or private to this one (checks it; null when it does not exist). */
   mode(): LockDirMode | null;
+  /**
+   * Throws now what the first acquire would: the directory untrusted or not a directory, a GPU's
+   * lock file that is not one (a link, a FIFO, another user's). Creates what is missing.
+   */
+  check(uuids: readonly string[]): Promise<void>;
 }
 
 /**
@@ -136,6 +142,11 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
 
   mode(): LockDirMode | null {
     return checkLockDirMode(this.dir);
+  }
+
+  async check(uuids: readonly string[]): Promise<void> {
+    await this.prepare();
+    for (const uuid of uuids) closeSync(this.openFor(uuid));
   }
 
   freed(uuid: string): void {

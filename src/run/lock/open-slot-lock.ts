@@ -4,7 +4,14 @@
  */
 import type { SlotLock } from "./types.js";
 
-export async function openSlotLock(dir: string): Promise<SlotLock> {
+/**
+ * The lock over `dir`, checked before the run starts: the directory is trusted (created if need
+ * be), and each GPU's lock file in `uuids` opens as one. Else the run would start its CPU steps
+ * and stop at its first GPU slot (an attack found steps run, then "done", then the error).
+ */
+export async function openSlotLock(dir: string, uuids: readonly string[] = []): Promise<SlotLock> {
   const { createSlotLock } = await import("./index.js");
-  return createSlotLock({ dir });
+  const lock = createSlotLock({ dir });
+  await lock.check(uuids);
+  return lock;
 }

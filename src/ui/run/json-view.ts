@@ -17,7 +17,8 @@ export function createJsonView(options: ViewOptions, now: () => Date = () => new
       options.out.write(`${jsonText(event)}\n`);
     },
     onOutput() {},
-    async close(summary: RunSummary) {
+    async close(summary: RunSummary | null) {
+      if (summary === null) return;
       const { run, ...rest } = summary;
       const line: RunSummaryEvent = {
         ts: now().toISOString(),

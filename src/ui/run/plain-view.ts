@@ -38,9 +38,9 @@ export function createPlainView(options: ViewOptions, paint: Paint): RunView {
       const device = devices.get(`${pipeline}/${step}`) ?? null;
       write(`${paint.dim(prefix(pipeline, step, device))} ${escapeOutputLine(line, paint.level > 0)}`);
     },
-    async close(summary: RunSummary) {
+    async close(summary: RunSummary | null) {
       lines.flush();
-      await writeOut(options.err, formatSummary(summary, paint));
+      if (summary !== null) await writeOut(options.err, formatSummary(summary, paint));
     },
   };
 }

@@ -66,14 +66,14 @@ export function createLiveView(options: ViewOptions, paint: Paint, clock: () => 
       state = appendOutput(state, { pipeline, step, stream, line });
       dirty = true;
     },
-    async close(summary: RunSummary) {
+    async close(summary: RunSummary | null) {
       if (closed) return;
       closed = true;
       clearInterval(timer);
       draw();
       instance.unmount();
       await instance.waitUntilExit();
-      await writeOut(options.err, formatSummary(summary, paint));
+      if (summary !== null) await writeOut(options.err, formatSummary(summary, paint));
     },
   };
 }
