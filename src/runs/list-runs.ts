@@ -144,15 +144,41 @@ async function planName(path: string): Promise<string | null> {
   try {
     const buffer = Buffer.alloc(Math.min(4096, info.size));
     await handle.read(buffer, 0, buffer.length, 0);
-    const m = /^\s*"name":\s*("(?:[^"\\]|\\.)*")/m.exec(buffer.toString("utf8"));
-    if (!m) return null;
-    const name = JSON.parse(m[1]!) as unknown;
-    return typeof name === "string" ? name : null;
+    return topLevelName(buffer.toString("utf8"));
   } catch {
     return null;
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The string value of the top-level `"name"` key in the start of a JSON object, however it is laid
+ * out (compile's indented plan, or one written compact by hand or a tool): strings are skipped
+ * whole and depth is counted, so a nested `name` or a `"name"` inside a string never answers.
+ */
+function topLevelName(text: string): string | null {
+  const string = /"(?:[^"\\]|\\.)*"/y;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+    else if (c === '"') {
+      string.lastIndex = i;
+      const key = string.exec(text);
+      if (!key) return null; // Cut off inside a string: the name is past what was read.
+      i = string.lastIndex - 1;
+      if (depth !== 1 || key[0] !== '"name"') continue;
+      const value = /\s*:\s*("(?:[^"\\]|\\.)*")/y;
+      value.lastIndex = string.lastIndex;
+      const m = value.exec(text);
+      if (!m) continue; // A value named "name", not a key.
+      const name = JSON.parse(m[1]!) as unknown;
+      return typeof name === "string" ? name : null;
+    }
+  }
+  return null;
 }
 
 /** The sizes of the files under `dir` (symlinks counted as links, not followed). */

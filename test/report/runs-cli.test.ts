@@ -1,6 +1,7 @@
 // `gpuplan runs`: the runs newest first with what a person needs to pick one (plan, start, wall
 // time, outcomes, whether it can be resumed), --json valid against schemas/runs.schema.json, and
 // --prune --keep N, which never removes a run that may be in use.
+import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -194,6 +195,63 @@ describe("gpuplan runs (CLI)", () => {
     expect(after.runs.map((r: { id: string }) => r.id)).toEqual([doc.runs[0].id]);
     expect(readdirSync(join(cwd, ".gpuplan/runs"))).toEqual([doc.runs[0].id]);
   }, 60_000);
+
+  it("never prunes a run whose gpuplan was killed while its step still runs (the step writes into the folder)", async () => {
+    const cwd = temp();
+    const runs = join(cwd, ".gpuplan/runs");
+    // A step in a process group of its own, as gpuplan starts steps; its gpuplan is gone.
+    const orphan = spawn("sleep", ["60"], { detached: true, stdio: "ignore" });
+    cleanups.push(() => orphan.kill("SIGKILL"));
+    const id = "20261123T100000Z-aaaaaa";
+    fakeRun(runs, id, [
+      header(id, "2026-11-23T10:00:00.000Z"),
+      {
+        type: "start",
+        ts: "2026-11-23T10:00:01.000Z",
+        pipeline: "a",
+        step: "s",
+        attempt: 1,
+        device: "cpu",
+        pid: orphan.pid,
+        startTicks: null,
+      },
+    ]);
+    const kept = gpuplan(["runs", "--prune", "--keep", "0", "--json"], { cwd, env: NO_GPU });
+    expect(kept.exitCode, kept.stderr).toBe(0);
+    expect(JSON.parse(kept.stdout).pruned).toMatchObject({ removed: [], inUse: [id] });
+    expect(readdirSync(runs)).toEqual([id]);
+    // Once the step is gone, the run is an unfinished one like any other: removed.
+    // Reaped (a zombie still counts as in its group) before the next look.
+    await new Promise((resolve) => {
+      orphan.once("exit", resolve);
+      orphan.kill("SIGKILL");
+    });
+    const removed = gpuplan(["runs", "--prune", "--keep", "0", "--json"], { cwd, env: NO_GPU });
+    expect(JSON.parse(removed.stdout).pruned).toMatchObject({ removed: [id], inUse: [] });
+  });
+
+  it.each([
+    ["compact", '{"schema":"gpuplan/plan@2","gpuplanVersion":"0.1.0","name":"tight","x":1}'],
+    [
+      "a nested name first",
+      '{"schema":"gpuplan/plan@2","source":{"name":"no"},"label":"name","name":"tight"}',
+    ],
+    ["a key inside a string", '{"schema":"gpuplan/plan@2","note":"\\"name\\": \\"no\\"","name":"tight"}'],
+  ])(
+    "reads the plan's name however its plan.json is laid out (%s): the run can be resumed",
+    async (_, text) => {
+      const runs = join(temp(), ".gpuplan/runs");
+      const id = "20261123T110000Z-bbbbbb";
+      const dir = fakeRun(runs, id, [
+        header(id, "2026-11-23T11:00:00.000Z"),
+        step("error"),
+        end("2026-11-23T11:01:00.000Z", 0, 1, 0),
+      ]);
+      writeFileSync(join(dir, "plan.json"), text);
+      const [run] = await listRuns(runs);
+      expect(run).toMatchObject({ plan: "tight", resumable: true, problem: null });
+    },
+  );
 
   it("refuses --prune without --keep, --keep without --prune and a --keep that is not a count (exit 2)", () => {
     const cwd = temp();

@@ -26,10 +26,11 @@ export default async function runs(options: RunsOptions): Promise<number> {
     );
   if (!options.prune && options.keep !== undefined)
     throw new UsageError("--keep goes with --prune", "conflicting-options", "gpuplan runs --prune --keep N");
-  // A run whose folder lock a gpuplan holds is running: listed so, never pruned.
-  const { isRunInUse } = await import("../../run/record/run-lock.js");
+  // A run whose folder lock a gpuplan holds is running: listed so, never pruned; nor is one whose
+  // gpuplan was killed while a step of it still runs.
+  const { isRunInUse, isRunOrStepAlive } = await import("../../run/record/run-lock.js");
   const all = await listRuns(RUNS_DIR, isRunInUse);
-  const pruned = options.prune ? await pruneRuns(all, options.keep!, isRunInUse) : undefined;
+  const pruned = options.prune ? await pruneRuns(all, options.keep!, isRunOrStepAlive) : undefined;
   const left = pruned ? all.filter((r) => !pruned.removed.includes(r.id)) : all;
   if (options.json) {
     const doc: GpuplanRuns = {

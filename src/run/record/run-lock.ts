@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { tryLockWholeFile } from "../../libc/whole-file-lock.js";
 import { UsageError } from "../../problems/errors.js";
 import { fileError } from "../../problems/file-errors.js";
+import { isStepGroupAlive } from "../step/process-group.js";
+import { readJournal } from "./journal.js";
 
 export interface RunLock {
   /** Let go of the run folder (closing the file drops the lock). */
@@ -71,4 +73,15 @@ export async function isRunInUse(runDir: string): Promise<boolean> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Whether a run may not be removed: a gpuplan holds it, or a step it started still runs (gpuplan
+ * was killed, its step was not: the step writes its logs into the folder, and `--resume` waits
+ * for it). A journal that cannot be read tells no steps.
+ */
+export async function isRunOrStepAlive(runDir: string): Promise<boolean> {
+  if (await isRunInUse(runDir)) return true;
+  const journal = await readJournal(runDir).catch(() => null);
+  return journal?.unfinished.some((a) => isStepGroupAlive(a.pid, a.startTicks)) ?? false;
 }
