@@ -106,7 +106,7 @@ export const CODES = {
   "alias-expansion": problem(
     "error",
     "YAML aliases that would repeat too much, or forever",
-    'YAML aliases (*name) repeat a node defined elsewhere; nested, a few lines can stand for billions of nodes (a "billion laughs"), and an alias inside the node it names never ends. gpuplan counts what aliases repeat and stops at 100,000 nodes, before building them.',
+    'YAML aliases (*name) repeat a node defined elsewhere; nested, a few lines can stand for billions of nodes (a "billion laughs"), and an alias inside the node it names never ends. gpuplan counts what aliases repeat and stops at 100,000 nodes or 10,000,000 characters of text (one alias of a long string repeats all of it), before building them.',
     "write the repeated part out, or use a matrix",
   ),
   "too-many-pipelines": problem(

@@ -6,7 +6,7 @@
  */
 import { CORE_SCHEMA, load, YAMLException } from "js-yaml";
 import { error, type Problem } from "../problems/problem.js";
-import { aliasOverrun, MAX_ALIAS_NODES } from "./alias-budget.js";
+import { aliasOverrun, MAX_ALIAS_CHARS, MAX_ALIAS_NODES } from "./alias-budget.js";
 import type { SourceFile } from "./read-source-text.js";
 
 export type { SourceFile } from "./read-source-text.js";
@@ -33,7 +33,7 @@ export function parseSource(file: string, text: string): ParsedSource {
   try {
     const data = load(text, { schema: CORE_SCHEMA, filename: file, json: false });
     // Only a file with an anchor can repeat anything.
-    const overrun = text.includes("&") ? aliasOverrun(data) : undefined;
+    const overrun = text.includes("&") ? aliasOverrun(data, text.length) : undefined;
     if (overrun) return { source, data: undefined, problems: [aliasProblem(overrun, file)] };
     return { source, data, problems: [] };
   } catch (e) {
@@ -85,20 +85,24 @@ function notTextProblem(file: string, text: string): Problem | undefined {
 }
 
 function aliasProblem(overrun: NonNullable<ReturnType<typeof aliasOverrun>>, file: string): Problem {
-  const budget = MAX_ALIAS_NODES.toLocaleString("en-US");
-  return error({
-    code: "alias-expansion",
-    message:
-      overrun.kind === "cycle"
-        ? "this alias is inside the node it names, so the data would never end"
-        : `aliases here repeat more than ${budget} nodes (a YAML "billion laughs")`,
-    hint:
-      overrun.kind === "cycle"
-        ? "an alias (*name) can only repeat a node that is complete before it"
-        : `aliases may repeat at most ${budget} nodes in all; write the repeated part out, or use a matrix`,
-    file,
-    pointer: overrun.pointer,
-  });
+  const nodes = MAX_ALIAS_NODES.toLocaleString("en-US");
+  const chars = MAX_ALIAS_CHARS.toLocaleString("en-US");
+  const [message, hint] =
+    overrun.kind === "cycle"
+      ? [
+          "this alias is inside the node it names, so the data would never end",
+          "an alias (*name) can only repeat a node that is complete before it",
+        ]
+      : overrun.kind === "characters"
+        ? [
+            `by here, aliases repeat more than ${chars} characters of text`,
+            `aliases may repeat at most ${nodes} nodes and ${chars} characters in all; write the repeated part out, or use a matrix`,
+          ]
+        : [
+            `aliases here repeat more than ${nodes} nodes (a YAML "billion laughs")`,
+            `aliases may repeat at most ${nodes} nodes and ${chars} characters in all; write the repeated part out, or use a matrix`,
+          ];
+  return error({ code: "alias-expansion", message, hint, file, pointer: overrun.pointer });
 }
 
 /** js-yaml gives no position for a second document: point at its `---` (or the first one after content). */

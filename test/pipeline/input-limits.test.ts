@@ -151,6 +151,27 @@ pipelines:
     expect(p.line).toBe(2);
   });
 
+  it("an aliased string counts by its length: a 1 MB string repeated 2,000 times is one located error", () => {
+    const text = `version: 1\npipelines:\n  - name: p\n    steps:\n      - id: s\n        run: [echo, &s "${"y".repeat(1_000_000)}", ${Array(2000).fill("*s").join(", ")}]\n`;
+    const r = compileText("string-aliases.yaml", text);
+    expect(r.exitCode).toBe(1);
+    const p = one(r.problems, "alias-expansion");
+    expect(p.message).toContain("10,000,000 characters");
+    // The eleventh alias takes the text's 1 MB plus 10 MB past the budget.
+    expect(p.pointer).toBe("/pipelines/0/steps/0/run/12");
+    expect(p.line).toBe(6);
+    expect(p.column).toBeGreaterThan(1_000_000);
+  });
+
+  it("strings written out are never counted against the alias budget", () => {
+    const long = "y".repeat(100_000);
+    const steps = Array.from({ length: 200 }, (_, i) => `{ id: s${i}, run: [echo, "${long}"] }`).join(", ");
+    const loaded = check(
+      `version: 1\ndefaults: { env: &e { A: "1" } }\npipelines:\n  - { name: p, env: *e, steps: [${steps}] }\n`,
+    );
+    expect(loaded.problems).toEqual([]);
+  });
+
   it("an alias inside the node it names is a cycle", () => {
     const r = compileText("cycle.yaml", "version: 1\npipelines: &p\n  - name: x\n    steps: [*p]\n");
     expect(r.exitCode).toBe(1);
