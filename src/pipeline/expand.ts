@@ -1,7 +1,7 @@
 /** Turns the resolved templates into concrete pipelines, one per matrix combination. */
 import { error, type Problem } from "../problems/problem.js";
 import type { PipelineSpec } from "../schema-types/pipeline.js";
-import { expandMatrix, type MatrixValues, substitute } from "./expand-matrix.js";
+import { expandMatrix, type MatrixValues, placeholders, substitute } from "./expand-matrix.js";
 import type { ResolvedPipeline, ResolvedStep } from "./model.js";
 
 /** A template as expansion needs it: its matrix, and the pipeline it resolved to. */
@@ -40,6 +40,14 @@ export function expandPipelines(
 }
 
 /**
+ * Characters of text the matrices may expand to, all templates together: names, commands, env,
+ * cwd and the matrix values each pipeline records, as the plan will spell them out. Counting
+ * pipelines and steps is not enough: one 100 kB value put into `{v}` 3,000 times is a 300 MB
+ * plan from one pipeline. Bench's 20,000 × 10-step file holds about 6 MB of such text.
+ */
+const MAX_EXPANDED_CHARS = 200_000_000;
+
+/**
  * What expanding would make, counted without expanding: a 270-byte matrix can ask for 10¹⁰
  * pipelines. The first template that takes the running total past a limit is the one reported.
  */
@@ -56,6 +64,7 @@ export function expansionProblem(
   );
   let pipelines = 0;
   let steps = 0;
+  let chars = 0;
   for (const { spec, resolved } of templates) {
     // Floating point is exact up to 2⁵³ and only grows past the limit after that, which is all
     // a comparison needs.
@@ -83,8 +92,54 @@ export function expansionProblem(
         at: spec.matrix ? "value" : "key",
       });
     }
+    // A file without a matrix holds its own text already: only what matrices make is counted.
+    if (spec.matrix) chars += expandedChars(spec.matrix, resolved, combos);
+    if (chars > MAX_EXPANDED_CHARS) {
+      return error({
+        code: "too-much-expanded-text",
+        message: `the matrices expand to about ${count(Math.round(chars / 1e6))} MB of text (names, commands, env and cwd values), more than the limit of ${count(MAX_EXPANDED_CHARS / 1e6)} MB`,
+        hint: "shorten the matrix values, or the text they are put into: each `{var}` repeats its value in every pipeline",
+        file,
+        pointer: where,
+        at: "value",
+      });
+    }
   }
   return undefined;
+}
+
+/**
+ * The characters one template's expansions hold, counted from the values' lengths: each value of
+ * a variable is in combos ÷ (its count of values) of the pipelines, once per `{var}`. Steps with
+ * no placeholder are shared in memory, but the plan writes them out for every pipeline.
+ */
+function expandedChars(
+  matrix: NonNullable<PipelineSpec["matrix"]>,
+  t: ResolvedPipeline,
+  combos: number,
+): number {
+  const perVariable = new Map<string, number>();
+  let chars = 0;
+  for (const [name, values] of Object.entries(matrix)) {
+    const all = values.reduce((n: number, v) => n + String(v).length, 0);
+    const each = values.length === 0 ? 0 : (all * combos) / values.length;
+    perVariable.set(name, each);
+    // The plan records each pipeline's matrix values.
+    chars += each + name.length * combos;
+  }
+  const text = (s: string): number => {
+    let n = s.length * combos;
+    if (s.includes("{")) for (const name of placeholders(s)) n += perVariable.get(name) ?? 0;
+    return n;
+  };
+  const texts = (list: readonly string[]): number => list.reduce((n, s) => n + text(s), 0);
+  chars += text(t.name) + t.template.length * combos;
+  for (const s of t.steps) {
+    chars += texts(s.argv) + (s.cwd === null ? 0 : text(s.cwd));
+    for (const [k, v] of Object.entries(s.env)) chars += k.length * combos + text(v);
+    if (s.worker) chars += texts(s.worker.argv) + texts(s.worker.args);
+  }
+  return chars;
 }
 
 const count = (n: number): string =>

@@ -121,6 +121,12 @@ export const CODES = {
     "The steps of all expanded pipelines are counted before expanding; the limit (100,000 by default, or the number the file writes out if that is more) can be raised in the file.",
     "shrink the matrix, or raise `limits.max_steps`",
   ),
+  "too-much-expanded-text": problem(
+    "error",
+    "The matrices expand to more than 200 MB of text",
+    "Matrix values are put into every `{var}` of every expansion, so a long value in a placeholder written many times, or in a matrix of many pipelines, makes far more text than the file holds: a 400 kB file can ask for gigabytes. gpuplan adds up the text the expansions would hold (names, commands, env and cwd values, the matrix values the plan records) from the values' lengths before expanding, and refuses past 200 MB, ten times what a plan of 20,000 pipelines of 10 steps holds.",
+    "shorten the matrix values or the text they are put into, or split the file",
+  ),
   "too-many-gpus": problem(
     "error",
     "An inventory with more GPUs than one machine has",

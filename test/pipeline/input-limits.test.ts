@@ -105,6 +105,34 @@ pipelines:
     expect(p.message).toBe("the matrices expand to 4 pipelines, more than the limit of 3");
   });
 
+  it("a 400 kB file whose one matrix value fills 3,000 placeholders is one located error, not a 300 MB plan", () => {
+    const text = `version: 1
+pipelines:
+  - name: p
+    matrix: { v: ["${"v".repeat(100_000)}"] }
+    steps: [{ id: s, run: [echo, "${"{v}".repeat(3000)}"] }]
+`;
+    const r = compileText("text-bomb.yaml", text);
+    expect(r.exitCode).toBe(1);
+    const p = one(r.problems, "too-much-expanded-text");
+    expect(p.message).toContain("about 300 MB of text");
+    expect(p.message).toContain("the limit of 200 MB");
+    expect([p.line, p.column]).toEqual([4, 13]);
+  });
+
+  it("a step with no placeholder counts for every pipeline the plan writes it in", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p{a}{b}
+          matrix: { a: ${ten}, b: [${Array.from({ length: 10_000 }, (_, i) => i).join(", ")}] }
+          steps: [{ id: s, run: [echo, "${"x".repeat(3000)}"] }]
+    `);
+    const p = one(loaded.problems, "too-much-expanded-text");
+    expect(p.pointer).toBe("/pipelines/0/matrix");
+    expect(loaded.resolved).toBeUndefined();
+  });
+
   it("the limits themselves are bounded by the schema", () => {
     const loaded = check(yaml`
       version: 1
