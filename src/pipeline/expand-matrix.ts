@@ -40,3 +40,17 @@ export function placeholders(text: string): string[] {
   for (const m of text.matchAll(PLACEHOLDER)) if (m[1]) names.push(m[1]);
   return names;
 }
+
+/**
+ * Variables that take more than one value but are missing from a name: its expansions would
+ * share the name. Values compare as the text they become (1 and "1" are one value).
+ */
+export function varyingNotInName(
+  name: string,
+  matrix: Record<string, readonly (string | number | boolean)[]> | undefined,
+): string[] {
+  const used = placeholders(name);
+  return Object.entries(matrix ?? {})
+    .filter(([v, values]) => new Set(values.map(String)).size > 1 && !used.includes(v))
+    .map(([v]) => v);
+}

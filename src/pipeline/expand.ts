@@ -1,7 +1,13 @@
 /** Turns the resolved templates into concrete pipelines, one per matrix combination. */
 import { error, type Problem } from "../problems/problem.js";
 import type { PipelineSpec } from "../schema-types/pipeline.js";
-import { expandMatrix, type MatrixValues, placeholders, substitute } from "./expand-matrix.js";
+import {
+  expandMatrix,
+  type MatrixValues,
+  placeholders,
+  substitute,
+  varyingNotInName,
+} from "./expand-matrix.js";
 import type { ResolvedPipeline, ResolvedStep } from "./model.js";
 
 /** A template as expansion needs it: its matrix, and the pipeline it resolved to. */
@@ -16,12 +22,16 @@ export function expandPipelines(
 ): { value: ResolvedPipeline[]; problems: Problem[] } {
   const problems: Problem[] = [];
   const out: ResolvedPipeline[] = [];
-  const firstPointer = new Map<string, string>();
+  const first = new Map<string, { pointer: string; values: MatrixValues }>();
   for (const { spec, resolved } of templates) {
+    // A name that leaves out a varying variable was reported by the matrix rule, once; its
+    // expansions share names by the thousand. Otherwise values can still collide: [a, a],
+    // 1 and "1", or p-{a}{b} with a: [1, 11], b: [1, ""] (both p-11).
+    let said = varyingNotInName(resolved.template, spec.matrix).length > 0;
     for (const values of expandMatrix(spec.matrix)) {
       const p = applyMatrix(resolved, values);
-      const earlier = firstPointer.get(p.name);
-      if (earlier !== undefined && earlier !== resolved.pointer) {
+      const earlier = first.get(p.name);
+      if (earlier !== undefined && earlier.pointer !== resolved.pointer) {
         problems.push(
           error({
             code: "duplicate-pipeline-name",
@@ -31,13 +41,31 @@ export function expandPipelines(
             pointer: `${resolved.pointer}/name`,
           }),
         );
+      } else if (earlier !== undefined && !said) {
+        said = true;
+        problems.push(
+          error({
+            code: "duplicate-pipeline-name",
+            message: `two combinations of the matrix make the pipeline name \`${p.name}\`: ${showValues(earlier.values)} and ${showValues(values)}`,
+            hint: 'the name must tell every combination apart: give each variable distinct values (1 and "1" are the same text) and separate placeholders (p-{a}-{b})',
+            file,
+            pointer: `${resolved.pointer}/name`,
+          }),
+        );
       }
-      firstPointer.set(p.name, resolved.pointer);
+      if (earlier === undefined || earlier.pointer !== resolved.pointer)
+        first.set(p.name, { pointer: resolved.pointer, values });
       out.push(p);
     }
   }
   return { value: out, problems };
 }
+
+/** A combination as the file could write it: `{ a: "1", b: "" }`. */
+const showValues = (values: MatrixValues): string =>
+  `{ ${Object.entries(values)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join(", ")} }`;
 
 /**
  * Characters of text the matrices may expand to, all templates together: names, commands, env,

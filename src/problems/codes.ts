@@ -253,7 +253,7 @@ export const CODES = {
   "duplicate-pipeline-name": problem(
     "error",
     "Two pipelines have the same name",
-    "Pipeline names identify runs, logs and GPU slot holders, so each must be unique (after matrix expansion).",
+    'Pipeline names identify runs, logs and GPU slot holders, so each must be unique (after matrix expansion). Two combinations of one matrix can make the same name too: a value written twice, values that read the same as text (1 and "1", true and "true"), or placeholders that run together (`p-{a}{b}` with a: [1, 11] and b: [1, ""] makes `p-11` twice).',
     "make each pipeline name unique",
   ),
   "host-roundtrip-conversion": problem(

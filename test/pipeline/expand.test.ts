@@ -70,6 +70,43 @@ describe("matrix expansion", () => {
     expect([p.line, p.column]).toEqual([6, 11]);
   });
 
+  it.each([
+    ["a repeated value", "p-{v}", "{ v: [a, a] }", '{ v: "a" } and { v: "a" }', "p-a"],
+    ['1 and "1"', "p-{v}", '{ v: [1, "1"] }', '{ v: "1" } and { v: "1" }', "p-1"],
+    ['true and "true"', "p-{v}", '{ v: [true, "true"] }', '{ v: "true" } and { v: "true" }', "p-true"],
+    ["a repeated value the name leaves out", "p", "{ v: [a, a] }", '{ v: "a" } and { v: "a" }', "p"],
+    [
+      "placeholders that run together",
+      "p-{a}{b}",
+      '{ a: ["1", "11"], b: ["1", ""] }',
+      '{ a: "1", b: "1" } and { a: "11", b: "" }',
+      "p-11",
+    ],
+  ])("reports two combinations that make one name: %s", (_, name, matrix, combos, made) => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: ${name}
+          matrix: ${matrix}
+          steps: [{ id: s, run: [x] }]
+    `);
+    const p = one(loaded.problems, "duplicate-pipeline-name");
+    expect(p.message).toBe(`two combinations of the matrix make the pipeline name \`${made}\`: ${combos}`);
+    expect(p.pointer).toBe("/pipelines/0/name");
+    expect([p.line, p.column]).toEqual([3, 11]);
+  });
+
+  it("says a name that leaves out a varying variable once, as the matrix rule", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p
+          matrix: { v: [a, b, c] }
+          steps: [{ id: s, run: [x] }]
+    `);
+    expect(loaded.problems.map((p) => p.code)).toEqual(["matrix-name-not-unique"]);
+  });
+
   it("leaves a template with a one-value matrix alone", () => {
     const loaded = check(yaml`
       version: 1

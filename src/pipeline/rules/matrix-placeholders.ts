@@ -1,6 +1,6 @@
 import { didYouMean } from "../../problems/did-you-mean.js";
 import { error } from "../../problems/problem.js";
-import { placeholders } from "../expand-matrix.js";
+import { placeholders, varyingNotInName } from "../expand-matrix.js";
 import type { Rule } from "./rule.js";
 
 /** Every {var} must be a matrix variable, and the name must tell the expansions apart. */
@@ -39,10 +39,7 @@ export const matrixPlaceholders: Rule = ({ pipeline, spec, file, invalid, report
     if (s.cwd !== undefined) check(s.cwd, `${at}/cwd`);
   });
   for (const [k, v] of Object.entries(spec.env ?? {})) check(String(v), `${pipeline.pointer}/env/${k}`);
-  const varying = Object.entries(spec.matrix ?? {})
-    .filter(([, values]) => new Set(values.map(String)).size > 1)
-    .map(([name]) => name);
-  const missing = varying.filter((v) => !placeholders(spec.name).includes(v));
+  const missing = varyingNotInName(spec.name, spec.matrix);
   if (missing.length > 0) {
     report(
       error({
