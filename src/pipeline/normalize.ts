@@ -254,10 +254,14 @@ function normalizeStep(
   };
 }
 
+/**
+ * Built with fromEntries, not `out[k] =`: assigning `__proto__` on a plain object sets its
+ * prototype instead of a key, and a variable named `__proto__` would silently go missing.
+ */
 function stringifyEnv(env: Record<string, string | number | boolean | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = String(v);
-  return out;
+  return Object.fromEntries(
+    Object.entries(env).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
+  );
 }
 
 function normalizeMemory(

@@ -250,6 +250,37 @@ describe("gpuplan run (CLI)", () => {
     expect(r.stderr).toMatch(/completed in an earlier run|6 ok/);
   }, 40_000);
 
+  it("a variable named __proto__ reaches the step, from the pipeline's env and the step's, through a plan file", () => {
+    const cwd = temp();
+    writeFileSync(
+      join(cwd, "proto.yaml"),
+      [
+        "version: 1",
+        "pipelines:",
+        "  - name: p",
+        "    env: { __proto__: from-pipeline }",
+        "    steps:",
+        "      - { id: a, run: [printenv, __proto__] }",
+        "      - { id: b, run: [printenv, __proto__], env: { __proto__: from-step } }",
+        "",
+      ].join("\n"),
+    );
+    const compiled = gpuplan(["compile", "proto.yaml", "--target", "cpu-only", "-o", "plan.json"], {
+      cwd,
+      env: NO_GPU,
+    });
+    expect(compiled.exitCode, compiled.stderr).toBe(0);
+    const plan = JSON.parse(readFileSync(join(cwd, "plan.json"), "utf8"));
+    expect(plan.pipelines[0].steps.map((s: { env: object }) => JSON.stringify(s.env))).toEqual([
+      '{"__proto__":"from-pipeline"}',
+      '{"__proto__":"from-step"}',
+    ]);
+    const r = gpuplan(["run", "plan.json", "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain("[p/a cpu] from-pipeline");
+    expect(r.stderr).toContain("[p/b cpu] from-step");
+  });
+
   it("usage errors: an unknown pipeline (exit 2, did you mean), a bad --lock-timeout (exit 2), not a plan (exit 1)", () => {
     const cwd = temp();
     const unknown = gpuplan(["run", EXAMPLE, "--pipeline", "plate-P4"], { cwd, env: NO_GPU });

@@ -220,6 +220,9 @@ describe("step environment", () => {
       offload: "disk",
     });
     expect(localDeviceMap({ unet: "cuda:3" }, [])).toEqual({ unet: "cpu" });
+    // A component named __proto__ is a component: JSON.parse makes it an own key, as the plan reader does.
+    const proto = localDeviceMap(JSON.parse('{ "__proto__": "cuda:3", "vae": "cpu" }'), []);
+    expect(JSON.stringify(proto)).toBe('{"__proto__":"cpu","vae":"cpu"}');
   });
 
   it.each([

@@ -91,8 +91,9 @@ export function buildStepEnvironment(
 ): Record<string, string> {
   const { set, unset } = computeStepEnv(input);
   // One pass, nothing deleted: this runs for every step, and `delete` plus spreads of ~40
-  // variables cost more than the rest of the step's set-up.
-  const env: Record<string, string> = {};
+  // variables cost more than the rest of the step's set-up. No prototype, so that a variable
+  // named `__proto__` is a key like any other instead of a prototype assignment that drops it.
+  const env: Record<string, string> = Object.create(null);
   for (const k in base) {
     const v = base[k];
     if (v !== undefined && !Object.hasOwn(set, k) && !unset.includes(k)) env[k] = v;
@@ -126,7 +127,8 @@ export function localDeviceMap(
   map: Record<string, string>,
   gpus: readonly PlanRegistryEntry[],
 ): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: a component named `__proto__` is a key, not a prototype assignment.
+  const out: Record<string, string> = Object.create(null);
   for (const [component, device] of Object.entries(map)) {
     if (device === "cpu" || device === "disk") {
       out[component] = device;
