@@ -25,7 +25,8 @@ export function substitute(text: string, values: MatrixValues, unknown: Set<stri
   return text.replace(PLACEHOLDER, (match, name: string | undefined) => {
     if (match === "{{") return "{";
     if (match === "}}") return "}";
-    const value = values[name!];
+    // Own keys only: `{constructor}` is no matrix variable of any pipeline.
+    const value = Object.hasOwn(values, name!) ? values[name!] : undefined;
     if (value === undefined) {
       unknown.add(name!);
       return match;

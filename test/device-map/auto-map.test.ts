@@ -254,6 +254,14 @@ describe("presets and overrides with components", () => {
     expect(value?.bytesByDevice).toEqual({ "cuda:0": 6 * GiB, cpu: 2 * GiB });
   });
 
+  it("keeps a component named __proto__ as a component", () => {
+    // As js-yaml parses it: an own key, not the prototype.
+    const overrides = JSON.parse('{ "__proto__": "cpu", "unet": "cuda:0" }');
+    const { value, problems } = resolveDeviceMap({ overrides }, context());
+    expect(problems).toEqual([]);
+    expect(JSON.stringify(value?.map)).toBe('{"__proto__":"cpu","unet":"cuda:0"}');
+  });
+
   it("reports sizes and targets the schema should have caught, instead of crashing", () => {
     const { problems } = resolveDeviceMap(
       { components: { unet: "5 GiBs" }, overrides: { vae: "tpu:0" } },

@@ -20,6 +20,10 @@ describe("matrix expansion", () => {
     const unknown = new Set<string>();
     expect(substitute("{a}-{{a}}-{b}-}}", { a: "1" }, unknown)).toBe("1-{a}-{b}-}");
     expect([...unknown]).toEqual(["b"]);
+    // Only the matrix's own variables: not what every object inherits.
+    const inherited = new Set<string>();
+    expect(substitute("{constructor}-{toString}", {}, inherited)).toBe("{constructor}-{toString}");
+    expect([...inherited]).toEqual(["constructor", "toString"]);
   });
 
   it("substitutes in name, argv, env and cwd of every expansion", () => {

@@ -56,6 +56,19 @@ describe("NUL bytes", () => {
     expect(p.message).toContain("`a`");
   });
 
+  it("in a defaults env variable named like an Object method, at the defaults", () => {
+    const loaded = check(yaml`
+      version: 1
+      defaults:
+        env: { constructor: "c\\0" }
+      pipelines:
+        - name: p
+          steps:
+            - { id: a, run: [echo], env: { E: "1" } }
+    `);
+    expect(at(loaded.problems, "nul-byte")).toEqual([["/defaults/env/constructor", 3, 23]]);
+  });
+
   it("in an env key is a located error at the key", () => {
     const loaded = check(yaml`
       version: 1

@@ -63,7 +63,8 @@ export function resolveDeviceMap(spec: DeviceMapSpec, ctx: DeviceMapContext): Ch
   if (order.length === 0 && spec.preset === undefined) problems.push(emptyMap(ctx));
 
   if (hasErrors(problems)) return { value: undefined, problems };
-  const map: Record<string, string> = {};
+  // No prototype: a component named `__proto__` is a key, not a prototype assignment.
+  const map: Record<string, string> = Object.create(null);
   for (const component of order) {
     const device = placed.get(component);
     if (device !== undefined) map[component] = device;

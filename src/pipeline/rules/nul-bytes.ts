@@ -38,14 +38,15 @@ export const nulBytes: Rule = ({ spec, pipeline, file, report }) => {
     for (const [k, arg] of (s.worker?.run ?? []).entries())
       check(arg, `${step.pointer}/worker/run/${k}`, `\`worker.run[${k}]\` ${of}`);
     // The step's env and cwd merged with the pipeline's and the defaults: point at where each came from.
+    // Own keys only: `constructor` or `toString` is a variable name like any other.
+    const has = (env: object | undefined, key: string) => env !== undefined && Object.hasOwn(env, key);
     for (const [key, value] of Object.entries(step.env)) {
-      const where =
-        s.env?.[key] !== undefined
-          ? `${step.pointer}/env${toPointer([key])}`
-          : spec.env?.[key] !== undefined
-            ? undefined // checked above, once for the pipeline
-            : `/defaults/env${toPointer([key])}`;
-      if (where) check(value, where, `env \`${key}\` ${s.env?.[key] !== undefined ? of : "of the defaults"}`);
+      const where = has(s.env, key)
+        ? `${step.pointer}/env${toPointer([key])}`
+        : has(spec.env, key)
+          ? undefined // checked above, once for the pipeline
+          : `/defaults/env${toPointer([key])}`;
+      if (where) check(value, where, `env \`${key}\` ${has(s.env, key) ? of : "of the defaults"}`);
     }
     if (step.cwd !== null)
       check(
