@@ -4,6 +4,7 @@ export interface SchemaValues {
   patterns: Record<string, string>;
   keys: Record<string, string[]>;
   derived: Record<string, string[]>;
+  maximums: Record<string, number>;
 }
 export function schemaValues(schema: object): SchemaValues;
 export function literalType(value: unknown): string;

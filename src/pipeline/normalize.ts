@@ -18,6 +18,7 @@ import type { OomRung } from "../schema-types/plan.js";
 import { planSlurmSettings } from "../slurm/executor-settings.js";
 import { parseDuration } from "../units/duration.js";
 import { parseSize } from "../units/size.js";
+import { durationProblems } from "./duration-limits.js";
 import { isGpuType, isMemoryType, MEMORY_TYPES, type MemoryType } from "./memory-types.js";
 import {
   type RegistryConfig,
@@ -47,7 +48,7 @@ export function normalizeFile(
   skip: ReadonlySet<number> = new Set(),
   invalid: (pointer: string) => boolean = () => false,
 ): { value: Templates; problems: Problem[] } {
-  const problems: Problem[] = [];
+  const problems: Problem[] = durationProblems(data, file, skip);
   const registry = normalizeRegistry(data, file, problems, invalid);
   const defaults = data.defaults ?? {};
   const templates = data.pipelines.flatMap((spec, i) =>

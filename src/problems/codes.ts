@@ -157,6 +157,12 @@ export const CODES = {
     "gpuplan counts memory in bytes as exact integers; a size of 8 PiB or more cannot be counted exactly and is certainly a mistake.",
     "sizes must stay below 8 PiB",
   ),
+  "duration-out-of-range": problem(
+    "error",
+    "A duration longer than gpuplan can hold",
+    "Durations in a pipeline file are at most 365 days: estimates add up to makespans and bounds, and a value like 1e300 would overflow them into a plan `run` refuses. A step's `timeout`, a worker's `ready_timeout`, an on_oom `wait` and a keep_warm `ttl` become timers, which hold at most 24 days; a longer one would fire at once.",
+    "give a shorter duration (at most 365d; 24d for a timeout, ready_timeout, wait or ttl)",
+  ),
   "deprecated-key": problem(
     "warning",
     "A key under its old name",

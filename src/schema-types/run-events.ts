@@ -36,7 +36,13 @@ export type Timestamp = string;
  * The run's id (`20261122T011500Z-3fa9c1`).
  */
 export type RunId = string;
+/**
+ * At most 365 days, as a pipeline file's durations: compile --history learns estimates from them.
+ */
 export type Milliseconds = number;
+/**
+ * An exact integer (at most 2^53 - 1): compile --history learns VRAM budgets from byte counts.
+ */
 export type Count = number;
 /**
  * cuda:N, cuda:N/migK, rocm:N, or cpu.
@@ -365,7 +371,7 @@ export interface StepRetryEvent {
    */
   scale?: number;
   /**
-   * wait: how long the step waited for free memory before this retry.
+   * At most 365 days, as a pipeline file's durations: compile --history learns estimates from them.
    */
   waitedMs?: number;
   /**

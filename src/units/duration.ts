@@ -7,12 +7,25 @@ import { pipelineSchema } from "../generated/schema-values.js";
  */
 export const MAX_DURATION_MS = 24 * 86_400_000;
 
+/**
+ * The longest duration a pipeline file may give (365 days): the schema's bound on a number of
+ * milliseconds, which holds the `365d` form too. Estimates add up to makespans and bounds: 1e300
+ * was accepted, overflowed to Infinity and made a plan `run` refused.
+ */
+export const MAX_FILE_DURATION_MS = pipelineSchema.maximums.Duration;
+
 const FACTORS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** The schema's pattern (`$defs/Duration`) decides what is a duration; the unit is its trailing letters. */
 const DURATION_RE = new RegExp(pipelineSchema.patterns.Duration, "u");
 
+/** Milliseconds; undefined when the value is not a duration or is longer than MAX_FILE_DURATION_MS. */
 export function parseDuration(value: string | number): number | undefined {
+  const ms = parseMs(value);
+  return ms !== undefined && ms <= MAX_FILE_DURATION_MS ? ms : undefined;
+}
+
+function parseMs(value: string | number): number | undefined {
   if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
   const text = value.trim();
   if (/^[0-9]+$/.test(text)) return Number(text);

@@ -196,3 +196,36 @@ describe("compile --history", () => {
     expect(plain).not.toContain('"learned"');
   });
 });
+
+describe("compile --history with durations far off the file", () => {
+  async function learnFrom(durationMs: number) {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const file = join(t.dir, "long.yaml");
+    writeFileSync(
+      file,
+      "version: 1\npipelines:\n  - name: p\n    steps:\n      - { id: s, run: [x], estimate: 1s }\n",
+    );
+    const runsDir = join(t.dir, ".gpuplan/runs");
+    const plan = await planFor(file, MACHINE);
+    writeRun(
+      runsDir,
+      RUN_A,
+      plan,
+      file,
+      events([
+        [0, runStart(["p"])],
+        [1, start("p", "s", "cpu")],
+        [2, end("p", "s", "cpu", durationMs)],
+        [3, runEnd(durationMs, "ok", 1, 0)],
+      ]),
+    );
+    return compileWithHistory(file, MACHINE, [RUN_A], runsDir);
+  }
+
+  it("learns nothing from a duration of 1e300 ms: the events line is damaged, the plan one run takes", async () => {
+    const r = await learnFrom(1e300);
+    expect(r.problems.map((p) => p.code)).toEqual(["history-damaged-run"]);
+    expect(r.plan!.summary.lowerBoundMs).toBe(1000);
+  });
+});

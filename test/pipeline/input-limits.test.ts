@@ -288,6 +288,47 @@ describe("counts are bounded", () => {
     expect(r.problems.find((x) => x.file === inv)?.line).toBe(3);
   });
 
+  it("an estimate of 1e300 ms is a located schema error, not a plan with an infinite lower bound", () => {
+    const r = compileText(
+      "huge-estimate.yaml",
+      "version: 1\npipelines:\n  - name: p\n    steps: [{ id: s, run: [echo], estimate: 1e300 }]\n",
+    );
+    expect(r.exitCode).toBe(1);
+    const p = one(r.problems, "schema-invalid-value");
+    expect(p.pointer).toBe("/pipelines/0/steps/0/estimate");
+    expect(p.message).toContain("31536000000");
+  });
+
+  it("durations are at most 365 days, and timers 24 days, in either form", () => {
+    const loaded = check(yaml`
+      version: 1
+      defaults: { estimate: 366d, timeout: 25d }
+      registry: { executor: { slurm: { time: 99999999h } } }
+      pipelines:
+        - name: p
+          steps:
+            - id: s
+              run: [echo]
+              estimate: 365d
+              timeout: 24d
+              keep_warm: { ttl: 30d }
+              on_oom: { ladder: [{ wait: 3000000000 }] }
+            - { id: w, run: [echo], worker: { run: [w], ready_timeout: 9999999999999999999d } }
+    `);
+    expect(loaded.problems.map((p) => [p.code, p.pointer, p.line])).toEqual([
+      ["duration-out-of-range", "/defaults/timeout", 2],
+      ["duration-out-of-range", "/defaults/estimate", 2],
+      ["duration-out-of-range", "/registry/executor/slurm/time", 3],
+      ["duration-out-of-range", "/pipelines/0/steps/0/keep_warm/ttl", 11],
+      ["duration-out-of-range", "/pipelines/0/steps/0/on_oom/ladder/0/wait", 12],
+      ["duration-out-of-range", "/pipelines/0/steps/1/worker/ready_timeout", 13],
+    ]);
+    const [timer, estimate] = loaded.problems;
+    expect(timer!.message).toBe("`timeout` is longer than 24 days: 25d");
+    expect(estimate!.message).toBe("`estimate` is longer than 365 days: 366d");
+    expect(estimate!.hint).toContain("365d");
+  });
+
   it("max_pipelines_per_gpu: 100000 is a located schema error", () => {
     const loaded = check(yaml`
       version: 1
