@@ -9,7 +9,7 @@
 import type { ResolvedPipeline, ResolvedStep } from "../pipeline/model.js";
 import { type Problem, warning } from "../problems/problem.js";
 import type { LearnedValues } from "../schema-types/plan.js";
-import { formatDuration } from "../units/duration.js";
+import { formatDuration, MAX_FILE_DURATION_MS } from "../units/duration.js";
 import type { History, StepSamples } from "./read-history.js";
 import { stepKey } from "./step-key.js";
 
@@ -145,6 +145,20 @@ function checkEstimate(
   );
 }
 
-/** A duration as a pipeline file can say it (formatDuration's 4m05s is for reading, not for YAML). */
-const typedDuration = (ms: number): string =>
-  ms < 60_000 ? formatDuration(ms) : `${Math.round(ms / 1000)}s`;
+/**
+ * A duration as a pipeline file can say it (formatDuration's 4m05s is for reading, not for YAML):
+ * under a minute as formatDuration says it, else whole seconds in the largest unit that says them
+ * exactly (25h, 90m, 3d), its digits written out — `${n}s` printed 1e+297s, which no file takes.
+ */
+const typedDuration = (ms: number): string => {
+  if (ms < 60_000) return formatDuration(ms);
+  const seconds = Math.round(Math.min(ms, MAX_FILE_DURATION_MS) / 1000);
+  const [unit, size] = (
+    [
+      ["d", 86_400],
+      ["h", 3600],
+      ["m", 60],
+    ] as const
+  ).find(([, n]) => seconds % n === 0) ?? ["s", 1];
+  return `${seconds / size}${unit}`;
+};

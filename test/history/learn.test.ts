@@ -223,6 +223,19 @@ describe("compile --history with durations far off the file", () => {
     return compileWithHistory(file, MACHINE, [RUN_A], runsDir);
   }
 
+  it("hints an estimate the file takes, in the largest whole unit", async () => {
+    for (const [ms, typed] of [
+      [90_000_000, "25h"],
+      [3 * 86_400_000, "3d"],
+      [5_400_000, "90m"],
+      [61_500, "62s"],
+    ] as const) {
+      const r = await learnFrom(ms);
+      const off = r.problems.find((p) => p.code === "history-estimate-off")!;
+      expect(off.hint).toBe(`set \`estimate: ${typed}\`, or keep compiling with --history`);
+    }
+  });
+
   it("learns nothing from a duration of 1e300 ms: the events line is damaged, the plan one run takes", async () => {
     const r = await learnFrom(1e300);
     expect(r.problems.map((p) => p.code)).toEqual(["history-damaged-run"]);
