@@ -44,7 +44,7 @@ export type Memory =
  */
 export type Size = number | string;
 /**
- * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d). A step's timeout, a worker's ready_timeout and an on_oom wait are timers, which hold at most 24 days (24d).
+ * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d).
  *
  * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
  * via the `definition` "Duration".
@@ -64,7 +64,7 @@ export type OomRung =
     }
   | {
       /**
-       * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d). A step's timeout, a worker's ready_timeout and an on_oom wait are timers, which hold at most 24 days (24d).
+       * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d).
        */
       wait: number | string;
     };
@@ -372,7 +372,7 @@ export interface StepSpec {
   exclusive?: boolean;
   timeout?: Duration;
   /**
-   * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d). A step's timeout, a worker's ready_timeout and an on_oom wait are timers, which hold at most 24 days (24d).
+   * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d).
    */
   estimate?: number | string;
   on_oom?: OnOom;
@@ -430,7 +430,7 @@ export interface WorkerSpec {
    */
   key?: string;
   /**
-   * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d). A step's timeout, a worker's ready_timeout and an on_oom wait are timers, which hold at most 24 days (24d).
+   * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d).
    */
   ready_timeout?: number | string;
 }
