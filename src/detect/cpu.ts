@@ -8,14 +8,16 @@ import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import type { CpuInfo, ProbeReport } from "../inventory/types.js";
+import { textFromBytes } from "../text/bytes-text.js";
 import { parseCpuList } from "../units/cpu-list.js";
 import { type CgroupLimits, readCgroupLimits } from "./cgroup.js";
 import { nowMs } from "./clock.js";
 import type { Roots } from "./roots.js";
 
+/** A /proc or /sys file as text; a model name from firmware need not be UTF-8 (src/text/bytes-text.ts). */
 const read = (file: string): string | null => {
   try {
-    return readFileSync(file, "utf8");
+    return textFromBytes(readFileSync(file));
   } catch {
     return null;
   }

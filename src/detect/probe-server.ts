@@ -9,6 +9,7 @@
  * waits to serve (spawn-child.ts `serve`), so that a GPU run starts one probe child, not two.
  */
 import type { ChildProcess } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
 import { killGroup, letGo, trackGroup } from "./probe-groups.js";
 import type { ChildMessage, ChildRequest, ProbeResult } from "./probe-types.js";
 import { type ChildOptions, childEntry, childEnvironment, type ProbeTask } from "./spawn-child.js";
@@ -104,8 +105,10 @@ export class ProbeServer {
   /** Read `child`'s answers and watch it; it becomes this server's child. */
   private attach(child: ChildProcess): void {
     let buffered = "";
+    // A character split between two chunks must not become two U+FFFD.
+    const decoder = new StringDecoder("utf8");
     child.stdio[3]!.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString("utf8");
+      buffered += decoder.write(chunk);
       let nl = buffered.indexOf("\n");
       while (nl !== -1) {
         const line = buffered.slice(0, nl);

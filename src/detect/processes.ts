@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { GpuInfo, GpuProcess } from "../inventory/types.js";
+import { textFromBytes } from "../text/bytes-text.js";
 import type { Roots } from "./roots.js";
 
 /** A held slot's holder: what `gpuplan locks` shows. */
@@ -156,9 +157,10 @@ function readEnviron(roots: Roots, pid: number): Map<string, string> {
   return env;
 }
 
+/** A /proc file as text: a command line's arguments need not be UTF-8 (src/text/bytes-text.ts). */
 const readText = (file: string): string | null => {
   try {
-    return readFileSync(file, "utf8");
+    return textFromBytes(readFileSync(file));
   } catch {
     return null;
   }

@@ -5,7 +5,9 @@
  * at the deadline. Returns what it answered and how it ended; the retry policy is run-child.ts's.
  */
 import { existsSync } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
+import { textFromBytes } from "../text/bytes-text.js";
 import { nowMs } from "./clock.js";
 import { offerServing } from "./prestarted.js";
 import { killGroup, SHUTDOWN_GRACE_MS, trackGroup } from "./probe-groups.js";
@@ -172,8 +174,10 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
     child.stderr!.resume();
     offerServing(childKey([...tasks], options), child);
   };
+  // A character split between two chunks must not become two U+FFFD (and an unreadable inventory).
+  const decoder = new StringDecoder("utf8");
   const onAnswer = (chunk: Buffer) => {
-    buffered += chunk.toString("utf8");
+    buffered += decoder.write(chunk);
     let nl = buffered.indexOf("\n");
     while (nl !== -1) {
       const line = buffered.slice(0, nl);
@@ -187,7 +191,8 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
     }
   };
   const onStderr = (chunk: Buffer) => {
-    stderrTail = (stderrTail + chunk.toString("utf8")).slice(-2000);
+    // Vendor noise need not be UTF-8: its bytes are read as detect reads the libraries' strings.
+    stderrTail = (stderrTail + textFromBytes(chunk)).slice(-2000);
   };
   child.stdio[3]!.on("data", onAnswer);
   child.stderr!.on("data", onStderr);

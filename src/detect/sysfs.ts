@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { GpuInfo, ProbeReport } from "../inventory/types.js";
+import { textFromBytes } from "../text/bytes-text.js";
 import { parseCpuList } from "../units/cpu-list.js";
 import { nowMs } from "./clock.js";
 import { normalizePciBusId } from "./pci.js";
@@ -16,9 +17,10 @@ import type { Roots } from "./roots.js";
 
 const AMD_VENDOR = "0x1002";
 
+/** A sysfs file as text; a product name from the GPU's firmware need not be UTF-8 (src/text/bytes-text.ts). */
 const read = (file: string): string | null => {
   try {
-    return readFileSync(file, "utf8").trim();
+    return textFromBytes(readFileSync(file)).trim();
   } catch {
     return null;
   }

@@ -148,7 +148,7 @@ describe("GPU processes: who they are", () => {
 
 describe("GPU processes: what /proc says, from fixture trees", () => {
   /** A /proc with the given files (paths relative to it). */
-  function fakeProc(files: Record<string, string>): string {
+  function fakeProc(files: Record<string, string | Buffer>): string {
     const root = mkdtempSync(join(tmpdir(), "gpuplan-proc-"));
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(join(root, path, ".."), { recursive: true });
@@ -182,6 +182,18 @@ describe("GPU processes: what /proc says, from fixture trees", () => {
     ]);
     expect(gpu.processes![0]!.command).toBe("evil\x1b]0;owned\x07 --flag");
     expect(gpu.processes![1]!.command).toBe("[kworker/0:1]");
+  });
+
+  it("a command line that is not UTF-8 has its other bytes spelled out, never U+FFFD (an inventory with it loads again)", async () => {
+    const proc = fakeProc({
+      "self/status": "NSpid:\t77\n",
+      "10/status": "Uid:\t0\t0\t0\t0\n",
+      // A Latin-1 file name as an argument: "café" with é as E9.
+      "10/cmdline": Buffer.from([...Buffer.from("cat\0caf"), 0xe9, 0]),
+    });
+    const gpu = gpuWith([10]);
+    await describeProcesses([gpu], { ...realProc, proc }, noHolders);
+    expect(gpu.processes![0]!.command).toBe("cat caf\\xe9");
   });
 
   it("in a nested pid namespace the library's pids are the host's: /proc is not asked about them", async () => {

@@ -5,6 +5,7 @@
  */
 import type { LibraryHandle } from "koffi";
 import { loadKoffi } from "../../libc/load-koffi.js";
+import { textFromBytes } from "../../text/bytes-text.js";
 import type { SymbolTable } from "./symbols/table.js";
 
 const koffi = loadKoffi();
@@ -68,17 +69,34 @@ class MissingSymbolError extends Error {
   }
 }
 
-/** A NUL-terminated string from a buffer (at an offset, within a maximum length). */
+/**
+ * A NUL-terminated string from a buffer (at an offset, within a maximum length). Drivers are not
+ * bound to UTF-8: other bytes are spelled out (src/text/bytes-text.ts), so that an inventory made
+ * from them loads again.
+ */
 export function cString(buf: Buffer, offset = 0, max = buf.length - offset): string {
   const end = buf.indexOf(0, offset);
   const stop = end === -1 || end > offset + max ? offset + max : end;
-  return buf.toString("utf8", offset, stop).trim();
+  return textFromBytes(buf.subarray(offset, stop)).trim();
 }
 
-/** Decode a `const char *` returned through an out-pointer or as a result. */
+/** Longer than any error or version string a vendor library returns: a pointer past it is not believed to end. */
+const MAX_C_STRING = 4096;
+
+/**
+ * Decode a `const char *` returned through an out-pointer or as a result (declared `void *`, so
+ * koffi hands over the pointer, not a string it decoded as UTF-8): byte by byte up to its NUL,
+ * decoded as cString does.
+ */
 export function decodeCString(ptr: unknown): string | null {
   if (ptr === null || ptr === undefined || ptr === 0n) return null;
-  return koffi.decode(ptr, "char", -1) as string;
+  const bytes: number[] = [];
+  for (let i = 0; i < MAX_C_STRING; i++) {
+    const byte = koffi.decode(ptr, i, "uint8_t") as number;
+    if (byte === 0) break;
+    bytes.push(byte);
+  }
+  return textFromBytes(Uint8Array.from(bytes));
 }
 
 /** An unsigned 64-bit value as a JS number (exact up to 2^53, which bytes of memory are). */

@@ -8,7 +8,7 @@ import { gfxTargetFromArchName } from "../gfx.js";
 import { normalizePciBusId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
 import { countGpus, type ProbeContext, startResult } from "./context.js";
-import { cString, u64, VendorLibrary } from "./ffi.js";
+import { cString, decodeCString, u64, VendorLibrary } from "./ffi.js";
 import { HIP_SYMBOLS } from "./symbols/hip.js";
 
 const HIP_SUCCESS = 0;
@@ -23,7 +23,7 @@ export function probeHip(ctx: ProbeContext) {
   const { result, finish } = startResult("hip", ctx.library);
   const lib = new VendorLibrary(ctx.library, HIP_SYMBOLS, ctx.track);
   const errorString = lib.fn("hipGetErrorString");
-  const describe = (rc: number) => String(errorString?.(rc) ?? `error ${rc}`);
+  const describe = (rc: number) => (errorString && decodeCString(errorString(rc))) || `error ${rc}`;
 
   const version = [0];
   if (lib.fn("hipRuntimeGetVersion")?.(version) === HIP_SUCCESS) {

@@ -6,7 +6,7 @@
  */
 import { nowMs } from "../clock.js";
 import { countGpus, formatCudaVersion, type ProbeContext, startResult } from "./context.js";
-import { VendorLibrary } from "./ffi.js";
+import { decodeCString, VendorLibrary } from "./ffi.js";
 import { INIT_HINTS, NVML_SUCCESS } from "./nvml-codes.js";
 import { deviceReaders, stringReaders } from "./nvml-device.js";
 import { NVML_SYMBOLS } from "./symbols/nvml.js";
@@ -16,7 +16,7 @@ export function probeNvml(ctx: ProbeContext) {
   const { result, finish } = startResult("nvml", ctx.library);
   const lib = new VendorLibrary(ctx.library, NVML_SYMBOLS, ctx.track);
   const errorString = lib.fn("nvmlErrorString");
-  const describe = (rc: number) => (errorString ? String(errorString(rc) ?? `error ${rc}`) : `error ${rc}`);
+  const describe = (rc: number) => (errorString && decodeCString(errorString(rc))) || `error ${rc}`;
 
   const init = lib.first("nvmlInit_v2", "nvmlInit");
   if (!init)

@@ -4,6 +4,7 @@
  * as `void *`, structs as raw buffers (nvmlPciInfo_t 68 bytes, nvmlMemory_v2_t 40,
  * nvmlUtilization_t 8, nvmlTemperature_v1_t 12, nvmlProcessInfo_t 24). Driver 535 lacks
  * nvmlDeviceGetNumaNodeId and nvmlDeviceGetTemperatureV (headers 12.4 and 12.9 on); both optional.
+ * A `const char *` result is bound as `void *`, for ffi.ts decodeCString to read its bytes.
  */
 import type { SymbolTable } from "./table.js";
 
@@ -12,7 +13,7 @@ export const NVML_SYMBOLS = {
   /** Drivers before the _v2 names. */
   nvmlInit: { c: "int nvmlInit(void)" },
   nvmlShutdown: { c: "int nvmlShutdown(void)" },
-  nvmlErrorString: { c: "const char *nvmlErrorString(int result)" },
+  nvmlErrorString: { c: "void *nvmlErrorString(int result)" },
   nvmlSystemGetDriverVersion: {
     c: "int nvmlSystemGetDriverVersion(_Out_ char *version, unsigned int length)",
   },
