@@ -157,7 +157,7 @@ ${settingRows.join("\n")}
 
 \`gpuplan detect\` (and \`compile\` and \`run\` when they detect) loads each vendor library from the
 dynamic loader's search path and the usual CUDA and ROCm install paths, unless a variable names
-the file:
+the file (a relative path is taken from the current folder, even without a \`/\`):
 
 | variable | probe | library it replaces |
 | --- | --- | --- |

@@ -3,9 +3,12 @@
  * an override variable names the file; otherwise the directories the dynamic loader searches
  * for a soname (LD_LIBRARY_PATH, /etc/ld.so.conf, the defaults), then the usual install
  * paths of the CUDA and ROCm packages. When nothing is found the child is never started.
+ * Every path found is absolute: dlopen searches the system's directories for a name without a
+ * `/`, so a relative `GPUPLAN_NVML_LIBRARY=mynvml.so` (or LD_LIBRARY_PATH entry) would load
+ * another library than the one checked here.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { VendorProbeName } from "./probe-types.js";
 
 interface LibrarySpec {
@@ -133,8 +136,9 @@ export function findLibraries(
   for (const [name, spec] of Object.entries(LIBRARIES) as [VendorProbeName, LibrarySpec][]) {
     const override = env[spec.override];
     if (override !== undefined && override !== "") {
-      out[name] = existsSync(override)
-        ? { found: true, path: override }
+      const path = resolve(override);
+      out[name] = existsSync(path)
+        ? { found: true, path }
         : { found: false, reason: `${spec.override}=${override}: no such file` };
       continue;
     }
@@ -147,7 +151,7 @@ export function findLibraries(
       const best = matches.includes(spec.soname)
         ? spec.soname
         : matches.sort((a, b) => a.length - b.length)[0]!;
-      out[name] = { found: true, path: join(dir, best) };
+      out[name] = { found: true, path: resolve(dir, best) };
       break;
     }
   }

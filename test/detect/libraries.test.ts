@@ -28,6 +28,23 @@ describe("finding vendor libraries without loading them", () => {
     expect(found.hip).toEqual({ found: false, reason: "libamdhip64.so not found" });
   });
 
+  it("a relative override or LD_LIBRARY_PATH entry is made absolute (dlopen would search the system for a bare name)", () => {
+    const root = tree({ "mynvml.so": "", "lib/libcuda.so.1": "" });
+    const cwd = process.cwd();
+    process.chdir(root);
+    try {
+      const found = findLibraries({ GPUPLAN_NVML_LIBRARY: "mynvml.so", LD_LIBRARY_PATH: "lib" });
+      expect(found.nvml).toEqual({ found: true, path: join(root, "mynvml.so") });
+      expect(found.cuda).toEqual({ found: true, path: join(root, "lib/libcuda.so.1") });
+      expect(findLibraries({ GPUPLAN_HIP_LIBRARY: "nothere.so" }, []).hip).toEqual({
+        found: false,
+        reason: "GPUPLAN_HIP_LIBRARY=nothere.so: no such file",
+      });
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it("searches directories in order, preferring the soname, then the shortest versioned name", () => {
     const root = tree({
       "a/libcuda.so.535.183.01": "",

@@ -1,12 +1,15 @@
 // Detection through the real FFI path (koffi in the probe child) against fake NVML and CUDA
 // libraries built from fixtures/fake-libs/*.c, one scenario per case.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { nowMs } from "../../src/detect/clock.js";
 import { detect, detectInventory } from "../../src/detect/index.js";
+import { startChild } from "../../src/detect/spawn-child.js";
 import validate from "../../src/generated/inventory-validator.js";
 import type { Inventory, ProbeReport } from "../../src/inventory/types.js";
+import { gpuplan } from "../helpers/cli.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT, SCENARIOS } from "./fake-libs.js";
 
 const probe = (inv: Inventory, name: ProbeReport["name"]) => inv.probes.find((p) => p.name === name)!;
@@ -234,6 +237,36 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
       status: "error",
       message: "the probe process crashed (SIGSEGV) in nvmlDeviceGetPciInfo_v3",
     });
+  });
+
+  it("GPUPLAN_NVML_LIBRARY=mynvml.so (no /) loads ./mynvml.so, the file that was checked, not a system library", () => {
+    const cwd = mkdtempSync(join(tmpdir(), "gpuplan-relative-lib-"));
+    copyFileSync(fakeLib("nvml"), join(cwd, "mynvml.so"));
+    const env = fakeEnv("mixed-order.scenario", {}, { GPUPLAN_NVML_LIBRARY: "mynvml.so" });
+    const r = gpuplan(["detect", "--json"], { env, cwd });
+    const inv = JSON.parse(r.stdout) as Inventory;
+    expect(probe(inv, "nvml")).toMatchObject({ status: "ok", library: join(cwd, "mynvml.so") });
+    expect(inv.gpus).toHaveLength(3);
+  });
+
+  it("the probe child loads a bare library name it is sent from its current folder, never the system's search path", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "gpuplan-relative-lib-"));
+    copyFileSync(fakeLib("nvml"), join(cwd, "mynvml.so"));
+    const before = process.cwd();
+    process.chdir(cwd);
+    try {
+      const env = fakeEnv("mixed-order.scenario", {});
+      const child = startChild([{ name: "nvml", library: "mynvml.so" }], {
+        env,
+        slowInitMs: 1000,
+        amdDriverLoaded: false,
+      });
+      child.limit(nowMs() + 20_000);
+      const run = await child.run;
+      expect(run.results[0]).toMatchObject({ status: "ok", library: join(cwd, "mynvml.so") });
+    } finally {
+      process.chdir(before);
+    }
   });
 
   it("a file that is not a shared library: an error with the loader's reason, other probes unaffected", async () => {

@@ -6,6 +6,7 @@
  */
 
 import { writeSync } from "node:fs";
+import { resolve } from "node:path";
 import { nowMs } from "../clock.js";
 import type { ChildMessage, ChildRequest, ProbeResult, VendorProbeName } from "../probe-types.js";
 import type { ProbeContext } from "./context.js";
@@ -107,7 +108,10 @@ async function probeRound(
 ): Promise<void> {
   let answered = !breadcrumbs;
   let nvmlListed = false;
-  for (const { name, library, unlessNvmlListed } of probes) {
+  for (const { name, library: requested, unlessNvmlListed } of probes) {
+    // The parent sends absolute paths (libraries.ts); a bare name would make dlopen search the
+    // system's directories, and load a library nobody checked.
+    const library = resolve(requested);
     if (unlessNvmlListed && nvmlListed) {
       send({ type: "result", result: notNeeded(name, library) });
       continue;
