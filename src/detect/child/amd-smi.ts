@@ -9,7 +9,14 @@
 import { gfxTargetFromVersion } from "../gfx.js";
 import { formatBdfId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
-import { countGpus, type ProbeContext, startResult } from "./context.js";
+import {
+  believeCount,
+  countGpus,
+  MAX_DEVICES,
+  type ProbeContext,
+  startResult,
+  withNotes,
+} from "./context.js";
 import { cString, decodeCString, type NativeFn, pointerAt, VendorLibrary } from "./ffi.js";
 import { AMD_SMI_SYMBOLS } from "./symbols/amd-smi.js";
 
@@ -90,9 +97,10 @@ export function probeAmdSmi(ctx: ProbeContext) {
       gfxOffset = asicGfxOffset(v.major, v.minor);
       powerOffsets = powerInfoOffsets(v.major, v.minor);
     }
-    const handles = listGpuHandles(lib);
+    const notes: string[] = [];
+    const handles = listGpuHandles(lib, (text) => notes.push(text));
     if (handles === null) return finish("error", "amdsmi_get_socket_handles failed");
-    if (handles.length === 0) return finish("no-devices", "AMD SMI found no AMD GPU");
+    if (handles.length === 0) return finish("no-devices", withNotes("AMD SMI found no AMD GPU", notes));
 
     const asicInfo = lib.fn("amdsmi_get_gpu_asic_info");
     const driverInfo = lib.fn("amdsmi_get_gpu_driver_info");
@@ -165,7 +173,8 @@ export function probeAmdSmi(ctx: ProbeContext) {
       };
       result.gpus.push(gpu);
     });
-    return finish("ok", `${countGpus(result.gpus.length)}, AMD SMI ${result.version ?? "unknown version"}`);
+    const found = `${countGpus(result.gpus.length)}, AMD SMI ${result.version ?? "unknown version"}`;
+    return finish("ok", withNotes(found, notes));
   } finally {
     // Shut down after the answer is out: a hang there must not cost the result.
     const shutDown = lib.fn("amdsmi_shut_down");
@@ -173,23 +182,38 @@ export function probeAmdSmi(ctx: ProbeContext) {
   }
 }
 
-/** Sockets, then each socket's processors (count-then-fill), keeping the AMD GPUs. */
-function listGpuHandles(lib: VendorLibrary<typeof AMD_SMI_SYMBOLS>): bigint[] | null {
+/**
+ * Sockets, then each socket's processors (count-then-fill), keeping the AMD GPUs. Each count is
+ * believed up to MAX_DEVICES (the buffer is sized by it), and a fill may not answer more than it
+ * was given room for; `note` says where a library claimed more.
+ */
+function listGpuHandles(
+  lib: VendorLibrary<typeof AMD_SMI_SYMBOLS>,
+  note: (text: string) => void,
+): bigint[] | null {
   const getSockets = lib.need("amdsmi_get_socket_handles");
   const getProcessors = lib.need("amdsmi_get_processor_handles");
   const getType = lib.fn("amdsmi_get_processor_type");
   const socketCount = [0];
   if (getSockets(socketCount, null) !== AMDSMI_STATUS_SUCCESS) return null;
-  const sockets = Buffer.alloc(8 * Math.max(1, socketCount[0]!));
+  const claimedSockets = believeCount("amdsmi_get_socket_handles", socketCount[0]!);
+  if (claimedSockets.note) note(claimedSockets.note);
+  const room = Math.max(1, claimedSockets.count);
+  const sockets = Buffer.alloc(8 * room);
+  socketCount[0] = room;
   if (getSockets(socketCount, sockets) !== AMDSMI_STATUS_SUCCESS) return null;
   const gpus: bigint[] = [];
-  for (let s = 0; s < socketCount[0]!; s++) {
+  for (let s = 0; s < Math.min(socketCount[0]!, room) && gpus.length < MAX_DEVICES; s++) {
     const socket = pointerAt(sockets, s * 8);
     const n = [0];
     if (getProcessors(socket, n, null) !== AMDSMI_STATUS_SUCCESS || n[0] === 0) continue;
-    const list = Buffer.alloc(8 * n[0]!);
+    const claimed = believeCount("amdsmi_get_processor_handles", n[0]!, MAX_DEVICES - gpus.length);
+    if (claimed.note) note(claimed.note);
+    if (claimed.count === 0) continue;
+    const list = Buffer.alloc(8 * claimed.count);
+    n[0] = claimed.count;
     if (getProcessors(socket, n, list) !== AMDSMI_STATUS_SUCCESS) continue;
-    for (let p = 0; p < n[0]!; p++) {
+    for (let p = 0; p < Math.min(n[0]!, claimed.count); p++) {
       const handle = pointerAt(list, p * 8);
       const type = [AMDSMI_PROCESSOR_TYPE_AMD_GPU];
       if (

@@ -39,6 +39,58 @@ export function startResult(name: VendorProbeName, library: string) {
   };
 }
 
+/**
+ * The most devices a probe asks a library about. NVIDIA's kernel module drives at most 32 GPUs in
+ * one system (NV_MAX_DEVICES, open-gpu-kernel-modules nvlimits.h), amdgpu at most 64
+ * (MAX_GPU_INSTANCE, amdgpu.h), an MI300X partitioned as CPX shows 8 devices per card: a count
+ * above 1024 is a broken library (0xFFFFFFFF for -1, say), and walking it would take minutes and
+ * a message of megabytes.
+ */
+export const MAX_DEVICES = 1024;
+
+/** Items (skipped devices, notes) named one by one in a probe's message before "and N more". */
+const SHOWN = 5;
+
+const formatCount = (n: number): string => n.toLocaleString("en-US");
+
+/**
+ * A device count from `call`, as far as it is believed: `count` to walk (at most `max`), and a
+ * note for the probe's message when the library claimed more, or a count that is no count at all
+ * (negative: `error`, nothing to walk).
+ */
+export function believeCount(
+  call: string,
+  claimed: number,
+  max = MAX_DEVICES,
+): { count: number; beyond: number; note: string | null; error: string | null } {
+  if (!Number.isInteger(claimed) || claimed < 0)
+    return {
+      count: 0,
+      beyond: 0,
+      note: null,
+      error: `${call} answered ${claimed}, which is no device count`,
+    };
+  if (claimed <= max) return { count: claimed, beyond: 0, note: null, error: null };
+  return {
+    count: max,
+    beyond: claimed - max,
+    note: `${call} answered ${formatCount(claimed)}, more than a machine has: only the first ${formatCount(max)} were read`,
+    error: null,
+  };
+}
+
+/** Items for a probe's message, which stays one short line: the first few, then how many more. */
+export function firstFew(items: readonly string[], what = ""): string {
+  const shown = items.slice(0, SHOWN).join("; ");
+  const more = items.length - SHOWN;
+  return more > 0 ? `${shown}; and ${formatCount(more)} more${what}` : shown;
+}
+
+/** A probe's message: what it found, then its notes (a count not believed, values left unknown). */
+export function withNotes(found: string, notes: readonly string[]): string {
+  return notes.length ? `${found}; ${firstFew(notes, " notes")}` : found;
+}
+
 /** "1 GPU" / "3 GPUs". */
 export const countGpus = (n: number): string => `${n} GPU${n === 1 ? "" : "s"}`;
 

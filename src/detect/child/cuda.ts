@@ -7,7 +7,15 @@
 import { normalizePciBusId } from "../pci.js";
 import { type RawGpu, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
 import { formatNvidiaUuid } from "../uuid.js";
-import { countGpus, formatCudaVersion, type ProbeContext, startResult } from "./context.js";
+import {
+  believeCount,
+  countGpus,
+  firstFew,
+  formatCudaVersion,
+  type ProbeContext,
+  startResult,
+  withNotes,
+} from "./context.js";
 import { cString, decodeCString, u64, VendorLibrary } from "./ffi.js";
 import { CUDA_SYMBOLS } from "./symbols/cuda.js";
 
@@ -55,7 +63,9 @@ export function probeCuda(ctx: ProbeContext) {
   const count = [0];
   const crc = lib.need("cuDeviceGetCount")(count) as number;
   if (crc !== CUDA_SUCCESS) return finish("error", `cuDeviceGetCount: ${describe(crc)} (${crc})`);
-  if (count[0] === 0) return finish("no-devices", "CUDA found no device");
+  const claimed = believeCount("cuDeviceGetCount", count[0]!);
+  if (claimed.error) return finish("error", claimed.error);
+  if (claimed.count === 0) return finish("no-devices", "CUDA found no device");
 
   const deviceGet = lib.need("cuDeviceGet");
   const getName = lib.fn("cuDeviceGetName");
@@ -68,9 +78,14 @@ export function probeCuda(ctx: ProbeContext) {
     return getAttr?.(out, which, dev) === CUDA_SUCCESS ? out[0]! : null;
   };
 
-  for (let i = 0; i < count[0]!; i++) {
+  const skipped: string[] = [];
+  for (let i = 0; i < claimed.count; i++) {
     const dev = [0];
-    if (deviceGet(dev, i) !== CUDA_SUCCESS) continue;
+    const grc = deviceGet(dev, i) as number;
+    if (grc !== CUDA_SUCCESS) {
+      skipped.push(`device ${i}: cuDeviceGet: ${describe(grc)}`);
+      continue;
+    }
     const d = dev[0]!;
     const nameBuf = Buffer.alloc(256);
     const name = getName?.(nameBuf, 256, d) === CUDA_SUCCESS ? cString(nameBuf) : UNNAMED_NVIDIA_GPU;
@@ -102,5 +117,10 @@ export function probeCuda(ctx: ProbeContext) {
     };
     result.gpus.push(gpu);
   }
-  return finish("ok", `${countGpus(result.gpus.length)} in CUDA order`);
+  const found = `${countGpus(result.gpus.length)} in CUDA order`;
+  const notes = [
+    ...(claimed.note ? [claimed.note] : []),
+    ...(skipped.length ? [`skipped ${firstFew(skipped)}`] : []),
+  ];
+  return finish(result.gpus.length ? "ok" : "error", withNotes(found, notes));
 }

@@ -7,7 +7,7 @@
 import { gfxTargetFromArchName } from "../gfx.js";
 import { normalizePciBusId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
-import { countGpus, type ProbeContext, startResult } from "./context.js";
+import { believeCount, countGpus, type ProbeContext, startResult, withNotes } from "./context.js";
 import { cString, decodeCString, u64, VendorLibrary } from "./ffi.js";
 import { HIP_SYMBOLS } from "./symbols/hip.js";
 
@@ -56,12 +56,14 @@ export function probeHip(ctx: ProbeContext) {
     );
   }
   if (crc !== HIP_SUCCESS) return finish("error", `hipGetDeviceCount: ${describe(crc)} (${crc})`);
+  const claimed = believeCount("hipGetDeviceCount", count[0]!);
+  if (claimed.error) return finish("error", claimed.error);
 
   const getName = lib.fn("hipDeviceGetName");
   const totalMem = lib.fn("hipDeviceTotalMem");
   const getBusId = lib.fn("hipDeviceGetPCIBusId");
   const getProps = lib.fn("hipGetDevicePropertiesR0600");
-  for (let i = 0; i < count[0]!; i++) {
+  for (let i = 0; i < claimed.count; i++) {
     const name = Buffer.alloc(256);
     const mem = Buffer.alloc(8);
     const bus = Buffer.alloc(64);
@@ -81,5 +83,8 @@ export function probeHip(ctx: ProbeContext) {
     };
     result.gpus.push(gpu);
   }
-  return finish("ok", `${countGpus(result.gpus.length)} in HIP order`);
+  return finish(
+    "ok",
+    withNotes(`${countGpus(result.gpus.length)} in HIP order`, claimed.note ? [claimed.note] : []),
+  );
 }

@@ -4,6 +4,7 @@
  */
 import { normalizePciBusId } from "../pci.js";
 import { type RawGpu, type RawMigDevice, type RawProcess, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
+import { believeCount } from "./context.js";
 import { cpuMaskToList, cString, type NativeFn, u64, type VendorLibrary } from "./ffi.js";
 import {
   ARCHITECTURES,
@@ -52,8 +53,17 @@ export function stringReaders(): StringReaders {
   };
 }
 
-/** Per-device queries, each bound once; missing symbols are null and simply skipped. */
-export function deviceReaders(lib: Nvml, strings: StringReaders) {
+/**
+ * A100 and H100 have seven compute slices, so at most seven MIG devices; a count above this is a
+ * broken library, not a GPU.
+ */
+const MAX_MIG_DEVICES = 64;
+
+/**
+ * Per-device queries, each bound once; missing symbols are null and simply skipped. `note` takes
+ * what the probe's message should say about an answer not believed.
+ */
+export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: string) => void) {
   const getName = lib.fn("nvmlDeviceGetName");
   const getUuid = lib.fn("nvmlDeviceGetUUID");
   const getSerial = lib.fn("nvmlDeviceGetSerial");
@@ -137,11 +147,16 @@ export function deviceReaders(lib: Nvml, strings: StringReaders) {
     return null;
   };
 
-  const migDevices = (handle: bigint): RawMigDevice[] => {
-    const max = scalar(getMaxMig, handle);
-    if (!max || !getMigHandle) return [];
+  const migDevices = (index: number, handle: bigint): RawMigDevice[] => {
+    const max = believeCount(
+      "nvmlDeviceGetMaxMigDeviceCount",
+      scalar(getMaxMig, handle) ?? 0,
+      MAX_MIG_DEVICES,
+    );
+    if (max.note) note(`GPU ${index}: ${max.note}`);
+    if (!max.count || !getMigHandle) return [];
     const list: RawMigDevice[] = [];
-    for (let k = 0; k < max; k++) {
+    for (let k = 0; k < max.count; k++) {
       const out = Buffer.alloc(8);
       if (getMigHandle(handle, k, out) !== NVML_SUCCESS) continue;
       const mig = out.readBigUInt64LE(0);
@@ -217,7 +232,7 @@ export function deviceReaders(lib: Nvml, strings: StringReaders) {
         processes: processes(handle),
       };
       if (migMode) {
-        gpu.migDevices = migDevices(handle);
+        gpu.migDevices = migDevices(index, handle);
         // An unprivileged caller gets no aggregate list for a MIG-enabled GPU: its instances' lists add up to it.
         if (gpu.processes === null && gpu.migDevices.length && gpu.migDevices.every((m) => m.processes))
           gpu.processes = gpu.migDevices.flatMap((m) => m.processes!);

@@ -5,7 +5,15 @@
  * NVML_ERROR_NOT_SUPPORTED for others (power on GeForce, NUMA off Grace), which we skip.
  */
 import { nowMs } from "../clock.js";
-import { countGpus, formatCudaVersion, type ProbeContext, startResult } from "./context.js";
+import {
+  believeCount,
+  countGpus,
+  firstFew,
+  formatCudaVersion,
+  type ProbeContext,
+  startResult,
+  withNotes,
+} from "./context.js";
 import { decodeCString, VendorLibrary } from "./ffi.js";
 import { INIT_HINTS, NVML_SUCCESS } from "./nvml-codes.js";
 import { deviceReaders, stringReaders } from "./nvml-device.js";
@@ -57,14 +65,15 @@ export function probeNvml(ctx: ProbeContext) {
         INIT_HINTS[countRc] ?? slowHint,
       );
     }
-    const count = countOut[0]!;
-    if (count === 0) return finish("no-devices", "NVML found no NVIDIA GPU", slowHint);
+    const claimed = believeCount("nvmlDeviceGetCount_v2", countOut[0]!);
+    if (claimed.count === 0) return finish("no-devices", "NVML found no NVIDIA GPU", slowHint);
 
     const getHandle = lib.first("nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
     if (!getHandle) return finish("error", "the library exports no nvmlDeviceGetHandleByIndex_v2");
-    const device = deviceReaders(lib, strings);
+    const notes: string[] = [];
+    const device = deviceReaders(lib, strings, (note) => notes.push(note));
     const skipped: string[] = [];
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < claimed.count; i++) {
       const out = Buffer.alloc(8);
       const hrc = getHandle(i, out) as number;
       if (hrc !== NVML_SUCCESS) {
@@ -74,8 +83,13 @@ export function probeNvml(ctx: ProbeContext) {
       result.gpus.push(device.read(i, out.readBigUInt64LE(0)));
     }
     const found = `${countGpus(result.gpus.length)}, driver ${result.driverVersion ?? "unknown"}`;
-    const message = skipped.length ? `${found}; skipped ${skipped.join("; ")}` : found;
-    if (skipped.length) result.skippedDevices = skipped.length;
+    const message = withNotes(found, [
+      ...(claimed.note ? [claimed.note] : []),
+      ...(skipped.length ? [`skipped ${firstFew(skipped)}`] : []),
+      ...notes,
+    ]);
+    // GPUs beyond the believed count were not read either: CUDA's probe may still find them.
+    if (skipped.length || claimed.beyond) result.skippedDevices = skipped.length + claimed.beyond;
     return finish(result.gpus.length ? "ok" : "error", message, slowHint);
   } finally {
     // Shut down after the answer is out: a hang there must not cost the result.

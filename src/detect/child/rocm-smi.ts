@@ -7,7 +7,7 @@ import { gfxTargetFromVersion } from "../gfx.js";
 import { formatBdfId } from "../pci.js";
 import type { RawGpu, RawProcess } from "../probe-types.js";
 import { formatAmdUniqueId } from "../uuid.js";
-import { countGpus, type ProbeContext, startResult } from "./context.js";
+import { believeCount, countGpus, type ProbeContext, startResult, withNotes } from "./context.js";
 import { cString, decodeCString, type NativeFn, VendorLibrary } from "./ffi.js";
 import { ROCM_SMI_SYMBOLS } from "./symbols/rocm-smi.js";
 
@@ -64,7 +64,8 @@ export function probeRocmSmi(ctx: ProbeContext) {
     const crc = lib.need("rsmi_num_monitor_devices")(count) as number;
     if (crc !== RSMI_STATUS_SUCCESS)
       return finish("error", `rsmi_num_monitor_devices: ${describe(crc)} (${crc})`);
-    if (count[0] === 0) return finish("no-devices", "ROCm SMI found no AMD GPU");
+    const claimed = believeCount("rsmi_num_monitor_devices", count[0]!);
+    if (claimed.count === 0) return finish("no-devices", "ROCm SMI found no AMD GPU");
 
     const getName = lib.fn("rsmi_dev_name_get");
     const memTotal = lib.fn("rsmi_dev_memory_total_get");
@@ -105,7 +106,7 @@ export function probeRocmSmi(ctx: ProbeContext) {
       u64Out(temp, dv, RSMI_TEMP_TYPE_JUNCTION, RSMI_TEMP_CURRENT);
     const processes = listProcesses(lib);
 
-    for (let i = 0; i < count[0]!; i++) {
+    for (let i = 0; i < claimed.count; i++) {
       const total = u64Out(memTotal, i, RSMI_MEM_TYPE_VRAM);
       const used = u64Out(memUsed, i, RSMI_MEM_TYPE_VRAM);
       const bdf = u64Out(pciId, i);
@@ -132,10 +133,8 @@ export function probeRocmSmi(ctx: ProbeContext) {
       };
       result.gpus.push(gpu);
     }
-    return finish(
-      "ok",
-      `${countGpus(result.gpus.length)}${result.driverVersion ? `, driver ${result.driverVersion}` : ""}`,
-    );
+    const found = `${countGpus(result.gpus.length)}${result.driverVersion ? `, driver ${result.driverVersion}` : ""}`;
+    return finish("ok", withNotes(found, claimed.note ? [claimed.note] : []));
   } finally {
     // Shut down after the answer is out: a hang there must not cost the result.
     const shutDown = lib.fn("rsmi_shut_down");
