@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { GpuInfo, ProbeReport } from "../inventory/types.js";
 import { textFromBytes } from "../text/bytes-text.js";
 import { parseCpuList } from "../units/cpu-list.js";
+import { believeMemory } from "./believe-memory.js";
 import { nowMs } from "./clock.js";
 import { normalizePciBusId } from "./pci.js";
 import type { RawGpu } from "./probe-types.js";
@@ -25,6 +26,10 @@ const read = (file: string): string | null => {
     return null;
   }
 };
+
+/** A decimal byte count from a sysfs file, exact; null when the file holds something else. */
+const bytesFrom = (text: string | null): bigint | null =>
+  text !== null && /^\d+$/.test(text) ? BigInt(text) : null;
 
 /** Whether the amdgpu kernel module is loaded (without it no AMD library can see a GPU). */
 export function isAmdDriverLoaded(roots: Roots): boolean {
@@ -51,12 +56,17 @@ export function probeAmdSysfs(roots: Roots): { probe: ProbeReport; gpus: RawGpu[
     return done("no-devices", `${drm} does not exist`);
   }
   const gpus: RawGpu[] = [];
+  const notes: string[] = [];
   for (const card of cards.sort((a, b) => Number(a.slice(4)) - Number(b.slice(4)))) {
     const dev = join(drm, card, "device");
     if (read(join(dev, "vendor"))?.toLowerCase() !== AMD_VENDOR) continue;
     const total = read(join(dev, "mem_info_vram_total"));
     if (total === null) continue;
-    const used = read(join(dev, "mem_info_vram_used"));
+    const mem = believeMemory(
+      { total: bytesFrom(total), used: bytesFrom(read(join(dev, "mem_info_vram_used"))) },
+      card,
+      (n) => notes.push(n),
+    );
     const slot = /PCI_SLOT_NAME=(\S+)/.exec(read(join(dev, "uevent")) ?? "");
     const deviceId = read(join(dev, "device"));
     const uniqueId = read(join(dev, "unique_id"));
@@ -66,14 +76,19 @@ export function probeAmdSysfs(roots: Roots): { probe: ProbeReport; gpus: RawGpu[
       name: read(join(dev, "product_name")) || `AMD GPU ${deviceId ?? ""}`.trim(),
       uuid: uniqueId ? `GPU-${uniqueId.toLowerCase().padStart(16, "0")}` : null,
       pciBusId: normalizePciBusId(slot?.[1]),
-      memoryBytes: Number(total),
-      usedMemoryBytes: used === null ? null : Number(used),
-      freeMemoryBytes: used === null ? null : Number(total) - Number(used),
+      memoryBytes: mem.total,
+      usedMemoryBytes: mem.used,
+      // believeMemory keeps used only where it is at most the total.
+      freeMemoryBytes: mem.total !== null && mem.used !== null ? mem.total - mem.used : null,
       numaNode: Number.isInteger(numa) && numa >= 0 ? numa : null,
     });
   }
   return gpus.length
-    ? done("ok", `${gpus.length} AMD GPU${gpus.length === 1 ? "" : "s"} in ${drm}`, gpus)
+    ? done(
+        "ok",
+        [`${gpus.length} AMD GPU${gpus.length === 1 ? "" : "s"} in ${drm}`, ...notes].join("; "),
+        gpus,
+      )
     : done("no-devices", `no AMD GPU in ${drm}`);
 }
 

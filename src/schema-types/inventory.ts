@@ -91,6 +91,9 @@ export interface GpuInfo {
    * Normalized domain:bus:device.function, lower case: 0000:3b:00.0
    */
   pciBusId: string | null;
+  /**
+   * Bytes of GPU memory; 0 when unknown. At most 1 PiB (2^50): detection leaves a larger figure from a vendor library unknown.
+   */
   memoryBytes: number;
   freeMemoryBytes?: number | null;
   usedMemoryBytes?: number | null;

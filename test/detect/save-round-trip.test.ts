@@ -47,4 +47,32 @@ describe.skipIf(!fakeLibsBuilt)("detect --save → compile --inventory", () => {
     expect(compile.stderr).not.toContain("not-a-text-file");
     expect(compile.exitCode).toBe(0);
   });
+
+  it("a memory size beyond 1 PiB (-5 read as 2^64 - 5) is saved as unknown with a note, and nothing is planned on it", () => {
+    const scenario = rawScenario(
+      "absurd-memory.scenario",
+      "nvml.count = 2",
+      "nvml.0.uuid = GPU-6513270e-269e-0d37-f2a7-4de452e6b438",
+      "nvml.0.memory = 25769803776",
+      "nvml.0.cc = 8.6",
+      "nvml.1.uuid = GPU-7c9d3e4f-5a6b-4c7d-8e9f-1a2b3c4d5e6f",
+      "nvml.1.memory = -5",
+      "nvml.1.used = 0",
+      "nvml.1.cc = 8.6",
+    );
+    const { detect, compile, inventory } = roundTrip(scenario);
+    expect(detect.exitCode).toBe(0);
+    const text = readFileSync(join(dir, "absurd-memory.scenario.json"), "utf8");
+    // No JSON number beyond exact integers (the note in the message names the figure as text).
+    expect(text).not.toMatch(/:\s*\d{17,}/);
+    expect(inventory.gpus[1]).toMatchObject({ memoryBytes: 0, freeMemoryBytes: null, usedMemoryBytes: 0 });
+    const nvml = inventory.probes.find((p: { name: string }) => p.name === "nvml");
+    expect(nvml.message).toContain(
+      "GPU 1: memory total 18446744073709551611 bytes (above 1 PiB), free 18446744073709551611 bytes (above 1 PiB) not believed: left unknown",
+    );
+    expect(compile.exitCode).toBe(0);
+    const plan = JSON.parse(readFileSync(join(dir, "plan.json"), "utf8"));
+    expect(plan.registry[1]).toMatchObject({ gpu: "cuda:1", memoryBytes: 0, memoryBudgetBytes: 0 });
+    expect(plan.pipelines.map((p: { gpu: string }) => p.gpu)).not.toContain("cuda:1");
+  });
 });

@@ -6,6 +6,7 @@
  * and driver_version at 0), and version-dependent fields only for a library version whose
  * layout ABI.md measured. Memory, BDF and NUMA come from scalar calls, which are stable.
  */
+import { believeMemory } from "../believe-memory.js";
 import { gfxTargetFromVersion } from "../gfx.js";
 import { formatBdfId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
@@ -150,8 +151,14 @@ export function probeAmdSmi(ctx: ProbeContext) {
         if (driverInfo?.(handle, drv) === AMDSMI_STATUS_SUCCESS)
           result.driverVersion = cString(drv, 0, 64) || null;
       }
-      const total = u64Out(memTotal, handle, AMDSMI_MEM_TYPE_VRAM);
-      const used = u64Out(memUsage, handle, AMDSMI_MEM_TYPE_VRAM);
+      const mem = believeMemory(
+        {
+          total: u64Out(memTotal, handle, AMDSMI_MEM_TYPE_VRAM),
+          used: u64Out(memUsage, handle, AMDSMI_MEM_TYPE_VRAM),
+        },
+        `GPU ${i}`,
+        (n) => notes.push(n),
+      );
       const bdf = u64Out(bdfId, handle);
       const len = [64];
       const uuidBuf = Buffer.alloc(64);
@@ -161,9 +168,10 @@ export function probeAmdSmi(ctx: ProbeContext) {
         name: (hasAsic && cString(asic, 0, 64)) || "AMD GPU",
         uuid: uuidFn?.(handle, len, uuidBuf) === AMDSMI_STATUS_SUCCESS ? cString(uuidBuf) || null : null,
         pciBusId: bdf === null ? null : formatBdfId(bdf),
-        memoryBytes: total === null ? null : Number(total),
-        usedMemoryBytes: used === null ? null : Number(used),
-        freeMemoryBytes: total !== null && used !== null ? Number(total - used) : null,
+        memoryBytes: mem.total,
+        usedMemoryBytes: mem.used,
+        // believeMemory keeps used only where it is at most the total.
+        freeMemoryBytes: mem.total !== null && mem.used !== null ? mem.total - mem.used : null,
         computeCapability:
           hasAsic && gfxOffset !== null ? gfxTargetFromVersion(asic.readBigUInt64LE(gfxOffset)) : null,
         numaNode: numa?.(handle, numaOut) === AMDSMI_STATUS_SUCCESS ? numaOut[0]! : null,

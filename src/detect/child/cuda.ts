@@ -4,6 +4,7 @@
  * which is fastest-first rather than PCI order (ABI.md §2 for symbols and codes).
  */
 
+import { believeMemory } from "../believe-memory.js";
 import { normalizePciBusId } from "../pci.js";
 import { type RawGpu, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
 import { formatNvidiaUuid } from "../uuid.js";
@@ -16,7 +17,7 @@ import {
   startResult,
   withNotes,
 } from "./context.js";
-import { cString, decodeCString, u64, VendorLibrary } from "./ffi.js";
+import { cString, decodeCString, VendorLibrary } from "./ffi.js";
 import { CUDA_SYMBOLS } from "./symbols/cuda.js";
 
 const CUDA_SUCCESS = 0;
@@ -79,6 +80,7 @@ export function probeCuda(ctx: ProbeContext) {
   };
 
   const skipped: string[] = [];
+  const memoryNotes: string[] = [];
   for (let i = 0; i < claimed.count; i++) {
     const dev = [0];
     const grc = deviceGet(dev, i) as number;
@@ -90,7 +92,10 @@ export function probeCuda(ctx: ProbeContext) {
     const nameBuf = Buffer.alloc(256);
     const name = getName?.(nameBuf, 256, d) === CUDA_SUCCESS ? cString(nameBuf) : UNNAMED_NVIDIA_GPU;
     const mem = Buffer.alloc(8);
-    const memoryBytes = totalMem?.(mem, d) === CUDA_SUCCESS ? u64(mem) : null;
+    const memoryBytes =
+      totalMem?.(mem, d) === CUDA_SUCCESS
+        ? believeMemory({ total: mem.readBigUInt64LE(0) }, `device ${i}`, (n) => memoryNotes.push(n)).total
+        : null;
     const uuidBuf = Buffer.alloc(16);
     const uuid = getUuid?.(uuidBuf, d) === CUDA_SUCCESS ? formatNvidiaUuid(uuidBuf) : null;
     const busBuf = Buffer.alloc(32);
@@ -121,6 +126,7 @@ export function probeCuda(ctx: ProbeContext) {
   const notes = [
     ...(claimed.note ? [claimed.note] : []),
     ...(skipped.length ? [`skipped ${firstFew(skipped)}`] : []),
+    ...memoryNotes,
   ];
   return finish(result.gpus.length ? "ok" : "error", withNotes(found, notes));
 }

@@ -99,11 +99,6 @@ export function decodeCString(ptr: unknown): string | null {
   return textFromBytes(Uint8Array.from(bytes));
 }
 
-/** An unsigned 64-bit value as a JS number (exact up to 2^53, which bytes of memory are). */
-export function u64(buf: Buffer, offset = 0): number {
-  return Number(buf.readBigUInt64LE(offset));
-}
-
 export const pointerAt = (buf: Buffer, offset = 0): bigint => buf.readBigUInt64LE(offset);
 
 /** Expand a CPU bit mask made of `unsigned long` words (64 CPUs each) into CPU numbers. */

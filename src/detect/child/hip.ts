@@ -4,11 +4,12 @@
  * HIP 6.0 only; older releases have a different hipDeviceProp_t, so the gfx target is read
  * only through the R0600 layout and skipped otherwise.
  */
+import { believeMemory } from "../believe-memory.js";
 import { gfxTargetFromArchName } from "../gfx.js";
 import { normalizePciBusId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
 import { believeCount, countGpus, type ProbeContext, startResult, withNotes } from "./context.js";
-import { cString, decodeCString, u64, VendorLibrary } from "./ffi.js";
+import { cString, decodeCString, VendorLibrary } from "./ffi.js";
 import { HIP_SYMBOLS } from "./symbols/hip.js";
 
 const HIP_SUCCESS = 0;
@@ -63,6 +64,7 @@ export function probeHip(ctx: ProbeContext) {
   const totalMem = lib.fn("hipDeviceTotalMem");
   const getBusId = lib.fn("hipDeviceGetPCIBusId");
   const getProps = lib.fn("hipGetDevicePropertiesR0600");
+  const notes: string[] = claimed.note ? [claimed.note] : [];
   for (let i = 0; i < claimed.count; i++) {
     const name = Buffer.alloc(256);
     const mem = Buffer.alloc(8);
@@ -78,13 +80,13 @@ export function probeHip(ctx: ProbeContext) {
       name: getName?.(name, 256, i) === HIP_SUCCESS ? cString(name) : "AMD GPU",
       uuid: null,
       pciBusId: getBusId?.(bus, 64, i) === HIP_SUCCESS ? normalizePciBusId(cString(bus)) : null,
-      memoryBytes: totalMem?.(mem, i) === HIP_SUCCESS ? u64(mem) : null,
+      memoryBytes:
+        totalMem?.(mem, i) === HIP_SUCCESS
+          ? believeMemory({ total: mem.readBigUInt64LE(0) }, `device ${i}`, (n) => notes.push(n)).total
+          : null,
       computeCapability: arch,
     };
     result.gpus.push(gpu);
   }
-  return finish(
-    "ok",
-    withNotes(`${countGpus(result.gpus.length)} in HIP order`, claimed.note ? [claimed.note] : []),
-  );
+  return finish("ok", withNotes(`${countGpus(result.gpus.length)} in HIP order`, notes));
 }

@@ -2,10 +2,11 @@
  * NVML per-device reads. Each symbol is bound once; a symbol the driver lacks is null and
  * skipped, and any error from an optional query (NOT_SUPPORTED above all) leaves the field null.
  */
+import { believeMemory, believeProcessBytes } from "../believe-memory.js";
 import { normalizePciBusId } from "../pci.js";
 import { type RawGpu, type RawMigDevice, type RawProcess, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
 import { believeCount } from "./context.js";
-import { cpuMaskToList, cString, type NativeFn, u64, type VendorLibrary } from "./ffi.js";
+import { cpuMaskToList, cString, type NativeFn, type VendorLibrary } from "./ffi.js";
 import {
   ARCHITECTURES,
   BRANDS,
@@ -93,19 +94,28 @@ export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: st
     return fn(...args, out) === NVML_SUCCESS ? out[0]! : null;
   };
 
-  const memory = (handle: bigint) => {
+  /** Total, free and used bytes, each null where NVML does not say or is not believed. */
+  const memory = (device: string, handle: bigint) => {
+    const read = (buf: Buffer, total: number, free: number, used: number) =>
+      believeMemory(
+        {
+          total: buf.readBigUInt64LE(total),
+          free: buf.readBigUInt64LE(free),
+          used: buf.readBigUInt64LE(used),
+        },
+        device,
+        note,
+      );
     // v2 needs its version field set, or NVML answers ARGUMENT_VERSION_MISMATCH; v2 also
     // reports "used" without the driver's reserved memory, which is what a plan can use.
     if (getMemV2) {
       const buf = Buffer.alloc(40);
       buf.writeUInt32LE(NVML_MEMORY_V2, 0);
-      if (getMemV2(handle, buf) === NVML_SUCCESS)
-        return { total: u64(buf, 8), free: u64(buf, 24), used: u64(buf, 32) };
+      if (getMemV2(handle, buf) === NVML_SUCCESS) return read(buf, 8, 24, 32);
     }
     if (getMemV1) {
       const buf = Buffer.alloc(24);
-      if (getMemV1(handle, buf) === NVML_SUCCESS)
-        return { total: u64(buf, 0), free: u64(buf, 8), used: u64(buf, 16) };
+      if (getMemV1(handle, buf) === NVML_SUCCESS) return read(buf, 0, 8, 16);
     }
     return null;
   };
@@ -160,7 +170,7 @@ export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: st
       const out = Buffer.alloc(8);
       if (getMigHandle(handle, k, out) !== NVML_SUCCESS) continue;
       const mig = out.readBigUInt64LE(0);
-      const mem = memory(mig);
+      const mem = memory(`GPU ${index} MIG device ${k}`, mig);
       list.push({
         index: k,
         name: strings.device(getName, mig, 96) ?? "MIG device",
@@ -179,7 +189,7 @@ export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: st
 
   return {
     read(index: number, handle: bigint): RawGpu {
-      const mem = memory(handle);
+      const mem = memory(`GPU ${index}`, handle);
       let pciBusId: string | null = null;
       if (getPci) {
         const pci = Buffer.alloc(68);
@@ -252,7 +262,7 @@ function decodeProcesses(buf: Buffer, count: number): RawProcess[] {
     const ci = buf.readUInt32LE(at + 20);
     list.push({
       pid: buf.readUInt32LE(at),
-      usedMemoryBytes: used === NVML_VALUE_NOT_AVAILABLE ? null : Number(used),
+      usedMemoryBytes: used === NVML_VALUE_NOT_AVAILABLE ? null : believeProcessBytes(used),
       // 0xFFFFFFFF: not in a MIG instance.
       gpuInstanceId: gi === 0xffffffff ? null : gi,
       computeInstanceId: ci === 0xffffffff ? null : ci,

@@ -3,6 +3,7 @@
  * a uint64_t, statuses are read as uint32 because RSMI_STATUS_UNKNOWN_ERROR is 0xFFFFFFFF, and
  * every string comes back through an out-pointer.
  */
+import { believeMemory, believeProcessBytes } from "../believe-memory.js";
 import { gfxTargetFromVersion } from "../gfx.js";
 import { formatBdfId } from "../pci.js";
 import type { RawGpu, RawProcess } from "../probe-types.js";
@@ -105,10 +106,14 @@ export function probeRocmSmi(ctx: ProbeContext) {
       u64Out(temp, dv, RSMI_TEMP_TYPE_EDGE, RSMI_TEMP_CURRENT) ??
       u64Out(temp, dv, RSMI_TEMP_TYPE_JUNCTION, RSMI_TEMP_CURRENT);
     const processes = listProcesses(lib);
+    const notes: string[] = claimed.note ? [claimed.note] : [];
 
     for (let i = 0; i < claimed.count; i++) {
-      const total = u64Out(memTotal, i, RSMI_MEM_TYPE_VRAM);
-      const used = u64Out(memUsed, i, RSMI_MEM_TYPE_VRAM);
+      const mem = believeMemory(
+        { total: u64Out(memTotal, i, RSMI_MEM_TYPE_VRAM), used: u64Out(memUsed, i, RSMI_MEM_TYPE_VRAM) },
+        `GPU ${i}`,
+        (n) => notes.push(n),
+      );
       const bdf = u64Out(pciId, i);
       const uid = u64Out(uniqueId, i);
       const numaOut = [0];
@@ -120,9 +125,10 @@ export function probeRocmSmi(ctx: ProbeContext) {
         name: text(getName, i) ?? "AMD GPU",
         uuid: uid === null || uid === 0n ? null : formatAmdUniqueId(uid),
         pciBusId: bdf === null ? null : formatBdfId(bdf),
-        memoryBytes: total === null ? null : Number(total),
-        freeMemoryBytes: total !== null && used !== null ? Number(total - used) : null,
-        usedMemoryBytes: used === null ? null : Number(used),
+        memoryBytes: mem.total,
+        // believeMemory keeps used only where it is at most the total.
+        freeMemoryBytes: mem.total !== null && mem.used !== null ? mem.total - mem.used : null,
+        usedMemoryBytes: mem.used,
         computeCapability: gfxTargetFromVersion(u64Out(gfx, i)),
         serial: text(serialFn, i),
         numaNode: numa?.(i, numaOut) === RSMI_STATUS_SUCCESS && numaOut[0]! >= 0 ? numaOut[0]! : null,
@@ -134,7 +140,7 @@ export function probeRocmSmi(ctx: ProbeContext) {
       result.gpus.push(gpu);
     }
     const found = `${countGpus(result.gpus.length)}${result.driverVersion ? `, driver ${result.driverVersion}` : ""}`;
-    return finish("ok", withNotes(found, claimed.note ? [claimed.note] : []));
+    return finish("ok", withNotes(found, notes));
   } finally {
     // Shut down after the answer is out: a hang there must not cost the result.
     const shutDown = lib.fn("rsmi_shut_down");
@@ -173,7 +179,7 @@ function listProcesses(lib: VendorLibrary<typeof ROCM_SMI_SYMBOLS>): Map<number,
     if (!devices) continue;
     for (const dv of devices) {
       const list = byDevice.get(dv) ?? [];
-      list.push({ pid, usedMemoryBytes: devices.length === 1 ? Number(vram) : null });
+      list.push({ pid, usedMemoryBytes: devices.length === 1 ? believeProcessBytes(vram) : null });
       byDevice.set(dv, list);
     }
   }
