@@ -45,7 +45,7 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
     if (tooMany) return { inventory: undefined, label, file, source: parsed.source, problems: [tooMany] };
   }
   const inventory = "schema" in data ? data : expandShortInventory(data, "file", file);
-  const problems = "schema" in data ? duplicateGpus(data, file) : [];
+  const problems = "schema" in data ? duplicateGpus(data, file) : shortFormUuidProblems(data, file);
   return {
     inventory: problems.length ? undefined : inventory,
     label,
@@ -98,6 +98,48 @@ function duplicateGpus(inventory: Inventory, file: string): Problem[] {
       }
     }
   });
+  return problems;
+}
+
+/**
+ * The short form's `uuids`: one per card (`count` of them), and no UUID twice across all entries —
+ * else a card goes unnamed, or two registry entries name one card and `run` refuses the plan.
+ */
+function shortFormUuidProblems(short: ShortInventory, file: string): Problem[] {
+  const problems: Problem[] = [];
+  const seen = new Map<string, string>();
+  for (const [i, kind] of (short.gpus ?? []).entries()) {
+    if (!kind.uuids) continue;
+    const count = kind.count ?? 1;
+    if (kind.uuids.length !== count) {
+      problems.push(
+        error({
+          code: "uuids-not-count",
+          message: `\`uuids\` lists ${kind.uuids.length} UUID${kind.uuids.length === 1 ? "" : "s"} for ${count} card${count === 1 ? "" : "s"} (\`count\`)`,
+          hint: "give one UUID per card, or leave `uuids` out for stable synthetic ones",
+          file,
+          pointer: `/gpus/${i}/uuids`,
+        }),
+      );
+    }
+    kind.uuids.forEach((uuid, j) => {
+      const where = `gpus[${i}].uuids[${j}]`;
+      const first = seen.get(uuid);
+      if (first === undefined) {
+        seen.set(uuid, where);
+        return;
+      }
+      problems.push(
+        error({
+          code: "duplicate-gpu",
+          message: `GPU uuid \`${uuid}\` appears twice in the inventory (${first} and ${where})`,
+          hint: "each card has its own UUID (nvidia-smi -L lists them)",
+          file,
+          pointer: `/gpus/${i}/uuids/${j}`,
+        }),
+      );
+    });
+  }
   return problems;
 }
 

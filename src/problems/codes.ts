@@ -323,6 +323,12 @@ export const CODES = {
     "Each GPU must appear once in an inventory; a GPU listed twice would be planned twice.",
     "regenerate the file with gpuplan detect --save FILE",
   ),
+  "uuids-not-count": problem(
+    "error",
+    "A short-form GPU entry whose `uuids` list is not `count` long",
+    "In the short form, `uuids` names each of an entry's `count` cards: a list shorter or longer than `count` leaves cards unnamed or names cards that are not there.",
+    "give one UUID per card, or leave `uuids` out for stable synthetic ones",
+  ),
   "unknown-device-map-preset": problem(
     "error",
     "An unknown device-map preset",

@@ -249,7 +249,7 @@ export interface ShortInventoryGpu {
   backend?: GpuBackend & string;
   compute_capability?: string;
   /**
-   * The cards' UUIDs; without them each gets a stable synthetic one.
+   * The cards' UUIDs: one per card (`count` of them), none twice in the inventory; without them each gets a stable synthetic one.
    */
   uuids?: string[];
 }
