@@ -1,7 +1,9 @@
 /**
  * What the plan schema cannot say but the runner relies on: pipeline names are unique (logs,
  * journal and --pipeline use them), every GPU a pipeline or step names is in the registry once,
- * budgets fit their cards, and no GPU has more slots than the slot lock gives. compile never writes
+ * budgets fit their cards, no GPU has more slots than the slot lock gives, step ids are unique and
+ * `needs` name earlier steps of their pipeline (no cycle), and nothing a step is started with holds
+ * a NUL byte (the C library would cut it there) or an env name a `=`. compile never writes
  * a plan that breaks them; a hand edit can, and is refused here, located, before anything starts.
  */
 import { MAX_SLOTS_PER_GPU } from "../inventory/limits.js";
@@ -48,6 +50,7 @@ export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[
           `pipeline \`${p.name}\` uses ${g}, which the registry does not list`,
         );
     });
+    stepProblems(p, i, broken);
     p.steps.forEach((s, j) => {
       if (s.device !== "cpu" && !gpus.has(s.device))
         broken(
@@ -57,4 +60,72 @@ export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[
     });
   });
   return problems;
+}
+
+/** A pipeline's steps: unique ids, needs that name another step and make no cycle, startable strings. */
+function stepProblems(
+  p: GpuplanPlan["pipelines"][number],
+  i: number,
+  broken: (pointer: string, message: string) => void,
+): void {
+  if (p.name.includes("\0")) broken(`/pipelines/${i}/name`, "a pipeline name holds a NUL byte");
+  const ids = new Set<string>();
+  p.steps.forEach((s, j) => {
+    const at = `/pipelines/${i}/steps/${j}`;
+    if (ids.has(s.id)) broken(`${at}/id`, `pipeline \`${p.name}\` has two steps \`${s.id}\``);
+    ids.add(s.id);
+    if (s.id.includes("\0")) broken(`${at}/id`, "a step id holds a NUL byte");
+    const strings: [string, string][] = [
+      ...s.argv.map((a, k): [string, string] => [`${at}/argv/${k}`, a]),
+      ...(s.worker
+        ? [...s.worker.argv, ...s.worker.args].map((a): [string, string] => [`${at}/worker`, a])
+        : []),
+      ...(s.cwd !== null ? [[`${at}/cwd`, s.cwd] as [string, string]] : []),
+      ...Object.values(s.env).map((v): [string, string] => [`${at}/env`, v]),
+    ];
+    for (const [pointer, text] of strings)
+      if (text.includes("\0"))
+        broken(pointer, `step \`${s.id}\` of pipeline \`${p.name}\` would be started with a NUL byte`);
+    for (const name of Object.keys(s.env))
+      if (name === "" || name.includes("=") || name.includes("\0"))
+        broken(
+          `${at}/env`,
+          `step \`${s.id}\` of pipeline \`${p.name}\` has an environment variable named ${JSON.stringify(name)}`,
+        );
+  });
+  p.steps.forEach((s, j) => {
+    s.needs.forEach((n, k) => {
+      if (n === s.id || !ids.has(n))
+        broken(
+          `/pipelines/${i}/steps/${j}/needs/${k}`,
+          `step \`${s.id}\` of pipeline \`${p.name}\` needs ${n === s.id ? "itself" : `\`${n}\`, which the pipeline does not have`}`,
+        );
+    });
+  });
+  if (hasCycle(p.steps))
+    broken(`/pipelines/${i}/steps`, `the steps of pipeline \`${p.name}\` need each other in a cycle`);
+}
+
+/** Kahn's algorithm: steps never ready once nothing else is are in (or behind) a cycle. */
+function hasCycle(steps: readonly { id: string; needs: string[] }[]): boolean {
+  const ids = new Set(steps.map((s) => s.id));
+  const waiting = new Map<string, number>();
+  const dependents = new Map<string, string[]>();
+  for (const s of steps) {
+    const needs = new Set(s.needs.filter((n) => ids.has(n) && n !== s.id));
+    waiting.set(s.id, needs.size);
+    for (const n of needs) dependents.set(n, [...(dependents.get(n) ?? []), s.id]);
+  }
+  const ready = [...waiting].filter(([, n]) => n === 0).map(([id]) => id);
+  let done = 0;
+  while (ready.length > 0) {
+    const id = ready.pop()!;
+    done++;
+    for (const d of dependents.get(id) ?? []) {
+      const left = waiting.get(d)! - 1;
+      waiting.set(d, left);
+      if (left === 0) ready.push(d);
+    }
+  }
+  return done < waiting.size;
 }

@@ -1,0 +1,87 @@
+// A plan is data anyone can edit. An attack found hand edits that ran anyway: a NUL byte in argv
+// (the C library cut the argument there), env names with `=`, needs naming no step or the step
+// itself, and a NUL in a pipeline name that `export` wrote into an sbatch script (bash dropped
+// it and ran another pipeline). Each is a located plan-inconsistent error before anything starts.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups) c();
+  cleanups = [];
+});
+
+interface Step {
+  id: string;
+  argv: string[];
+  env?: Record<string, string>;
+  needs?: string[];
+}
+interface Plan {
+  pipelines: { name: string; steps: Step[] }[];
+}
+
+function planWith(edit: (plan: Plan) => void): { dir: string; file: string } {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  const file = join(t.dir, "plan.json");
+  const c = gpuplan(["compile", join(ROOT, "examples/hello-cpu.yaml"), "--target", "cpu-only", "-o", file]);
+  expect(c.exitCode, c.stderr).toBe(0);
+  const plan = JSON.parse(readFileSync(file, "utf8")) as Plan;
+  edit(plan);
+  writeFileSync(file, JSON.stringify(plan, null, 2));
+  return { dir: t.dir, file };
+}
+
+const cases: [string, (plan: Plan) => void, string][] = [
+  [
+    "a NUL byte in argv",
+    (p) => p.pipelines[0]!.steps[0]!.argv.push("a\u0000b"),
+    "would be started with a NUL byte",
+  ],
+  [
+    "an env name with =",
+    (p) => (p.pipelines[0]!.steps[0]!.env = { "A=B": "1" }),
+    'environment variable named "A=B"',
+  ],
+  ["a NUL in an env value", (p) => (p.pipelines[0]!.steps[0]!.env = { A: "x\u0000" }), "NUL byte"],
+  [
+    "needs naming no step",
+    (p) => (p.pipelines[0]!.steps[1]!.needs = ["nope"]),
+    "needs `nope`, which the pipeline does not have",
+  ],
+  ["a step needing itself", (p) => (p.pipelines[0]!.steps[0]!.needs = ["generate"]), "needs itself"],
+  [
+    "a cycle",
+    (p) => {
+      const [a, b] = p.pipelines[0]!.steps;
+      a!.needs = [b!.id];
+    },
+    "need each other in a cycle",
+  ],
+  ["two steps of one id", (p) => (p.pipelines[0]!.steps[1]!.id = "generate"), "has two steps `generate`"],
+  [
+    "a NUL in a pipeline name",
+    (p) => (p.pipelines[0]!.name = "a\u0000b"),
+    "a pipeline name holds a NUL byte",
+  ],
+];
+
+describe("a hand-edited plan is refused before anything starts", () => {
+  it.each(cases)("%s: run, run --dry-run and export say where (exit 1)", (_, edit, message) => {
+    const { dir, file } = planWith(edit);
+    for (const args of [
+      ["run", file],
+      ["run", file, "--dry-run"],
+      ["export", file, "--to", "slurm", "-o", join(dir, "out")],
+    ]) {
+      const r = gpuplan(args, { cwd: dir });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, `${args.join(" ")}\n${r.stderr}`).toBe(1);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).toMatch(/plan\.json:\d+:\d+ +error .*\[plan-inconsistent\]/);
+    }
+  });
+});
