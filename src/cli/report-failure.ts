@@ -10,6 +10,7 @@ import { UsageError, VendorError } from "../problems/errors.js";
 import { EXIT } from "../problems/exit-codes.js";
 import { errnoOf } from "../problems/file-errors.js";
 import type { Problem } from "../problems/problem.js";
+import { escapeText } from "../text/safe-text.js";
 import { formatGithub } from "../ui/problems/github.js";
 import { formatJson } from "../ui/problems/json.js";
 import { VERSION } from "../version.js";
@@ -127,9 +128,14 @@ function toProblem(f: Failure): Problem {
   return { code: f.code, severity: "error", message: f.message, ...(f.hint && { hint: f.hint }) };
 }
 
+/**
+ * Every failure a person reads is printed here, so this is where the outside text in it (a path,
+ * an argument, a vendor's error string) is escaped; one line each. escapeText leaves what it
+ * already escaped as it is, so a message that escaped its parts is not escaped twice.
+ */
 function formatHuman(f: Failure): string {
-  const lines = [`gpuplan: error: ${f.message}  [${f.code}]`];
-  for (const d of f.details) lines.push(`  ${d.trimStart()}`);
-  if (f.hint) lines.push(`  hint: ${f.hint}`);
+  const lines = [`gpuplan: error: ${escapeText(f.message)}  [${f.code}]`];
+  for (const d of f.details) lines.push(`  ${escapeText(d.trimStart())}`);
+  if (f.hint) lines.push(`  hint: ${escapeText(f.hint)}`);
   return `${lines.join("\n")}\n`;
 }

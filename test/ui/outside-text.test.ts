@@ -199,3 +199,35 @@ describe("compile: the pipeline file's own bytes in messages and code frames", (
     expect(github.stdout).toContain("\\x1b[2Jbogus\\x07");
   });
 });
+
+describe("failures: arguments and paths quoted in the error line", () => {
+  const EXAMPLE = "examples/hello-cpu.yaml";
+  const cases: [string, string[]][] = [
+    ["explain CODE", ["explain", HOSTILE]],
+    ["status RUN", ["status", HOSTILE]],
+    ["report RUN", ["report", HOSTILE]],
+    ["compile FILE", ["compile", HOSTILE]],
+    ["run FILE", ["run", HOSTILE]],
+    ["compile --target NAME", ["compile", EXAMPLE, "--target", HOSTILE]],
+    ["compile --history RUN", ["compile", EXAMPLE, "--history", `x${HOSTILE}`]],
+    ["completion SHELL (commander's message)", ["completion", HOSTILE]],
+    ["runs --keep N (commander's message)", ["runs", "--keep", HOSTILE]],
+    ["an unknown option (commander's message)", [`--bogus${HOSTILE}`]],
+  ];
+  it.each(cases)("%s: shown escaped, the message otherwise the same", (_, args) => {
+    const r = gpuplan(args);
+    expect(hasCrashed(r)).toBe(false);
+    expect(r.exitCode).not.toBe(0);
+    expectClean(r.stderr);
+    expect(r.stderr).toMatch(/^gpuplan: error: .*\\x1b\]0;pwned\\x07\\x1b\[2J\\rX\\u202e.* {2}\[[a-z-]+\]$/m);
+  });
+
+  it("--format json keeps the argument as it is, as data", () => {
+    const r = gpuplan(["compile", HOSTILE, "--format", "json"]);
+    expect(r.exitCode).not.toBe(0);
+    expectClean(r.stderr);
+    expect(JSON.parse(r.stdout).problems[0].message).toBe(
+      `cannot read pipeline file ${HOSTILE}: no such file`,
+    );
+  });
+});
