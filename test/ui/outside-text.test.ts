@@ -231,3 +231,55 @@ describe("failures: arguments and paths quoted in the error line", () => {
     );
   });
 });
+
+describe("compile: a newline in a name cannot forge a problem line", () => {
+  /** A line that looks like a located problem but is not the one gpuplan reported. */
+  const FORGED_LINE = /^fake\.yaml:\d+:\d+ {2}error/m;
+
+  it("a need and a pipeline name with newlines: one line in the human format, the text kept in json", () => {
+    const file = join(temp(), "p.yaml");
+    writeFileSync(
+      file,
+      [
+        "version: 1",
+        "name: x",
+        "pipelines:",
+        '  - name: "a\\nfake.yaml:1:1  error  forged-name"',
+        "    steps:",
+        "      - id: s",
+        "        run: [x]",
+        "        memory: numpy",
+        '        needs: ["q\\nfake.yaml:9:9  error  forged"]',
+        "",
+      ].join("\n"),
+    );
+    const human = gpuplan(["compile", file, "--target", "dgx-h100"]);
+    expect(human.exitCode).toBe(1);
+    expect(human.stderr).not.toMatch(FORGED_LINE);
+    expect(human.stderr).toContain(
+      "error  step `s` needs `q\\nfake.yaml:9:9  error  forged`, which is not a step of pipeline `a\\nfake.yaml:1:1  error  forged-name`  [unknown-need]",
+    );
+    const json = gpuplan(["compile", file, "--target", "dgx-h100", "--format", "json"]);
+    expect(JSON.parse(json.stdout).problems[0].message).toContain("`q\nfake.yaml:9:9  error  forged`");
+    const github = gpuplan(["compile", file, "--target", "dgx-h100", "--format", "github"]);
+    expect(github.stdout).toContain("q%0Afake.yaml:9:9  error  forged");
+    expect(github.stdout.trimEnd().split("\n")).toHaveLength(1);
+  });
+
+  it("a plan's gpuplanVersion with a newline in the stale-plan message", () => {
+    const dir = temp();
+    const pipeline = join(dir, "p.yaml");
+    writeFileSync(
+      pipeline,
+      "version: 1\nname: x\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: [x], memory: numpy }\n",
+    );
+    const plan = join(dir, "plan.json");
+    expect(gpuplan(["compile", pipeline, "--target", "cpu-only", "-o", plan]).exitCode).toBe(0);
+    const data = JSON.parse(readFileSync(plan, "utf8"));
+    writeFileSync(plan, JSON.stringify({ ...data, gpuplanVersion: "0.1.0\nfake.yaml:1:1  error  forged" }));
+    const r = gpuplan(["compile", pipeline, "--target", "cpu-only", "--check", plan]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).not.toMatch(FORGED_LINE);
+    expect(r.stderr).toContain("written by gpuplan 0.1.0\\nfake.yaml:1:1  error  forged, this is");
+  });
+});

@@ -3,7 +3,7 @@
 import type { Problem } from "../../problems/problem.js";
 import { codeFrame } from "../../source/code-frame.js";
 import type { SourceFile } from "../../source/source-file.js";
-import { escapeLines, escapeText, needsEscape } from "../../text/safe-text.js";
+import { escapeText, needsEscape } from "../../text/safe-text.js";
 import { noPaint, type Paint } from "../paint.js";
 
 export function formatHuman(
@@ -14,13 +14,14 @@ export function formatHuman(
   const out: string[] = [];
   const linesOf = new Map<SourceFile, FrameLines>();
   for (const p of problems) {
-    // File names, messages and hints quote the user's input (keys, values, paths): escaped.
+    // File names, messages and hints quote the user's input (keys, values, paths): escaped, and
+    // one line each, so a newline in a name cannot forge a `file:line:col  error` line of its own.
     const where = p.file
       ? `${escapeText(p.file)}${p.line !== undefined ? `:${p.line}:${p.column}` : ""}`
       : "";
     const sev = p.severity === "error" ? paint.red(paint.bold("error")) : paint.yellow(paint.bold("warning"));
     out.push(
-      `${where ? `${paint.bold(where)}  ` : ""}${sev}  ${escapeLines(p.message)}  ${paint.dim(`[${p.code}]`)}`,
+      `${where ? `${paint.bold(where)}  ` : ""}${sev}  ${escapeText(p.message)}  ${paint.dim(`[${p.code}]`)}`,
     );
     const source = sources.find((s) => s.file === p.file);
     if (source && p.line !== undefined && p.column !== undefined) {
@@ -35,7 +36,7 @@ export function formatHuman(
         : p.column;
       out.push(indent(codeFrame(lines.shown, p.line, column, { dim: paint.dim, mark })));
     }
-    if (p.hint) out.push(`  ${paint.cyan("hint:")} ${escapeLines(p.hint)}`);
+    if (p.hint) out.push(`  ${paint.cyan("hint:")} ${escapeText(p.hint)}`);
     out.push("");
   }
   return out.join("\n");
