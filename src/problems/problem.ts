@@ -20,7 +20,7 @@ export interface Problem {
   pointer?: string;
   /** Point at the key (unknown/missing properties) rather than the value. */
   at?: "key" | "value";
-  /** Character offset, for problems found before there is a document (syntax errors). */
+  /** Character offset: given for problems found before there is a document (syntax errors), kept by `locateProblems`. */
   offset?: number;
   /** Filled by `locateProblems` when the source is known. 1-based. */
   line?: number;

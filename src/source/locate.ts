@@ -10,7 +10,6 @@ import { type OffsetRequest, requestKey, scanOffsets, Unsupported } from "./scan
 import type { SourceFile } from "./source-file.js";
 
 const documents = new WeakMap<SourceFile, DocumentIndex>();
-const lineStarts = new WeakMap<SourceFile, number[]>();
 
 function documentOf(source: SourceFile): DocumentIndex {
   let index = documents.get(source);
@@ -36,23 +35,27 @@ export function offsetsOf(source: SourceFile, requests: readonly OffsetRequest[]
   return new Map(requests.map((r) => [requestKey(r), documentOffset(index, r)]));
 }
 
-/** 1-based line and column of a character offset. */
-function linePosition(source: SourceFile, offset: number): { line: number; column: number } {
-  let starts = lineStarts.get(source);
-  if (!starts) {
-    starts = [0];
-    const text = source.text;
-    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
-    lineStarts.set(source, starts);
+/**
+ * 1-based line and column of each offset, counting newlines once up to the last of them: no
+ * table of every line's start (150 MB of newlines would need one of 150 million).
+ */
+function linePositions(
+  text: string,
+  offsets: readonly number[],
+): Map<number, { line: number; column: number }> {
+  const positions = new Map<number, { line: number; column: number }>();
+  let line = 1;
+  let start = 0;
+  let newline = text.indexOf("\n");
+  for (const offset of [...new Set(offsets)].sort((a, b) => a - b)) {
+    while (newline !== -1 && newline < offset) {
+      line++;
+      start = newline + 1;
+      newline = text.indexOf("\n", start);
+    }
+    positions.set(offset, { line, column: offset - start + 1 });
   }
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return { line: lo + 1, column: offset - starts[lo]! + 1 };
+  return positions;
 }
 
 /** Fill line and column on every problem that belongs to one of these sources. */
@@ -66,16 +69,24 @@ export function locateProblems(problems: Problem[], sources: readonly SourceFile
     }
     offsets.set(source, offsetsOf(source, requests));
   }
+  const offsetOf = (p: Problem, source: SourceFile): number | undefined =>
+    p.offset ??
+    (p.pointer !== undefined
+      ? offsets.get(source)!.get(requestKey({ pointer: p.pointer, at: p.at ?? "value" }))
+      : undefined);
+  const positions = new Map<SourceFile, Map<number, { line: number; column: number }>>();
+  for (const source of sources) {
+    const wanted = problems.flatMap((p) =>
+      p.file === source.file && p.line === undefined ? (offsetOf(p, source) ?? []) : [],
+    );
+    positions.set(source, linePositions(source.text, wanted));
+  }
+  // The offset stays: a code frame finds the problem's line from it without counting lines.
   return problems.map((p) => {
     const source = sources.find((s) => s.file === p.file);
     if (!source || p.line !== undefined) return p;
-    const offset =
-      p.offset ??
-      (p.pointer !== undefined
-        ? offsets.get(source)!.get(requestKey({ pointer: p.pointer, at: p.at ?? "value" }))
-        : undefined);
+    const offset = offsetOf(p, source);
     if (offset === undefined) return p;
-    const { line, column } = linePosition(source, offset);
-    return { ...p, line, column };
+    return { ...p, offset, ...positions.get(source)!.get(offset)! };
   });
 }

@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Problem } from "../../src/problems/problem.js";
+import { locateProblems } from "../../src/source/locate.js";
 import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
 import { check, one } from "../helpers/pipeline.js";
 
@@ -91,5 +92,30 @@ describe("control characters in text", () => {
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/unknown memory type/);
     expect(r.stderr).not.toMatch(RAW_CONTROL);
+  });
+});
+
+describe("huge files", () => {
+  it("150 MB of newlines is an empty file, located with no table of its 150 million lines", () => {
+    const text = "\n".repeat(150_000_000);
+    const [empty, later] = locateProblems(
+      [
+        { code: "empty-file", severity: "error", message: "the file is empty", file: "nl.yaml", offset: 0 },
+        { code: "syntax-error", severity: "error", message: "m", file: "nl.yaml", offset: 1000 },
+      ],
+      [{ file: "nl.yaml", text }],
+    );
+    expect([empty?.line, empty?.column, later?.line, later?.column]).toEqual([1, 1, 1001, 1]);
+  });
+
+  it("a 20 MB file of NUL bytes: one located problem and a short frame, quickly", () => {
+    const started = performance.now();
+    const r = compileBytes("zeros.yaml", Buffer.alloc(20_000_000));
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/zeros\.yaml:1:1 {2}error {2}the file is not a text file/);
+    expect(r.stderr).toMatch(/^ {2}> 1 \| (\\x00){25}…$/m);
+    expect(r.stderr.length).toBeLessThan(1000);
+    // Escaping the whole line first took about ten seconds (80 MB: a V8 "invalid size" crash).
+    expect(performance.now() - started).toBeLessThan(3000);
   });
 });

@@ -44,7 +44,7 @@ describe("code frame window", () => {
   const line = `${"a".repeat(500)}X${"b".repeat(500)}`;
 
   it("shows a window around the column with the caret under it", () => {
-    const frame = codeFrame([line], 1, 501);
+    const frame = codeFrame(line, { line: 1, column: 501 });
     const [shown, caret] = frame.split("\n");
     expect(shown!.length).toBeLessThan(140);
     expect(shown).toMatch(/\| …a+Xb+…$/);
@@ -52,24 +52,26 @@ describe("code frame window", () => {
   });
 
   it("keeps short lines whole and cuts long neighbours to the same window", () => {
-    const frame = codeFrame(["short", line, "x".repeat(2000)], 2, 501).split("\n");
+    const frame = codeFrame(["short", line, "x".repeat(2000)].join("\n"), { line: 2, column: 501 }).split(
+      "\n",
+    );
     expect(frame[0]).toMatch(/\| short$/);
     expect(frame[1]!.indexOf("X")).toBe(frame[2]!.indexOf("^"));
     expect(frame[3]!.length).toBeLessThan(140);
   });
 
   it("a column at the start or the end of a long line", () => {
-    const start = codeFrame([line], 1, 1).split("\n");
+    const start = codeFrame(line, { line: 1, column: 1 }).split("\n");
     expect(start[0]).toMatch(/\| a+…$/);
     expect(start[1]).toMatch(/\| \^$/);
-    const end = codeFrame([line], 1, line.length).split("\n");
+    const end = codeFrame(line, { line: 1, column: line.length }).split("\n");
     expect(end[0]).toMatch(/\| …b+$/);
     expect(end[0]!.length - 1).toBe(end[1]!.indexOf("^"));
   });
 
   it("never cuts a character in two", () => {
     const emoji = "😀".repeat(300);
-    const frame = codeFrame([emoji], 1, 301);
+    const frame = codeFrame(emoji, { line: 1, column: 301 });
     expect(frame).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
   });
 });

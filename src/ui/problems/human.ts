@@ -1,9 +1,9 @@
 /** Problems for a person: `file:line:col  severity  message [code]`, a code frame, a hint. */
 
 import type { Problem } from "../../problems/problem.js";
-import { codeFrame } from "../../source/code-frame.js";
+import { codeFrame, FrameText } from "../../source/code-frame.js";
 import type { SourceFile } from "../../source/source-file.js";
-import { escapeText, needsEscape } from "../../text/safe-text.js";
+import { escapeText } from "../../text/safe-text.js";
 import { noPaint, type Paint } from "../paint.js";
 
 export function formatHuman(
@@ -12,7 +12,8 @@ export function formatHuman(
   paint: Paint = noPaint,
 ): string {
   const out: string[] = [];
-  const linesOf = new Map<SourceFile, FrameLines>();
+  // One per file: many problems on one long line look for its ends once.
+  const framesOf = new Map<SourceFile, FrameText>();
   for (const p of problems) {
     // File names, messages and hints quote the user's input (keys, values, paths): escaped, and
     // one line each, so a newline in a name cannot forge a `file:line:col  error` line of its own.
@@ -26,43 +27,19 @@ export function formatHuman(
     const source = sources.find((s) => s.file === p.file);
     if (source && p.line !== undefined && p.column !== undefined) {
       const mark = p.severity === "error" ? paint.red : paint.yellow;
-      let lines = linesOf.get(source);
-      if (!lines) {
-        lines = frameLines(source.text);
-        linesOf.set(source, lines);
+      let text = framesOf.get(source);
+      if (!text) {
+        text = new FrameText(source.text);
+        framesOf.set(source, text);
       }
-      const column = lines.changed.has(p.line - 1)
-        ? showSourceLine((lines.raw[p.line - 1] ?? "").slice(0, p.column - 1)).length + 1
-        : p.column;
-      out.push(indent(codeFrame(lines.shown, p.line, column, { dim: paint.dim, mark })));
+      const at = { line: p.line, column: p.column, ...(p.offset !== undefined && { offset: p.offset }) };
+      out.push(indent(codeFrame(text, at, { dim: paint.dim, mark })));
     }
     if (p.hint) out.push(`  ${paint.cyan("hint:")} ${escapeText(p.hint)}`);
     out.push("");
   }
   return out.join("\n");
 }
-
-/** A file's lines as raw text and as shown in code frames; `changed` holds the indexes that differ. */
-interface FrameLines {
-  raw: string[];
-  shown: string[];
-  changed: Set<number>;
-}
-
-/** Split once per file (per problem would be quadratic); only lines with tabs or control characters change. */
-function frameLines(text: string): FrameLines {
-  const raw = text.split(/\r?\n/);
-  const changed = new Set<number>();
-  const shown = raw.map((line, i) => {
-    if (!line.includes("\t") && !needsEscape(line)) return line;
-    changed.add(i);
-    return showSourceLine(line);
-  });
-  return { raw, shown, changed };
-}
-
-/** A line of the user's file in a code frame: tabs as two spaces, control characters escaped (the caret follows). */
-const showSourceLine = (line: string): string => escapeText(line.replaceAll("\t", "  "));
 
 const indent = (text: string): string =>
   text

@@ -1,7 +1,7 @@
 // The human problem format: one `file:line:col  severity  message  [code]` line per problem, so
 // nothing a message quotes from the input can start a line of its own.
 import { describe, expect, it } from "vitest";
-import { error } from "../../../src/problems/problem.js";
+import { error, type Problem } from "../../../src/problems/problem.js";
 import { formatHuman } from "../../../src/ui/problems/human.js";
 
 const FORGED = "q\nfake.yaml:9:9  error  forged\r";
@@ -24,5 +24,46 @@ describe("formatHuman", () => {
       "  hint: steps: q\\nfake.yaml:9:9  error  forged\\r",
       "",
     ]);
+  });
+});
+
+describe("code frames of huge files", () => {
+  const at = (offset: number, line: number, column: number): Problem => ({
+    ...error({ code: "syntax-error", message: "here", file: "big", offset }),
+    line,
+    column,
+  });
+
+  it("the work does not grow with the file: 20 MB of NUL bytes, of tabs, of newlines", () => {
+    const files = [
+      { text: "\0".repeat(20_000_000), line: (offset: number): [number, number] => [1, offset + 1] },
+      { text: "a\t".repeat(10_000_000), line: (offset: number): [number, number] => [1, offset + 1] },
+      { text: "\n".repeat(20_000_000), line: (offset: number): [number, number] => [offset + 1, 1] },
+    ];
+    const started = performance.now();
+    const frames: string[] = [];
+    for (const { text, line } of files) {
+      const problems = [0, 10_000_000, 19_999_999].map((offset) => at(offset, ...line(offset)));
+      const out = formatHuman(problems, [{ file: "big", text }]);
+      // Three problems of a few short lines each: nothing of the rest of the file.
+      expect(out.length).toBeLessThan(1000);
+      expect(Math.max(...out.split("\n").map((l) => l.length))).toBeLessThan(130);
+      frames.push(out);
+    }
+    // The middle of the line, a window cut on both sides; its end, the last 25 bytes.
+    expect(frames[0]).toMatch(/^ {2}> 1 \| …[\\x0]{100}…$/m);
+    expect(frames[0]).toMatch(/^ {2}> 1 \| …(\\x00){25}$/m);
+    expect(frames[2]).toMatch(/^ {2}> 10000001 \| $/m);
+    // Splitting and escaping whole files took seconds each (an 80 MB file crashed); this takes milliseconds.
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it("a problem without its offset is found by counting lines, and shown the same", () => {
+    const text = `${"x: 1\n".repeat(1000)}bad: [\n${"y: 2\n".repeat(1000)}`;
+    const offset = text.indexOf("bad");
+    const withOffset = formatHuman([at(offset, 1001, 1)], [{ file: "big", text }]);
+    const { offset: _, ...without } = at(offset, 1001, 1);
+    expect(formatHuman([without], [{ file: "big", text }])).toBe(withOffset);
+    expect(withOffset).toContain("  > 1001 | bad: [");
   });
 });
