@@ -1,5 +1,9 @@
-/** `gpuplan detect --slurm` for a person: one block per node type, then how to plan for one. */
+/**
+ * `gpuplan detect --slurm` for a person: one block per node type, then how to plan for one. Names
+ * of partitions, nodes, node types and GPU models are Slurm's answers: escaped.
+ */
 import type { SlurmNodeTypesReport } from "../slurm/read-cluster.js";
+import { escapeText as e } from "../text/safe-text.js";
 import { formatSize } from "../units/size.js";
 import type { Paint } from "./paint.js";
 
@@ -9,26 +13,26 @@ export function formatSlurmNodeTypes(report: SlurmNodeTypesReport, paint: Paint)
   const out: string[] = [];
   const scope =
     report.partition !== null
-      ? `partition ${report.partition}`
-      : `partitions you can submit to: ${report.partitions.map((p) => `${p.name}${p.isDefault ? " (default)" : ""}${p.available === "up" ? "" : ` [${p.available}]`}`).join(", ") || "none"}`;
+      ? `partition ${e(report.partition)}`
+      : `partitions you can submit to: ${report.partitions.map((p) => `${e(p.name)}${p.isDefault ? " (default)" : ""}${p.available === "up" ? "" : ` [${e(p.available)}]`}`).join(", ") || "none"}`;
   out.push(`${paint.bold("Slurm node types")} (${scope})`);
   for (const t of report.nodeTypes) {
     const names =
-      t.nodes.slice(0, MAX_NODE_NAMES).join(", ") +
+      t.nodes.slice(0, MAX_NODE_NAMES).map(e).join(", ") +
       (t.nodes.length > MAX_NODE_NAMES ? `, … ${t.nodes.length - MAX_NODE_NAMES} more` : "");
     const usable = t.usableNodes === t.nodes.length ? "" : `, ${t.usableNodes} usable now`;
     out.push(
       "",
-      `${paint.bold(t.name)}  ${t.nodes.length} node${t.nodes.length === 1 ? "" : "s"}${usable}: ${names}`,
+      `${paint.bold(e(t.name))}  ${t.nodes.length} node${t.nodes.length === 1 ? "" : "s"}${usable}: ${names}`,
     );
-    out.push(`  partitions  ${t.partitions.join(", ") || "-"}`);
+    out.push(`  partitions  ${t.partitions.map(e).join(", ") || "-"}`);
     if (t.gpus.length === 0) out.push("  GPUs        none");
     for (const g of t.gpus) {
-      const gres = `gres gpu${g.gresType === null ? "" : `:${g.gresType}`}:${g.count}`;
+      const gres = `gres gpu${g.gresType === null ? "" : `:${e(g.gresType)}`}:${g.count}`;
       const model =
         g.model === null
           ? paint.yellow("unknown model")
-          : `${g.model}, ${formatSize(g.memoryBytes ?? 0)} each`;
+          : `${e(g.model)}, ${formatSize(g.memoryBytes ?? 0)} each`;
       out.push(`  GPUs        ${g.count} × ${model} (${gres})`);
     }
     if (t.shardsPerGpu !== null)
@@ -37,12 +41,12 @@ export function formatSlurmNodeTypes(report: SlurmNodeTypesReport, paint: Paint)
   }
   const plannable = report.nodeTypes.filter((t) => t.inventory !== null);
   if (plannable.length > 0) {
-    const example = plannable[0]!.name;
+    const example = e(plannable[0]!.name);
     const pick = report.nodeTypes.length > 1 ? ` --node-type ${example}` : "";
     out.push(
       "",
       paint.dim(
-        `plan for a node type: gpuplan detect --slurm${report.partition !== null ? ` --partition ${report.partition}` : ""}${pick} --save ${example}.json`,
+        `plan for a node type: gpuplan detect --slurm${report.partition !== null ? ` --partition ${e(report.partition)}` : ""}${pick} --save ${example}.json`,
       ),
       paint.dim(
         `                      gpuplan compile pipeline.yaml --inventory ${example}.json -o plan.json`,

@@ -1,6 +1,10 @@
-/** `gpuplan targets` for a person: each built-in inventory profile, its GPUs and CPU threads. */
+/**
+ * `gpuplan targets` for a person: each inventory profile, its GPUs and CPU threads. Names and GPU
+ * names of custom targets come from files anyone may write: escaped.
+ */
 import { inventorySchema } from "../generated/schema-values.js";
 import type { Target } from "../inventory/targets.js";
+import { escapeText } from "../text/safe-text.js";
 import { formatSize, parseSize } from "../units/size.js";
 import { noPaint, type Paint } from "./paint.js";
 import { formatTable } from "./table.js";
@@ -9,9 +13,9 @@ export function formatTargets(targets: readonly Target[], paint: Paint = noPaint
   const rows = targets.map((t) => {
     const gpus = (t.inventory.gpus ?? []).map(
       (g) =>
-        `${g.count ?? inventorySchema.defaults.ShortGpu.count}× ${g.name} ${formatSize(parseSize(g.memory) ?? 0)}`,
+        `${g.count ?? inventorySchema.defaults.ShortGpu.count}× ${escapeText(g.name)} ${formatSize(parseSize(g.memory) ?? 0)}`,
     );
-    return [t.name, gpus.join(", ") || "no GPUs", `${t.inventory.cpu.threads} threads`];
+    return [escapeText(t.name), gpus.join(", ") || "no GPUs", `${t.inventory.cpu.threads} threads`];
   });
   const columns = [{ header: "NAME" }, { header: "GPUS" }, { header: "CPU" }];
   return `${formatTable(columns, rows, { paint }).join("\n")}\n`;

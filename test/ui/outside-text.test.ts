@@ -283,3 +283,53 @@ describe("compile: a newline in a name cannot forge a problem line", () => {
     expect(r.stderr).toContain("written by gpuplan 0.1.0\\nfake.yaml:1:1  error  forged, this is");
   });
 });
+
+describe("compile and targets: names from plans, file names and custom target files", () => {
+  const PIPELINE =
+    "version: 1\nname: x\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: [x], memory: numpy }\n";
+
+  it("a --check plan's inventory label naming an unknown target, and `wrote PATH`", () => {
+    const dir = temp();
+    const pipeline = join(dir, "p.yaml");
+    writeFileSync(pipeline, PIPELINE);
+    const out = join(dir, `plan${HOSTILE}.json`);
+    const wrote = gpuplan(["compile", pipeline, "--target", "cpu-only", "-o", out]);
+    expect(wrote.exitCode, wrote.stderr).toBe(0);
+    expectClean(wrote.stderr);
+    expect(wrote.stderr).toContain(`wrote ${dir}/plan${SHOWN}.json`);
+    const upToDate = gpuplan(["compile", pipeline, "--check", out]);
+    expectClean(upToDate.stderr);
+    expect(upToDate.stderr).toContain(`plan${SHOWN}.json is up to date`);
+
+    const plan = JSON.parse(readFileSync(out, "utf8"));
+    const stale = join(dir, "stale.json");
+    writeFileSync(
+      stale,
+      JSON.stringify({ ...plan, inventory: { ...plan.inventory, label: `target:nope${HOSTILE}` } }),
+    );
+    const r = gpuplan(["compile", pipeline, "--check", stale]);
+    expect(r.exitCode).toBe(2);
+    expectClean(r.stderr);
+    expect(r.stderr).toContain(`unknown target \`nope${SHOWN}\``);
+  });
+
+  it("custom target files: their names in `known targets:` and `gpuplan targets`, their GPU names", () => {
+    const dir = temp();
+    mkdirSync(join(dir, ".gpuplan/targets"), { recursive: true });
+    writeFileSync(
+      join(dir, ".gpuplan/targets", `evil${HOSTILE}.yaml`),
+      'gpus:\n  - { name: "GPU\\e]0;pwned\\a\\r", memory: 8GiB }\ncpu: { threads: 4 }\n',
+    );
+    writeFileSync(join(dir, "p.yaml"), PIPELINE);
+    const unknown = gpuplan(["compile", "p.yaml", "--target", "nope"], { cwd: dir });
+    expect(unknown.exitCode).toBe(2);
+    expectClean(unknown.stderr);
+    expect(unknown.stderr).toContain(`, evil${SHOWN.toLowerCase()} (gpuplan targets`);
+    const list = gpuplan(["targets"], { cwd: dir });
+    expect(list.exitCode, list.stderr).toBe(0);
+    expectClean(list.stdout);
+    expect(list.stdout).toMatch(
+      /^evil\\x1b\]0;pwned\\x07\\x1b\[2j\\rx\\u202e +1× GPU\\x1b\]0;pwned\\x07\\r 8 GiB +4 threads$/m,
+    );
+  });
+});

@@ -18,6 +18,7 @@ import { EXIT } from "../../problems/exit-codes.js";
 import { error, hasErrors, type Problem, sortProblems } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText } from "../../source/read-source-text.js";
+import { escapeText } from "../../text/safe-text.js";
 import { formatGithub } from "../../ui/problems/github.js";
 import { countLine, formatHuman } from "../../ui/problems/human.js";
 import { formatJson } from "../../ui/problems/json.js";
@@ -118,15 +119,17 @@ export default async function compile(file: string, options: CompileOptions): Pr
     }
   }
   if (options.format !== "json") {
+    // Paths and a plan's inventory label are outside text: escaped, as everywhere on the terminal.
+    const e = escapeText;
     const where =
       checks.length > 0
         ? checked.length === checks.length && checked.every((c) => c.upToDate)
           ? checked.length === 1
-            ? `${checked[0]!.check} is up to date`
-            : `${checked.map((c) => `${c.check} (${c.label})`).join(", ")} are up to date`
+            ? `${e(checked[0]!.check!)} is up to date`
+            : `${checked.map((c) => `${e(c.check!)} (${e(c.label)})`).join(", ")} are up to date`
           : undefined
         : output
-          ? `wrote ${output}`
+          ? `wrote ${e(output)}`
           : "plan on stdout";
     writeErr(summaryLine(result.plan, problems, failed || where === undefined, where ?? "", paint.bold));
   }
