@@ -4,6 +4,7 @@
  * anything reaches the queue.
  */
 import type { Submission } from "../slurm/follow/slurm-session.js";
+import { escapeText } from "../text/safe-text.js";
 import { formatTable } from "./table.js";
 
 const SHARING = {
@@ -14,7 +15,8 @@ const SHARING = {
 
 export function formatSlurmDryRun(submission: Submission): string {
   const { arrays, files } = submission.export;
-  const dir = `${submission.runDir}/slurm`;
+  // The run folder may be the user's path: escaped (the scripts' own comments already are).
+  const dir = escapeText(`${submission.runDir}/slurm`);
   const lines = [
     `gpuplan run --executor slurm --dry-run: ${arrays.length} job array${arrays.length === 1 ? "" : "s"} for ${submission.submitted.length} pipeline${submission.submitted.length === 1 ? "" : "s"}` +
       (submission.completed.length > 0

@@ -12,6 +12,7 @@ import type { GpuModelChoice } from "../../slurm/node-types.js";
 import { readSlurmNodeTypes } from "../../slurm/read-cluster.js";
 import { slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { jsonText } from "../../text/json-text.js";
+import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmNodeTypes } from "../../ui/slurm-node-types.js";
 import { writeErr, writeOut } from "../output.js";
@@ -74,13 +75,13 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
   const chosen = report.nodeTypes[0]!;
   if (!chosen.inventory) {
     writeErr(
-      `gpuplan: no inventory written: the GPU model of node type ${chosen.name} is unknown (see above)\n`,
+      `gpuplan: no inventory written: the GPU model of node type ${escapeText(chosen.name)} is unknown (see above)\n`,
     );
     return 1;
   }
   await writeFileAtomic(options.save, `${jsonText(chosen.inventory, 2)}\n`, "inventory");
   writeErr(
-    `gpuplan: wrote ${options.save}: node type ${chosen.name}, for gpuplan compile --inventory ${options.save}\n`,
+    `gpuplan: wrote ${escapeText(options.save)}: node type ${escapeText(chosen.name)}, for gpuplan compile --inventory ${escapeText(options.save)}\n`,
   );
   return 0;
 }

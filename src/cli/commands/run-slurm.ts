@@ -11,6 +11,7 @@ import type { GpuplanSlurmSubmission } from "../../schema-types/slurm-submit.js"
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import type { RunCommand } from "../../slurm/read-cluster.js";
+import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { VERSION } from "../../version.js";
 import { writeErr, writeOut } from "../output.js";
@@ -81,7 +82,9 @@ export async function runOnSlurmCommand(
     return EXIT.ok;
   }
   if (submission.submitted.length === 0) {
-    writeErr(`gpuplan run: every pipeline of run ${prepared.runId} completed; nothing to submit\n`);
+    writeErr(
+      `gpuplan run: every pipeline of run ${escapeText(prepared.runId)} completed; nothing to submit\n`,
+    );
     return EXIT.ok;
   }
   const { listenForInterrupts } = await import("../../run/interrupt-signals.js");
@@ -97,7 +100,9 @@ export async function runOnSlurmCommand(
       signal: signals.interrupt,
       sharedFolderTimeoutMs: SHARED_FOLDER_TIMEOUT_MS,
     });
-    const jobs = result.arrays.map((a) => a.job);
+    // Job ids are what sbatch said; the run id may be the user's: outside text, escaped.
+    const jobs = result.arrays.map((a) => escapeText(a.job));
+    const run = escapeText(prepared.runId);
     if (result.kind === "detached") {
       const report: GpuplanSlurmSubmission = {
         schema: "gpuplan/slurm-submit@1",
@@ -108,8 +113,8 @@ export async function runOnSlurmCommand(
       writeOut(
         options.ui === "json"
           ? `${JSON.stringify(report, null, 2)}\n`
-          : `${prepared.runId} submitted as Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (${submission.submitted.length} pipelines)\n` +
-              `  watch: gpuplan status ${prepared.runId}    resume what did not complete: gpuplan run --resume ${prepared.runId} --executor slurm\n`,
+          : `${run} submitted as Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (${submission.submitted.length} pipelines)\n` +
+              `  watch: gpuplan status ${run}    resume what did not complete: gpuplan run --resume ${run} --executor slurm\n`,
       );
       return EXIT.ok;
     }

@@ -119,7 +119,9 @@ export default async function run(file: string | undefined, given: RunOptions): 
       ),
     onRecordFailure: ({ file, reason }) => {
       const code: Code = "records-incomplete";
-      writeErr(`gpuplan: warning: cannot write ${file} (${reason}); the steps go on  [${code}]\n`);
+      writeErr(
+        `gpuplan: warning: cannot write ${escapeText(file)} (${escapeText(reason)}); the steps go on  [${code}]\n`,
+      );
     },
   });
   if (result.busy) {
@@ -131,7 +133,9 @@ export default async function run(file: string | undefined, given: RunOptions): 
   }
   if (result.recordsIncomplete.length > 0) {
     const code: Code = "records-incomplete";
-    const files = result.recordsIncomplete.map((f) => `${f.file} (${f.reason})`).join(", ");
+    const files = result.recordsIncomplete
+      .map((f) => `${escapeText(f.file)} (${escapeText(f.reason)})`)
+      .join(", ");
     writeErr(
       `gpuplan: error: the run's records are incomplete: ${files} lost what could not be written  [${code}]\n` +
         `  hint: free some space (df -h); steps recorded in the journal are not run again by --resume\n`,
