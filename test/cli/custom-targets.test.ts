@@ -118,4 +118,27 @@ describe("custom targets", () => {
       expect(bindings).toEqual([expect.objectContaining({ uuid: replacement })]);
     },
   );
+
+  it("a custom file with a built-in's name is listed marked as not used, in the table as in --json", () => {
+    const dir = project();
+    writeFileSync(
+      join(dir, "proj/.gpuplan/targets/dgx-h100.yaml"),
+      "gpus:\n  - { name: NVIDIA L4, memory: 23034MiB, count: 1 }\ncpu: { threads: 8 }\n",
+    );
+    const list = gpuplan(["targets"], { cwd: join(dir, "proj") });
+    expect(list.exitCode, list.stderr).toBe(0);
+    const rows = list.stdout.split("\n").filter((l) => l.startsWith("dgx-h100"));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(/^dgx-h100 +8× NVIDIA H100/);
+    expect(rows[1]).toMatch(
+      /^dgx-h100 \(custom, not used: a built-in has this name\) +1× NVIDIA L4 22\.5 GiB +8 threads$/,
+    );
+    const json = JSON.parse(gpuplan(["targets", "--json"], { cwd: join(dir, "proj") }).stdout) as {
+      targets: { name: string; description: string }[];
+    };
+    expect(json.targets.filter((t) => t.name === "dgx-h100").map((t) => t.description)).toEqual([
+      expect.not.stringContaining("not used"),
+      "custom: .gpuplan/targets/dgx-h100.yaml (not used: a built-in target has this name)",
+    ]);
+  });
 });

@@ -18,6 +18,7 @@ import { paintFor } from "../paint.js";
 
 export default async function targets(options: { json?: boolean; targetsDir?: string }): Promise<number> {
   const custom: Target[] = [];
+  const shadowed = new Set<Target>();
   const problems: Problem[] = [];
   const sources: SourceFile[] = [];
   for (const t of listCustomTargets(targetFolders(options.targetsDir, ["."]))) {
@@ -25,12 +26,15 @@ export default async function targets(options: { json?: boolean; targetsDir?: st
     if (loaded.source) sources.push(loaded.source);
     problems.push(...loaded.problems);
     if (loaded.inventory && !hasErrors(loaded.problems)) {
-      const target = toTarget(t.name, t.file, loaded.inventory);
-      custom.push(
-        t.shadowed
-          ? { ...target, description: `${target.description} (not used: a built-in target has this name)` }
-          : target,
-      );
+      let target = toTarget(t.name, t.file, loaded.inventory);
+      if (t.shadowed) {
+        target = {
+          ...target,
+          description: `${target.description} (not used: a built-in target has this name)`,
+        };
+        shadowed.add(target);
+      }
+      custom.push(target);
     }
   }
   const all = [...TARGETS, ...custom];
@@ -38,7 +42,7 @@ export default async function targets(options: { json?: boolean; targetsDir?: st
     const out: GpuplanTargets = { schema: "gpuplan/targets@1", targets: all };
     writeOut(`${jsonText(out, 2)}\n`);
   } else {
-    writeOut(formatTargets(all, await paintFor("stdout")));
+    writeOut(formatTargets(all, await paintFor("stdout"), shadowed));
   }
   if (problems.length === 0) return EXIT.ok;
   const { locateProblems } = await import("../../source/locate.js");
