@@ -298,11 +298,17 @@ describe("enumerations and patterns are defined once", () => {
     );
   });
 
-  it("parseDuration accepts a text exactly when the schema's Duration pattern does (or it is plain ms)", () => {
+  it("parseDuration accepts a text exactly when the schema's Duration pattern does (or it is plain ms), up to the schema's 365 days", () => {
+    const unitMs: Record<string, number> = { ms: 1, s: 1e3, m: 6e4, h: 36e5, d: 864e5 };
+    const most = ((pipelineDefs.Duration!.anyOf as Json[])[0] as { maximum: number }).maximum;
+    expect(most).toBe(365 * 864e5);
     fc.assert(
       fc.property(durationLike, (text) => {
         const t = text.trim();
-        expect(parseDuration(text) !== undefined).toBe(schemaDuration.test(t) || /^[0-9]+$/.test(t));
+        const shaped = schemaDuration.test(t) || /^[0-9]+$/.test(t);
+        const [, n = "0", unit = "ms"] = /^([0-9.]+)\s*([a-z]*)$/.exec(t) ?? [];
+        const within = Math.round(Number(n) * (unitMs[unit] ?? 1)) <= most;
+        expect(parseDuration(text) !== undefined).toBe(shaped && within);
       }),
     );
   });
