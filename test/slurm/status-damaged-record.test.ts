@@ -28,6 +28,11 @@ describe("a damaged slurm/jobs.json", () => {
       '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"7","script":"s"}]}',
     ],
     ["null", "null"],
+    // squeue -j would take them as another job, a flag, or nothing gpuplan submitted.
+    ...["not-a-job", "2;touch x", "-a", ""].map((job) => [
+      `a job id that is not one (${JSON.stringify(job)})`,
+      JSON.stringify({ schema: "gpuplan/slurm-run@1", arrays: [{ job, script: "s", pipelines: ["a"] }] }),
+    ]),
     ["not JSON", '{"schema":"gpuplan/slurm-run@1","arr'],
   ])("%s: status says so, naming the file (exit 2)", (_, text) => {
     writeFileSync(join(runDir, "slurm/jobs.json"), text);

@@ -79,7 +79,9 @@ function isSlurmRecord(data: unknown): data is SlurmRunRecord {
     (a: unknown) =>
       typeof a === "object" &&
       a !== null &&
+      // A job id as sbatch --parsable gave it (digits): squeue, sacct and scancel get it as an argument.
       typeof (a as SubmittedArray).job === "string" &&
+      /^[0-9]+$/.test((a as SubmittedArray).job) &&
       typeof (a as SubmittedArray).script === "string" &&
       isStrings((a as SubmittedArray).pipelines),
   );
