@@ -8,7 +8,7 @@
  * directory, block device or socket is refused. A symbolic link is followed and its target
  * replaced. Every failure is a UsageError naming the path (file-errors.ts).
  */
-import { constants, type Stats, writeSync } from "node:fs";
+import { constants, rmSync, type Stats, writeSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "../problems/errors.js";
 import { errnoOf, fileError } from "../problems/file-errors.js";
@@ -98,7 +98,14 @@ async function replaceAtomically(path: string, text: Content, existing: Stats | 
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
   // A new file gets the usual 0666 less the umask; an existing one keeps its mode, set before
   // any content is written so a private file is never readable by others, not even for a moment.
-  const handle = await fsp().open(tmp, "wx", existing ? 0o600 : 0o666);
+  // Listening before the file exists: a signal between its creation and the listener left it behind.
+  const forget = removeOnSignal(tmp);
+  const handle = await fsp()
+    .open(tmp, "wx", existing ? 0o600 : 0o666)
+    .catch((e: unknown) => {
+      forget();
+      throw e;
+    });
   let renamed = false;
   try {
     if (existing) {
@@ -115,12 +122,39 @@ async function replaceAtomically(path: string, text: Content, existing: Stats | 
     await fsp().rename(tmp, path);
     renamed = true;
   } finally {
+    forget();
     if (!renamed) {
       await handle.close().catch(() => undefined);
       await fsp().rm(tmp, { force: true });
     }
   }
   await syncDirectory(dir);
+}
+
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/**
+ * Until `forget()`: Ctrl-C (or a kill) removes the temporary file, then stops the process as the
+ * signal would have — a big plan takes seconds to write, and each interrupted write used to leave
+ * a `.plan.json.PID.HEX.tmp` of tens of MB behind. A process that handles the signal itself (a
+ * run) keeps its own handling: this only acts where nothing else listens.
+ */
+function removeOnSignal(tmp: string): () => void {
+  const handlers = STOP_SIGNALS.map((signal) => {
+    const handler = () => {
+      // Someone else handles it (a run stops cleanly, and its write goes on): not ours to act.
+      if (process.listenerCount(signal) > 1) return;
+      rmSync(tmp, { force: true });
+      forget();
+      process.kill(process.pid, signal);
+    };
+    process.on(signal, handler);
+    return [signal, handler] as const;
+  });
+  const forget = () => {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  };
+  return forget;
 }
 
 /** The rename is durable only once its folder is on disk; a folder that cannot be opened is left as is. */
