@@ -3,6 +3,10 @@
  * slot descriptors (so it holds its GPU slot like a step), read line by line, stopped politely.
  * gpuplan's end closes the worker's stdin, which is how a worker knows to exit even when gpuplan
  * is killed with SIGKILL: no stdin, no worker, no slot.
+ * Its end is its exit, not its pipes' close: something it started in a session of its own (setsid)
+ * keeps the pipes open for as long as it lives. After the exit what is left in the pipes is read
+ * briefly, then they are closed, so such an escaped process neither delays a stop nor keeps
+ * gpuplan alive (it keeps its inherited slot descriptor: docs/guides/locks.md).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
@@ -49,6 +53,10 @@ export type TaskResult =
   | { type: "timeout" }
   | { type: "aborted" };
 
+/** After the exit: output is read until the pipes are quiet this long, or for at most DRAIN_LIMIT_MS. */
+const DRAIN_QUIET_MS = 100;
+const DRAIN_LIMIT_MS = 1000;
+
 type Waiter = (message: WorkerMessage | { type: "exited"; exit: WorkerExit }) => void;
 
 export class WorkerProcess {
@@ -61,6 +69,8 @@ export class WorkerProcess {
   private waiter: Waiter | null = null;
   /** A protocol line that came while nothing was awaited: the next wait reports it. */
   private stray: string | null = null;
+  /** Passes on each stream's unfinished last line once its pipe is closed. */
+  private readonly flushers: (() => void)[] = [];
 
   constructor(private readonly options: WorkerProcessOptions) {
     const [command, ...args] = options.argv;
@@ -81,9 +91,11 @@ export class WorkerProcess {
         spawnError = e.message;
         if (this.child.pid === undefined) this.finish({ exitCode: null, signal: null, spawnError }, resolve);
       });
-      this.child.on("close", (exitCode, signal) =>
-        this.finish({ exitCode, signal, ...(spawnError !== undefined && { spawnError }) }, resolve),
-      );
+      this.child.once("exit", (exitCode, signal) => {
+        void this.drain().then(() =>
+          this.finish({ exitCode, signal, ...(spawnError !== undefined && { spawnError }) }, resolve),
+        );
+      });
     });
     this.pipe(this.child.stdout, "stdout");
     this.pipe(this.child.stderr, "stderr");
@@ -124,7 +136,7 @@ export class WorkerProcess {
     this.signalGroup("SIGTERM");
     if (await this.exitsWithin(graceMs)) return this.exit!;
     this.signalGroup("SIGKILL");
-    // Bounded: an unreaped process could keep 'close' from ever firing.
+    // Bounded: an unreaped process (a container whose PID 1 never waits) never reports its exit.
     await this.exitsWithin(graceMs + 2000);
     return this.exit ?? { exitCode: null, signal: "SIGKILL" };
   }
@@ -162,6 +174,45 @@ export class WorkerProcess {
     this.exit = exit;
     resolve(exit);
     this.waiter?.({ type: "exited", exit });
+  }
+
+  /**
+   * What the exited worker wrote is still in its pipes: read it until they close or go quiet (an
+   * escaped process may hold them open forever), then close them so nothing keeps Node's loop alive.
+   */
+  private async drain(): Promise<void> {
+    const open = [this.child.stdout, this.child.stderr].filter((s): s is Readable => s !== null && !s.closed);
+    if (open.length > 0) {
+      await new Promise<void>((resolve) => {
+        let closed = 0;
+        const done = () => {
+          clearTimeout(quiet);
+          clearTimeout(limit);
+          for (const s of open) {
+            s.off("data", onData);
+            s.off("close", onClose);
+          }
+          resolve();
+        };
+        let quiet = setTimeout(done, DRAIN_QUIET_MS);
+        const limit = setTimeout(done, DRAIN_LIMIT_MS);
+        const onData = () => {
+          clearTimeout(quiet);
+          quiet = setTimeout(done, DRAIN_QUIET_MS);
+        };
+        const onClose = () => {
+          if (++closed === open.length) done();
+        };
+        for (const s of open) {
+          s.on("data", onData);
+          s.once("close", onClose);
+        }
+      });
+    }
+    for (const flush of this.flushers) flush();
+    this.child.stdin?.destroy();
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
   }
 
   private async exitsWithin(ms: number): Promise<boolean> {
@@ -238,10 +289,13 @@ export class WorkerProcess {
       }
       if (start < chunk.length) take(chunk.slice(start), false);
     });
-    stream.on("end", () => {
+    // At the end of the stream, or when drain() closes a pipe an escaped process still holds.
+    const flush = () => {
       if (size > 0) take("", true);
       dropping = false;
-    });
+    };
+    stream.on("end", flush);
+    this.flushers.push(flush);
   }
 
   /** A stdout line past the limit: a protocol break, reported to the task it came during. */
