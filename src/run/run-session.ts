@@ -168,7 +168,7 @@ async function runPrepared(
     done = result;
   } finally {
     signals.dispose();
-    events.close();
+    await events.close();
     await journal.close();
     await runLock?.release();
   }

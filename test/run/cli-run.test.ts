@@ -1,16 +1,20 @@
 // `gpuplan run` end to end through the built CLI (`npm run build` first): the runnable example in
 // plain and JSON modes, the events file, --dry-run, interrupt and --resume, plan verification
 // against fake NVML GPUs, and usage errors.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
+  closeSync,
+  constants,
   copyFileSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   symlinkSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -280,6 +284,48 @@ describe("gpuplan run (CLI)", () => {
     expect(r.stderr).toContain("[p/a cpu] from-pipeline");
     expect(r.stderr).toContain("[p/b cpu] from-step");
   });
+
+  it("an --events FIFO nobody reads never holds the run: SIGINT still stops it (exit 130), the lost events said", async () => {
+    const cwd = temp();
+    const fifo = join(cwd, "events.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // This test holds the FIFO open for reading and fills it (64 KiB), reading nothing: a blocking
+    // write of gpuplan's waited here for good, and SIGINT with it.
+    const held = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    cleanups.push(() => closeSync(held));
+    try {
+      for (;;) writeSync(held, Buffer.alloc(4096, 0x0a));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+    }
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      "version: 1\nregistry: { platform_priority: [cpu] }\npipelines:\n  - name: p\n    steps:\n" +
+        "      - { id: s, run: [sh, -c, 'touch started; exec sleep 30'], memory: numpy }\n",
+    );
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, "bin/gpuplan.js"), "run", "p.yaml", "--ui", "plain", "--events", fifo],
+      { cwd, env: { ...process.env, ...NO_GPU, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    cleanups.push(() => child.kill("SIGKILL"));
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += String(d);
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(join(cwd, "started")) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    child.kill("SIGINT");
+    const code = await Promise.race([
+      exited,
+      new Promise<string>((r) => setTimeout(() => r("still running"), 10_000)),
+    ]);
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain(`gpuplan: warning: cannot write ${fifo}`);
+    expect(stderr).toMatch(/records-incomplete/);
+  }, 40_000);
 
   it("usage errors: an unknown pipeline (exit 2, did you mean), a bad --lock-timeout (exit 2), not a plan (exit 1)", () => {
     const cwd = temp();

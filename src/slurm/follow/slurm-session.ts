@@ -239,7 +239,7 @@ async function follow(
     interrupted = result.interrupted;
   } catch (e) {
     await view.close(summarize(tally)).catch(() => undefined);
-    events.close();
+    await events.close();
     throw e;
   }
   await Promise.all(pending);
@@ -258,7 +258,7 @@ async function follow(
   });
   const summary = summarize(tally);
   await view.close(summary);
-  events.close();
+  await events.close();
   await sortEvents(join(runDir, "events.jsonl"));
   return summary;
 }
