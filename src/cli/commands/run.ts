@@ -136,9 +136,13 @@ export default async function run(file: string | undefined, given: RunOptions): 
     const files = result.recordsIncomplete
       .map((f) => `${escapeText(f.file)} (${escapeText(f.reason)})`)
       .join(", ");
+    // A FIFO or a device as --events loses what its reader did not take in time.
+    const reader = result.recordsIncomplete.some((f) => f.file === options.events)
+      ? ", or read the --events FIFO as fast as the run writes it"
+      : "";
     writeErr(
       `gpuplan: error: the run's records are incomplete: ${files} lost what could not be written  [${code}]\n` +
-        `  hint: free some space (df -h); steps recorded in the journal are not run again by --resume\n`,
+        `  hint: free some space (df -h)${reader}; steps recorded in the journal are not run again by --resume\n`,
     );
   }
   if (result.summary.interrupted)
