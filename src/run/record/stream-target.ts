@@ -133,7 +133,13 @@ export function createStreamTarget(
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
       if (queue.length > 0 && !broken)
-        options.lost(new Error(`its reader did not take the last events within ${limitMs} ms`));
+        options.lost(
+          new Error(
+            fd === null
+              ? "nobody opened it for reading; events are dropped"
+              : `its reader did not take the last events within ${limitMs} ms`,
+          ),
+        );
       if (fd !== null) closeSync(fd);
       fd = null;
       broken = true;

@@ -99,4 +99,21 @@ describe("events to a FIFO", () => {
     ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(failures.incomplete()).toEqual([]);
   }, 30_000);
+
+  it("a FIFO nobody ever reads: the run's end does not wait for a reader, and says the events were dropped", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const fifo = join(dir, "events.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const failures = recordFailures();
+    const events = openEventFiles([join(dir, "events.jsonl"), fifo], failures);
+    events.write(event(0));
+    const started = performance.now();
+    await events.close();
+    // A second's flush at most; slack for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(6000);
+    expect(failures.incomplete()).toEqual([
+      { file: fifo, reason: "nobody opened it for reading; events are dropped" },
+    ]);
+  }, 30_000);
 });
