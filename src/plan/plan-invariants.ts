@@ -114,7 +114,11 @@ function hasCycle(steps: readonly { id: string; needs: string[] }[]): boolean {
   for (const s of steps) {
     const needs = new Set(s.needs.filter((n) => ids.has(n) && n !== s.id));
     waiting.set(s.id, needs.size);
-    for (const n of needs) dependents.set(n, [...(dependents.get(n) ?? []), s.id]);
+    for (const n of needs) {
+      const list = dependents.get(n);
+      if (list) list.push(s.id);
+      else dependents.set(n, [s.id]);
+    }
   }
   const ready = [...waiting].filter(([, n]) => n === 0).map(([id]) => id);
   let done = 0;

@@ -8,7 +8,7 @@
  * directory, block device or socket is refused. A symbolic link is followed and its target
  * replaced. Every failure is a UsageError naming the path (file-errors.ts).
  */
-import { constants, rmSync, type Stats, writeSync } from "node:fs";
+import { constants, type Stats, writeSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "../problems/errors.js";
 import { errnoOf, fileError } from "../problems/file-errors.js";
@@ -18,7 +18,7 @@ import { randomHex } from "../text/random-hex.js";
 export type WriteMode = "replaced" | "created" | "stream";
 
 /** What is written: one string, or its pieces in order (a big plan is streamed, never held whole). */
-type Content = string | Iterable<string>;
+export type Content = string | Iterable<string>;
 
 /** node:fs/promises, loaded at the first write: a command that writes nothing (most compiles print
  * their plan) does not compile its ~2 ms of built-in modules at start (issue #17). */
@@ -33,7 +33,18 @@ const MAX_LINKS = 40;
  * Write `text` to `path` for the user (see the header). `what` names the file in errors ("plan").
  * Resolves with how it was written.
  */
-export async function writeFileAtomic(path: string, text: Content, what = "file"): Promise<WriteMode> {
+/**
+ * Told the temporary file's path before it is created, and null once it is renamed or removed:
+ * whoever handles Ctrl-C (the CLI) removes it if the process is stopped in between.
+ */
+export type TempFileWatcher = (tmp: string | null) => void;
+
+export async function writeFileAtomic(
+  path: string,
+  text: Content,
+  what = "file",
+  onTemp?: TempFileWatcher,
+): Promise<WriteMode> {
   try {
     const target = await resolveTarget(path);
     if (target.kind === "fd") {
@@ -42,11 +53,11 @@ export async function writeFileAtomic(path: string, text: Content, what = "file"
     }
     const st = target.stats;
     if (st === null) {
-      await replaceAtomically(target.path, text, null);
+      await replaceAtomically(target.path, text, null, onTemp);
       return "created";
     }
     if (st.isFile()) {
-      await replaceAtomically(target.path, text, st);
+      await replaceAtomically(target.path, text, st, onTemp);
       return "replaced";
     }
     if (st.isFIFO() || st.isCharacterDevice()) {
@@ -93,17 +104,22 @@ function descriptorOf(path: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-async function replaceAtomically(path: string, text: Content, existing: Stats | null): Promise<void> {
+async function replaceAtomically(
+  path: string,
+  text: Content,
+  existing: Stats | null,
+  onTemp: TempFileWatcher | undefined,
+): Promise<void> {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
   // A new file gets the usual 0666 less the umask; an existing one keeps its mode, set before
   // any content is written so a private file is never readable by others, not even for a moment.
-  // Listening before the file exists: a signal between its creation and the listener left it behind.
-  const forget = removeOnSignal(tmp);
+  // Said before the file exists: a signal between its creation and the caller's knowing left it behind.
+  onTemp?.(tmp);
   const handle = await fsp()
     .open(tmp, "wx", existing ? 0o600 : 0o666)
     .catch((e: unknown) => {
-      forget();
+      onTemp?.(null);
       throw e;
     });
   let renamed = false;
@@ -122,39 +138,13 @@ async function replaceAtomically(path: string, text: Content, existing: Stats | 
     await fsp().rename(tmp, path);
     renamed = true;
   } finally {
-    forget();
     if (!renamed) {
       await handle.close().catch(() => undefined);
       await fsp().rm(tmp, { force: true });
     }
+    onTemp?.(null);
   }
   await syncDirectory(dir);
-}
-
-const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-
-/**
- * Until `forget()`: Ctrl-C (or a kill) removes the temporary file, then stops the process as the
- * signal would have — a big plan takes seconds to write, and each interrupted write used to leave
- * a `.plan.json.PID.HEX.tmp` of tens of MB behind. A process that handles the signal itself (a
- * run) keeps its own handling: this only acts where nothing else listens.
- */
-function removeOnSignal(tmp: string): () => void {
-  const handlers = STOP_SIGNALS.map((signal) => {
-    const handler = () => {
-      // Someone else handles it (a run stops cleanly, and its write goes on): not ours to act.
-      if (process.listenerCount(signal) > 1) return;
-      rmSync(tmp, { force: true });
-      forget();
-      process.kill(process.pid, signal);
-    };
-    process.on(signal, handler);
-    return [signal, handler] as const;
-  });
-  const forget = () => {
-    for (const [signal, handler] of handlers) process.off(signal, handler);
-  };
-  return forget;
 }
 
 /** The rename is durable only once its folder is on disk; a folder that cannot be opened is left as is. */

@@ -160,8 +160,8 @@ export const CODES = {
   "duration-out-of-range": problem(
     "error",
     "A duration longer than gpuplan can hold",
-    "Durations in a pipeline file are at most 365 days: estimates add up to makespans and bounds, and a value like 1e300 would overflow them into a plan `run` refuses. A step's `timeout`, a worker's `ready_timeout`, an on_oom `wait` and a keep_warm `ttl` become timers, which hold at most 24 days; a longer one would fire at once.",
-    "give a shorter duration (at most 365d; 24d for a timeout, ready_timeout, wait or ttl)",
+    "Durations in a pipeline file are at most 365 days: estimates add up to makespans and bounds, and a value like 1e300 would overflow them into a plan `run` refuses. Timers (a step's `timeout`, a worker's `ready_timeout`, an on_oom `wait`, a keep_warm `ttl`) have the same bound: past Node's ~24.8 days they wait in steps.",
+    "give a shorter duration (at most 365d)",
   ),
   "deprecated-key": problem(
     "warning",

@@ -13,7 +13,6 @@ import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
 import { noGpuLock } from "./lock/no-gpu-lock.js";
 import type { SlotLock } from "./lock/types.js";
-import type { RunSummary } from "./outcome/run-tally.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, type JournalStart, openJournal, openJournalFile } from "./record/journal.js";

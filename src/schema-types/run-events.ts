@@ -1,7 +1,7 @@
 /* Generated from schemas/run-events.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
- * One line of a run's events: `<run dir>/events.jsonl`, the `--events FILE` copy, and stdout with `--ui json` (which ends with one `run.summary` line). Every event has ts, event, run, pipeline, step and device, in that order; the rest depends on `event`. Version: the `schema` field of `run.start` (gpuplan/run-events@1); a change that can break a reader bumps it.
+ * One line of a run's events: `<run dir>/events.jsonl`, the `--events FILE` copy, and stdout with `--ui json` (which ends with one `run.summary` line, unless the run stopped on an error: that is said on stderr and by the exit code). Every event has ts, event, run, pipeline, step and device, in that order; the rest depends on `event`. Version: the `schema` field of `run.start` (gpuplan/run-events@1); a change that can break a reader bumps it.
  */
 export type GpuplanRunEvent =
   | RunStartEvent
@@ -277,7 +277,7 @@ export interface StepEndEvent {
   stderrPath?: string;
   framework?: OomFramework;
   /**
-   * Most GPU memory the attempt's processes held at once, from the per-process readings (NVML) taken while it ran; for a worker task, its worker's processes, starting from what a worker that was already warm last held. Absent where none were taken (a CPU attempt, a driver without per-process readings, an attempt that ended before the first reading).
+   * At most 1 PiB, as a GPU's memory in an inventory (compile --history learns `vram` from it). Most GPU memory the attempt's processes held at once, from the per-process readings (NVML) taken while it ran; for a worker task, its worker's processes, starting from what a worker that was already warm last held. Absent where none were taken (a CPU attempt, a driver without per-process readings, an attempt that ended before the first reading).
    */
   peakVramBytes?: number;
   /**

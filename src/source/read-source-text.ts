@@ -13,11 +13,11 @@ export interface SourceFile {
 }
 
 /**
- * The most gpuplan reads of one file: V8 holds no string much longer (2^29 characters), and a
- * pipeline of 20,000 × 10 steps is ~10 MB, its plan ~80 MB. A FIFO or a device that never ends
- * (`/dev/zero`) stops here instead of eating memory.
+ * The most gpuplan reads of one file: the longest string V8 holds (2^29 − 24 characters; no more
+ * bytes than that can make a longer one), ~512 MiB. A pipeline of 20,000 × 10 steps is ~10 MB, its
+ * plan ~80 MB. A FIFO or a device that never ends (`/dev/zero`) stops here instead of eating memory.
  */
-export const MAX_SOURCE_BYTES = 512 * 1024 * 1024;
+export const MAX_SOURCE_BYTES = 2 ** 29 - 24;
 
 /**
  * Read a file for the user; a missing or unreadable file is a usage error (exit 2). Read at once:
@@ -33,7 +33,8 @@ export async function readSourceText(file: string, what: string): Promise<string
   }
   try {
     const stat = fstatSync(fd);
-    if (stat.isCharacterDevice() || stat.isBlockDevice() || stat.isSocket())
+    // A terminal is read to its end (Ctrl-D), as `compile -` reads one: `compile /dev/stdin`.
+    if ((stat.isCharacterDevice() && !(await isTerminal(fd))) || stat.isBlockDevice() || stat.isSocket())
       throw new UsageError(
         `cannot read ${what} ${file}: it is a device, not a file`,
         "unreadable-file",
@@ -66,9 +67,37 @@ function readAll(fd: number, expected: number, file: string, what: string): Buff
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
+/** Standard input (`compile -`), as a file is read: a device that is not a terminal refused, at most MAX_SOURCE_BYTES. */
+export async function readStdinText(what: string): Promise<string> {
+  const name = "standard input";
+  const stat = fstatSync(0);
+  if ((stat.isCharacterDevice() && !(await isTerminal(0))) || stat.isBlockDevice())
+    throw new UsageError(
+      `cannot read ${what} from ${name}: it is a device, not a file`,
+      "unreadable-file",
+      "redirect a file or a pipe into it",
+    );
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of process.stdin) {
+    total += (chunk as Buffer).length;
+    if (total > MAX_SOURCE_BYTES) {
+      process.stdin.destroy();
+      throw tooLarge(name, what);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, total).toString("utf8");
+}
+
+/** node:tty brings Node's streams and net (~2 ms of start, #17): loaded only for a character device. */
+async function isTerminal(fd: number): Promise<boolean> {
+  return process.getBuiltinModule("node:tty").isatty(fd);
+}
+
 function tooLarge(file: string, what: string): UsageError {
   return new UsageError(
-    `cannot read ${what} ${file}: it is larger than ${MAX_SOURCE_BYTES / 1024 / 1024} MiB`,
+    `cannot read ${what} ${file}: it is larger than ${MAX_SOURCE_BYTES} bytes (512 MiB), the most gpuplan reads of a file`,
     "unreadable-file",
     "gpuplan reads each file whole: split the pipeline file, or check that the path names the file you meant",
   );

@@ -83,6 +83,17 @@ describe("compile --check trusts nothing in the plan it checks", () => {
     expect(r.stderr).not.toContain("no-usable-gpu");
   });
 
+  it("a plan that records no inventory says so, not that it is no plan", () => {
+    const { repo } = checkout();
+    const path = join(repo, "plans/p.json");
+    const plan = JSON.parse(readFileSync(path, "utf8")) as { inventory: { label?: string } };
+    delete plan.inventory.label;
+    writeFileSync(path, JSON.stringify(plan, null, 2));
+    const r = gpuplan(["compile", "p.yaml", "--check", "plans/p.json"], { cwd: repo });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("plans/p.json records no inventory (inventory.label)");
+  });
+
   it("a folder given to --check is a usage error (exit 2)", () => {
     const { repo } = checkout();
     const r = gpuplan(["compile", "p.yaml", "--check", "plans"], { cwd: repo });

@@ -236,6 +236,35 @@ describe("compile --history with durations far off the file", () => {
     }
   });
 
+  it.each([1.7e308, 2 ** 53])(
+    "learns no VRAM from a peak of %d bytes (past 1 PiB): the events line is damaged, never `InfinityGiB`",
+    async (bytes) => {
+      const t = tempDir();
+      cleanups.push(t.cleanup);
+      const file = join(t.dir, "learn.yaml");
+      writeFileSync(file, PIPELINE);
+      const runsDir = join(t.dir, ".gpuplan/runs");
+      const plan = await planFor(file, MACHINE);
+      const gpu = plan.pipelines.find((p) => p.name === "seg-1")!.steps.at(-1)!.device;
+      writeRun(
+        runsDir,
+        RUN_A,
+        plan,
+        file,
+        events([
+          [0, runStart(["seg-1"])],
+          [1, start("seg-1", "segment", gpu)],
+          [2, end("seg-1", "segment", gpu, 30_000, "ok", 1, { peakVramBytes: bytes })],
+          [3, runEnd(30_000, "ok", 1)],
+        ]),
+      );
+      const r = await compileWithHistory(file, MACHINE, [RUN_A], runsDir);
+      expect(r.problems.map((p) => p.code)).toContain("history-damaged-run");
+      expect(JSON.stringify(r.problems)).not.toMatch(/Infinity|e\+/);
+      expect(r.plan).toBeDefined();
+    },
+  );
+
   it("learns nothing from a duration of 1e300 ms: the events line is damaged, the plan one run takes", async () => {
     const r = await learnFrom(1e300);
     expect(r.problems.map((p) => p.code)).toEqual(["history-damaged-run"]);

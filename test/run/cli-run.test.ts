@@ -327,6 +327,18 @@ describe("gpuplan run (CLI)", () => {
     expect(stderr).toMatch(/records-incomplete/);
   }, 40_000);
 
+  it("--events naming the plan or pipeline file it runs is refused, the file untouched (exit 2)", () => {
+    const cwd = temp();
+    copyFileSync(EXAMPLE, join(cwd, "p.yaml"));
+    for (const input of ["p.yaml", "./p.yaml"]) {
+      const before = readFileSync(join(cwd, "p.yaml"), "utf8");
+      const r = gpuplan(["run", input, "--events", "p.yaml", "--dry-run"], { cwd, env: NO_GPU });
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain("the file this run reads: appending events there would destroy it");
+      expect(readFileSync(join(cwd, "p.yaml"), "utf8")).toBe(before);
+    }
+  });
+
   it("usage errors: an unknown pipeline (exit 2, did you mean), a bad --lock-timeout (exit 2), not a plan (exit 1)", () => {
     const cwd = temp();
     const unknown = gpuplan(["run", EXAMPLE, "--pipeline", "plate-P4"], { cwd, env: NO_GPU });

@@ -31,7 +31,17 @@ describe("setLongTimeout", () => {
     expect(cleared).not.toHaveBeenCalled();
   });
 
-  it("a short delay is one plain timer", () => {
+  it("an unref'd timer stays unref'd when it waits again past Node's longest delay", () => {
+    vi.useFakeTimers();
+    const armed = vi.spyOn(globalThis, "setTimeout");
+    setLongTimeout(() => {}, 60 * DAY).unref();
+    vi.advanceTimersByTime(50 * DAY); // two steps over: two more timers armed
+    const timers = armed.mock.results.map((r) => r.value as { hasRef(): boolean });
+    expect(timers.length).toBe(3);
+    expect(timers.map((t) => t.hasRef())).toEqual([false, false, false]);
+  });
+
+  it("a short delay fires once, on time", () => {
     vi.useFakeTimers();
     const fired = vi.fn();
     setLongTimeout(fired, 50);

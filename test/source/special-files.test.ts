@@ -63,7 +63,28 @@ describe("files that are not plain files", () => {
     const r = gpuplan(["compile", big]);
     expect(hasCrashed(r), r.stderr).toBe(false);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain("it is larger than 512 MiB  [unreadable-file]");
+    expect(r.stderr).toContain("(512 MiB), the most gpuplan reads of a file  [unreadable-file]");
+  });
+
+  it("a file just under 512 MiB but past the longest string V8 holds is refused the same way", () => {
+    const dir = scratch();
+    const big = join(dir, "big.yaml");
+    writeFileSync(big, "");
+    truncateSync(big, 536_870_900);
+    const r = gpuplan(["compile", big]);
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("the most gpuplan reads of a file  [unreadable-file]");
+  });
+
+  it("compile - reads standard input as a file: a device there is refused", () => {
+    const r = spawnSync(
+      "sh",
+      ["-c", `exec node "$1" compile - --target cpu-only < /dev/zero`, "sh", join(ROOT, "bin/gpuplan.js")],
+      { encoding: "utf8", timeout: 30_000 },
+    );
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain("cannot read pipeline file from standard input: it is a device, not a file");
   });
 
   it("gpuplan targets lists files only: a FIFO and a link to /dev/zero in .gpuplan/targets are passed over", () => {

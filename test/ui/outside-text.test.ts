@@ -333,3 +333,29 @@ describe("compile and targets: names from plans, file names and custom target fi
     );
   });
 });
+
+describe("compile --history: a run folder's own records", () => {
+  it("a journal whose baseDir holds escapes is left out in a note shown escaped", () => {
+    const cwd = temp();
+    writeFileSync(
+      join(cwd, "g.yaml"),
+      "version: 1\npipelines:\n  - name: p\n    steps:\n      - { id: s, run: [node, -e, '0'], memory: numpy }\n",
+    );
+    const env = { GPUPLAN_NVML_LIBRARY: "/nonexistent/x.so", GPUPLAN_CUDA_LIBRARY: "/nonexistent/x.so" };
+    expect(gpuplan(["run", "g.yaml", "--ui", "plain"], { cwd, env }).exitCode).toBe(0);
+    const [id] = readdirSync(join(cwd, ".gpuplan/runs"));
+    const journal = join(cwd, ".gpuplan/runs", id!, "journal.jsonl");
+    const [head, ...rest] = readFileSync(journal, "utf8").split("\n");
+    writeFileSync(
+      journal,
+      [JSON.stringify({ ...JSON.parse(head!), baseDir: `/${HOSTILE}` }), ...rest].join("\n"),
+    );
+    const r = gpuplan(["compile", "g.yaml", "--target", "cpu-only", "--history", id!, "-o", "plan.json"], {
+      cwd,
+    });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.stderr).toContain(`history: left out run ${id}`);
+    expect(r.stderr).toContain(SHOWN);
+    expectClean(r.stderr);
+  });
+});

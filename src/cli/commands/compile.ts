@@ -11,13 +11,12 @@ import {
 } from "../../pipeline/load-pipeline.js";
 import { isPlanSchema, PLAN_SCHEMA, planDocument, planPieces } from "../../plan/plan-text.js";
 import { describeStaleness } from "../../plan/staleness.js";
-import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { dedupeProblems } from "../../problems/dedupe.js";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { error, hasErrors, type Problem, sortProblems } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
-import { readSourceText } from "../../source/read-source-text.js";
+import { readSourceText, readStdinText } from "../../source/read-source-text.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatGithub } from "../../ui/problems/github.js";
 import { countLine, formatHuman } from "../../ui/problems/human.js";
@@ -26,6 +25,7 @@ import { formatDuration } from "../../units/duration.js";
 import { BIG_INPUT_CHARS, collectGarbage } from "../collect-garbage.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
+import { writeUserFile } from "../write-file.js";
 
 export interface CompileOptions {
   output?: string;
@@ -89,7 +89,7 @@ export default async function compile(file: string, options: CompileOptions): Pr
   ];
   const failed = hasErrors(problems) || result.plan === undefined;
   // Streamed a pipeline at a time: a big plan's text is never held whole (plan-text.ts).
-  if (!failed && output) await writeFileAtomic(output, planPieces(result.plan!), "plan");
+  if (!failed && output) await writeUserFile(output, planPieces(result.plan!), "plan");
 
   const paint = await paintFor();
   const checked = compiles.filter((c) => c.check !== undefined && c.upToDate !== undefined);
@@ -148,7 +148,9 @@ async function compileEach(
   checks: string[],
 ): Promise<{ compiles: Compiled[]; history: History | undefined; big: boolean }> {
   const loaded =
-    file === "-" ? checkPipelineText(STDIN_NAME, await readStdin()) : await loadPipelineFile(file);
+    file === "-"
+      ? checkPipelineText(STDIN_NAME, await readStdinText("pipeline file"))
+      : await loadPipelineFile(file);
   // A big file leaves its parsed document behind: collect it before the plans are made.
   const big = loaded.source.text.length > BIG_INPUT_CHARS;
   if (big) await collectGarbage();
@@ -235,7 +237,8 @@ async function readRuns(refs: string[], file: string, loaded: LoadedPipelineFile
 
 /** Which runs compile learned from and how many steps it learned, on stderr. */
 function historyLines(history: History, plan: GpuplanPlan | undefined, refs: string[]): string {
-  const lines = history.notes.map((n) => `history: ${n}`);
+  // Notes quote run folders' own records (paths, names): outside text.
+  const lines = history.notes.map((n) => `history: ${escapeText(n)}`);
   const auto = refs.length === 1 && refs[0] === "auto";
   if (history.runs.length === 0) {
     lines.push(
@@ -292,14 +295,22 @@ async function chooseInventory(
  */
 function recordedInventory(check: string, text: string, target: string | undefined): string | undefined {
   let label: unknown;
+  let plan = false;
   try {
     const data: unknown = JSON.parse(text);
-    if (looksLikePlanData(data)) label = (data as { inventory?: { label?: unknown } }).inventory?.label;
+    plan = looksLikePlanData(data);
+    if (plan) label = (data as { inventory?: { label?: unknown } }).inventory?.label;
   } catch {
     // Not JSON: as not a plan, below.
   }
   if (typeof label === "string") return label;
   if (target !== undefined) return undefined;
+  if (plan)
+    throw new UsageError(
+      `${check} records no inventory (inventory.label), so gpuplan cannot tell what to check it against`,
+      "invalid-plan",
+      "name it: --target NAME or --inventory FILE, or write the plan again with gpuplan compile -o",
+    );
   throw new UsageError(
     `${check} is not a gpuplan plan (schema ${PLAN_SCHEMA}), so there is nothing to check`,
     "invalid-plan",
@@ -397,12 +408,6 @@ async function customTargetFile(file: string, options: CompileOptions): Promise<
   return listCustomTargets(targetFolders(options.targetsDir, projects)).find(
     (t) => t.name === name && !t.shadowed,
   )?.file;
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;

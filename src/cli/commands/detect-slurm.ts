@@ -4,7 +4,6 @@
  * type's inventory for `compile --inventory` (--save FILE, --node-type NAME when there are several).
  */
 
-import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
 import { toReportedProblem } from "../../problems/reported-problem.js";
 import { GPU_MODELS, modelForGresType } from "../../slurm/gpu-models.js";
@@ -17,6 +16,7 @@ import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmNodeTypes } from "../../ui/slurm-node-types.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
+import { writeUserFile } from "../write-file.js";
 
 export interface DetectSlurmOptions {
   slurm?: boolean;
@@ -79,7 +79,7 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
     );
     return 1;
   }
-  await writeFileAtomic(options.save, `${jsonText(chosen.inventory, 2)}\n`, "inventory");
+  await writeUserFile(options.save, `${jsonText(chosen.inventory, 2)}\n`, "inventory");
   writeErr(
     `gpuplan: wrote ${escapeText(options.save)}: node type ${escapeText(chosen.name)}, for gpuplan compile --inventory ${escapeText(options.save)}\n`,
   );

@@ -4,13 +4,13 @@
  * detection ran, even with no GPU; bad flags are UsageErrors (exit 2).
  */
 import { detect } from "../../detect/index.js";
-import { writeFileAtomic } from "../../plan/write-atomic.js";
 import type { Code } from "../../problems/codes.js";
 import { jsonText } from "../../text/json-text.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatInventory } from "../../ui/detect-table.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
+import { writeUserFile } from "../write-file.js";
 
 export interface DetectCommandOptions {
   json?: boolean;
@@ -30,7 +30,7 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
     lockDir: options.lockDir,
   });
   const json = `${jsonText(inventory, 2)}\n`;
-  if (options.save) await writeFileAtomic(options.save, json, "inventory");
+  if (options.save) await writeUserFile(options.save, json, "inventory");
   if (options.json) {
     writeOut(json);
     // stdout is the machine's; a person still needs to hear that a probe failed.

@@ -9,7 +9,6 @@ import { join, resolve } from "node:path";
 import { PLAN_SCHEMA } from "../../plan/plan-text.js";
 import { checkPlan, type PlanCheck } from "../../plan/read-plan.js";
 import { upgradePlan } from "../../plan/upgrade-plan.js";
-import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
@@ -33,6 +32,7 @@ import {
   projectDir,
   type SlurmCliOptions,
 } from "../slurm-options.js";
+import { writeUserFile } from "../write-file.js";
 
 export interface ExportOptions extends SlurmCliOptions {
   to: "slurm";
@@ -79,10 +79,10 @@ export default async function exportPlan(planFile: string, options: ExportOption
       throw fileError(e, join(outDir, "logs"), "write", "folder");
     });
     // The tasks run this copy: what was exported is what runs, even if plan.json changes later.
-    await writeFileAtomic(join(outDir, "plan.json"), text);
+    await writeUserFile(join(outDir, "plan.json"), text);
     for (const f of result.files) {
       const path = join(outDir, f.name);
-      await writeFileAtomic(path, f.text);
+      await writeUserFile(path, f.text);
       if (f.executable) await chmod(path, 0o755);
     }
   }

@@ -17,7 +17,7 @@ export interface LocksInitOptions {
 export default async function locksInit(options: LocksInitOptions): Promise<number> {
   const dir = options.dir ?? SYSTEM_LOCK_DIR;
   const gid = options.group === undefined ? null : groupId(options.group);
-  const uuids = options.gpu?.length ? options.gpu : await detectedGpus();
+  const uuids = options.gpu?.length ? options.gpu.map(checkedUuid) : await detectedGpus();
   const { initLockDir } = await import("../../run/lock/init-lock-dir.js");
   const result = initLockDir(dir, uuids, gid);
   const who = options.group === undefined ? "every user" : `the members of ${escapeText(options.group)}`;
@@ -60,5 +60,18 @@ function groupId(name: string): number {
     `no group named ${escapeText(name)} in /etc/group`,
     "lock-dir",
     "create it (groupadd) or give its number",
+  );
+}
+
+/**
+ * A `--gpu` value as a GPU UUID (GPU-… or MIG-…, as nvidia-smi -L and gpuplan detect print them;
+ * AMD's are hex): it names a file in a root-owned directory, so `''`, `.` or `../x` never does.
+ */
+function checkedUuid(uuid: string): string {
+  if (/^(GPU-|MIG-)?[0-9A-Za-z][0-9A-Za-z-]{3,127}$/.test(uuid)) return uuid;
+  throw new UsageError(
+    `--gpu \`${escapeText(uuid)}\` is not a GPU UUID`,
+    "invalid-option-value",
+    "name GPUs by UUID, as gpuplan detect lists them (GPU-…, MIG-…)",
   );
 }

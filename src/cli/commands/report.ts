@@ -6,7 +6,6 @@
 import { stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { readPlanFile } from "../../plan/read-plan.js";
-import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import type { ReportModel } from "../../report/model.js";
 import { buildPlanReport } from "../../report/plan-report.js";
@@ -20,6 +19,7 @@ import { formatSize } from "../../units/size.js";
 import { VERSION } from "../../version.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
+import { writeUserFile } from "../write-file.js";
 
 export interface ReportOptions {
   output?: string;
@@ -49,7 +49,7 @@ export default async function report(target: string | undefined, options: Report
   const ext = options.format === "trace" ? ".trace.json" : ".html";
   const output = options.output ?? (process.stdout.isTTY ? `${home}${ext}` : "-");
   if (output === "-") writeOut(text);
-  else await writeFileAtomic(output, text);
+  else await writeUserFile(output, text);
   const h = model.header;
   const what =
     h.kind === "run"

@@ -6,6 +6,7 @@
 import { dirname, join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
+import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
@@ -47,7 +48,7 @@ export default async function run(file: string | undefined, given: RunOptions): 
   const options = { ...given, executor: given.executor ?? (await defaultExecutor(given.resume)) };
   checkRunFlagScope(options.executor, options.flagsGiven ?? []);
   // A path mistake in --events is found before anything starts, not after the run directory exists.
-  if (options.events !== undefined) await checkEventsFile(options.events);
+  if (options.events !== undefined) await checkEventsFile(options.events, file);
   const detect: DetectInventory = async (o) =>
     (await import("../../detect/index.js")).detectInventory({
       lockDir: options.lockDir,
@@ -168,12 +169,23 @@ export async function openView(context: RunViewContext, ui: RunOptions["ui"]): P
  * open it once now so that a directory, a file where a folder is needed or a read-only folder is a
  * usage error before the run starts.
  */
-async function checkEventsFile(path: string): Promise<void> {
+async function checkEventsFile(path: string, input: string | undefined): Promise<void> {
   // Loaded here, as only --events needs it; not by import(), which would cost this command's
   // bundle chunk its code cache (scripts/bundle.mjs).
   const { mkdir, open, stat } = process.getBuiltinModule("node:fs/promises");
+  const [events, plan] = await Promise.all([
+    stat(path).catch(() => null),
+    input && stat(input).catch(() => null),
+  ]);
+  // Appending events to the plan or pipeline file being run would destroy it (the next run cannot read it).
+  if (events && plan && events.isFile() && events.dev === plan.dev && events.ino === plan.ino)
+    throw new UsageError(
+      `--events ${path} is ${input}, the file this run reads: appending events there would destroy it`,
+      "conflicting-options",
+      "write the events to their own file, e.g. --events events.jsonl",
+    );
   try {
-    const existing = await stat(path).catch(() => null);
+    const existing = events;
     if (existing?.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
     // A FIFO or a device is written to as a stream; opening it here would block or end its reader.
     if (existing && !existing.isFile()) return;

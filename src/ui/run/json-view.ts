@@ -2,7 +2,8 @@
  * The JSON view (`--ui json`): every event as one JSON line on stdout — exactly the RunEvent
  * objects, in order — then one final `{"event":"run.summary", …}` line carrying the RunSummary
  * (with ts, run, and null pipeline/step/device like any run-level event); all of them as
- * schemas/run-events.schema.json describes. Step output is not
+ * schemas/run-events.schema.json describes. A run stopped by an error (an untrusted lock
+ * directory) ends without the summary: the error is on stderr, the exit code says it. Step output is not
  * streamed: it is in the per-step logs. Nothing else is written, to stdout or stderr.
  */
 import type { RunEvent } from "../../run/record/events.js";
