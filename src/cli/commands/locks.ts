@@ -9,7 +9,7 @@ import type { HolderInfo } from "../../run/lock/types.js";
 import type { GpuplanLocks } from "../../schema-types/locks.js";
 import { jsonText } from "../../text/json-text.js";
 import { formatLocks, formatWarmWorkers } from "../../ui/locks-table.js";
-import { writeOut } from "../output.js";
+import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
 export default async function locks(options: { json?: boolean; lockDir: string }): Promise<number> {
@@ -33,8 +33,10 @@ export default async function locks(options: { json?: boolean; lockDir: string }
     }
   }
   const { readWarmWorkers } = await import("../../run/warm/worker-info.js");
-  const workers = readWarmWorkers(lock.dir, (pid) =>
-    isRunning({ pid, run: "", pipeline: "", step: null, since: "" }),
+  const workers = readWarmWorkers(
+    lock.dir,
+    (pid) => isRunning({ pid, run: "", pipeline: "", step: null, since: "" }),
+    (path, reason) => writeErr(`gpuplan: ignored ${path}: ${reason}\n`),
   );
   if (options.json) {
     const out: GpuplanLocks = { schema: "gpuplan/locks@2", dir: lock.dir, mode, gpus, workers };

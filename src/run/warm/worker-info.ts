@@ -3,8 +3,20 @@
  * small JSON file, `warm.<pid>.json`, in the lock directory beside the slot files. Like the slot
  * info files it is only a label (the slot flocks are the truth): a file whose gpuplan or worker
  * processes are gone (kill -9 leaves it behind) is ignored, never trusted.
+ * A shared lock directory (1777) lets any user plant a `warm.<pid>.json`: only a regular file of
+ * at most MAX_INFO_BYTES with the exact shape below is read; a FIFO, a link to /dev/zero, a huge
+ * or malformed file is skipped.
  */
-import { readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { LockWarmWorker } from "../../schema-types/locks.js";
@@ -49,8 +61,18 @@ export function writeWarmInfo(dir: string, run: string, workers: readonly WarmWo
   }
 }
 
-/** Every live warm worker recorded in the lock directory, by GPU then key. */
-export function readWarmWorkers(dir: string, isAlive: (pid: number) => boolean): WarmWorkerState[] {
+/** Far above what a gpuplan with thousands of warm workers writes. */
+export const MAX_INFO_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Every live warm worker recorded in the lock directory, by GPU then key. A file that is not
+ * readable as one of ours is passed to `onSkip` (its path and why) and otherwise ignored.
+ */
+export function readWarmWorkers(
+  dir: string,
+  isAlive: (pid: number) => boolean,
+  onSkip?: (path: string, reason: string) => void,
+): WarmWorkerState[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -60,17 +82,85 @@ export function readWarmWorkers(dir: string, isAlive: (pid: number) => boolean):
   const out: WarmWorkerState[] = [];
   for (const name of names) {
     if (!FILE.test(name)) continue;
-    let file: WarmInfoFile;
-    try {
-      file = JSON.parse(readFileSync(join(dir, name), "utf8")) as WarmInfoFile;
-    } catch {
-      continue; // Half-written or not ours.
+    const path = join(dir, name);
+    const file = readInfoFile(path);
+    if (typeof file === "string") {
+      onSkip?.(path, file); // Half-written, planted or not ours.
+      continue;
     }
     if (file.host !== hostname() || !isAlive(file.pid)) continue;
-    for (const w of file.workers ?? []) {
+    for (const w of file.workers) {
       if (w.pid !== null && !isAlive(w.pid)) continue;
-      out.push({ ...w, gpuplanPid: file.pid, run: file.run });
+      out.push({
+        key: w.key,
+        gpu: w.gpu,
+        pid: w.pid,
+        gpuplanPid: file.pid,
+        run: file.run,
+        busy: w.busy,
+        idleSince: w.idleSince,
+      });
     }
   }
   return out.sort((a, b) => a.gpu.localeCompare(b.gpu) || a.key.localeCompare(b.key));
 }
+
+/**
+ * The parsed file, or why not: it must be a regular file (not followed through a link; O_NONBLOCK
+ * so a FIFO does not wait for a writer) of at most MAX_INFO_BYTES with a valid shape.
+ */
+function readInfoFile(path: string): WarmInfoFile | string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === "ELOOP" ? "a symbolic link" : `cannot be opened (${code ?? String(e)})`;
+  }
+  const tooBig = `larger than ${MAX_INFO_BYTES / (1024 * 1024)} MiB`;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return "not a regular file";
+    if (stat.size > MAX_INFO_BYTES) return tooBig;
+    // One byte more than the cap: a file that grew since fstat is refused too.
+    const buffer = Buffer.alloc(Math.min(stat.size, MAX_INFO_BYTES) + 1);
+    let length = 0;
+    for (let n = 1; n > 0 && length < buffer.length; length += n)
+      n = readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > MAX_INFO_BYTES) return tooBig;
+    const data: unknown = JSON.parse(buffer.toString("utf8", 0, length));
+    return isWarmInfoFile(data) ? data : "not a warm-worker record";
+  } catch {
+    return "not JSON (or being written)";
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const isPid = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
+const isTime = (v: unknown): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v));
+
+/** What writeWarmInfo writes, and nothing else (schemas/locks.schema.json forbids other keys). */
+function isWarmInfoFile(v: unknown): v is WarmInfoFile {
+  return (
+    isObject(v) &&
+    isPid(v.pid) &&
+    typeof v.host === "string" &&
+    typeof v.run === "string" &&
+    Array.isArray(v.workers) &&
+    v.workers.every(
+      (w) =>
+        isObject(w) &&
+        Object.keys(w).every((k) => WORKER_KEYS.has(k)) &&
+        typeof w.key === "string" &&
+        typeof w.gpu === "string" &&
+        (w.pid === null || isPid(w.pid)) &&
+        typeof w.busy === "boolean" &&
+        (w.idleSince === null || isTime(w.idleSince)),
+    )
+  );
+}
+
+const WORKER_KEYS = new Set(["key", "gpu", "pid", "busy", "idleSince"]);
