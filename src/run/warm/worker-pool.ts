@@ -79,7 +79,8 @@ export interface WarmTaskRequest {
   task: TaskMessage;
   /** The step's timeout, for the task (the load has readyTimeoutMs). */
   timeoutMs: number | null;
-  onLine: (stream: "stdout" | "stderr", line: string) => void;
+  /** Each output line of the worker during this task; a promise returned pauses its reading until it settles. */
+  onLine: (stream: "stdout" | "stderr", line: string) => Promise<void> | undefined;
   /**
    * The worker process (its own process group) that takes this task, as soon as it is chosen:
    * `reused` when it was warm already, before this task. Its VRAM is the task's (vram-watch.ts).
@@ -132,7 +133,7 @@ interface Entry {
   /** Evict once the running task ends (another key needed the place while this one was busy). */
   evictAfter: EvictReason | null;
   timer: LongTimeout | undefined;
-  sink: ((stream: "stdout" | "stderr", line: string) => void) | null;
+  sink: WarmTaskRequest["onLine"] | null;
   log: LazyLog | null;
 }
 
@@ -336,8 +337,11 @@ export class WorkerPool {
       inheritFds: request.leases.flatMap((l) => [...l.fds]),
       cpus: request.cpus ?? null,
       onLine: (stream, line) => {
-        entry.log?.write(`${line}\n`);
-        entry.sink?.(stream, line);
+        const waits: Promise<void>[] = [];
+        if (entry.log && !entry.log.write(`${line}\n`)) waits.push(entry.log.drained());
+        const sunk = entry.sink?.(stream, line);
+        if (sunk) waits.push(sunk);
+        return waits.length > 0 ? Promise.all(waits).then(() => undefined) : undefined;
       },
     });
     this.entries.set(id, entry);

@@ -28,8 +28,12 @@ export interface WorkerProcessOptions {
   inheritFds: readonly number[];
   /** CPUs to pin the worker to from its start (its GPU's local CPUs), or null. */
   cpus?: readonly number[] | null;
-  /** Ordinary output lines (not protocol). */
-  onLine: (stream: "stdout" | "stderr", line: string) => void;
+  /**
+   * Ordinary output lines (not protocol). A promise returned means "slow down": the stream is not
+   * read until it settles, so the worker blocks on its own writes, as a plain step does when its
+   * log is slow, and gpuplan's memory stays bounded whatever the worker sends.
+   */
+  onLine: (stream: "stdout" | "stderr", line: string) => Promise<void> | undefined;
 }
 
 /** How a worker ended: its exit, or why it could not start. */
@@ -243,6 +247,12 @@ export class WorkerProcess {
     if (!stream) return;
     let pieces: string[] = [];
     let size = 0;
+    /** What the lines of the current chunk asked to wait for. */
+    let waits: Promise<void>[] = [];
+    const line = (text: string) => {
+      const wait = this.line(name, text);
+      if (wait) waits.push(wait);
+    };
     /** Dropping the rest of an over-long stdout line, up to its newline. */
     let dropping = false;
     const take = (chunk: string, ended: boolean) => {
@@ -263,7 +273,7 @@ export class WorkerProcess {
         while (size + text.length > MAX_WORKER_LINE_CHARS) {
           const room = MAX_WORKER_LINE_CHARS - size;
           pieces.push(text.slice(0, room));
-          this.line(name, pieces.join(""));
+          line(pieces.join(""));
           pieces = [];
           size = 0;
           text = text.slice(room);
@@ -275,10 +285,10 @@ export class WorkerProcess {
         size += text.length;
         return;
       }
-      const line = pieces.length > 0 ? pieces.join("") + text : text;
+      const whole = pieces.length > 0 ? pieces.join("") + text : text;
       pieces = [];
       size = 0;
-      this.line(name, line);
+      line(whole);
     };
     stream.setEncoding("utf8");
     stream.on("data", (chunk: string) => {
@@ -288,11 +298,20 @@ export class WorkerProcess {
         start = nl + 1;
       }
       if (start < chunk.length) take(chunk.slice(start), false);
+      if (waits.length === 0) return;
+      // A protocol reply behind the paused output still comes, once the log has taken what is before it.
+      const pending = waits;
+      waits = [];
+      stream.pause();
+      void Promise.all(pending).then(() => {
+        if (!stream.destroyed) stream.resume();
+      });
     });
     // At the end of the stream, or when drain() closes a pipe an escaped process still holds.
     const flush = () => {
       if (size > 0) take("", true);
       dropping = false;
+      waits = []; // Nothing is read after the end.
     };
     stream.on("end", flush);
     this.flushers.push(flush);
@@ -305,19 +324,19 @@ export class WorkerProcess {
     else this.stray ??= reason;
   }
 
-  private line(stream: "stdout" | "stderr", line: string): void {
+  private line(stream: "stdout" | "stderr", line: string): Promise<void> | undefined {
     if (stream === "stdout") {
       const message = parseWorkerLine(line);
       if (message) {
         // A protocol line nobody waits for is a protocol break too: it is reported with the next wait.
         if (this.waiter) this.waiter(message);
         else this.stray ??= `an unexpected protocol line: ${line.trim().slice(0, 200)}`;
-        return;
+        return undefined;
       }
     } else {
       this.stderrTail.push(line);
       if (this.stderrTail.length > 40) this.stderrTail.shift();
     }
-    this.options.onLine(stream, line);
+    return this.options.onLine(stream, line);
   }
 }

@@ -61,8 +61,9 @@ export async function runWorkerTask(
     },
     timeoutMs: step.timeoutMs,
     onLine: (stream, line) => {
-      log.write(`${line}\n`);
       input.onLine(stream, line);
+      // Backpressure: the worker's output is not read faster than its step log is written.
+      return log.write(`${line}\n`) ? undefined : log.drained();
     },
     signal: input.signal,
     ...(input.onWorker && { onWorker: input.onWorker }),

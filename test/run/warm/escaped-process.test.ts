@@ -72,7 +72,10 @@ describe("a warm worker that leaves a setsid'd process behind", () => {
       cwd: dir,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
       inheritFds: [],
-      onLine: (stream, line) => lines.push(`${stream}: ${line}`),
+      onLine: (stream, line) => {
+        lines.push(`${stream}: ${line}`);
+        return undefined;
+      },
     });
     expect(await worker.ready(10_000)).toEqual({ type: "ready" });
     const reply = await worker.send(

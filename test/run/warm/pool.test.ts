@@ -47,7 +47,7 @@ const request = (key: string, vram: number, budget: number | null = null): WarmT
   budgetBytes: budget,
   task: { id: `t-${key}`, pipeline: "p", step: "s", args: { matrix: {}, argv: [] } },
   timeoutMs: null,
-  onLine: () => {},
+  onLine: () => undefined,
 });
 
 describe("worker pool", () => {
