@@ -8,7 +8,14 @@
  */
 import { basename, join, resolve } from "node:path";
 import { error, type Problem, warning } from "../problems/problem.js";
-import { findRunDir, listRunIds, type RunFolder, readRunFolder } from "../report/run-folder.js";
+import {
+  findRunDir,
+  listRunIds,
+  type RunFolder,
+  type RunHead,
+  readRunEvents,
+  readRunHead,
+} from "../report/run-folder.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { stepKey } from "./step-key.js";
 
@@ -57,14 +64,15 @@ export async function readHistory(
   let others = 0;
   for (const dir of dirs) {
     if (auto && own.length >= AUTO_RUNS) break;
-    const folder = await readRunFolder(dir);
+    // Whose run it is first, from its header and plan: another file's events are never parsed.
+    const folder = await readRunHead(dir);
     const id = basename(dir);
     if (seen.has(id)) continue;
     seen.add(id);
     if (!folder.plan) {
       // Without its plan a run's pipelines cannot be told apart from another file's.
       if (auto) history.notes.push(`left out run ${id}: ${planNote(folder)}`);
-      else history.problems.push(unreadable(dir, folder));
+      else history.problems.push(unreadable(dir, await readRunEvents(folder)));
       continue;
     }
     const ranFile = pipelineOf(folder);
@@ -77,8 +85,9 @@ export async function readHistory(
         );
       continue;
     }
-    damageProblems(dir, folder, history.problems);
-    own.push(folder);
+    const whole = await readRunEvents(folder);
+    damageProblems(dir, whole, history.problems);
+    own.push(whole);
   }
   if (auto && others > 0)
     history.notes.push(`left out ${others} run(s) of other pipeline files in ${runsDir}`);
@@ -91,14 +100,14 @@ export async function readHistory(
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The absolute pipeline file a run was compiled from: the journal's baseDir holds it, the plan names it. */
-function pipelineOf(folder: RunFolder): string | null {
+function pipelineOf(folder: RunHead): string | null {
   const file = folder.plan?.source.file;
   if (!file) return null;
   if (folder.header) return resolve(folder.header.baseDir, basename(file));
   return resolve(file);
 }
 
-function planNote(folder: RunFolder): string {
+function planNote(folder: RunHead): string {
   return folder.notes.find((n) => n.startsWith("plan.json")) ?? "plan.json: not a plan";
 }
 

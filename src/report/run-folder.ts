@@ -80,12 +80,25 @@ export async function listRunIds(runsDir = RUNS_DIR): Promise<string[]> {
 }
 
 export async function readRunFolder(runDir: string): Promise<RunFolder> {
+  return readRunEvents(await readRunHead(runDir));
+}
+
+/** What a run is (its journal's header and its plan), without its events: small, whatever the run's size. */
+export type RunHead = Pick<RunFolder, "runDir" | "header" | "plan" | "notes">;
+
+export async function readRunHead(runDir: string): Promise<RunHead> {
   const notes: string[] = [];
   const header = await readHeader(runDir, notes);
   const plan = await readRunPlan(runDir, notes);
-  const { events, firstBadLine } = await readEvents(runDir, notes);
-  const stderrTails = await readStderrTails(runDir, events);
-  return { runDir, header, plan, events, stderrTails, notes, firstBadEventLine: firstBadLine };
+  return { runDir, header, plan, notes };
+}
+
+/** The rest of the folder: its events (which may be hundreds of MB) and the failed steps' stderr tails. */
+export async function readRunEvents(head: RunHead): Promise<RunFolder> {
+  const notes = [...head.notes];
+  const { events, firstBadLine } = await readEvents(head.runDir, notes);
+  const stderrTails = await readStderrTails(head.runDir, events);
+  return { ...head, events, stderrTails, notes, firstBadEventLine: firstBadLine };
 }
 
 /** A regular file's text, or null with a note (missing, a directory, a FIFO that would block). */
