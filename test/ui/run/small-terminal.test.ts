@@ -47,6 +47,15 @@ function expectHeader(lines: string[], elapsed: string, columns: number): void {
 }
 
 describe("the live view on a small terminal", () => {
+  it.each([5, 3, 2])(
+    "%d rows, shorter than the header: the frame stays under the terminal's height (ink cleared the scrollback)",
+    (rows) => {
+      const lines = screen(withOutput(stateAfter(failureEvents(), planWithGpus(14)), 5), 65_000, 40, rows);
+      expect(lines.length).toBeLessThanOrEqual(rows - 1);
+      expect(lines[0]).toMatch(/^gpuplan run /);
+    },
+  );
+
   it("60×20 with sixteen GPUs: header whole, busy lanes and failures first, the rest as +N more", () => {
     const lines = screen(withOutput(stateAfter(failureEvents(), planWithGpus(14)), 5), 65_000, 60, 20);
     expect(lines.length).toBeLessThanOrEqual(19);

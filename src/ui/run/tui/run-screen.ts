@@ -3,8 +3,8 @@
  * CPU), recent failures, the last output lines. Pure: same state, clock and size → same text.
  *
  * It keeps to the terminal: at most rows − 1 lines (ink clears the whole terminal on every frame
- * once its output is as tall as the terminal), every line cut at the width. The header always
- * shows; then, when everything fits, every lane with blank lines between; when not, a tight
+ * once its output is as tall as the terminal), every line cut at the width. The header shows
+ * (cut only where the terminal is shorter than it); then, when everything fits, every lane with blank lines between; when not, a tight
  * layout where lanes that do not fit collapse into "+N more" (tightBody).
  */
 import { Box, renderToString, Text } from "ink";
@@ -65,7 +65,9 @@ interface LaneBlock {
 function screenLines(state: RunState, now: number, options: ScreenOptions): string[] {
   const paint = options.paint ?? noPaint;
   const budget = options.rows === undefined ? Number.POSITIVE_INFINITY : Math.max(1, options.rows - 1);
-  const header = headerLines(state, now, options.columns, paint);
+  // On a terminal shorter than the header (5 rows) the header is cut too: a frame as tall as the
+  // terminal makes ink clear it, scrollback included, on every frame.
+  const header = headerLines(state, now, options.columns, paint).slice(0, budget);
   const lanes: LaneBlock[] = state.lanes.map((lane) => ({
     id: lane.id,
     lines: laneLines(lane, state, now, paint, options.uuids?.get(lane.id) ?? null),
