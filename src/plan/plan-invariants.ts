@@ -7,6 +7,7 @@
  * a plan that breaks them; a hand edit can, and is refused here, located, before anything starts.
  */
 import { MAX_SLOTS_PER_GPU } from "../inventory/limits.js";
+import { findNeedsCycle } from "../pipeline/needs-cycle.js";
 import { error, type Problem } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 
@@ -93,43 +94,22 @@ function stepProblems(
           `step \`${s.id}\` of pipeline \`${p.name}\` has an environment variable named ${JSON.stringify(name)}`,
         );
   });
+  let wrongNeeds = false;
   p.steps.forEach((s, j) => {
     s.needs.forEach((n, k) => {
-      if (n === s.id || !ids.has(n))
-        broken(
-          `/pipelines/${i}/steps/${j}/needs/${k}`,
-          `step \`${s.id}\` of pipeline \`${p.name}\` needs ${n === s.id ? "itself" : `\`${n}\`, which the pipeline does not have`}`,
-        );
+      if (n !== s.id && ids.has(n)) return;
+      wrongNeeds = true;
+      broken(
+        `/pipelines/${i}/steps/${j}/needs/${k}`,
+        `step \`${s.id}\` of pipeline \`${p.name}\` needs ${n === s.id ? "itself" : `\`${n}\`, which the pipeline does not have`}`,
+      );
     });
   });
-  if (hasCycle(p.steps))
-    broken(`/pipelines/${i}/steps`, `the steps of pipeline \`${p.name}\` need each other in a cycle`);
-}
-
-/** Kahn's algorithm: steps never ready once nothing else is are in (or behind) a cycle. */
-function hasCycle(steps: readonly { id: string; needs: string[] }[]): boolean {
-  const ids = new Set(steps.map((s) => s.id));
-  const waiting = new Map<string, number>();
-  const dependents = new Map<string, string[]>();
-  for (const s of steps) {
-    const needs = new Set(s.needs.filter((n) => ids.has(n) && n !== s.id));
-    waiting.set(s.id, needs.size);
-    for (const n of needs) {
-      const list = dependents.get(n);
-      if (list) list.push(s.id);
-      else dependents.set(n, [s.id]);
-    }
-  }
-  const ready = [...waiting].filter(([, n]) => n === 0).map(([id]) => id);
-  let done = 0;
-  while (ready.length > 0) {
-    const id = ready.pop()!;
-    done++;
-    for (const d of dependents.get(id) ?? []) {
-      const left = waiting.get(d)! - 1;
-      waiting.set(d, left);
-      if (left === 0) ready.push(d);
-    }
-  }
-  return done < waiting.size;
+  // As compile: a need that names no step (or itself) is said on its own, not as a cycle too.
+  const cycle = wrongNeeds ? undefined : findNeedsCycle(p.steps);
+  if (cycle)
+    broken(
+      `/pipelines/${i}/steps`,
+      `the steps of pipeline \`${p.name}\` need each other in a cycle: ${cycle.join(" → ")}`,
+    );
 }

@@ -1,6 +1,6 @@
 import { didYouMean } from "../../problems/did-you-mean.js";
 import { error } from "../../problems/problem.js";
-import type { ResolvedStep } from "../model.js";
+import { findNeedsCycle } from "../needs-cycle.js";
 import type { Rule } from "./rule.js";
 
 /** `needs` must name steps of the same pipeline and form a DAG. */
@@ -33,7 +33,7 @@ export const needsGraph: Rule = ({ pipeline, spec, file, report }) => {
     });
   });
   if (broken) return;
-  const cycle = findCycle(pipeline.steps);
+  const cycle = findNeedsCycle(pipeline.steps);
   if (cycle) {
     const first = pipeline.steps.find((s) => s.id === cycle[0])!;
     report(
@@ -47,28 +47,3 @@ export const needsGraph: Rule = ({ pipeline, spec, file, report }) => {
     );
   }
 };
-
-/** Ids along a cycle (first id repeated at the end), or undefined for a DAG. */
-function findCycle(steps: readonly ResolvedStep[]): string[] | undefined {
-  const byId = new Map(steps.map((s) => [s.id, s]));
-  const state = new Map<string, "visiting" | "done">();
-  const stack: string[] = [];
-  const visit = (id: string): string[] | undefined => {
-    if (state.get(id) === "done") return undefined;
-    if (state.get(id) === "visiting") return [...stack.slice(stack.indexOf(id)), id];
-    state.set(id, "visiting");
-    stack.push(id);
-    for (const need of byId.get(id)?.needs ?? []) {
-      const found = visit(need);
-      if (found) return found;
-    }
-    stack.pop();
-    state.set(id, "done");
-    return undefined;
-  };
-  for (const s of steps) {
-    const found = visit(s.id);
-    if (found) return found;
-  }
-  return undefined;
-}
