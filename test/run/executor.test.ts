@@ -287,7 +287,12 @@ pipelines:
     const of = (pipeline: string, event: string) =>
       h!.events.filter((e) => e.pipeline === pipeline && e.event === event).map(at);
     const [cpuStart] = of("host", "gpu.step.start");
-    const [cpuEnd] = of("host", "gpu.step.end");
+    // The CPU process's end, not its gpu.step.end event: the permit goes back when the process
+    // ends, and the event follows the step's journal flush (an fsync: 56 ms once on a loaded CI
+    // runner, which read as the GPU pipeline's final hold overlapping the CPU step).
+    const cpuStepEnd = h.events.find((e) => e.pipeline === "host" && e.event === "gpu.step.end");
+    if (cpuStepEnd?.event !== "gpu.step.end") throw new Error("the CPU step never ended");
+    const cpuEnd = cpuStart! + cpuStepEnd.durationMs;
     const acquired = of("gpu", "gpu.lock.acquired");
     const released = of("gpu", "gpu.lock.released");
     expect(acquired.length).toBeGreaterThan(0);
