@@ -42,10 +42,23 @@ export function holdsByte(pid: number, file: LockFileId, byte: number): boolean 
       if (m[1] !== devText || Number(m[2]) !== file.st.ino) continue;
       const start = Number(m[3]);
       const end = m[4] === "EOF" ? Number.MAX_SAFE_INTEGER : Number(m[4]);
-      if (start <= byte && byte <= end) return true;
+      if (start <= byte && byte <= end) return isProcess(pid);
     }
   }
   return false;
+}
+
+/**
+ * Whether `pid` names a process rather than one of its threads: /proc/TID answers for a thread
+ * too (listed nowhere, but open to a path), with its process's descriptors, so a recorded pid that
+ * happens to be a thread id of the real holder would otherwise be named as the holder.
+ */
+function isProcess(pid: number): boolean {
+  try {
+    return /^Tgid:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] === String(pid);
+  } catch {
+    return false;
+  }
 }
 
 /** The visible processes that hold `byte` of the file, lowest pid first (the oldest is usually the one to name). */

@@ -198,6 +198,22 @@ describe("holder info", () => {
 });
 
 describe("inspect", () => {
+  it("a recorded pid that is one of the holder's threads is not taken for the holder (/proc/TID shows its descriptors)", async () => {
+    // CI flake, 2026-11-27: a test's made-up holder pid 4242 was a thread of the test's own
+    // process (pids are small on a fresh runner) and was named, verified, as the holder.
+    const thread = readdirSync("/proc/self/task")
+      .map(Number)
+      .find((tid) => tid !== process.pid);
+    expect(thread, "this process has a thread besides its main one").toBeDefined();
+    const lock = createSlotLock({ dir });
+    const held = await lock.acquire(
+      request("theirs", { holder: { pid: thread!, run: "r", pipeline: "theirs", step: "fit", since: "" } }),
+    );
+    const [state] = await createSlotLock({ dir }).inspect();
+    expect(state!.holder).toMatchObject({ pid: process.pid, startedBy: thread, verified: true });
+    held.release();
+  });
+
   it("reports the slots held now, with the kernel-confirmed pid; a released slot's record is ignored", async () => {
     const lock = createSlotLock({ dir });
     const a = await lock.acquire(request("p1", { reservationBytes: 5, budgetBytes: 100 }));
