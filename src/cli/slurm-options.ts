@@ -32,7 +32,9 @@ export interface SlurmCliOptions {
 const SLURM_NAME = new RegExp(pipelineSchema.patterns.SlurmName);
 const GRES_TYPE = new RegExp(pipelineSchema.patterns.GresType);
 /** One sbatch option per argument, nothing a shell or sbatch's #SBATCH reader would split or expand. */
-const SBATCH_ARG = /^-[^\s"'%\\]*$/;
+// Control characters too: they would reach the script and the terminal (a dry run prints them).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const SBATCH_ARG = /^-[^\s"'%\\\u0000-\u001f\u007f-\u009f]*$/;
 /** These would break the one-task-per-pipeline contract of the scripts. */
 const RESERVED_ARGS = /^(--array|-a|--wrap)(=|$)/;
 

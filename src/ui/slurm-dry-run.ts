@@ -4,7 +4,7 @@
  * anything reaches the queue.
  */
 import type { Submission } from "../slurm/follow/slurm-session.js";
-import { escapeText } from "../text/safe-text.js";
+import { escapeLines, escapeText } from "../text/safe-text.js";
 import { formatTable } from "./table.js";
 
 const SHARING = {
@@ -35,14 +35,16 @@ export function formatSlurmDryRun(submission: Submission): string {
       ].join(" ")}`,
       ...formatTable(
         [{ header: "TASK" }, { header: "PIPELINE" }],
-        a.pipelines.map((p, i) => [String(i), p]),
+        a.pipelines.map((p, i) => [String(i), escapeText(p)]),
         { indent: "    ", header: false },
       ),
     );
   }
   for (const f of files) {
     if (!f.name.endsWith(".sbatch")) continue;
-    lines.push("", `--- ${dir}/${f.name}`, f.text.trimEnd());
+    // The script quotes names byte for byte, as bash needs them; shown here, their control
+    // characters are escaped like any outside text (a matrix value can carry ESC).
+    lines.push("", `--- ${dir}/${f.name}`, escapeLines(f.text.trimEnd()));
   }
   return `${lines.join("\n")}\n`;
 }
