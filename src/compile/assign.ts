@@ -155,6 +155,19 @@ function explainUnplaced(
     );
     return true;
   }
+  // Too few GPUs at once is fixed on the `gpus:` line, not at any step: one error, there.
+  if (why.atGpus) {
+    problems.push(
+      error({
+        code: "no-usable-gpu",
+        message: `pipeline \`${p.name}\` has too few GPUs to run on: ${why.reason}`,
+        hint: why.hint,
+        file,
+        pointer: `${p.pointer}/gpus`,
+      }),
+    );
+    return false;
+  }
   for (const step of stranded.length ? stranded : p.steps.filter((s) => s.isGpu)) {
     problems.push(
       error({
@@ -186,9 +199,26 @@ function eligibleGpus(
   return [];
 }
 
-function fits(p: ResolvedPipeline, e: RegistryEntry): boolean {
-  if (unmetRequirement(e.gpu, p.requires) !== undefined) return false;
-  return p.steps.every((s) => !s.isGpu || (s.vramBytes ?? 0) <= e.memoryBudgetBytes);
+/** The most VRAM any of the pipeline's GPU steps declares. */
+function largestGpuStepVram(p: ResolvedPipeline): number {
+  let need = 0;
+  for (const s of p.steps) if (s.isGpu && (s.vramBytes ?? 0) > need) need = s.vramBytes!;
+  return need;
+}
+
+const fits = (p: ResolvedPipeline, e: RegistryEntry): boolean => unfitReason(p, e) === undefined;
+
+/** Why a GPU cannot be one of the pipeline's GPUs (read after its id), or undefined when it can. */
+function unfitReason(
+  p: ResolvedPipeline,
+  e: RegistryEntry,
+  need = largestGpuStepVram(p),
+): string | undefined {
+  const unmet = unmetRequirement(e.gpu, p.requires);
+  if (unmet !== undefined) return unmet;
+  if (need > e.memoryBudgetBytes)
+    return `a budget of ${formatSize(e.memoryBudgetBytes)} of ${formatSize(e.gpu.memoryBytes)}, less than the ${formatSize(need)} it needs`;
+  return undefined;
 }
 
 /** A reason a person can act on: no GPUs at all, requirements, or memory. */
@@ -196,7 +226,7 @@ function explainNoGpu(
   p: ResolvedPipeline,
   registry: readonly RegistryEntry[],
   config: RegistryConfig,
-): { reason: string; hint: string; maxBytes?: number } {
+): { reason: string; hint: string; maxBytes?: number; atGpus?: boolean } {
   if (registry.length === 0) {
     return {
       reason: "no GPUs available",
@@ -216,7 +246,7 @@ function explainNoGpu(
       hint: "relax `requires` or target other hardware",
     };
   }
-  const need = Math.max(...p.steps.filter((s) => s.isGpu).map((s) => s.vramBytes ?? 0));
+  const need = largestGpuStepVram(p);
   const best = meeting.reduce((a, b) => (b.memoryBudgetBytes > a.memoryBudgetBytes ? b : a));
   if (need > best.memoryBudgetBytes) {
     return {
@@ -225,8 +255,54 @@ function explainNoGpu(
       hint: "lower the step's `vram`, raise `registry.memory_strategy` (aggressive, or custom with memory_fraction), or use a larger GPU",
     };
   }
-  return {
-    reason: `it needs ${p.gpus} GPUs at once but only ${meeting.length} meet its requirements`,
-    hint: "lower `gpus` or target a machine with more GPUs",
-  };
+  return { ...explainTooFew(p, registry, config), atGpus: true };
+}
+
+/** At most this many GPU ids in one list of a message; the rest are counted. */
+const LISTED_GPUS = 4;
+
+const listIds = (ids: readonly string[]): string =>
+  ids.length <= LISTED_GPUS
+    ? ids.join(", ")
+    : `${ids.slice(0, LISTED_GPUS).join(", ")} and ${ids.length - LISTED_GPUS} more`;
+
+/**
+ * A pipeline on several GPUs with too few of one backend that can hold it: which GPUs can, and
+ * why each other one cannot — counting only those that meet its requirements would claim GPUs
+ * its memory rules out ("needs 2 but only 2").
+ */
+function explainTooFew(
+  p: ResolvedPipeline,
+  registry: readonly RegistryEntry[],
+  config: RegistryConfig,
+): { reason: string; hint: string } {
+  const need = largestGpuStepVram(p);
+  const usable: RegistryEntry[] = [];
+  const unfit = new Map<string, string[]>();
+  for (const e of registry) {
+    const why = unfitReason(p, e, need);
+    if (why === undefined) usable.push(e);
+    else {
+      const ids = unfit.get(why) ?? [];
+      ids.push(`${e.gpu.id} (${e.gpu.name})`);
+      unfit.set(why, ids);
+    }
+  }
+  const named = (es: readonly RegistryEntry[]) =>
+    listIds(es.map((e) => `${e.gpu.id} (${e.gpu.name}, budget ${formatSize(e.memoryBudgetBytes)})`));
+  let reason: string;
+  if (usable.length >= p.gpus) {
+    // Enough in all, but split over backends: a pipeline's GPUs are one backend's (one
+    // CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES).
+    const perBackend = config.platformPriority
+      .map((b) => ({ backend: b, es: usable.filter((e) => e.gpu.backend === b) }))
+      .filter((x) => x.es.length > 0)
+      .map((x) => `${x.backend} only ${x.es.length}: ${named(x.es)}`);
+    reason = `it needs ${p.gpus} GPUs of one backend at once but no backend has ${p.gpus} that can hold it (${perBackend.join("; ")})`;
+  } else {
+    reason = `it needs ${p.gpus} GPUs at once but ${usable.length === 0 ? "none" : `only ${usable.length}`} can hold it${usable.length > 0 ? `: ${named(usable)}` : ""}`;
+  }
+  const others = [...unfit].map(([why, ids]) => `${listIds(ids)}: ${why}`);
+  if (others.length > 0) reason += `; not ${others.join("; ")}`;
+  return { reason, hint: "lower `gpus` or target a machine with more GPUs of one backend that can hold it" };
 }

@@ -309,7 +309,7 @@ export const CODES = {
   "no-usable-gpu": problem(
     "error",
     "A GPU step has no GPU to run on",
-    "No GPU of the inventory meets the step's needs: there is none, none meets its requirements, or none has the memory it asks for.",
+    "No GPU of the inventory meets the step's needs: there is none, none meets its requirements, or none has the memory it asks for. For a pipeline on several GPUs (`gpus: N`), fewer than N GPUs of one backend can hold it: reported once, at `gpus`, naming the GPUs that can and why each other one cannot.",
     "let the step run on the CPU with `on_oom: { fallback: cpu }`, or compile against a bigger inventory",
   ),
   "gpu-fallback-cpu": problem(

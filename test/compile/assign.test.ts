@@ -174,7 +174,41 @@ describe("assignment", () => {
       a100s(2),
     );
     const p = one(result.problems, "no-usable-gpu");
-    expect(p.message).toContain("needs 4 GPUs at once but only 2");
+    expect(p.message).toContain("needs 4 GPUs at once but only 2 can hold it");
+    expect(p.pointer).toBe("/pipelines/0/gpus");
+  });
+
+  const dp30 = yaml`
+    version: 1
+    pipelines: [{ name: dp, gpus: 2, steps: [{ id: train, run: [x], memory: torch, vram: 30GiB }] }]
+  `;
+
+  it("counts only the GPUs with room for a gpus: N pipeline, naming the others' budgets", () => {
+    const mixed = inventory(
+      [
+        { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
+        { name: "NVIDIA L4", memory: "24GiB" },
+      ],
+      2,
+    );
+    const p = one(compileText(dp30, mixed).problems, "no-usable-gpu");
+    expect(p.pointer).toBe("/pipelines/0/gpus");
+    expect(p.message).toContain(
+      "it needs 2 GPUs at once but only 1 can hold it: cuda:0 (NVIDIA A100-SXM4-80GB, budget 60 GiB); " +
+        "not cuda:1 (NVIDIA L4): a budget of 18 GiB of 24 GiB, less than the 30 GiB it needs",
+    );
+  });
+
+  it("says a gpus: N pipeline needs its GPUs from one backend", () => {
+    const mixed = inventory([
+      { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
+      { name: "AMD Instinct MI300X", memory: "192GiB", backend: "rocm" },
+    ]);
+    const p = one(compileText(dp30, mixed).problems, "no-usable-gpu");
+    expect(p.pointer).toBe("/pipelines/0/gpus");
+    expect(p.message).toContain("needs 2 GPUs of one backend at once but no backend has 2 that can hold it");
+    expect(p.message).toContain("cuda only 1: cuda:0");
+    expect(p.message).toContain("rocm only 1: rocm:0");
   });
 
   it("reports GPU steps with no GPU at all (cpu-only), at the step", () => {
