@@ -4,6 +4,7 @@
  * problems when none can hold it are decided here; when and where it runs is the memory-aware
  * list schedule's (list-schedule.ts), which host pipelines join as jobs for a host lane.
  */
+import { isMigInstance } from "../inventory/mig.js";
 import type { RegistryConfig, ResolvedPipeline } from "../pipeline/model.js";
 import { error, type Problem, warning } from "../problems/problem.js";
 import { formatSize } from "../units/size.js";
@@ -208,6 +209,9 @@ function largestGpuStepVram(p: ResolvedPipeline): number {
 
 const fits = (p: ResolvedPipeline, e: RegistryEntry): boolean => unfitReason(p, e) === undefined;
 
+/** Why a pipeline on several GPUs may not use a MIG instance (src/inventory/mig.ts). */
+const ON_ONE_MIG_INSTANCE = "a MIG instance, and a CUDA process can use only one MIG instance";
+
 /** Why a GPU cannot be one of the pipeline's GPUs (read after its id), or undefined when it can. */
 function unfitReason(
   p: ResolvedPipeline,
@@ -216,6 +220,7 @@ function unfitReason(
 ): string | undefined {
   const unmet = unmetRequirement(e.gpu, p.requires);
   if (unmet !== undefined) return unmet;
+  if (p.gpus > 1 && isMigInstance(e.gpu)) return ON_ONE_MIG_INSTANCE;
   if (need > e.memoryBudgetBytes)
     return `a budget of ${formatSize(e.memoryBudgetBytes)} of ${formatSize(e.gpu.memoryBytes)}, less than the ${formatSize(need)} it needs`;
   return undefined;
@@ -304,5 +309,8 @@ function explainTooFew(
   }
   const others = [...unfit].map(([why, ids]) => `${listIds(ids)}: ${why}`);
   if (others.length > 0) reason += `; not ${others.join("; ")}`;
-  return { reason, hint: "lower `gpus` or target a machine with more GPUs of one backend that can hold it" };
+  const hint = unfit.has(ON_ONE_MIG_INSTANCE)
+    ? "lower `gpus` (a pipeline on a MIG instance has that one only), or target GPUs with MIG disabled"
+    : "lower `gpus` or target a machine with more GPUs of one backend that can hold it";
+  return { reason, hint };
 }

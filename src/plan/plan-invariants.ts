@@ -1,12 +1,14 @@
 /**
  * What the plan schema cannot say but the runner relies on: pipeline names are unique (logs,
  * journal and --pipeline use them), every GPU a pipeline or step names is in the registry once,
+ * a pipeline on several GPUs is on no MIG instance (a CUDA process can use only one),
  * budgets fit their cards, no GPU has more slots than the slot lock gives, step ids are unique and
  * `needs` name earlier steps of their pipeline (no cycle), and nothing a step is started with holds
  * a NUL byte (the C library would cut it there) or an env name a `=`. compile never writes
  * a plan that breaks them; a hand edit can, and is refused here, located, before anything starts.
  */
 import { MAX_SLOTS_PER_GPU } from "../inventory/limits.js";
+import { isMigDevice } from "../inventory/mig.js";
 import { findNeedsCycle } from "../pipeline/needs-cycle.js";
 import { error, type Problem } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
@@ -25,7 +27,9 @@ export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[
     );
   const gpus = new Set<string>();
   const uuids = new Set<string>();
+  const migInstances = new Set<string>();
   plan.registry.forEach((e, i) => {
+    if (isMigDevice(e.gpu, e.uuid)) migInstances.add(e.gpu);
     if (gpus.has(e.gpu)) broken(`/registry/${i}/gpu`, `the registry lists ${e.gpu} twice`);
     if (uuids.has(e.uuid)) broken(`/registry/${i}/uuid`, `the registry lists GPU ${e.uuid} twice`);
     gpus.add(e.gpu);
@@ -49,6 +53,11 @@ export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[
         broken(
           `/pipelines/${i}/gpus/${j}`,
           `pipeline \`${p.name}\` uses ${g}, which the registry does not list`,
+        );
+      else if (p.gpus.length > 1 && migInstances.has(g))
+        broken(
+          `/pipelines/${i}/gpus/${j}`,
+          `pipeline \`${p.name}\` runs on ${p.gpus.length} GPUs and ${g} is a MIG instance: a CUDA process can use only one MIG instance`,
         );
     });
     stepProblems(p, i, broken);

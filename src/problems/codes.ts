@@ -309,7 +309,7 @@ export const CODES = {
   "no-usable-gpu": problem(
     "error",
     "A GPU step has no GPU to run on",
-    "No GPU of the inventory meets the step's needs: there is none, none meets its requirements, or none has the memory it asks for. For a pipeline on several GPUs (`gpus: N`), fewer than N GPUs of one backend can hold it: reported once, at `gpus`, naming the GPUs that can and why each other one cannot.",
+    "No GPU of the inventory meets the step's needs: there is none, none meets its requirements, or none has the memory it asks for. For a pipeline on several GPUs (`gpus: N`), fewer than N GPUs of one backend can hold it (a MIG instance never can: a CUDA process can use only one): reported once, at `gpus`, naming the GPUs that can and why each other one cannot.",
     "let the step run on the CPU with `on_oom: { fallback: cpu }`, or compile against a bigger inventory",
   ),
   "gpu-fallback-cpu": problem(
@@ -439,7 +439,7 @@ export const CODES = {
   "plan-inconsistent": problem(
     "error",
     "The plan breaks its own invariants",
-    "A plan that passes the schema must still be one compile could have written: unique pipeline names, each GPU in the registry once, every GPU a pipeline or step uses in the registry, budgets no larger than their GPU, and no more slots per GPU than the slot lock gives (1024). A hand edit that breaks one is refused, located, before anything starts.",
+    "A plan that passes the schema must still be one compile could have written: unique pipeline names, each GPU in the registry once, every GPU a pipeline or step uses in the registry, no MIG instance among a pipeline's several GPUs, budgets no larger than their GPU, and no more slots per GPU than the slot lock gives (1024). A hand edit that breaks one is refused, located, before anything starts.",
     "compile the plan again",
   ),
   "plan-unknown-gpu": problem(

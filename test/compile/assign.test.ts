@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GpuplanPlan, PlannedPipeline } from "../../src/schema-types/plan.js";
-import { compileText, GiB, inventory } from "../helpers/inventory.js";
+import { compileText, GiB, inventory, migInventory } from "../helpers/inventory.js";
 import { one, withCode, yaml } from "../helpers/pipeline.js";
 
 const a100s = (count: number, threads = 16) =>
@@ -209,6 +209,48 @@ describe("assignment", () => {
     expect(p.message).toContain("needs 2 GPUs of one backend at once but no backend has 2 that can hold it");
     expect(p.message).toContain("cuda only 1: cuda:0");
     expect(p.message).toContain("rocm only 1: rocm:0");
+  });
+
+  // A CUDA process can use only one MIG instance (NVIDIA MIG user guide, CUDA_VISIBLE_DEVICES):
+  // two of them in one pipeline's CUDA_VISIBLE_DEVICES would leave one unused.
+  it("never gives a gpus: N pipeline MIG instances, and says so at its gpus: line", () => {
+    const p = one(compileText(dp30, migInventory()).problems, "no-usable-gpu");
+    expect(p.pointer).toBe("/pipelines/0/gpus");
+    expect(p.message).toContain("it needs 2 GPUs at once but only 1 can hold it: cuda:1 (");
+    expect(p.message).toContain(
+      "not cuda:0/mig1 (NVIDIA A100-SXM4-80GB MIG 3g.40gb), cuda:0/mig2 (NVIDIA A100-SXM4-80GB MIG 3g.40gb): " +
+        "a MIG instance, and a CUDA process can use only one MIG instance",
+    );
+    expect(p.hint).toContain("MIG disabled");
+  });
+
+  it("puts a gpus: N pipeline on GPUs without MIG and single-GPU pipelines on MIG instances too", () => {
+    const inv = migInventory();
+    inv.gpus.push({
+      ...inv.gpus[3]!,
+      id: "cuda:2",
+      index: 2,
+      uuid: "GPU-33333333-3333-3333-3333-333333333333",
+    });
+    const plan = planOf(
+      compileText(
+        yaml`
+          version: 1
+          registry: { max_pipelines_per_gpu: 1 }
+          pipelines:
+            - { name: dp, gpus: 2, steps: [{ id: train, run: [x], memory: torch, vram: 10GiB, estimate: 1h }] }
+            - name: one-{n}
+              matrix: { n: [1, 2] }
+              steps: [{ id: s, run: [x], memory: torch, vram: 10GiB, estimate: 1h }]
+        `,
+        inv,
+      ),
+    );
+    expect(byName(plan, "dp").gpus).toEqual(["cuda:1", "cuda:2"]);
+    expect([byName(plan, "one-1").gpu, byName(plan, "one-2").gpu].sort()).toEqual([
+      "cuda:0/mig1",
+      "cuda:0/mig2",
+    ]);
   });
 
   it("reports GPU steps with no GPU at all (cpu-only), at the step", () => {
