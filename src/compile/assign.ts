@@ -209,6 +209,12 @@ function largestGpuStepVram(p: ResolvedPipeline): number {
 
 const fits = (p: ResolvedPipeline, e: RegistryEntry): boolean => unfitReason(p, e) === undefined;
 
+/** Why a GPU's budget is smaller than its memory suggests, when compute instances split it. */
+const sharedNote = (e: RegistryEntry): string =>
+  e.memorySharedBy > 1
+    ? `, split between the ${e.memorySharedBy} compute instances of its MIG GPU instance`
+    : "";
+
 /** Why a pipeline on several GPUs may not use a MIG instance (src/inventory/mig.ts). */
 const ON_ONE_MIG_INSTANCE = "a MIG instance, and a CUDA process can use only one MIG instance";
 
@@ -222,7 +228,7 @@ function unfitReason(
   if (unmet !== undefined) return unmet;
   if (p.gpus > 1 && isMigInstance(e.gpu)) return ON_ONE_MIG_INSTANCE;
   if (need > e.memoryBudgetBytes)
-    return `a budget of ${formatSize(e.memoryBudgetBytes)} of ${formatSize(e.gpu.memoryBytes)}, less than the ${formatSize(need)} it needs`;
+    return `a budget of ${formatSize(e.memoryBudgetBytes)} of ${formatSize(e.gpu.memoryBytes)}${sharedNote(e)}, less than the ${formatSize(need)} it needs`;
   return undefined;
 }
 
@@ -256,7 +262,7 @@ function explainNoGpu(
   if (need > best.memoryBudgetBytes) {
     return {
       maxBytes: best.memoryBudgetBytes,
-      reason: `it needs ${formatSize(need)} of VRAM but the largest budget is ${formatSize(best.memoryBudgetBytes)} (${config.memoryStrategy}: ${config.memoryFraction} of ${formatSize(best.gpu.memoryBytes)} on ${best.gpu.name})`,
+      reason: `it needs ${formatSize(need)} of VRAM but the largest budget is ${formatSize(best.memoryBudgetBytes)} (${config.memoryStrategy}: ${config.memoryFraction} of ${formatSize(best.gpu.memoryBytes)} on ${best.gpu.name}${sharedNote(best)})`,
       hint: "lower the step's `vram`, raise `registry.memory_strategy` (aggressive, or custom with memory_fraction), or use a larger GPU",
     };
   }

@@ -6,6 +6,7 @@
  * costs the memory it needs on the GPU it runs on, and never the slots of every GPU.
  */
 import { MAX_SLOTS_PER_GPU } from "../inventory/limits.js";
+import { memorySharers } from "../inventory/mig.js";
 import type { GpuInfo, Inventory } from "../inventory/types.js";
 import type { RegistryConfig, ResolvedPipeline } from "../pipeline/model.js";
 import { type Problem, warning } from "../problems/problem.js";
@@ -14,6 +15,11 @@ import { unmetRequirement } from "./requirements.js";
 export interface RegistryEntry {
   gpu: GpuInfo;
   memoryBudgetBytes: number;
+  /**
+   * Registry entries whose budgets split this GPU's memory: the compute instances of one MIG GPU
+   * instance (1 for any other GPU).
+   */
+  memorySharedBy: number;
   /**
    * Kept for warm workers (the max_warm_per_gpu largest that may run here): they live on after
    * their pipeline, so pipelines share the budget less this.
@@ -98,8 +104,14 @@ export function buildRegistry(
   // Computed once: the registry looks at every pipeline for every GPU.
   const peaks = pipelines.map(sharedPeakVram);
   const warm = pipelines.map(warmWorkerVram);
+  const sharers = memorySharers(gpus);
   const value = gpus.map((gpu): RegistryEntry => {
-    const memoryBudgetBytes = Math.floor(gpu.memoryBytes * config.memoryFraction);
+    // Compute instances of one GPU instance split its budget evenly, so that they can never hold
+    // more than it has together — in the plan and in the lock at run time, which budgets each
+    // device by itself. One pooled budget would let a big pipeline use a whole GPU instance, but
+    // the lock would then need to know which devices share memory; splitting needs nothing new.
+    const memorySharedBy = sharers(gpu);
+    const memoryBudgetBytes = Math.floor((gpu.memoryBytes * config.memoryFraction) / memorySharedBy);
     let peak = 0;
     const warmSizes: number[] = [];
     pipelines.forEach((p, i) => {
@@ -115,6 +127,7 @@ export function buildRegistry(
     return {
       gpu,
       memoryBudgetBytes,
+      memorySharedBy,
       warmReserveBytes,
       maxPipelines: config.maxPipelinesPerGpu ?? cpuShare,
       limitedBy: config.maxPipelinesPerGpu !== null ? "configured" : "cpu-threads",

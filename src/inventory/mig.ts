@@ -13,3 +13,24 @@ export const isMigDevice = (id: string, uuid: string): boolean =>
 /** An inventory GPU that is a MIG instance (not a MIG-enabled parent, which is never scheduled). */
 export const isMigInstance = (gpu: GpuInfo): boolean =>
   Boolean(gpu.mig?.parentUuid) || isMigDevice(gpu.id, gpu.uuid);
+
+/**
+ * How many of these GPUs share each one's memory: the compute instances of one MIG GPU instance
+ * each report the GPU instance's whole memory (NVML does), yet hold it together. 1 for any other
+ * GPU, and for a MIG instance whose GPU instance id the inventory does not give.
+ */
+export function memorySharers(gpus: readonly GpuInfo[]): (gpu: GpuInfo) => number {
+  const gpuInstanceOf = (g: GpuInfo): string | undefined =>
+    g.mig?.parentUuid && g.mig.gpuInstanceId !== undefined
+      ? `${g.mig.parentUuid}/${g.mig.gpuInstanceId}`
+      : undefined;
+  const counts = new Map<string, number>();
+  for (const g of gpus) {
+    const key = gpuInstanceOf(g);
+    if (key !== undefined) counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return (g) => {
+    const key = gpuInstanceOf(g);
+    return key === undefined ? 1 : (counts.get(key) ?? 1);
+  };
+}

@@ -128,6 +128,9 @@ export interface GpuInfo {
      * Set on MIG instance devices: the physical GPU.
      */
     parentUuid?: string;
+    /**
+     * Set on MIG instance devices: the GPU instance. Compute instances of one GPU instance share its memory, and compile splits its budget between them.
+     */
     gpuInstanceId?: number;
     computeInstanceId?: number;
   } | null;

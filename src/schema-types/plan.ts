@@ -123,7 +123,7 @@ export interface PlanRegistryEntry {
   pciBusId: string | null;
   memoryBytes: number;
   /**
-   * Memory the pipelines on this GPU may hold together: the memory strategy's fraction of its memory.
+   * Memory the pipelines on this GPU may hold together: the memory strategy's fraction of its memory, split evenly between the compute instances of one MIG GPU instance (each reports the GPU instance's whole memory, which they share).
    */
   memoryBudgetBytes: number;
   /**

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { GpuplanPlan, PlannedPipeline } from "../../src/schema-types/plan.js";
-import { compileText, GiB, inventory, migInventory } from "../helpers/inventory.js";
+import {
+  compileText,
+  GiB,
+  inventory,
+  migInventory,
+  sharedGpuInstanceInventory,
+} from "../helpers/inventory.js";
 import { one, withCode, yaml } from "../helpers/pipeline.js";
 
 const a100s = (count: number, threads = 16) =>
@@ -251,6 +257,31 @@ describe("assignment", () => {
       "cuda:0/mig1",
       "cuda:0/mig2",
     ]);
+  });
+
+  it("never commits more than a MIG GPU instance has across the compute instances sharing it", () => {
+    const shards = (vram: string) => yaml`
+      version: 1
+      registry: { platform_priority: [cuda] }
+      pipelines:
+        - name: p-{n}
+          matrix: { n: [1, 2] }
+          requires: { name: "*MIG*" }
+          steps: [{ id: s, run: [x], memory: torch, vram: ${vram}, estimate: 10m }]
+    `;
+    const inv = sharedGpuInstanceInventory();
+    const small = planOf(compileText(shards("14GiB"), inv));
+    expect(small.pipelines.map((p) => [p.gpu, p.estimatedStartMs])).toEqual([
+      ["cuda:0/mig1", 0],
+      ["cuda:0/mig2", 0],
+    ]);
+    // 28 GiB each started at once on both was 56 GiB on the GPU instance's 40 GiB.
+    const big = compileText(shards("28GiB"), inv);
+    expect(big.plan).toBeUndefined();
+    expect(withCode(big.problems, "no-usable-gpu")[0]!.message).toContain(
+      "the largest budget is 15 GiB (balanced: 0.75 of 40 GiB on NVIDIA A100-SXM4-80GB MIG 3g.40gb, " +
+        "split between the 2 compute instances of its MIG GPU instance)",
+    );
   });
 
   it("reports GPU steps with no GPU at all (cpu-only), at the step", () => {

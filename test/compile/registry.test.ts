@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildRegistry, reservationFor, schedulableGpus, sharedBudget } from "../../src/compile/registry.js";
-import { GiB, inventory, migInventory } from "../helpers/inventory.js";
+import { GiB, inventory, migInventory, sharedGpuInstanceInventory } from "../helpers/inventory.js";
 import { check, one, pipelines, yaml } from "../helpers/pipeline.js";
 
 const file = (registry: string, vram = "1GiB", exclusive = "") => yaml`
@@ -96,6 +96,15 @@ describe("registry", () => {
       ["cuda:0/mig1", 30 * GiB],
       ["cuda:0/mig2", 30 * GiB],
       ["cuda:1", 60 * GiB],
+    ]);
+  });
+
+  it("splits a MIG GPU instance's budget between the compute instances that share its memory", () => {
+    const { value } = registryFor(file("", "1GiB", ", exclusive: true"), sharedGpuInstanceInventory());
+    expect(value.map((e) => [e.gpu.id, e.memoryBudgetBytes, e.memorySharedBy])).toEqual([
+      ["cuda:0/mig1", 15 * GiB, 2],
+      ["cuda:0/mig2", 15 * GiB, 2],
+      ["cuda:1", 60 * GiB, 1],
     ]);
   });
 

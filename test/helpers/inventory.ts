@@ -32,6 +32,17 @@ const gpu = (over: Partial<GpuInfo> & Pick<GpuInfo, "id" | "uuid">): GpuInfo => 
   ...over,
 });
 
+/**
+ * The MIG inventory with both instances made compute instances of one GPU instance: each
+ * reports the GPU instance's shared 40 GiB, as NVML does.
+ */
+export function sharedGpuInstanceInventory(): Inventory {
+  const inv = migInventory();
+  const second = inv.gpus[2]!;
+  second.mig = { ...second.mig!, gpuInstanceId: 1, computeInstanceId: 1 };
+  return inv;
+}
+
 /** One plain A100 and one MIG-enabled A100 split into two 3g.40gb instances. */
 export function migInventory(): Inventory {
   const parent = "GPU-11111111-1111-1111-1111-111111111111";
