@@ -553,6 +553,25 @@ pipelines:
     expect(records(h.dir).map((r) => r.name)).toEqual(["p", "p"]);
   });
 
+  it("--no-wait: the run's own pipelines queue behind each other on a GPU with fewer slots than pipelines (not busy, nothing interrupted)", async () => {
+    const plan = planFrom(
+      `
+version: 1
+name: own-queue
+registry: { max_pipelines_per_gpu: 1 }
+pipelines:
+  - name: p-{p}
+    matrix: { p: [1, 2, 3] }
+    steps:${gpuStep("s")}
+`,
+      oneGpu(),
+    );
+    h = await execute(plan, { wait: false });
+    expect(h.busy).toBeNull();
+    expect(h.summary).toMatchObject({ ok: 3, failed: 0, interrupted: false });
+    expect(maxConcurrent(records(h.dir))).toBe(1);
+  });
+
   it("a run without GPU pipelines gets a lock that fails loudly, as a bug, if a GPU slot is ever asked of it", async () => {
     const plan = planFrom(`
 version: 1

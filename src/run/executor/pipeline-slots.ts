@@ -97,8 +97,10 @@ export class PipelineSlots {
     await ctx.foreign?.ready();
     for (const entry of registryEntries(ctx.plan, pipeline)) {
       const waitStart = performance.now();
-      // The lock queues this process's waiters first come, first served; `--lock-timeout` and
-      // `--no-wait` apply to in-process and cross-process contention alike.
+      // The lock queues this process's waiters first come, first served. `--lock-timeout` bounds
+      // any wait; `--no-wait` fails only when another process holds a slot in the way: the run's
+      // own pipelines queue behind each other as without it, or a plan with more pipelines than
+      // a GPU has slots could never run under --no-wait (exit 75 naming this very run).
       const { lease, endTurn } = await announceWait(this.acquireInTurn(entry, step), async () => {
         // Who holds the slots, for the view; looked up only when there is a wait.
         const holders = await holdersOf(ctx.lock, entry.uuid);
@@ -130,8 +132,8 @@ export class PipelineSlots {
 
   /**
    * A slot of the entry's GPU, asked for in the run's turn (gpu-turns.ts). `--no-wait` and
-   * `--lock-timeout` judge a wait from the moment the pipeline asks, so those waits go straight
-   * to the lock, which applies them.
+   * `--lock-timeout` judge a wait from the moment the pipeline asks (whether another process is
+   * in the way, how long it waited), so those waits go straight to the lock, which applies them.
    */
   private async acquireInTurn(
     entry: PlanRegistryEntry,

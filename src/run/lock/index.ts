@@ -10,6 +10,9 @@
  *   holders' reservations, the memory processes gpuplan did not start hold, and its own fit the
  *   GPU's budget, decided under the GPU's mutex byte.
  * - Fair: waiters take tickets in arrival order across processes; only the head may take.
+ * - `--no-wait` (wait: false) is about other processes: a request that only this lock's own
+ *   leases (the run's other pipelines) keep out queues behind them; it fails with GpuBusyError
+ *   as soon as a slot another process holds stands in its way.
  * - Waiting polls on a timer (gpu-queue.ts) and never blocks the event loop.
  */
 import { closeSync } from "node:fs";
@@ -65,6 +68,8 @@ const NO_WAIT_RETRY_MS = 2;
 
 class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
   private readonly queues = new Map<string, GpuQueue>();
+  /** This lock's leases by GPU (released ones are dropped when next looked at): what is "ours". */
+  private readonly leases = new Map<string, Set<Lease>>();
   private ready: Promise<OfdLocks> | undefined;
 
   constructor(readonly dir: string) {}
@@ -88,6 +93,7 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
       request.foreignBytes ?? noForeignMemory,
       request.holder,
     );
+    this.track(lease);
     const waiter = new SharedWaiter(
       lease,
       this.queueOf(request.uuid),
@@ -99,11 +105,8 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
     // Observed from the start: an abort (another pipeline's busy GPU under --no-wait) may settle
     // it while enqueue() still waits, before the caller has the promise (#12 item 12).
     waiter.promise.catch(() => {});
-    await this.enqueue(
-      request.uuid,
-      waiter,
-      request.wait,
-      () => new GpuBusyError(request.gpu, holdersOf(ofd, this.dir, request.uuid)),
+    await this.enqueue(request.uuid, waiter, request.wait, () =>
+      this.busyWithOthers(ofd, lease, request.uuid, request.gpu),
     );
     return waiter.promise;
   }
@@ -128,7 +131,9 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
       options.signal,
     );
     waiter.promise.catch(() => {});
-    await this.enqueue(lease.uuid, waiter, options.wait, () => new GpuBusyError(lease.gpu, others()));
+    await this.enqueue(lease.uuid, waiter, options.wait, () =>
+      this.busyWithOthers(ofd, lease, lease.uuid, lease.gpu),
+    );
     return waiter.promise;
   }
 
@@ -158,22 +163,69 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
     return openLinkedGpuLock(gpuLockPath(this.dir, uuid));
   }
 
-  /** Try at once when no local waiter is ahead (the uncontended path has no timer); else queue up. */
+  /**
+   * Try at once when no local waiter is ahead (the uncontended path has no timer); else queue up.
+   * Without `wait`, a request another process keeps out fails now; one that only this lock's own
+   * leases keep out queues like any other, and fails once another process's slot is in its way
+   * (`busy`, judged at each poll that did not take).
+   */
   private async enqueue(
     uuid: string,
     waiter: SharedWaiter | UpgradeWaiter,
     wait: boolean,
-    busy: () => Error,
+    busy: () => GpuBusyError | null,
   ): Promise<void> {
     const queue = this.queueOf(uuid);
     if (queue.idle && waiter.poll(performance.now(), true)) return;
-    if (wait) {
-      queue.add(waiter);
-      return;
+    if (!wait) {
+      await new Promise((resolve) => setTimeout(resolve, NO_WAIT_RETRY_MS));
+      if (queue.idle && waiter.poll(performance.now(), true)) return;
+      const now = busy();
+      if (now) {
+        waiter.cancel(now);
+        return;
+      }
+      waiter.busyWhen = busy;
     }
-    await new Promise((resolve) => setTimeout(resolve, NO_WAIT_RETRY_MS));
-    if (queue.idle && waiter.poll(performance.now(), true)) return;
-    waiter.cancel(busy());
+    queue.add(waiter);
+  }
+
+  /**
+   * A GpuBusyError naming the holders of the GPU that are not this lock's leases, or null when
+   * none is: only the run's own pipelines stand in the way, and they end (`--no-wait` is about
+   * other processes — a run whose pipelines outnumber a GPU's slots must still run them all).
+   */
+  private busyWithOthers(ofd: OfdLocks, lease: Lease, uuid: string, gpu: string): GpuBusyError | null {
+    const own = this.ownSlots(uuid);
+    const others = lease.file
+      .holders(lease.fd)
+      .filter((h) => (h.exclusive ? !own.exclusive : !own.slots.has(h.slot)));
+    if (others.length === 0) return null;
+    return new GpuBusyError(gpu, holdersOf(ofd, this.dir, uuid, own.slots));
+  }
+
+  /** The slots this lock's live leases hold on the GPU, and whether one holds it whole. */
+  private ownSlots(uuid: string): { slots: Set<number>; exclusive: boolean } {
+    const slots = new Set<number>();
+    let exclusive = false;
+    const leases = this.leases.get(uuid) ?? new Set<Lease>();
+    for (const lease of leases) {
+      if (lease.isReleased) leases.delete(lease);
+      else {
+        for (const slot of lease.slots) slots.add(slot);
+        exclusive ||= lease.exclusive;
+      }
+    }
+    return { slots, exclusive };
+  }
+
+  private track(lease: Lease): void {
+    let leases = this.leases.get(lease.uuid);
+    if (!leases) {
+      leases = new Set();
+      this.leases.set(lease.uuid, leases);
+    }
+    leases.add(lease);
   }
 
   private prepare(): Promise<OfdLocks> {

@@ -24,6 +24,11 @@ abstract class Settling<T> implements Waiter {
   private resolveWith!: (value: T) => void;
   private rejectWith!: (error: unknown) => void;
   private readonly onAbort: (() => void) | undefined;
+  /**
+   * Set for a `--no-wait` waiter that only its own process's leases kept out: after each try
+   * that did not take, the error to fail with when another process now stands in the way.
+   */
+  busyWhen: (() => Error | null) | undefined;
 
   constructor(
     protected readonly lease: Lease,
@@ -50,6 +55,11 @@ abstract class Settling<T> implements Waiter {
     if (this.settled) return true;
     try {
       if (head || this.ticket !== null ? this.tryUnderMutex(now) : this.notInLine(now)) return true;
+      const busy = this.busyWhen?.();
+      if (busy) {
+        this.cancel(busy);
+        return true;
+      }
       if (this.deadline !== undefined && now >= this.deadline) {
         this.cancel(new LockTimeoutError(this.lease.gpu, Math.round(now - this.started), this.holders()));
         return true;

@@ -105,11 +105,43 @@ describe("acquire and release", () => {
     third.release();
   });
 
-  it("one process's leases exclude each other too (one slot each)", async () => {
+  it("one process's leases exclude each other too (one slot each); without wait, a request only they keep out queues behind them", async () => {
     const lock = createSlotLock({ dir });
     const leases = [await lock.acquire(request("p1")), await lock.acquire(request("p2"))];
-    await expect(lock.acquire(request("p3", { wait: false }))).rejects.toThrow(GpuBusyError);
-    for (const l of leases) l.release();
+    let third: Awaited<ReturnType<typeof lock.acquire>> | undefined;
+    const waiting = lock.acquire(request("p3", { wait: false })).then((l) => (third = l));
+    await sleep(30);
+    expect(third).toBeUndefined();
+    leases[0]!.release();
+    await waiting;
+    expect(third!.slots).toEqual([0]);
+    third!.release();
+    leases[1]!.release();
+  });
+
+  it("without wait, a queued request fails once another process's slot is in its way, naming only that holder", async () => {
+    const lock = createSlotLock({ dir });
+    const one = { maxPipelines: 1 };
+    const p1 = await lock.acquire(request("p1", one));
+    const p2 = lock.acquire(request("p2", { ...one, wait: false }));
+    await sleep(10);
+    const p3 = lock.acquire(request("p3", { ...one, wait: false }));
+    p3.catch(() => {});
+    await sleep(20);
+    // Another process joins the line behind p2 (the head of this process's waiters) and ahead of p3.
+    const theirs = createSlotLock({ dir }).acquire(request("theirs", one));
+    await sleep(20);
+    p1.release();
+    const second = await p2;
+    await sleep(20);
+    second.release();
+    const error = await p3.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(GpuBusyError);
+    expect((error as GpuBusyError).holders.map((x) => x.pipeline)).toEqual(["theirs"]);
+    (await theirs).release();
   });
 
   it("slots of different GPUs are independent", async () => {
