@@ -493,8 +493,8 @@ export const CODES = {
   "resume-plan-changed": failure(
     "user",
     "`--resume`: the run was started from a different plan",
-    "A run can only be resumed with the plan it started with, or steps that completed would be skipped for a different pipeline.",
-    "resume with the run folder's plan.json, or start a new run",
+    "A run can only be resumed with the plan it started with, or steps that completed would be skipped for a different pipeline. A file given with `--resume` is read as `gpuplan run` reads it — a plan, or a pipeline file compiled against this machine — and must make that same plan: a pipeline file edited since the run started is refused, not ignored. `--resume RUN` alone always runs the plan the run keeps.",
+    "resume without the file (the run keeps its plan as plan.json), or start a new run",
   ),
   "records-incomplete": failure(
     "user",

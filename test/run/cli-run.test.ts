@@ -179,6 +179,41 @@ describe("gpuplan run (CLI)", () => {
     expect(events.filter((e) => e.event === "gpu.step.skip")).toHaveLength(3);
   });
 
+  it("--resume with a pipeline file compiles it as run does: the same → resumed; edited → resume-plan-changed (exit 2); missing or invalid → its error, never ignored", () => {
+    const cwd = temp();
+    const pipeline = (v: string, exit: number) =>
+      `version: 1\npipelines:\n  - name: p\n    steps:\n      - { id: a, run: [sh, -c, "echo ${v}; exit ${exit}"], memory: numpy }\n`;
+    writeFileSync(join(cwd, "p.yaml"), pipeline("v1", 1));
+    const first = gpuplan(["run", "p.yaml", "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(first.exitCode, first.stderr).toBe(1);
+    const [id] = runIds(cwd);
+    writeFileSync(join(cwd, "p.yaml"), pipeline("v2", 0));
+    const edited = gpuplan(["run", "p.yaml", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(edited.exitCode, edited.stderr).toBe(2);
+    expect(edited.stderr).toContain(`run ${id} was started from a different plan than p.yaml compiles to`);
+    expect(edited.stderr).toContain("resume-plan-changed");
+    expect(edited.stdout + edited.stderr).not.toContain("v1");
+    const missing = gpuplan(["run", "/nonexistent/x.json", "--resume", id!], { cwd, env: NO_GPU });
+    expect(hasCrashed(missing)).toBe(false);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain("/nonexistent/x.json");
+    writeFileSync(join(cwd, "junk.json"), "{ not json");
+    const junk = gpuplan(["run", "junk.json", "--resume", id!], { cwd, env: NO_GPU });
+    expect(hasCrashed(junk)).toBe(false);
+    expect(junk.exitCode).not.toBe(0);
+    expect(junk.stderr).toContain("junk.json:1:");
+    writeFileSync(join(cwd, "bad.yaml"), "version: 1\npipelines: 3\n");
+    const invalid = gpuplan(["run", "bad.yaml", "--resume", id!], { cwd, env: NO_GPU });
+    expect(invalid.exitCode).toBe(1);
+    expect(invalid.stderr).toContain("bad.yaml:2:");
+    // The pipeline as the run started with it: the failed step runs again, its own command.
+    writeFileSync(join(cwd, "p.yaml"), pipeline("v1", 1));
+    const same = gpuplan(["run", "p.yaml", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(same.exitCode, same.stderr).toBe(1);
+    expect(same.stderr).not.toContain("resume-plan-changed");
+    expect(readFileSync(join(cwd, ".gpuplan/runs", id!, "plan.json"), "utf8")).toContain("echo v1");
+  });
+
   it("--resume of a run whose kept plan.json was damaged reports it as a plan problem (exit 1), not a crash", () => {
     const cwd = temp();
     const first = gpuplan(["run", EXAMPLE, "--ui", "plain", "--pipeline", "plate-P1"], { cwd, env: NO_GPU });

@@ -102,7 +102,10 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     // Loaded only here: with the run-folder lock and its C library, a new run (a dry run above
     // all) has no use for it.
     const { loadResumedRun } = await import("./resume-run.js");
-    const resumed = await loadResumedRun(request.resume, file);
+    const resumed = await loadResumedRun(
+      request.resume,
+      file === undefined ? undefined : { file, detect, verify: request.verify !== false },
+    );
     if ("problems" in resumed) return { ok: false, problems: resumed.problems, sources: resumed.sources };
     const { pipelines, ...rest } = resumed;
     run = { ...rest, resumed: true };

@@ -4,13 +4,11 @@
  * journals too) — so that only the rest runs again.
  */
 import { statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { join, sep } from "node:path";
-import { fillDefaults } from "../../plan/plan-defaults.js";
+import type { DetectInventory } from "../../inventory/types.js";
 import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
-import { upgradePlan } from "../../plan/upgrade-plan.js";
 import { UsageError } from "../../problems/errors.js";
-import type { Problem } from "../../problems/problem.js";
+import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/read-source-text.js";
 import { type JournalStart, RUNS_DIR, readJournal } from "../record/journal.js";
@@ -49,13 +47,22 @@ function resumedRunDir(resume: string): string {
   return resume.includes(sep) || resume.startsWith(".") ? resume : join(RUNS_DIR, resume);
 }
 
+/** A plan or pipeline file given with `--resume`, read as `gpuplan run` reads one (load-run-input.ts). */
+export interface GivenInput {
+  file: string;
+  detect: DetectInventory;
+  /** Check a plan's GPUs against the live machine (false for a Slurm run's). */
+  verify: boolean;
+}
+
 /**
- * The run named by `--resume`; `file` is the input given now, if any (the run folder's plan.json
- * is the plan either way). Problems when the plan kept in the run directory is not a plan (any more).
+ * The run named by `--resume`; `given` is the input given now, if any (the run folder's plan.json
+ * is the plan either way, and `given` must make that same plan). Problems when the plan kept in
+ * the run directory is not a plan (any more), or the file given is not a plan or pipeline.
  */
 export async function loadResumedRun(
   resume: string,
-  file: string | undefined,
+  given: GivenInput | undefined,
 ): Promise<ResumedRun | { problems: Problem[]; sources: SourceFile[] }> {
   const runDir = resumedRunDir(resume);
   if (!statSync(runDir, { throwIfNoEntry: false })?.isDirectory()) {
@@ -77,7 +84,11 @@ export async function loadResumedRun(
       return { problems: stored.problems, sources: [stored.source] };
     }
     const { plan } = stored;
-    if (file !== undefined) await checkSamePlan(file, plan, resume);
+    const refused = given && (await checkSamePlan(given, plan, resume));
+    if (refused) {
+      await runLock.release();
+      return refused;
+    }
     // A Slurm run's tasks kept their own journals: what they completed is complete here too.
     const progress = statSync(join(runDir, "slurm"), { throwIfNoEntry: false })?.isDirectory()
       ? await (await import("../../slurm/follow/run-progress.js")).readSlurmRunProgress(runDir, state)
@@ -110,25 +121,26 @@ function unbound(pipelines: GpuplanPlan["pipelines"] | undefined): unknown {
 
 /**
  * A resumed run runs the plan it started with (stored in its directory), so that a pipeline file
- * compiled in memory cannot change under it. A plan file given now must be that same plan.
+ * compiled in memory cannot change under it. A file given now — a plan, or a pipeline file
+ * compiled against this machine as `gpuplan run` would compile it — must make that same plan:
+ * a pipeline edited since (the `Resume with:` line names it) is refused, never quietly ignored
+ * while the old commands run. Its problems (missing, unreadable, invalid) are returned.
  */
-async function checkSamePlan(file: string, stored: GpuplanPlan, run: string): Promise<void> {
-  if (!file.endsWith(".json")) return;
-  let given: GpuplanPlan;
-  try {
-    // Read as the stored plan was: an older plan gains the same fields.
-    const upgraded = upgradePlan(JSON.parse(await readFile(file, "utf8")));
-    const { default: validatePlan } = await import("../../generated/plan-validator.js");
-    if (!validatePlan(upgraded)) return;
-    given = fillDefaults(upgraded as GpuplanPlan);
-  } catch {
-    return;
-  }
-  if (JSON.stringify(unbound(given.pipelines)) !== JSON.stringify(unbound(stored.pipelines))) {
+async function checkSamePlan(
+  given: GivenInput,
+  stored: GpuplanPlan,
+  run: string,
+): Promise<{ problems: Problem[]; sources: SourceFile[] } | undefined> {
+  const { loadRunInput } = await import("./load-run-input.js");
+  const input = await loadRunInput(given.file, given.detect, { verify: given.verify });
+  if (hasErrors(input.problems) || !input.plan) return { problems: input.problems, sources: input.sources };
+  if (JSON.stringify(unbound(input.plan.pipelines)) !== JSON.stringify(unbound(stored.pipelines))) {
+    const what = input.kind === "pipeline" ? `${given.file} compiles to` : given.file;
     throw new UsageError(
-      `--resume: run ${run} was started from a different plan than ${file}`,
+      `--resume: run ${run} was started from a different plan than ${what}`,
       "resume-plan-changed",
-      `resume with the plan it started with (kept in its run directory as plan.json), or start a new run without --resume`,
+      `resume without the file (the run keeps the plan it started with as plan.json), or start a new run without --resume`,
     );
   }
+  return undefined;
 }
