@@ -504,8 +504,8 @@ export const CODES = {
   ),
   "unknown-pipeline": failure(
     "user",
-    "`--pipeline` names no pipeline of the plan",
-    "The plan has no pipeline by this name; the message suggests the nearest.",
+    "`--pipeline` names no pipeline of the plan (or, with `--resume`, of the run)",
+    "The plan has no pipeline by this name; the message suggests the nearest. With `--resume`, only pipelines the run was started with can be named: another would run under the run's id and count as part of it.",
   ),
   // ── Slurm: reading the cluster, exporting a plan ─────────────────────────────────────────────
   "slurm-not-found": failure(

@@ -1,6 +1,6 @@
 /**
  * The runs in the runs folder, each summed up from its journal (the record `--resume` trusts):
- * how its last session ended, its steps' outcomes, how long it took, whether it can be resumed,
+ * how it stands over every pipeline it covers (not only those its last session ran), its steps' outcomes, how long it took, whether it can be resumed,
  * and what it takes on disk. Cheap: a plan's name is read from the first lines of its plan.json,
  * never the whole plan. Nothing read here is trusted for display; the CLI escapes it.
  */
@@ -65,7 +65,12 @@ async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promi
   let status: RunStatus = "unfinished";
   if (running) status = "running";
   else if (ended)
-    status = lastEnd!.interrupted === true ? "interrupted" : counts.failed > 0 ? "failed" : "ok";
+    status =
+      unfinishedPipelines(lines, header.pipelines).size > 0
+        ? "interrupted"
+        : counts.failed > 0 || stepCounts(lines).failed > 0
+          ? "failed"
+          : "ok";
   const endedAt = ended && typeof lastEnd!.ts === "string" ? lastEnd!.ts : null;
   const wallMs = endedAt ? Math.max(0, Date.parse(endedAt) - Date.parse(header.startedAt)) : null;
   const hasPlan = base.plan !== null;
@@ -90,6 +95,26 @@ async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promi
           ? "its plan.json is missing or not a plan: it cannot be resumed"
           : null,
   };
+}
+
+/**
+ * The run's pipelines (its header's) whose last session to run them was interrupted. A resume
+ * with `--pipeline` runs some of them: its ending ok says nothing of the others, which an
+ * earlier interrupt left unfinished — the run is not done, and can be resumed.
+ */
+function unfinishedPipelines(lines: readonly JournalLine[], covered: unknown): Set<string> {
+  const all = Array.isArray(covered) ? covered.filter((p): p is string => typeof p === "string") : [];
+  const unfinished = new Set<string>();
+  for (const l of lines) {
+    if (l.type !== "end") continue;
+    // An end of an older gpuplan does not say: its session ran them all.
+    const ran = Array.isArray(l.pipelines) ? l.pipelines.filter((p) => typeof p === "string") : all;
+    for (const p of ran) {
+      if (l.interrupted === true) unfinished.add(p);
+      else unfinished.delete(p);
+    }
+  }
+  return unfinished;
 }
 
 function countsOf(end: JournalLine): { ok: number; failed: number; skipped: number } {

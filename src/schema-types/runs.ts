@@ -1,7 +1,7 @@
 /* Generated from schemas/runs.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
- * How the run's last session ended. unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); running: a gpuplan process holds the run now; damaged: its journal cannot be read.
+ * How the run stands over every pipeline it was started with, not only those its last session ran (a --resume with --pipeline). ok: every one finished, no step failed; failed: a step's last attempt failed; interrupted: a session was interrupted and some pipeline it ran has not finished since; unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); running: a gpuplan process holds the run now; damaged: its journal cannot be read.
  *
  * This interface was referenced by `GpuplanRuns`'s JSON-Schema
  * via the `definition` "RunStatus".

@@ -128,6 +128,57 @@ describe("listing runs", () => {
   });
 });
 
+describe("a run resumed for some of its pipelines", () => {
+  const two = (id: string) => ({ ...header(id, "2026-11-23T10:00:00.000Z"), pipelines: ["p1", "p2"] });
+  const ran = (pipelines: string[], e: ReturnType<typeof end>) => ({ ...e, pipelines });
+
+  it("stands over every pipeline it was started with: one an interrupt stopped and no session finished since leaves it interrupted and resumable", async () => {
+    const runs = join(temp(), ".gpuplan/runs");
+    const id = "20261123T100000Z-aaaaaa";
+    const first = end("2026-11-23T10:00:01.000Z", 0, 0, 0, true);
+    fakeRun(runs, id, [
+      two(id),
+      ran(["p1", "p2"], first),
+      step("ok", "p1"),
+      ran(["p1"], end("2026-11-23T10:05:00.000Z", 1, 0, 0)),
+    ]);
+    // An older gpuplan's end does not name its pipelines: its session ran them all.
+    const old = "20261123T110000Z-bbbbbb";
+    fakeRun(runs, old, [
+      two(old),
+      first,
+      step("ok", "p1"),
+      ran(["p1"], end("2026-11-23T10:05:00.000Z", 1, 0, 0)),
+    ]);
+    // Resumed for p2 as well: done. And a step that failed in an earlier session still fails the run.
+    const done = "20261123T120000Z-cccccc";
+    fakeRun(runs, done, [
+      two(done),
+      ran(["p1", "p2"], first),
+      step("ok", "p1"),
+      ran(["p1"], end("2026-11-23T10:05:00.000Z", 1, 0, 0)),
+      step("ok", "p2"),
+      ran(["p2"], end("2026-11-23T10:06:00.000Z", 1, 0, 0)),
+    ]);
+    const failed = "20261123T130000Z-dddddd";
+    fakeRun(runs, failed, [
+      two(failed),
+      step("error", "p1"),
+      ran(["p1", "p2"], end("2026-11-23T10:01:00.000Z", 0, 1, 0)),
+      step("ok", "p2", "t"),
+      ran(["p2"], end("2026-11-23T10:06:00.000Z", 1, 0, 0)),
+    ]);
+    const list = await listRuns(runs);
+    expect(list.map((r) => [r.id, r.status, r.resumable])).toEqual([
+      [failed, "failed", true],
+      [done, "ok", false],
+      [old, "interrupted", true],
+      [id, "interrupted", true],
+    ]);
+    expect(list[3]!.resume).toBe(`gpuplan run 'plan file.json' --resume ${id}`);
+  });
+});
+
 describe("pruning runs", () => {
   it("keeps the N newest and every run that may be in use; removes only real run folders", async () => {
     const runs = fixtureRuns();

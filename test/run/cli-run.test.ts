@@ -214,6 +214,32 @@ describe("gpuplan run (CLI)", () => {
     expect(readFileSync(join(cwd, ".gpuplan/runs", id!, "plan.json"), "utf8")).toContain("echo v1");
   });
 
+  it("--resume --pipeline names only pipelines the run was started with; each session's end says which it ran", () => {
+    const cwd = temp();
+    const first = gpuplan(["run", EXAMPLE, "--ui", "plain", "--pipeline", "plate-P1"], { cwd, env: NO_GPU });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const [id] = runIds(cwd);
+    const journal = join(cwd, ".gpuplan/runs", id!, "journal.jsonl");
+    const ends = () =>
+      readFileSync(journal, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.type === "end");
+    expect(ends().map((e) => e.pipelines)).toEqual([["plate-P1"]]);
+    const other = gpuplan(["run", "--resume", id!, "--pipeline", "plate-P2"], { cwd, env: NO_GPU });
+    expect(hasCrashed(other)).toBe(false);
+    expect(other.exitCode).toBe(2);
+    expect(other.stderr).toContain(`--pipeline: run ${id} was started without \`plate-P2\``);
+    expect(other.stderr).toContain("unknown-pipeline");
+    expect(ends()).toHaveLength(1);
+    const own = gpuplan(["run", "--resume", id!, "--pipeline", "plate-P1", "--ui", "plain"], {
+      cwd,
+      env: NO_GPU,
+    });
+    expect(own.exitCode, own.stderr).toBe(0);
+  });
+
   it("--resume of a run whose kept plan.json was damaged reports it as a plan problem (exit 1), not a crash", () => {
     const cwd = temp();
     const first = gpuplan(["run", EXAMPLE, "--ui", "plain", "--pipeline", "plate-P1"], { cwd, env: NO_GPU });

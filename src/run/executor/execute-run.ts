@@ -139,6 +139,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   await options.journal.append({
     type: "end",
     ts: new Date().toISOString(),
+    pipelines: options.pipelines.map((p) => p.name),
     interrupted,
     ok,
     failed,

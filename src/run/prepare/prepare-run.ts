@@ -162,6 +162,8 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     }
   }
   try {
+    if (startedWith && request.pipelines.length > 0)
+      checkPartOfRun(request.pipelines, startedWith, run.runId);
     let pipelines = selectPipelines(run.plan, request.pipelines.length ? request.pipelines : startedWith);
 
     if (request.bindSlurmGpus && gpusUsed(pipelines).length > 0) {
@@ -223,6 +225,20 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     await run.runLock?.release();
     throw e;
   }
+}
+
+/**
+ * `--resume RUN --pipeline NAME`: only pipelines the run was started with. Another of the plan's
+ * would run under the run's id and be counted as its own, though it was never part of it.
+ */
+function checkPartOfRun(names: readonly string[], startedWith: readonly string[], run: string): void {
+  const outside = names.filter((name) => !startedWith.includes(name));
+  if (outside.length === 0) return;
+  throw new UsageError(
+    `--pipeline: run ${run} was started without ${outside.map((n) => `\`${n}\``).join(", ")}`,
+    "unknown-pipeline",
+    `its pipelines: ${startedWith.slice(0, 10).join(", ")}${startedWith.length > 10 ? ", …" : ""}; start a new run for the others`,
+  );
 }
 
 /**

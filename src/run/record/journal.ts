@@ -61,6 +61,11 @@ export interface JournalStart {
 interface JournalEnd {
   type: "end";
   ts: string;
+  /**
+   * The pipelines this session ran (a resume may run fewer than the run covers); absent in
+   * journals of older gpuplans, where a session is taken to have run them all.
+   */
+  pipelines?: string[];
   interrupted: boolean;
   ok: number;
   failed: number;

@@ -244,7 +244,15 @@ async function follow(
   }
   await Promise.all(pending);
   const { ok, failed, skipped } = tally;
-  await journal.append({ type: "end", ts: new Date().toISOString(), interrupted, ok, failed, skipped });
+  await journal.append({
+    type: "end",
+    ts: new Date().toISOString(),
+    pipelines: pipelines.map((p) => p.name),
+    interrupted,
+    ok,
+    failed,
+    skipped,
+  });
   emit({
     event: "run.end",
     pipeline: null,
