@@ -143,7 +143,25 @@ describe("failure classification", () => {
     ["ResourceExhaustedError: OOM when allocating tensor with shape[1024]", "tensorflow"],
     ["cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 8,589,934,592 bytes", "cupy"],
     ["RuntimeError: HIP error: hipErrorOutOfMemory", "hip"],
+    ["torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB", "pytorch"],
+    [
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 4.00GiB (4294967296B) on device ordinal 0",
+      "jax",
+    ],
+    [
+      "W external/tsl/tsl/framework/bfc_allocator.cc:485] Allocator (GPU_0_bfc) ran out of memory trying to allocate 16.00GiB (rounded to 17179869184)requested by op",
+      "jax",
+    ],
     ["MemoryError", null],
+    // Host failures that say "out of memory" or RESOURCE_EXHAUSTED: not a GPU step's OOM.
+    ["bash: fork: Out of memory", null],
+    ["sh: 1: Cannot fork: Out of memory", null],
+    [
+      'grpc._channel._InactiveRpcError: status = StatusCode.RESOURCE_EXHAUSTED details = "Received message larger than max (8388608 vs. 4194304)"',
+      null,
+    ],
+    ["XlaRuntimeError: RESOURCE_EXHAUSTED: Received message larger than max (8388608 vs. 4194304)", null],
+    ['Exception in thread "main" java.lang.OutOfMemoryError: Java heap space', null],
   ])("%s → %s", (line, framework) => {
     expect(detectOom(["Traceback (most recent call last):", line])).toBe(framework);
   });

@@ -16,16 +16,22 @@ const OOM_PATTERNS: readonly { framework: Framework; pattern: RegExp }[] = [
     // "CUDA error: out of memory": an allocation inside CUDA itself (a kernel launch, a context)
     // rather than PyTorch's allocator, raised as torch.AcceleratorError (≥ 2.8) or RuntimeError;
     // seen on an H100 when a neighbour's failed allocation briefly held the memory.
+    // "HIP out of memory": the same allocator on a ROCm build.
     pattern:
-      /CUDA out of memory|CUDA error: out of memory|torch\.(cuda\.)?OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED/,
+      /(CUDA|HIP) out of memory|CUDA error: out of memory|torch\.(cuda\.)?OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED/,
   },
   { framework: "tensorflow", pattern: /OOM when allocating/ },
   // Before JAX: CuPy's message ("OutOfMemoryError: Out of memory allocating …") contains XLA's phrase.
   { framework: "cupy", pattern: /cupy[\w.]*OutOfMemoryError|CUDARuntimeError: cudaErrorMemoryAllocation/ },
   { framework: "hip", pattern: /hipErrorOutOfMemory/ },
-  { framework: "jax", pattern: /RESOURCE_EXHAUSTED|\bOut of memory\b/ },
-  // A bare OutOfMemoryError (no module named) is PyTorch's since 2.x.
-  { framework: "pytorch", pattern: /\bOutOfMemoryError\b/ },
+  // XLA's allocation failures only: a bare "Out of memory" is also the shell's (`bash: fork: Out
+  // of memory`) and RESOURCE_EXHAUSTED also gRPC's (a message over its size limit) — host
+  // failures, for which a GPU step's on_oom ladder would only retry in vain.
+  {
+    framework: "jax",
+    pattern:
+      /RESOURCE_EXHAUSTED: (Out of memory|Failed to allocate)|Out of memory (while trying to allocate|allocating) [\d,]+ ?bytes|Allocator \(\w+\) ran out of memory trying to allocate/,
+  },
 ];
 
 export interface StepEnding {
