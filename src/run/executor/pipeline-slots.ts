@@ -131,17 +131,18 @@ export class PipelineSlots {
   }
 
   /**
-   * A slot of the entry's GPU, asked for in the run's turn (gpu-turns.ts). `--no-wait` and
-   * `--lock-timeout` judge a wait from the moment the pipeline asks (whether another process is
-   * in the way, how long it waited), so those waits go straight to the lock, which applies them.
+   * A slot of the entry's GPU, asked for in the run's turn (gpu-turns.ts). `--lock-timeout`
+   * judges a wait from the moment the pipeline asks, so that wait goes straight to the lock,
+   * which applies it. `--no-wait` takes turns too: it is about other processes, which the
+   * pipeline in turn finds in its way as soon as it asks; without turns every queued pipeline of
+   * the run polled the lock (1,000 one-step pipelines on a two-slot GPU: 84 s instead of ~8).
    */
   private async acquireInTurn(
     entry: PlanRegistryEntry,
     step: string,
   ): Promise<{ lease: SlotLease; endTurn?: () => void }> {
     const { ctx, pipeline, holder } = this;
-    const endTurn =
-      ctx.wait && ctx.lockTimeoutMs === undefined ? await ctx.turns.take(entry, ctx.stop) : undefined;
+    const endTurn = ctx.lockTimeoutMs === undefined ? await ctx.turns.take(entry, ctx.stop) : undefined;
     try {
       const lease = await ctx.slots.acquire(slotRequest(ctx, pipeline, entry, holder(step), ctx.wait));
       return { lease, ...(endTurn && { endTurn }) };

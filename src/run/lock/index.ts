@@ -68,7 +68,7 @@ const NO_WAIT_RETRY_MS = 2;
 
 class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
   private readonly queues = new Map<string, GpuQueue>();
-  /** This lock's leases by GPU (released ones are dropped when next looked at): what is "ours". */
+  /** This lock's leases by GPU (released ones dropped at each release): what is "ours". */
   private readonly leases = new Map<string, Set<Lease>>();
   private ready: Promise<OfdLocks> | undefined;
 
@@ -155,6 +155,9 @@ class OfdSlotLock implements InspectableSlotLock, LeaseOwner {
   }
 
   freed(uuid: string): void {
+    // Released leases leave the tracking here, so a long run keeps only its live ones.
+    const leases = this.leases.get(uuid);
+    if (leases) for (const lease of leases) if (lease.isReleased) leases.delete(lease);
     this.queues.get(uuid)?.kick();
   }
 
