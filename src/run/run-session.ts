@@ -20,8 +20,8 @@ import type { MemorySampler } from "./record/memory-snapshot.js";
 import { type RecordFailure, recordFailures } from "./record/record-failures.js";
 import { takeRunLock } from "./record/run-lock.js";
 import type { OpenRunView } from "./run-view.js";
-import { isStepGroupAlive } from "./step/process-group.js";
 import type { SpawnMethod } from "./step/spawn/start-process.js";
+import { isStepSessionAlive, liveSessions } from "./step/step-session.js";
 
 export interface SessionOptions {
   /** The plan or pipeline file as given (the journal's header records it). */
@@ -118,7 +118,7 @@ async function runPrepared(
   );
   // Before the view takes the terminal: what the run waits for is said on stderr as it is.
   const signals = listenForInterrupts();
-  await waitForEarlierAttempts(prepared.unfinished, signals.interrupt, options.onWaitForEarlierAttempt);
+  await waitForEarlierAttempts(prepared.mayStillRun, signals.interrupt, options.onWaitForEarlierAttempt);
   const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   let done: ExecuteResult;
   const { executeRun } = await import("./executor/execute-run.js");
@@ -189,16 +189,22 @@ async function openTaskRecord(runDir: string, task: string): Promise<{ journal: 
 /** How often a still-running earlier attempt is looked at. */
 const EARLIER_ATTEMPT_POLL_MS = 100;
 
-/** Wait until no earlier attempt's process group is alive (or the run is interrupted meanwhile). */
+/**
+ * Wait until nothing of an earlier attempt is alive — its process group, or any process of its
+ * session (step-session.ts) — or until the run is interrupted meanwhile. One pass over /proc tells
+ * which of them still run; only those are looked at again.
+ */
 async function waitForEarlierAttempts(
-  unfinished: readonly JournalStart[],
+  attempts: readonly JournalStart[],
   stop: AbortSignal,
   onWait: ((attempt: JournalStart) => void) | undefined,
 ): Promise<void> {
-  for (const attempt of unfinished) {
-    if (!isStepGroupAlive(attempt.pid, attempt.startTicks)) continue;
+  if (attempts.length === 0) return;
+  const sessions = liveSessions();
+  for (const attempt of attempts) {
+    if (!isStepSessionAlive(attempt.pid, attempt.startTicks, sessions)) continue;
     onWait?.(attempt);
-    while (!stop.aborted && isStepGroupAlive(attempt.pid, attempt.startTicks))
+    while (!stop.aborted && isStepSessionAlive(attempt.pid, attempt.startTicks))
       await new Promise((r) => setTimeout(r, EARLIER_ATTEMPT_POLL_MS));
   }
 }

@@ -3,8 +3,9 @@
 // instead of a thrown ErrnoException; the answers are Node's.
 import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { isGroupAlive, isStepGroupAlive, processStartTicks } from "../../src/run/step/process-group.js";
+import { isGroupAlive, processStartTicks } from "../../src/run/step/process-group.js";
 import { loadPosixSpawner } from "../../src/run/step/spawn/posix-spawn.js";
+import { isStepSessionAlive } from "../../src/run/step/step-session.js";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -31,13 +32,13 @@ describe.skipIf(process.platform !== "linux")("step process groups", () => {
     const ticks = processStartTicks(leader.pgid);
     expect(ticks).toEqual(expect.any(Number));
     expect(isGroupAlive(leader.pgid)).toBe(true);
-    expect(isStepGroupAlive(leader.pgid, ticks)).toBe(true);
+    expect(isStepSessionAlive(leader.pgid, ticks)).toBe(true);
     // Another process's start time: not the step's group, however alive.
-    expect(isStepGroupAlive(leader.pgid, ticks! + 1)).toBe(false);
+    expect(isStepSessionAlive(leader.pgid, ticks! + 1)).toBe(false);
     kill.mockClear();
     await leader.end();
     expect(isGroupAlive(leader.pgid)).toBe(false);
-    expect(isStepGroupAlive(leader.pgid, ticks)).toBe(false);
+    expect(isStepSessionAlive(leader.pgid, ticks)).toBe(false);
     expect(processStartTicks(leader.pgid)).toBeNull();
     // With glibc's posix_spawn bound, none of these went through process.kill (which throws for a gone group).
     if (spawner) expect(kill.mock.calls.filter(([, signal]) => signal === 0)).toEqual([]);

@@ -234,6 +234,55 @@ describe("gpuplan killed or terminated", () => {
   }, 60_000);
 });
 
+describe("a step's session outlives its group", () => {
+  // GNU `timeout` moves what it runs to a group of its own (setpgid): once the step's own group is
+  // gone (its shell killed), that child still runs the step's work in the step's session.
+  const escaping = `version: 1
+pipelines:
+  - name: p
+    steps:
+      - id: a
+        run: [sh, -c, 'echo "start $GPUPLAN_OOM_ATTEMPT" >> side.log; timeout 600 sh -c "sleep 3; echo end >> side.log"']
+        memory: numpy
+`;
+  const sideLog = (cwd: string) =>
+    existsSync(join(cwd, "side.log")) ? readFileSync(join(cwd, "side.log"), "utf8").trim().split("\n") : [];
+
+  it.each([
+    ["its end never recorded (gpuplan killed)", false],
+    ["its end recorded (interrupted), though it outlived the kill", true],
+  ])(
+    "--resume waits for it, %s, saying so — never running the step beside it",
+    async (_, recorded) => {
+      const cwd = temp();
+      writeFileSync(join(cwd, "t.yaml"), escaping);
+      const first = startRun(cwd, ["t.yaml", "--ui", "plain"], {});
+      await until(() => sideLog(cwd).includes("start 1"));
+      const [id] = runIds(cwd);
+      const journal = join(cwd, ".gpuplan/runs", id!, "journal.jsonl");
+      await until(() => /"type":"start"/.test(readFileSync(journal, "utf8")));
+      first.child.kill("SIGKILL");
+      await first.exited;
+      const start = readFileSync(journal, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .find((e) => e.type === "start");
+      // The step's shell and its group go; `timeout` and its sleep live on in the step's session.
+      process.kill(-start.pid, "SIGKILL");
+      if (recorded) {
+        const end = { ...start, type: "step", status: "interrupted", exitCode: null, durationMs: 1 };
+        writeFileSync(journal, `${readFileSync(journal, "utf8")}${JSON.stringify(end)}\n`);
+      }
+      const r = gpuplan(["run", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`waiting for p/a \\(attempt 1, pid ${start.pid}\\)`));
+      expect(sideLog(cwd)).toEqual(["start 1", "end", "start 2", "end"]);
+    },
+    60_000,
+  );
+});
+
 /** A finished run of one quick CPU pipeline; each variant damages a copy of its folder. */
 function finishedRun(): { cwd: string; dir: string } {
   const cwd = temp();

@@ -54,8 +54,11 @@ export interface PreparedRun {
   completed: Set<string>;
   /** The highest attempt number each step has used so far, by stepKey (empty for a new run). */
   attempts: Map<string, number>;
-  /** Attempts an earlier session started and never saw end (gpuplan was killed): they may still run. */
-  unfinished: JournalStart[];
+  /**
+   * Attempts an earlier session started that may still run: those it never saw end (gpuplan was
+   * killed), and those of steps that run again, whose processes may have outlived their end.
+   */
+  mayStillRun: JournalStart[];
   /** An earlier run's directory, journal and header are there already. */
   resumed: boolean;
   /** Each GPU of the plan the selected pipelines use, and the live GPU it runs on. */
@@ -143,7 +146,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
         runDir: task.runDir,
         completed: task.completed,
         attempts: task.attempts,
-        unfinished: [],
+        mayStillRun: [],
         resumed: false,
         slurmTask: request.slurmTask,
       };
@@ -156,7 +159,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
         runDir: join(RUNS_DIR, runId),
         completed: new Set(),
         attempts: new Map(),
-        unfinished: [],
+        mayStillRun: [],
         resumed: false,
       };
     }

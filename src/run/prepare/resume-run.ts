@@ -11,7 +11,7 @@ import { UsageError } from "../../problems/errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/read-source-text.js";
-import { type JournalStart, RUNS_DIR, readJournal } from "../record/journal.js";
+import { type JournalStart, type JournalState, RUNS_DIR, readJournal, stepKey } from "../record/journal.js";
 import { readRunFile } from "../record/read-run-file.js";
 import { type RunLock, takeRunLock } from "../record/run-lock.js";
 
@@ -26,8 +26,12 @@ export interface ResumedRun {
   pipelines: string[];
   /** The highest attempt number each step has used (a resumed attempt is the next), by stepKey. */
   attempts: Map<string, number>;
-  /** Attempts whose end was never recorded: their processes may still run. */
-  unfinished: JournalStart[];
+  /**
+   * Attempts whose processes may still run: those whose end was never recorded, and every attempt
+   * of a step that runs again — something it started may have outlived its recorded end (a
+   * process gpuplan could not end in time), and the step must not run beside it.
+   */
+  mayStillRun: JournalStart[];
   /** Held from before the journal was read until the run ends. */
   runLock: RunLock;
 }
@@ -101,13 +105,22 @@ export async function loadResumedRun(
       completed: progress.completed,
       pipelines: state.header.pipelines,
       attempts: progress.attempts,
-      unfinished: state.unfinished,
+      mayStillRun: mayStillRun(state, progress.completed),
       runLock,
     };
   } catch (e) {
     await runLock.release();
     throw e;
   }
+}
+
+/** The attempts never seen to end, then the recorded attempts of the steps that are not complete. */
+function mayStillRun(state: JournalState, completed: ReadonlySet<string>): JournalStart[] {
+  const ended = state.entries.filter(
+    (e): e is JournalStart =>
+      e.type === "start" && !completed.has(stepKey(e.pipeline, e.step)) && !state.unfinished.includes(e),
+  );
+  return [...state.unfinished, ...ended];
 }
 
 /**

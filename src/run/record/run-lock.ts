@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { tryLockWholeFile } from "../../libc/whole-file-lock.js";
 import { UsageError } from "../../problems/errors.js";
 import { fileError } from "../../problems/file-errors.js";
-import { isStepGroupAlive } from "../step/process-group.js";
+import { isStepSessionAlive, liveSessions } from "../step/step-session.js";
 import { readJournal } from "./journal.js";
 
 export interface RunLock {
@@ -83,5 +83,8 @@ export async function isRunInUse(runDir: string): Promise<boolean> {
 export async function isRunOrStepAlive(runDir: string): Promise<boolean> {
   if (await isRunInUse(runDir)) return true;
   const journal = await readJournal(runDir).catch(() => null);
-  return journal?.unfinished.some((a) => isStepGroupAlive(a.pid, a.startTicks)) ?? false;
+  if (!journal?.unfinished.length) return false;
+  // A step's group may be gone while something it started lives on in its session (step-session.ts).
+  const sessions = liveSessions();
+  return journal.unfinished.some((a) => isStepSessionAlive(a.pid, a.startTicks, sessions));
 }

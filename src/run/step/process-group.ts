@@ -1,8 +1,8 @@
 /**
- * Is a step's process group still alive, and is it still the one gpuplan started? A step runs in
- * a group of its own (its pid is the group's id); the journal records the pid and, on Linux, the
- * process's start time, so that a resume after `kill -9` of gpuplan can tell a step still running
- * from a pid the kernel has since given to someone else.
+ * Is a step's process group still alive, and when did a process start? A step runs in a group of
+ * its own (its pid is the group's id); the journal records the pid and, on Linux, the process's
+ * start time, so that a resume after `kill -9` of gpuplan can tell a step still running from a pid
+ * the kernel has since given to someone else (step-session.ts).
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import { constants } from "node:os";
@@ -33,8 +33,11 @@ export function isGroupAlive(pgid: number): boolean {
 
 const statBuffer = Buffer.alloc(4096);
 
-/** The process's start time in clock ticks since boot (/proc/PID/stat, field 22), or null. */
-export function processStartTicks(pid: number): number | null {
+/**
+ * The fields of /proc/PID/stat after the command name — state, ppid, pgrp, session, … (so field
+ * N of proc(5) is index N - 3) — or null when the process is gone or the line is not readable.
+ */
+export function procStatFields(pid: number | string): string[] | null {
   try {
     // One open, read and close (a step's stat line is a few hundred bytes): this runs once per step.
     const fd = openSync(`/proc/${pid}/stat`, "r");
@@ -45,22 +48,15 @@ export function processStartTicks(pid: number): number | null {
       closeSync(fd);
     }
     // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[19]);
-    return Number.isSafeInteger(ticks) ? ticks : null;
+    const close = stat.lastIndexOf(")");
+    return close < 0 ? null : stat.slice(close + 2).split(" ");
   } catch {
     return null;
   }
 }
 
-/**
- * The group a step started as `pgid` (leader started at `startTicks`, when known) still has a
- * process. A pid in use as a group id is never given to a new process, so a group whose leader has
- * exited but whose members live on is still the step's; a leader with another start time is not.
- */
-export function isStepGroupAlive(pgid: number, startTicks: number | null): boolean {
-  if (!isGroupAlive(pgid)) return false;
-  if (startTicks === null) return true;
-  const now = processStartTicks(pgid);
-  return now === null || now === startTicks;
+/** The process's start time in clock ticks since boot (/proc/PID/stat, field 22), or null. */
+export function processStartTicks(pid: number): number | null {
+  const ticks = Number(procStatFields(pid)?.[19]);
+  return Number.isSafeInteger(ticks) ? ticks : null;
 }

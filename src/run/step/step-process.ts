@@ -4,7 +4,8 @@
  * files (written by the step itself, step-output.ts) and, line by line, to the caller; the locked
  * slot descriptors are passed as extra stdio entries so the step holds its GPU slot for as long
  * as it (or anything it started) lives, even if gpuplan dies. When it exits, what it left running
- * in its group is ended too.
+ * in its group is ended too. A step is ended — timeout, interrupt, leftovers — through its whole
+ * session (step-session.ts): what moved to a group of its own inside it is ended too.
  * How the process is started (posix_spawn or child_process) is spawn/start-process.ts's business.
  */
 import { closeSync, writeSync } from "node:fs";
@@ -13,6 +14,7 @@ import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import { isGroupAlive } from "./process-group.js";
 import { type SpawnMethod, startProcess } from "./spawn/start-process.js";
 import { ensureDir, follow, OutputFile, openOutput, unfollow } from "./step-output.js";
+import { isSessionAlive, signalSession } from "./step-session.js";
 
 export interface StepProcessOptions {
   argv: readonly string[];
@@ -123,16 +125,14 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   let timedOut = false;
   let interrupted = false;
   let killTimer: LongTimeout | undefined;
-  const killGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      // The group is gone already.
-    }
+  let killed = false;
+  const kill = () => {
+    killed = true;
+    signalSession(child.pid, "SIGKILL");
   };
   const terminate = (signal: NodeJS.Signals) => {
-    killGroup(signal);
-    killTimer ??= setLongTimeout(() => killGroup("SIGKILL"), options.killGraceMs).unref();
+    signalSession(child.pid, signal);
+    killTimer ??= setLongTimeout(kill, options.killGraceMs).unref();
   };
   const timeout =
     options.timeoutMs != null && options.timeoutMs > 0
@@ -149,7 +149,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   else options.signal?.addEventListener("abort", onAbort, { once: true });
   const onKillNow = () => {
     interrupted = true;
-    killGroup("SIGKILL");
+    kill();
   };
   if (options.killNow?.aborted) queueMicrotask(onKillNow);
   else options.killNow?.addEventListener("abort", onKillNow, { once: true });
@@ -163,12 +163,13 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
     writeSync(err.fd, "gpuplan: the step exited with processes of its group still running; ending them\n");
     terminate("SIGTERM");
   }
-  // A killed step is done when its whole group is: grandchildren get the grace period too,
+  // A killed step is done when its whole session is: grandchildren get the grace period too,
   // then SIGKILL (the kill timer), so nothing of it outlives the report.
-  if (timedOut || interrupted || leftBehind) await groupGone(child.pid, options.killGraceMs + 2000);
+  if (timedOut || interrupted || leftBehind)
+    await sessionGone(child.pid, options.killGraceMs + 2000, () => killed && kill());
   timeout?.clear();
-  // Once the group is gone its id may be reused: no late SIGKILL for someone else's group.
-  if (killTimer && !isGroupAlive(child.pid)) killTimer.clear();
+  // Once the session is gone its id may be reused: no late SIGKILL for someone else's.
+  if (killTimer && !isSessionAlive(child.pid)) killTimer.clear();
   options.signal?.removeEventListener("abort", onAbort);
   options.killNow?.removeEventListener("abort", onKillNow);
   unfollow(out);
@@ -186,9 +187,17 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   return ended({ pid: child.pid, exitCode, signal, timedOut, interrupted, stderrTail });
 }
 
-/** Resolves when no process of the group is left (the kill timer ends stragglers), or after limitMs. */
-async function groupGone(pgid: number, limitMs: number): Promise<void> {
+/**
+ * Resolves when no process of the session is left (the kill timer ends stragglers), or after
+ * limitMs. `again` runs at each look: once the SIGKILL has gone out, it goes to any group the
+ * session made since.
+ */
+async function sessionGone(sid: number, limitMs: number, again: () => void): Promise<void> {
   // Bounded: an unreaped zombie (a container whose PID 1 never waits) still answers kill(0).
   const deadline = performance.now() + limitMs;
-  while (isGroupAlive(pgid) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  while (isSessionAlive(sid) && performance.now() < deadline) {
+    // The leader's group is looked at every 25 ms; the pass over /proc, once the group is gone, every 100 ms.
+    await new Promise((r) => setTimeout(r, isGroupAlive(sid) ? 25 : 100));
+    again();
+  }
 }

@@ -1,0 +1,143 @@
+// A step is ended through its whole session, not only its process group: GNU `timeout` and `bash`
+// with `set -m` move what they start into a group of their own, which a signal to the step's
+// group never reaches, and which kept the step's GPU slot (its inherited lock descriptors) after
+// the step was reported timed out or interrupted.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { isGroupAlive, processStartTicks, procStatFields } from "../../src/run/step/process-group.js";
+import { runStepProcess } from "../../src/run/step/step-process.js";
+import { isStepSessionAlive, liveSessions, sessionGroups } from "../../src/run/step/step-session.js";
+import { tempDir } from "../helpers/cli.js";
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.reverse()) c();
+  cleanups = [];
+});
+
+/** Alive and not a zombie (a container's PID 1 may never reap what it inherits). */
+const isRunning = (pid: number) => {
+  const fields = procStatFields(pid);
+  return fields !== null && fields[0] !== "Z";
+};
+
+/** Kill `pids` after the test, whatever it left. */
+const reap = (pids: () => number[]) =>
+  cleanups.push(() => {
+    for (const pid of pids()) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Gone.
+      }
+    }
+  });
+
+async function until(what: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The pids a step wrote to `file`, one a line. */
+const pidsIn = (file: string) =>
+  existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => /^\d+$/.test(l))
+        .map(Number)
+    : [];
+
+describe.skipIf(process.platform !== "linux")("a step's session", () => {
+  const setup = () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const pidFile = join(t.dir, "pids");
+    reap(() => pidsIn(pidFile));
+    return {
+      pidFile,
+      base: {
+        shell: false,
+        cwd: t.dir,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+        logPath: join(t.dir, "s.out.log"),
+        stderrPath: join(t.dir, "s.err.log"),
+        killGraceMs: 300,
+      },
+    };
+  };
+
+  it("a timed-out step's child in a group of its own (bash set -m) is ended with it", async () => {
+    const { pidFile, base } = setup();
+    const result = await runStepProcess({
+      ...base,
+      argv: ["bash", "-c", `set -m; sleep 30 & echo $! > ${pidFile}; wait`],
+      timeoutMs: 500,
+    });
+    expect(result.timedOut).toBe(true);
+    const [sleeper] = pidsIn(pidFile);
+    expect(sleeper).toEqual(expect.any(Number));
+    expect(isRunning(sleeper!)).toBe(false);
+  });
+
+  it("an interrupted step's `timeout` (setpgid) and what it runs are ended with it", async () => {
+    const { pidFile, base } = setup();
+    const stop = new AbortController();
+    const running = runStepProcess({
+      ...base,
+      // The inner sh writes its own pid, then the sleep it becomes; `timeout` is its parent.
+      argv: ["sh", "-c", `timeout 600 sh -c 'echo $$ > ${pidFile}; exec sleep 30'`],
+      signal: stop.signal,
+      interruptSignal: () => "SIGINT",
+    });
+    await until(() => pidsIn(pidFile).length > 0);
+    const [sleeper] = pidsIn(pidFile);
+    const timeoutPid = Number(procStatFields(sleeper!)?.[1]);
+    reap(() => [timeoutPid]);
+    // In a group of its own, not the step's.
+    expect(Number(procStatFields(timeoutPid)?.[2])).toBe(timeoutPid);
+    stop.abort();
+    const result = await running;
+    expect(result.interrupted).toBe(true);
+    expect(isRunning(sleeper!)).toBe(false);
+    expect(isRunning(timeoutPid)).toBe(false);
+  });
+
+  it("is alive while a process the step moved to a group of its own runs after the step's own group is gone", async () => {
+    // A session leader that starts a sleep in a group of its own and exits at once.
+    const leader = spawn("bash", ["-c", "set -m; sleep 30 > /dev/null & echo $!"], {
+      detached: true,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    let out = "";
+    leader.stdout.on("data", (d) => {
+      out += String(d);
+    });
+    const ticks = await new Promise<number | null>((resolve) => {
+      leader.on("spawn", () => resolve(processStartTicks(leader.pid!)));
+    });
+    await new Promise((resolve) => leader.on("close", resolve));
+    const sleeper = Number(out.trim());
+    reap(() => [sleeper]);
+    const sid = leader.pid!;
+    expect(isGroupAlive(sid)).toBe(false);
+    expect(sessionGroups(sid)).toEqual([sleeper]);
+    expect(isStepSessionAlive(sid, ticks)).toBe(true);
+    expect(isStepSessionAlive(sid, ticks, liveSessions())).toBe(true);
+    process.kill(sleeper, "SIGKILL");
+    await until(() => !isRunning(sleeper));
+    expect(isStepSessionAlive(sid, ticks)).toBe(false);
+    expect(isStepSessionAlive(sid, ticks, liveSessions())).toBe(false);
+  });
+
+  it("reads /proc/PID/stat fields after the last ')' of the command name", () => {
+    const fields = procStatFields(process.pid);
+    expect(fields?.[0]).toMatch(/^[RSDTtXZIPWK]$/);
+    expect(Number(fields?.[3])).toBeGreaterThan(0);
+    expect(procStatFields(2 ** 30)).toBeNull();
+  });
+});
