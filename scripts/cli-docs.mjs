@@ -86,7 +86,10 @@ export const EXIT_MEANINGS = {
   usage:
     "gpuplan could not do its job: a bad flag or value, a file it cannot read or write, a vendor library that failed, or a bug in gpuplan.",
   busy: "`run --no-wait`: a GPU slot the run needs is held by someone else.",
+  hangup:
+    "`run` stopped by SIGHUP (128 + 1: its terminal closed, an ssh connection dropped): its steps get SIGHUP and the run's end is recorded as for Ctrl-C; `gpuplan run --resume RUN` continues it.",
   interrupted: "Stopped by SIGINT (Ctrl-C); `gpuplan run --resume RUN` continues a run.",
+  quit: "`run` stopped by SIGQUIT (128 + 3, Ctrl-\\): handled as SIGINT, the steps getting SIGQUIT; `gpuplan run --resume RUN` continues it.",
   terminated:
     "`run` stopped by SIGTERM (128 + 15, as a shell reports a process SIGTERM ended; a scheduler's job end, `kill`); `gpuplan run --resume RUN` continues it.",
 };

@@ -8,6 +8,8 @@ export const EXIT = {
   problems: 1,
   usage: 2,
   busy: 75,
+  hangup: 129,
   interrupted: 130,
+  quit: 131,
   terminated: 143,
 } as const;

@@ -1,8 +1,13 @@
 /**
- * SIGINT and SIGTERM while a run is on. The first signal is forwarded to the running steps, which
- * get a grace period before SIGKILL; a second one means the user has decided not to wait, and
- * kills them now.
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT while a run is on. The first signal is forwarded to the
+ * running steps, which get a grace period before SIGKILL; a second one means the user has decided
+ * not to wait, and kills them now. SIGHUP is what a closed terminal or a dropped ssh connection
+ * sends, SIGQUIT what Ctrl-\ does: left to their default, either killed gpuplan on the spot, its
+ * steps orphaned holding their GPU slots and the run's end never recorded.
  */
+
+/** The signals that stop a run (each ends it with 128 + its number). */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
 
 export interface InterruptSignals {
   /** Aborted at the first signal. */
@@ -27,15 +32,13 @@ export function listenForInterrupts(): InterruptSignals {
     received = signal;
     interrupt.abort(new Error(`interrupted by ${signal}`));
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   return {
     interrupt: interrupt.signal,
     killNow: killNow.signal,
     received: () => received,
     dispose() {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
+      for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     },
   };
 }

@@ -167,14 +167,25 @@ pipelines:
 });
 
 describe("gpuplan killed or terminated", () => {
-  it("SIGTERM ends a run with exit 143 (SIGINT: 130), resumable", async () => {
-    const { cwd, record, entered } = slowRunFolder();
-    const first = startRun(cwd, ["slow-steps.yaml", "--ui", "plain"], { RECORD_FILE: record });
-    await until(() => entered().includes("a-two"));
-    stop(first.child, "SIGTERM");
-    expect(await first.exited, first.stderr()).toBe(143);
-    expect(first.stderr()).toMatch(/Resume with: gpuplan run --resume /);
-  }, 60_000);
+  it.each([
+    ["SIGTERM", 143],
+    ["SIGHUP", 129],
+    ["SIGQUIT", 131],
+  ] as const)(
+    "%s ends a run with exit %i (SIGINT: 130), its steps' ends recorded, resumable",
+    async (signal, code) => {
+      const { cwd, record, entered } = slowRunFolder();
+      const first = startRun(cwd, ["slow-steps.yaml", "--ui", "plain"], { RECORD_FILE: record });
+      await until(() => entered().includes("a-two"));
+      stop(first.child, signal);
+      expect(await first.exited, first.stderr()).toBe(code);
+      expect(first.stderr()).toMatch(/Resume with: gpuplan run --resume /);
+      const [id] = runIds(cwd);
+      const journal = readFileSync(join(cwd, ".gpuplan/runs", id!, "journal.jsonl"), "utf8");
+      expect(journal).toMatch(/"type":"step"[^\n]*"status":"interrupted"/);
+    },
+    60_000,
+  );
 
   it("after kill -9, --resume waits for a step still running (saying so), then runs it again as a new attempt", async () => {
     const { cwd, record, entered } = slowRunFolder();

@@ -146,8 +146,7 @@ export default async function run(file: string | undefined, given: RunOptions): 
         `  hint: free some space (df -h)${reader}; steps recorded in the journal are not run again by --resume\n`,
     );
   }
-  if (result.summary.interrupted)
-    return result.interruptedBy === "SIGTERM" ? EXIT.terminated : EXIT.interrupted;
+  if (result.summary.interrupted) return interruptedExit(result.interruptedBy);
   if (result.recordsIncomplete.length > 0) return EXIT.usage;
   return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
 }
@@ -214,4 +213,12 @@ async function busyGpus(lockDir: string): Promise<ReadonlySet<string>> {
 async function reportProblems(problems: Problem[], sources: SourceFile[]): Promise<number> {
   writeErr(formatHuman(problems, sources, await paintFor()));
   return EXIT.problems;
+}
+
+/** An interrupted run ends as a shell reports a process the signal ended: 128 + its number. */
+function interruptedExit(signal: NodeJS.Signals | null): number {
+  if (signal === "SIGTERM") return EXIT.terminated;
+  if (signal === "SIGHUP") return EXIT.hangup;
+  if (signal === "SIGQUIT") return EXIT.quit;
+  return EXIT.interrupted;
 }
