@@ -225,6 +225,18 @@ describe("step environment", () => {
     expect(JSON.stringify(proto)).toBe('{"__proto__":"cpu","vae":"cpu"}');
   });
 
+  it("device maps on AMD GPUs say cuda:N, as PyTorch on ROCm names them (it refuses rocm:N)", () => {
+    const s = step({
+      device: "rocm:1",
+      uuid: "GPU-5f2c6a1d4e3b7a90",
+      deviceMap: { preset: "mi300x", map: { unet: "rocm:1", vae: "cpu" }, bytesByDevice: {} },
+    });
+    const env = envFor(s, ["rocm:1"]);
+    expect(JSON.parse(env.set.GPUPLAN_DEVICE_MAP!)).toEqual({ unet: "cuda:0", vae: "cpu" });
+    // gpuplan's own name for the card stays the plan's.
+    expect(env.set.GPUPLAN_DEVICE).toBe("rocm:1");
+  });
+
   it.each([
     [20 * GiB, 80 * GiB, "0.250"],
     [60 * GiB, 80 * GiB, "0.750"],

@@ -121,7 +121,9 @@ export function frameworkMemoryEnv(budgetBytes: number, totalBytes: number): Rec
 /**
  * The plan's device map in the step's own view: the step sees only its GPUs, renumbered from 0
  * in CUDA_VISIBLE_DEVICES order, so the plan's cuda:3 is the process's cuda:0. On the CPU every
- * GPU entry becomes cpu.
+ * GPU entry becomes cpu. AMD GPUs are `cuda:N` too: PyTorch on ROCm (and accelerate's and
+ * diffusers' device_map with it) names them so and refuses `rocm:N`; the plan's `rocm:N` is
+ * gpuplan's own name for the card, not a framework's.
  */
 export function localDeviceMap(
   map: Record<string, string>,
@@ -135,7 +137,7 @@ export function localDeviceMap(
       continue;
     }
     const index = gpus.findIndex((g) => g.gpu === device);
-    if (index >= 0) out[component] = `${gpus[index]!.backend === "rocm" ? "rocm" : "cuda"}:${index}`;
+    if (index >= 0) out[component] = `cuda:${index}`;
     else out[component] = gpus.length === 0 ? "cpu" : device;
   }
   return out;
