@@ -242,7 +242,46 @@ describe("step environment", () => {
     [60 * GiB, 80 * GiB, "0.750"],
     [1, 3, "0.333"],
     [2, 3, "0.666"],
-  ])("memory fraction %d of %d is %s (rounded down, never above the budget)", (budget, total, fraction) => {
-    expect(frameworkMemoryEnv(budget, total).XLA_PYTHON_CLIENT_MEM_FRACTION).toBe(fraction);
+    [12 * GiB, 192 * GiB, "0.0625"],
+    // 64 MiB of an H100: 0.000 to 3 decimals, which JAX reads as nothing at all.
+    [64 * 1024 ** 2, 80 * GiB, "0.000781"],
+    [1, 80 * GiB, "0.0000000000116"],
+    [80 * GiB, 80 * GiB, "1.000"],
+  ])(
+    "memory fraction %d of %d is %s (rounded down, never above the budget, never 0)",
+    (budget, total, fraction) => {
+      expect(frameworkMemoryEnv(budget, total).XLA_PYTHON_CLIENT_MEM_FRACTION).toBe(fraction);
+    },
+  );
+
+  it("a multi-GPU step on cards of different sizes: the fraction gives its budget on the smallest", () => {
+    const registry = [
+      entry("cuda:0", "GPU-a100", "cuda", 80 * GiB),
+      entry("cuda:1", "GPU-l4", "cuda", 24 * GiB),
+    ];
+    const s = step({ device: "cuda:0", uuid: "GPU-a100", memoryBudgetBytes: 12 * GiB });
+    const p = pipeline(s, ["cuda:0", "cuda:1"]);
+    const env = computeStepEnv({ run: "R1", pipeline: p, step: s, registry });
+    // 12 GiB of the L4 (0.150, of the A100, was 3.6 GiB there).
+    expect(env.set.XLA_PYTHON_CLIENT_MEM_FRACTION).toBe("0.500");
+    expect(env.set.CUPY_GPU_MEMORY_LIMIT).toBe(String(12 * GiB));
+  });
+
+  it("a budget of 0 (a plan from before vram: 0 was refused) sets no limits — CuPy reads 0 as unlimited", () => {
+    const env = envFor(step({ memoryBudgetBytes: 0 }));
+    for (const name of [
+      "GPUPLAN_MEMORY_BUDGET_BYTES",
+      "CUPY_GPU_MEMORY_LIMIT",
+      "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    ])
+      expect(env.set).not.toHaveProperty(name);
+  });
+
+  it("no fraction when no card's memory is known, rather than a fraction of nothing", () => {
+    const registry = [entry("cuda:3", "GPU-dddd", "cuda", 0)];
+    const s = step();
+    const env = computeStepEnv({ run: "R1", pipeline: pipeline(s), step: s, registry });
+    expect(env.set).not.toHaveProperty("XLA_PYTHON_CLIENT_MEM_FRACTION");
+    expect(env.set.CUPY_GPU_MEMORY_LIMIT).toBe(String(20 * GiB));
   });
 });

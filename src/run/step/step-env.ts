@@ -71,12 +71,16 @@ export function computeStepEnv(input: StepEnvInput): StepEnv {
   // What a step may read to shrink its work after running out of memory (the on_oom ladder).
   set.GPUPLAN_OOM_ATTEMPT = String(input.attempt ?? 1);
   set.GPUPLAN_OOM_SCALE = String(input.oomScale ?? 1);
-  const budget = gpus.length > 0 ? step.memoryBudgetBytes : null;
+  // A budget of 0 is none (a plan from before compile refused `vram: 0`), never CUPY_GPU_MEMORY_LIMIT=0:
+  // CuPy reads 0 as no limit at all.
+  const budget =
+    gpus.length > 0 && step.memoryBudgetBytes !== null && step.memoryBudgetBytes > 0
+      ? step.memoryBudgetBytes
+      : null;
   if (budget !== null) set.GPUPLAN_MEMORY_BUDGET_BYTES = String(budget);
   if (step.deviceMap) set.GPUPLAN_DEVICE_MAP = JSON.stringify(localDeviceMap(step.deviceMap.map, gpus));
   set.GPUPLAN_MEMORY_TYPES = memoryTypes(step).join(",");
-  const first = gpus[0];
-  if (budget !== null && first) Object.assign(set, frameworkMemoryEnv(budget, first.memoryBytes));
+  if (budget !== null) Object.assign(set, frameworkMemoryEnv(budget, smallestMemory(gpus)));
   for (const name of Object.keys(set)) {
     const i = unset.indexOf(name);
     if (i >= 0) unset.splice(i, 1);
@@ -104,18 +108,39 @@ export function buildStepEnvironment(
 }
 
 /**
- * Framework limits from the step's budget. The fraction is of the whole card, rounded down to
- * 3 decimals so that it never exceeds the budget.
+ * Framework limits from the step's budget (bytes on each of its GPUs, more than 0). JAX takes
+ * one fraction for every device, of each one's own memory: `totalBytes` is the smallest card the
+ * step sees, so that every card gives at least the budget — taken of the largest, a 24 GiB card
+ * beside an 80 GiB one got a quarter of it. A larger card's cap is looser than the budget, which
+ * costs nothing while preallocation is off and the step keeps to its budget. Null `totalBytes`
+ * (no card's memory known): no fraction, rather than one of nothing.
  */
-export function frameworkMemoryEnv(budgetBytes: number, totalBytes: number): Record<string, string> {
-  const fraction = totalBytes > 0 ? Math.floor((budgetBytes / totalBytes) * 1000) / 1000 : 0;
+export function frameworkMemoryEnv(budgetBytes: number, totalBytes: number | null): Record<string, string> {
   return {
     XLA_PYTHON_CLIENT_PREALLOCATE: "false",
-    XLA_PYTHON_CLIENT_MEM_FRACTION: fraction.toFixed(3),
+    ...(totalBytes !== null && { XLA_PYTHON_CLIENT_MEM_FRACTION: memoryFraction(budgetBytes, totalBytes) }),
     TF_FORCE_GPU_ALLOW_GROWTH: "true",
     CUPY_GPU_MEMORY_LIMIT: String(budgetBytes),
     PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:True",
   };
+}
+
+/**
+ * `budget ÷ total` rounded down, so that it never exceeds the budget, to 3 decimals or as many
+ * more as 3 significant digits need: to 3 decimals, 64 MiB of an 80 GiB card was 0.000, and JAX
+ * (which parses any float) could allocate nothing.
+ */
+function memoryFraction(budgetBytes: number, totalBytes: number): string {
+  const fraction = Math.min(1, budgetBytes / totalBytes);
+  const decimals = Math.max(3, 2 - Math.floor(Math.log10(fraction)));
+  const scale = 10 ** decimals;
+  return (Math.floor(fraction * scale) / scale).toFixed(decimals);
+}
+
+/** The memory of the smallest card among `gpus` whose memory is known; null when none is. */
+function smallestMemory(gpus: readonly PlanRegistryEntry[]): number | null {
+  const known = gpus.map((g) => g.memoryBytes).filter((bytes) => bytes > 0);
+  return known.length > 0 ? Math.min(...known) : null;
 }
 
 /**
