@@ -121,6 +121,8 @@ function planStep(
   const first = a.gpus[0];
   // What the step may use: the whole budget when it owns the GPU, else what its pipeline reserved.
   const stepBudget = (e: RegistryEntry) => (s.exclusive ? e.memoryBudgetBytes : a.reservationBytes);
+  // On each of its GPUs, as one number (its framework's limit): what fits on every one of them.
+  const budgetOnEach = Math.min(...a.gpus.map(stepBudget));
   let deviceMap: PlannedStep["deviceMap"] = null;
   if (s.deviceMap && !a.unplaced) {
     const r = resolveDeviceMap(s.deviceMap, {
@@ -146,7 +148,7 @@ function planStep(
     memory: s.memory,
     gpu: s.isGpu,
     vramBytes: s.vramBytes,
-    memoryBudgetBytes: onGpu && first ? stepBudget(first) : null,
+    memoryBudgetBytes: onGpu ? budgetOnEach : null,
     dataBytes: s.dataBytes,
     needs: s.needs,
     conversions: incomingConversions(p, j).map((c) => ({ ...c, transferMs: transferMs(c) })),

@@ -17,7 +17,11 @@ export interface ScheduleJob {
   gpus: number;
   /** Registry indexes of the GPUs it may run on, in registry order. */
   eligible: number[];
-  /** Its reservation on each GPU of `eligible` (same order). */
+  /**
+   * Its reservation on each GPU of `eligible` (same order). A job on several GPUs holds the least
+   * of its GPUs' on each of them: a step sees one budget on all its cards, so it is what fits on
+   * every one (an A100's slot share beside an L4's would be more than the L4 can give).
+   */
   reservation: number[];
   /** How long its exclusive steps own the whole GPU (0: none). */
   exclusiveMs: number;
@@ -33,7 +37,7 @@ export interface ListSchedule {
   startMs: number[];
   /** The registry indexes each job runs on (empty for host jobs and jobs that never fit). */
   placedOn: number[][];
-  /** The reservation a job holds on each GPU of placedOn. */
+  /** The reservation a job holds on each GPU of placedOn (the same on each). */
   reservedBytes: number[];
   makespanMs: number;
 }
@@ -70,8 +74,6 @@ export function listSchedule(
   const startMs = new Array<number>(n).fill(0);
   const placedOn: number[][] = jobs.map(() => []);
   const reservedBytes = new Array<number>(n).fill(0);
-  // Which entry of the job's `eligible` each GPU of placedOn is.
-  const placedAt: number[][] = jobs.map(() => []);
   const events = new EventQueue();
   let makespanMs = 0;
   let hostNext = 0;
@@ -80,6 +82,7 @@ export function listSchedule(
   const placeNow = (i: number): number[] | undefined => {
     const j = jobs[i]!;
     const fit: number[] = [];
+    // Room for its own reservation on each GPU: never less than what a multi-GPU job ends up holding.
     j.eligible.forEach((g, k) => {
       if (blocked[g] || freeSlots[g]! <= 0 || freeBytes[g]! < j.reservation[k]!) return;
       fit.push(k);
@@ -103,16 +106,15 @@ export function listSchedule(
     const j = jobs[i]!;
     startMs[i] = t;
     freeLanes--;
+    reservedBytes[i] = ks.length > 0 ? Math.min(...ks.map((k) => j.reservation[k]!)) : 0;
     for (const k of ks) {
       const g = j.eligible[k]!;
       freeSlots[g]!--;
-      freeBytes[g]! -= j.reservation[k]!;
+      freeBytes[g]! -= reservedBytes[i]!;
       running[g]!++;
       assigned[g]!++;
       if (j.exclusiveMs > 0) blocked[g] = true;
       placedOn[i]!.push(g);
-      placedAt[i]!.push(k);
-      reservedBytes[i] = Math.max(reservedBytes[i]!, j.reservation[k]!);
     }
     if (j.exclusiveMs > 0 && ks.length > 0) events.push(t + Math.min(j.exclusiveMs, j.workMs), i, 0);
     events.push(t + j.workMs, i, 1);
@@ -120,16 +122,15 @@ export function listSchedule(
   };
 
   const finish = (i: number, kind: number): void => {
-    const j = jobs[i]!;
     if (kind === 0) {
       for (const g of placedOn[i]!) blocked[g] = false;
       return;
     }
-    placedOn[i]!.forEach((g, x) => {
+    for (const g of placedOn[i]!) {
       freeSlots[g]!++;
       running[g]!--;
-      freeBytes[g]! += j.reservation[placedAt[i]![x]!]!;
-    });
+      freeBytes[g]! += reservedBytes[i]!;
+    }
     freeLanes++;
   };
 

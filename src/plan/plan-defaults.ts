@@ -56,11 +56,21 @@ const STEP_RULES: readonly [
       s.device === "cpu"
         ? null
         : s.exclusive === true
-          ? (gpus.get(s.device as string)?.memoryBudgetBytes ?? null)
+          ? leastBudget(p, s.device as string, gpus)
           : p.reservationBytes,
   ],
   ["source", (_s, p, j) => (p.source === undefined ? undefined : `${p.source}/steps/${j}`)],
 ];
+
+/**
+ * An exclusive step's budget: the least budget of its pipeline's GPUs (its own when the pipeline
+ * lists none), as compile gives it — one limit that fits on each of the cards it sees.
+ */
+function leastBudget(p: PlannedPipeline, device: string, gpus: GpuFacts): number | null {
+  const ids = p.gpus.length > 0 ? p.gpus : [device];
+  const budgets = ids.map((id) => gpus.get(id)?.memoryBudgetBytes);
+  return budgets.every((b) => b !== undefined) ? Math.min(...(budgets as number[])) : null;
+}
 
 const stepUsesGpu = (m: StepMemory) => [m.input, m.output, ...(m.uses ?? [])].some(isGpuType);
 

@@ -177,7 +177,7 @@ export interface PlannedPipeline {
    */
   peakVramBytes: number;
   /**
-   * VRAM it reserves on each of its GPUs from its start to its end: its peak, or a slot's share of the budget when a shared GPU step has no `vram`; 0 on the CPU. Plans made before it existed are read with their peakVramBytes.
+   * VRAM it reserves on each of its GPUs from its start to its end: its peak, or a slot's share of the budget when a shared GPU step has no `vram` (on several GPUs, the least of their shares); 0 on the CPU. Plans made before it existed are read with their peakVramBytes.
    */
   reservationBytes: number;
   /**
@@ -222,7 +222,7 @@ export interface PlannedStep {
   gpu: boolean;
   vramBytes: number | null;
   /**
-   * GPU memory the step may use: its pipeline's reservation, or the whole budget when exclusive.
+   * GPU memory the step may use on each of its GPUs: its pipeline's reservation, or the whole budget when exclusive (on several GPUs, the least of their budgets: one limit that fits on each).
    */
   memoryBudgetBytes: number | null;
   dataBytes: number | null;

@@ -171,6 +171,41 @@ describe("assignment", () => {
     expect(dp.gpus).not.toContain(byName(plan, "single").gpu);
   });
 
+  it("gives a gpus: 2 pipeline on cards of different sizes what fits on each: the L4's share, not the A100's", () => {
+    const a100AndL4 = inventory(
+      [
+        { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
+        { name: "NVIDIA L4", memory: "24GiB" },
+      ],
+      2,
+    );
+    const plan = planOf(
+      compileText(
+        yaml`
+          version: 1
+          registry: { max_pipelines_per_gpu: 2 }
+          pipelines:
+            - name: dp
+              gpus: 2
+              steps: [{ id: train, run: [x], memory: jax, estimate: 10m }]
+            - name: whole
+              gpus: 2
+              steps: [{ id: train, run: [x], memory: jax, vram: 1GiB, exclusive: true, estimate: 1m }]
+        `,
+        a100AndL4,
+      ),
+    );
+    const budget = (gpu: string) => plan.registry.find((e) => e.gpu === gpu)!.memoryBudgetBytes;
+    // balanced: 60 GiB and 18 GiB; 2 slots each. The A100's share (30 GiB) does not fit the L4.
+    const dp = byName(plan, "dp");
+    expect(dp.gpus).toEqual(["cuda:0", "cuda:1"]);
+    expect(dp.reservationBytes).toBe(9 * GiB);
+    expect(dp.steps[0].memoryBudgetBytes).toBe(9 * GiB);
+    // An exclusive step owns both cards: the L4's whole budget is what fits on each.
+    expect(byName(plan, "whole").steps[0].memoryBudgetBytes).toBe(budget("cuda:1"));
+    expect(budget("cuda:1")).toBe(18 * GiB);
+  });
+
   it("reports a gpus: N pipeline on a machine with fewer GPUs", () => {
     const result = compileText(
       yaml`

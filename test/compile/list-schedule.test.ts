@@ -26,6 +26,9 @@ function violations(
     if (j.gpus > 0 && j.eligible.length >= j.gpus) {
       if (on.length !== j.gpus || new Set(on).size !== on.length) found.push(`job ${i} on ${on.length} GPUs`);
       if (on.some((g) => !j.eligible.includes(g))) found.push(`job ${i} on a GPU it may not use`);
+      // What it holds fits on every one of its GPUs.
+      if (on.some((g) => s.reservedBytes[i]! > j.reservation[j.eligible.indexOf(g)]!))
+        found.push(`job ${i} holds more than one of its GPUs gives it`);
     } else if (on.length > 0) found.push(`host job ${i} on a GPU`);
   });
   for (const t of new Set(s.startMs)) {
@@ -33,7 +36,7 @@ function violations(
     if (now.length > lanes) found.push(`${now.length} jobs at ${t} on ${lanes} lanes`);
     gpus.forEach((g, gi) => {
       const here = now.filter((i) => s.placedOn[i]!.includes(gi));
-      const bytes = here.reduce((sum, i) => sum + jobs[i]!.reservation[jobs[i]!.eligible.indexOf(gi)]!, 0);
+      const bytes = here.reduce((sum, i) => sum + s.reservedBytes[i]!, 0);
       if (bytes > g.capacityBytes) found.push(`GPU ${gi} at ${t}: ${bytes} > ${g.capacityBytes}`);
       if (here.length > g.slots) found.push(`GPU ${gi} at ${t}: ${here.length} > ${g.slots} slots`);
       // Nothing starts on a GPU while another job's exclusive steps own it.
@@ -103,6 +106,23 @@ describe("list schedule", () => {
       }),
       { numRuns: 300, seed: 16 },
     );
+  });
+
+  it("a job on GPUs of different sizes holds the least of its reservations there, on each", () => {
+    // A job without vram: a slot's share, 30 on the big GPU and 9 on the small one.
+    const jobs: ScheduleJob[] = [
+      { workMs: 20, gpus: 2, eligible: [0, 1], reservation: [30, 9], exclusiveMs: 0 },
+      { workMs: 10, gpus: 1, eligible: [0], reservation: [51], exclusiveMs: 0 },
+    ];
+    const gpus: ScheduleGpu[] = [
+      { capacityBytes: 60, slots: 2 },
+      { capacityBytes: 18, slots: 2 },
+    ];
+    const s = listSchedule(jobs, gpus, 4);
+    expect(s.reservedBytes).toEqual([9, 51]);
+    // 9 + 51 fit the big GPU's 60: both start at once (holding 30 there, the second waited).
+    expect(s.startMs).toEqual([0, 0]);
+    expect(violations(jobs, gpus, 4, s)).toEqual([]);
   });
 
   it("is deterministic", () => {

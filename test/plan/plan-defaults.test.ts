@@ -122,6 +122,21 @@ describe("plan format 2: defaults left out and filled back", () => {
     expect(readBack(planText(plan)).pipelines[0]!.steps[1]!.memoryBudgetBytes).toBe(train.memoryBudgetBytes);
   });
 
+  it("an exclusive step on cards of different sizes: its budget is the least of theirs, left out and read back", () => {
+    const mixed = inventory([
+      { name: "NVIDIA A100-SXM4-80GB", memory: "80GiB" },
+      { name: "NVIDIA L4", memory: "24GiB" },
+    ]);
+    const plan = compileText(EVERYTHING.replace("vram: 20GiB", "vram: 2GiB"), mixed).plan!;
+    const train = plan.pipelines[0]!.steps[1]!;
+    const l4 = plan.registry.find((e) => e.name === "NVIDIA L4")!;
+    expect(plan.pipelines[0]!.gpus).toContain(l4.gpu);
+    expect(train.memoryBudgetBytes).toBe(l4.memoryBudgetBytes);
+    const { text } = roundTrip(plan);
+    const written = (JSON.parse(text) as { pipelines: { steps: Json[] }[] }).pipelines[0]!.steps[1]!;
+    expect(written).not.toHaveProperty("memoryBudgetBytes");
+  });
+
   it("a value that differs from what the reader would derive is written (a hand-bound UUID, a moved step)", () => {
     const plan = compileText(
       EVERYTHING,
