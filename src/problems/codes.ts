@@ -279,6 +279,12 @@ export const CODES = {
     "Without a peak GPU memory estimate compile cannot budget the card and assumes the step fits one slot.",
     "add `vram: 8GiB` (the step's peak GPU memory)",
   ),
+  "zero-vram": problem(
+    "error",
+    "A GPU step with `vram: 0`",
+    "A GPU step's `vram` is its peak GPU memory, and its budget follows from it: 0 bytes would give it nothing to hold on its GPU, and the frameworks read a limit of 0 their own ways (CuPy as no limit at all, JAX as no memory).",
+    "give the step's peak GPU memory (`vram: 8GiB`), or leave `vram` out to assume it fits one slot",
+  ),
   "vram-on-cpu-step": problem(
     "warning",
     "`vram` on a step with only host memory types",

@@ -1,13 +1,24 @@
 import { error, warning } from "../../problems/problem.js";
 import type { Rule } from "./rule.js";
 
-/** GPU-only settings on a step whose memory types are all host types. */
+/** GPU-only settings on a step whose memory types are all host types; a GPU step's `vram` missing or 0. */
 export const gpuOptionsOnCpuSteps: Rule = ({ pipeline, spec, file, invalid, report }) => {
   spec.steps.forEach((s, j) => {
     const step = pipeline.steps[j]!;
     if (step.isGpu) {
       // A vram the schema rejected (here or in the defaults) is reported already, not missing.
       const rejected = invalid(`${step.pointer}/vram`) || invalid("/defaults/vram");
+      if (step.vramBytes === 0) {
+        report(
+          error({
+            code: "zero-vram",
+            message: `GPU step \`${step.id}\` has \`vram: 0\``,
+            hint: "give its peak GPU memory (`vram: 8GiB`), or leave `vram` out to assume it fits one slot",
+            file,
+            pointer: s.vram !== undefined ? `${step.pointer}/vram` : "/defaults/vram",
+          }),
+        );
+      }
       if (s.vram === undefined && step.vramBytes === null && !rejected) {
         report(
           warning({

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { compileText } from "../../helpers/inventory.js";
 import { check, one, withCode, yaml } from "../../helpers/pipeline.js";
 
 describe("rule: GPU options", () => {
@@ -32,6 +33,40 @@ describe("rule: GPU options", () => {
     const steps = loaded.resolved!.pipelines[0]!.steps;
     expect(steps[0]!.vramBytes).toBe(4 * 1024 ** 3);
     expect(steps[1]!.vramBytes).toBeNull();
+  });
+
+  it("rejects vram: 0 on a GPU step, at the value (CuPy would read its limit of 0 as none at all)", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p
+          steps:
+            - { id: seg, run: [x], memory: torch, vram: 0 }
+            - { id: cpu, run: [y], memory: numpy, vram: 0GiB }
+    `);
+    const p = one(loaded.problems, "zero-vram");
+    expect(p.severity).toBe("error");
+    expect(p.message).toContain("`seg`");
+    expect(p.pointer).toBe("/pipelines/0/steps/0/vram");
+    expect(withCode(loaded.problems, "missing-vram")).toEqual([]);
+  });
+
+  it("rejects defaults.vram: 0 at the default, for the GPU steps it reaches (compile says it once)", () => {
+    const text = yaml`
+      version: 1
+      defaults: { vram: 0MiB }
+      pipelines:
+        - name: p
+          steps:
+            - { id: a, run: [x], memory: torch }
+            - { id: b, run: [x], memory: cupy }
+            - { id: c, run: [x], memory: numpy }
+    `;
+    const pointers = withCode(check(text).problems, "zero-vram").map((p) => p.pointer);
+    expect(pointers).toEqual(["/defaults/vram", "/defaults/vram"]);
+    const compiled = compileText(text, "dgx-h100");
+    expect(compiled.plan).toBeUndefined();
+    expect(one(compiled.problems, "zero-vram").message).toContain("(and 1 more like it)");
   });
 
   it("rejects a device_map on a CPU step, pointing at the key", () => {
