@@ -7,6 +7,7 @@ import { UsageError } from "../problems/errors.js";
 import { error, hasErrors, type Problem } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
+import { parseSize } from "../units/size.js";
 import { MAX_GPUS } from "./limits.js";
 import { expandShortInventory } from "./short-form.js";
 import { TARGETS } from "./targets.js";
@@ -45,7 +46,10 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
     if (tooMany) return { inventory: undefined, label, file, source: parsed.source, problems: [tooMany] };
   }
   const inventory = "schema" in data ? data : expandShortInventory(data, "file", file);
-  const problems = "schema" in data ? duplicateGpus(data, file) : shortFormUuidProblems(data, file);
+  const problems =
+    "schema" in data
+      ? duplicateGpus(data, file)
+      : [...zeroMemoryGpus(data, file), ...shortFormUuidProblems(data, file)];
   return {
     inventory: problems.length ? undefined : inventory,
     label,
@@ -71,6 +75,26 @@ function tooManyGpus(short: ShortInventory, file: string): Problem | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * A short-form card declared with no memory: a person wrote it, so 0 is a slip, not "unknown" as
+ * in a detected inventory — planned on, every budget on it would be 0 bytes.
+ */
+function zeroMemoryGpus(short: ShortInventory, file: string): Problem[] {
+  return (short.gpus ?? []).flatMap((kind, i) =>
+    parseSize(kind.memory) === 0
+      ? [
+          error({
+            code: "zero-gpu-memory",
+            message: `GPU \`${kind.name}\` has \`memory: ${String(kind.memory)}\``,
+            hint: "give the card's memory as nvidia-smi or rocm-smi shows it (`memory: 80GiB`)",
+            file,
+            pointer: `/gpus/${i}/memory`,
+          }),
+        ]
+      : [],
+  );
 }
 
 /** Two entries with one id or UUID would make two registry entries for one card. */

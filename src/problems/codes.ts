@@ -329,6 +329,12 @@ export const CODES = {
     "Each GPU must appear once in an inventory; a GPU listed twice would be planned twice.",
     "regenerate the file with gpuplan detect --save FILE",
   ),
+  "zero-gpu-memory": problem(
+    "error",
+    "A short-form GPU entry with `memory: 0`",
+    "In the short form a person declares each card's memory, and every budget compile gives a GPU is a share of it: a card of 0 bytes could hold nothing. (A detected inventory's `memoryBytes: 0` means unknown; the short form has no unknown.)",
+    "give the card's memory (`memory: 80GiB`)",
+  ),
   "uuids-not-count": problem(
     "error",
     "A short-form GPU entry whose `uuids` list is not `count` long",
