@@ -27,7 +27,7 @@ export interface StepSamples {
   /** durationMs of each ok attempt. */
   durationsMs: number[];
   durationRuns: Set<string>;
-  /** peakVramBytes of each attempt that has one. */
+  /** peakVramBytes of each attempt that has one (more than 0). */
   peaksBytes: number[];
   peakRuns: Set<string>;
   /** The smallest per-step memory budget the runs' plans gave it (null: none, a CPU step). */
@@ -176,7 +176,9 @@ function addSamples(folder: RunFolder, history: History): void {
       s.durationsMs.push(e.durationMs);
       s.durationRuns.add(id);
     }
-    if (e.peakVramBytes !== undefined) {
+    // A peak of 0 is a sampler that saw nothing of the step, not a step that held nothing: learned,
+    // it replaced a typed vram with 0 (a budget of nothing, and CuPy's "no limit").
+    if (e.peakVramBytes !== undefined && e.peakVramBytes > 0) {
       s.peaksBytes.push(e.peakVramBytes);
       s.peakRuns.add(id);
     }

@@ -137,6 +137,32 @@ describe("compile --history", () => {
     expect(median([7])).toBe(7);
   });
 
+  it("a peak of 0 is not a measurement: the typed vram stays (it learned vram: 0, which ran with no memory limit)", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const file = join(t.dir, "learn.yaml");
+    writeFileSync(file, PIPELINE);
+    const runsDir = join(t.dir, ".gpuplan/runs");
+    const plan = await planFor(file, MACHINE);
+    const gpu = stepOf(plan, "train", "fit").device;
+    writeRun(
+      runsDir,
+      RUN_A,
+      plan,
+      file,
+      events([
+        [0, runStart(["train"])],
+        [1, start("train", "fit", gpu)],
+        [2, end("train", "fit", gpu, 50_000, "ok", 1, { peakVramBytes: 0 })],
+        [3, runEnd(60_000, "ok", 1)],
+      ]),
+    );
+    const r = await compileWithHistory(file, MACHINE, [RUN_A], runsDir);
+    const fit = stepOf(r.plan!, "train", "fit");
+    expect(fit.vramBytes).toBe(8 * GiB);
+    expect(fit.learned).toEqual({ estimateMs: { fromFile: 60_000, samples: 1, runs: [RUN_A] } });
+  });
+
   it("warns at the estimate that was off by more than 2×, and at a step over its VRAM budget with what changes", async () => {
     const { file, runsDir, typedPlan } = await setUp();
     const r = await compileWithHistory(file, MACHINE, [RUN_A, RUN_B], runsDir);
