@@ -74,11 +74,14 @@ export function sizeArgument(
 const describeMax = (ms: number): string =>
   ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : formatDuration(ms);
 
-/** A count option's parser: a whole number, at least `min`. */
+/**
+ * A count option's parser: a whole number, at least `min`. Digits only, as a duration or size is
+ * read: `" 3"` (a quoting slip in a script) is refused, not taken as 3.
+ */
 export function countArgument(bounds: { min?: number } = {}): (value: string, previous?: unknown) => number {
   const min = bounds.min ?? 0;
   return (value) => {
-    if (!/^\s*\d+\s*$/.test(value)) invalid("invalid-option-value", "It is not a whole number.");
+    if (!/^\d+$/.test(value)) invalid("invalid-option-value", "It is not a whole number.");
     const n = Number(value);
     if (!Number.isSafeInteger(n)) invalid("invalid-option-value", "It is too large.");
     if (n < min) invalid("invalid-option-value", `It is less than ${min}.`);

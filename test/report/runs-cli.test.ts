@@ -311,6 +311,10 @@ describe("gpuplan runs (CLI)", () => {
       ["--keep", "3"],
       ["--prune", "--keep", "-1"],
       ["--prune", "--keep", "many"],
+      // Whitespace is a malformed number, as it is for a duration or a size.
+      ["--prune", "--keep", " 3"],
+      ["--prune", "--keep", "3 "],
+      ["--prune", "--keep", "\t3"],
     ]) {
       const r = gpuplan(["runs", ...args], { cwd, env: NO_GPU });
       expect(hasCrashed(r), r.stderr).toBe(false);
