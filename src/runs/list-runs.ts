@@ -62,7 +62,9 @@ async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promi
   const ended = lastEnd?.type === "end";
   const counts = ended ? countsOf(lastEnd!) : stepCounts(lines);
   const running = inUse ? await inUse(dir).catch(() => false) : false;
-  let status: RunStatus = "unfinished";
+  // A detached Slurm run never ends in its journal and no gpuplan holds it: its jobs do the work.
+  const onSlurm = (await lstat(join(dir, "slurm", "jobs.json")).catch(() => null)) !== null;
+  let status: RunStatus = onSlurm ? "submitted" : "unfinished";
   if (running) status = "running";
   else if (ended)
     status =
@@ -85,15 +87,19 @@ async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promi
     sessions: ends.length + (ended ? 0 : 1),
     ...counts,
     resumable,
-    resume: resumable ? `gpuplan run ${shellWord(header.input)} --resume ${id}` : null,
+    resume: resumable
+      ? `gpuplan run ${shellWord(header.input)} --resume ${id}${onSlurm ? " --executor slurm" : ""}`
+      : null,
     problem:
-      status === "unfinished"
-        ? inUse
-          ? "it never ended: gpuplan was stopped (kill -9, a crash, a reboot)"
-          : "it never ended: gpuplan was stopped, or still runs"
-        : !hasPlan && status !== "ok"
-          ? "its plan.json is missing or not a plan: it cannot be resumed"
-          : null,
+      status === "submitted"
+        ? `its pipelines were submitted to Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`
+        : status === "unfinished"
+          ? inUse
+            ? "it never ended: gpuplan was stopped (kill -9, a crash, a reboot)"
+            : "it never ended: gpuplan was stopped, or still runs"
+          : !hasPlan && status !== "ok"
+            ? "its plan.json is missing or not a plan: it cannot be resumed"
+            : null,
   };
 }
 

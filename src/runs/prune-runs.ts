@@ -1,23 +1,37 @@
 /**
  * `gpuplan runs --prune --keep N`: remove run folders beyond the N newest, never one that may be
  * in use. A run a gpuplan process holds (the run-level lock, when gpuplan can ask it) is kept; so
- * is a run that never ended when gpuplan cannot ask (it may still be running). Only real run
- * folders directly in the runs folder are removed: a symlink named like a run is not followed.
+ * is a run that never ended when gpuplan cannot ask (it may still be running), and a Slurm run
+ * unless Slurm says all its jobs ended (no gpuplan holds a detached one: its tasks run on other
+ * nodes, writing into its folder). Only real run folders directly in the runs folder are removed:
+ * a symlink named like a run is not followed.
  */
 import { lstat, rm } from "node:fs/promises";
+import { join } from "node:path";
 import type { PruneResult } from "../schema-types/runs.js";
 import type { RunInUse, RunListing } from "./list-runs.js";
 
 /** A run folder changed this recently may be a run starting (its journal not written yet). */
 const STARTING_MS = 10 * 60_000;
 
+/** Why a Slurm run's jobs may still be queued or running; null when Slurm says they all ended. */
+type SlurmJobsMayRun = (runDir: string) => Promise<string | null>;
+
+export interface PruneOptions {
+  /** The run-level lock; absent: gpuplan cannot ask it. */
+  inUse?: RunInUse;
+  /** Slurm, for runs with jobs recorded; absent: every such run is kept. */
+  slurmJobsMayRun?: SlurmJobsMayRun;
+  now?: () => number;
+}
+
 export async function pruneRuns(
   runs: readonly RunListing[],
   keep: number,
-  inUse?: RunInUse,
-  now: () => number = Date.now,
+  options: PruneOptions = {},
 ): Promise<PruneResult> {
-  const result: PruneResult = { keep, removed: [], inUse: [], errors: [] };
+  const { inUse, slurmJobsMayRun, now = Date.now } = options;
+  const result: PruneResult = { keep, removed: [], inUse: [], reasons: [], errors: [] };
   // `runs` is newest first: everything after the first `keep` goes, unless it may be in use.
   for (const run of runs.slice(keep)) {
     const info = await lstat(run.dir).catch(() => null);
@@ -27,6 +41,13 @@ export async function pruneRuns(
     }
     if (run.status === "running" || (await mayBeInUse(run, info.mtimeMs, now(), inUse))) {
       result.inUse.push(run.id);
+      continue;
+    }
+    // Asked of the folder now, not of the listing: a run submitted since it was read counts too.
+    const slurmReason = await whySlurmRunMayRun(run.dir, slurmJobsMayRun);
+    if (slurmReason !== null) {
+      result.inUse.push(run.id);
+      result.reasons.push({ id: run.id, reason: slurmReason });
       continue;
     }
     try {
@@ -41,9 +62,9 @@ export async function pruneRuns(
 }
 
 /**
- * Whether the run may be in use: what the run-level lock says, when gpuplan can ask it; without
- * it, a run that never ended (it may still be running), and a damaged one changed in the last
- * minutes (a run starting has a folder before its journal).
+ * Whether the run may be in use: a damaged folder changed in the last minutes (a run starting has
+ * its folder before its lock and journal, lock or no lock); then what the run-level lock says,
+ * when gpuplan can ask it; without it, a run that never ended (it may still be running).
  */
 async function mayBeInUse(
   run: RunListing,
@@ -51,7 +72,18 @@ async function mayBeInUse(
   nowMs: number,
   inUse?: RunInUse,
 ): Promise<boolean> {
+  if (run.status === "damaged" && nowMs - mtimeMs < STARTING_MS) return true;
   if (inUse) return inUse(run.dir).catch(() => true);
-  if (run.status === "unfinished") return true;
-  return run.status === "damaged" && nowMs - mtimeMs < STARTING_MS;
+  return run.status === "unfinished" || run.status === "submitted";
+}
+
+/** Why a run with Slurm jobs recorded may not be removed yet; null for a run with none, or all ended. */
+async function whySlurmRunMayRun(runDir: string, ask?: SlurmJobsMayRun): Promise<string | null> {
+  const record = await lstat(join(runDir, "slurm", "jobs.json")).catch(() => null);
+  if (!record) return null;
+  if (!ask) return "it ran on Slurm, and gpuplan cannot ask Slurm here whether its jobs ended";
+  return ask(runDir).catch(
+    (e: unknown) =>
+      `asking Slurm whether its jobs ended failed (${e instanceof Error ? e.message : String(e)})`,
+  );
 }

@@ -1,12 +1,12 @@
 /* Generated from schemas/runs.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
- * How the run stands over every pipeline it was started with, not only those its last session ran (a --resume with --pipeline). ok: every one finished, no step failed; failed: a step's last attempt failed; interrupted: a session was interrupted and some pipeline it ran has not finished since; unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); running: a gpuplan process holds the run now; damaged: its journal cannot be read.
+ * How the run stands over every pipeline it was started with, not only those its last session ran (a --resume with --pipeline). ok: every one finished, no step failed; failed: a step's last attempt failed; interrupted: a session was interrupted and some pipeline it ran has not finished since; unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); submitted: its pipelines went to Slurm (gpuplan run --executor slurm) and no gpuplan follows them to their end (--detach, or the follower was stopped): gpuplan status RUN says where its jobs are; running: a gpuplan process holds the run now; damaged: its journal cannot be read.
  *
  * This interface was referenced by `GpuplanRuns`'s JSON-Schema
  * via the `definition` "RunStatus".
  */
-export type RunStatus = "ok" | "failed" | "interrupted" | "unfinished" | "running" | "damaged";
+export type RunStatus = "ok" | "failed" | "interrupted" | "unfinished" | "submitted" | "running" | "damaged";
 
 /**
  * What `gpuplan runs --json` prints: the runs in the runs folder (.gpuplan/runs), newest first, and with --prune what was removed and what was kept.
@@ -98,9 +98,16 @@ export interface PruneResult {
    */
   removed: string[];
   /**
-   * Older runs kept because they may be in use (running, or unfinished where gpuplan cannot tell).
+   * Older runs kept because they may be in use (running, or unfinished where gpuplan cannot tell, or with Slurm jobs not known to have ended).
    */
   inUse: string[];
+  /**
+   * Why runs in inUse were kept, where gpuplan asked someone other than the run's lock: a Slurm run's jobs still queued or running, or Slurm could not be asked.
+   */
+  reasons: {
+    id: string;
+    reason: string;
+  }[];
   /**
    * Run folders that could not be removed, and why.
    */

@@ -11,6 +11,7 @@ const STATUS_STYLE = {
   failed: "red",
   interrupted: "yellow",
   unfinished: "yellow",
+  submitted: "cyan",
   running: "cyan",
   damaged: "red",
 } as const;
@@ -62,6 +63,7 @@ export function formatPruned(p: PruneResult, runs: readonly RunListing[], paint:
     lines.push(
       `kept ${p.inUse.length} older run${p.inUse.length === 1 ? "" : "s"} that may be in use: ${p.inUse.join(", ")}`,
     );
+  for (const r of p.reasons) lines.push(`kept ${r.id}: ${escapeText(r.reason)}`);
   for (const e of p.errors) lines.push(paint.red(`could not remove ${e.id}: ${escapeText(e.error)}`));
   return `${lines.join("\n")}\n`;
 }

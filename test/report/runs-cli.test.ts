@@ -183,12 +183,13 @@ describe("pruning runs", () => {
   it("keeps the N newest and every run that may be in use; removes only real run folders", async () => {
     const runs = fixtureRuns();
     const now = () => Date.parse("2026-11-23T20:00:00Z");
-    const result = await pruneRuns(await listRuns(runs), 1, undefined, now);
+    const result = await pruneRuns(await listRuns(runs), 1, { now });
     // Kept: the newest (damaged), the unfinished one (it may still run). Removed: the three that ended.
     expect(result).toEqual({
       keep: 1,
       removed: ["20261123T120000Z-cccccc", "20261123T110000Z-bbbbbb", "20261123T100000Z-aaaaaa"],
       inUse: ["20261123T130000Z-dddddd"],
+      reasons: [],
       errors: [],
     });
     expect(readdirSync(runs).sort()).toEqual([
@@ -206,17 +207,30 @@ describe("pruning runs", () => {
       asked.push(dir.slice(-6));
       return dir.endsWith("bbbbbb");
     };
-    const result = await pruneRuns(await listRuns(runs, lock), 0, lock, () =>
-      Date.parse("2026-11-23T20:00:00Z"),
-    );
+    const result = await pruneRuns(await listRuns(runs, lock), 0, {
+      inUse: lock,
+      now: () => Date.parse("2026-11-23T20:00:00Z"),
+    });
     expect(result.inUse).toEqual(["20261123T110000Z-bbbbbb"]);
     expect(result.removed).toHaveLength(4);
     expect(asked).toContain("dddddd");
     // Without the lock: a damaged folder changed a minute ago may be a run that has not written its journal yet.
     const again = fixtureRuns();
     utimesSync(join(again, "20261123T140000Z-eeeeee"), new Date(), new Date());
-    const fresh = await pruneRuns(await listRuns(again), 0, undefined, () => Date.now());
+    const fresh = await pruneRuns(await listRuns(again), 0, { now: () => Date.now() });
     expect(fresh.inUse).toContain("20261123T140000Z-eeeeee");
+  });
+
+  it("keeps a fresh folder without a journal though its lock is free: a run starting makes its folder before it takes the lock", async () => {
+    const runs = fixtureRuns();
+    // What createRunDir leaves before takeRunLock: logs/ and plan.json, no run.lock, no journal.
+    const starting = join(runs, "20261123T160000Z-111111");
+    mkdirSync(join(starting, "logs"), { recursive: true });
+    writeFileSync(join(starting, "plan.json"), "{}\n");
+    const free = async () => false;
+    const result = await pruneRuns(await listRuns(runs, free), 0, { inUse: free });
+    expect(result.inUse).toEqual(["20261123T160000Z-111111"]);
+    expect(readdirSync(runs)).toContain("20261123T160000Z-111111");
   });
 });
 
@@ -242,7 +256,7 @@ describe("gpuplan runs (CLI)", () => {
     expect(pruned.exitCode, pruned.stderr).toBe(0);
     const after = JSON.parse(pruned.stdout);
     expect(validate(after)).toBe(true);
-    expect(after.pruned).toEqual({ keep: 1, removed: [doc.runs[1].id], inUse: [], errors: [] });
+    expect(after.pruned).toEqual({ keep: 1, removed: [doc.runs[1].id], inUse: [], reasons: [], errors: [] });
     expect(after.runs.map((r: { id: string }) => r.id)).toEqual([doc.runs[0].id]);
     expect(readdirSync(join(cwd, ".gpuplan/runs"))).toEqual([doc.runs[0].id]);
   }, 60_000);

@@ -3,9 +3,9 @@
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { RUNS_DIR } from "../../run/record/journal.js";
-import { listRuns } from "../../runs/list-runs.js";
+import { listRuns, type RunInUse, type RunListing } from "../../runs/list-runs.js";
 import { pruneRuns } from "../../runs/prune-runs.js";
-import type { GpuplanRuns } from "../../schema-types/runs.js";
+import type { GpuplanRuns, PruneResult } from "../../schema-types/runs.js";
 import { jsonText } from "../../text/json-text.js";
 import { formatPruned, formatRuns } from "../../ui/runs-table.js";
 import { writeErr, writeOut } from "../output.js";
@@ -27,10 +27,10 @@ export default async function runs(options: RunsOptions): Promise<number> {
   if (!options.prune && options.keep !== undefined)
     throw new UsageError("--keep goes with --prune", "conflicting-options", "gpuplan runs --prune --keep N");
   // A run whose folder lock a gpuplan holds is running: listed so, never pruned; nor is one whose
-  // gpuplan was killed while a step of it still runs.
+  // gpuplan was killed while a step of it still runs, nor a Slurm run whose jobs Slurm still has.
   const { isRunInUse, isRunOrStepAlive } = await import("../../run/record/run-lock.js");
   const all = await listRuns(RUNS_DIR, isRunInUse);
-  const pruned = options.prune ? await pruneRuns(all, options.keep!, isRunOrStepAlive) : undefined;
+  const pruned = options.prune ? await prune(all, options.keep!, isRunOrStepAlive) : undefined;
   const left = pruned ? all.filter((r) => !pruned.removed.includes(r.id)) : all;
   if (options.json) {
     const doc: GpuplanRuns = {
@@ -45,4 +45,12 @@ export default async function runs(options: RunsOptions): Promise<number> {
     writeOut(formatRuns(left, RUNS_DIR, await paintFor("stdout")));
   }
   return pruned?.errors.length ? EXIT.usage : EXIT.ok;
+}
+
+/** Prune with the run-level lock and, for runs that went to Slurm, Slurm's own account of their jobs. */
+async function prune(all: RunListing[], keep: number, inUse: RunInUse): Promise<PruneResult> {
+  const { slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  const { whySlurmJobsMayRun } = await import("../../slurm/follow/run-activity.js");
+  const slurm = slurmCommandRunner(process.env, 60_000);
+  return pruneRuns(all, keep, { inUse, slurmJobsMayRun: (dir) => whySlurmJobsMayRun(dir, slurm) });
 }

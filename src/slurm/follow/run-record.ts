@@ -128,6 +128,12 @@ export async function taskEndings(runDir: string): Promise<Map<string, PipelineE
   return endings;
 }
 
+/** Whether the task (`JOB_TASK`) wrote its run.end: it ended by its own account. */
+export async function hasTaskEnded(runDir: string, task: string): Promise<boolean> {
+  const text = await readFile(taskEventsPath(runDir, task), "utf8").catch(() => "");
+  return lastRunEnd(text) !== null;
+}
+
 function lastRunEnd(text: string): PipelineEnding | null {
   let status: PipelineEnding | null = null;
   for (const line of text.split("\n")) {

@@ -16,6 +16,7 @@ import type { PreparedRun } from "../../run/prepare/prepare-run.js";
 import { openEventFiles } from "../../run/record/event-files.js";
 import { type EventDraft, RUN_EVENTS_SCHEMA, type RunEvent, stampEvent } from "../../run/record/events.js";
 import { createRunDir, openJournal, stepKey } from "../../run/record/journal.js";
+import { takeRunLock } from "../../run/record/run-lock.js";
 import type { OpenRunView } from "../../run/run-view.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
@@ -97,10 +98,28 @@ export async function runOnSlurm(
   options: SlurmSessionOptions,
 ): Promise<SlurmSessionResult> {
   if (hasErrors(submission.export.problems)) throw new Error("runOnSlurm: the submission has errors");
-  const { plan, pipelines, runId } = prepared;
+  const { plan, runId } = prepared;
   const { runDir } = submission;
   if (!prepared.resumed) await createRunDir(runDir, plan);
-  await makeSlurmDirs(runDir);
+  // Held while the jobs are submitted and followed, as a local run holds it: `gpuplan runs
+  // --prune` must not take the folder between the first sbatch and slurm/jobs.json naming the
+  // jobs (from there it asks Slurm), nor may a second gpuplan submit the run meanwhile.
+  const runLock = await takeRunLock(runDir, runId);
+  try {
+    await makeSlurmDirs(runDir);
+    return await submitAndFollow(prepared, submission, options);
+  } finally {
+    await runLock.release();
+  }
+}
+
+async function submitAndFollow(
+  prepared: PreparedRun,
+  submission: Submission,
+  options: SlurmSessionOptions,
+): Promise<SlurmSessionResult> {
+  const { pipelines, runId } = prepared;
+  const { runDir } = submission;
   const journal = await openJournal(runDir);
   try {
     if (!prepared.resumed) {

@@ -1,0 +1,62 @@
+/**
+ * Whether a Slurm run's jobs may still be queued or running, for `gpuplan runs --prune`: its
+ * tasks write into its folder and a resume reads them from there, so the folder goes only once
+ * Slurm says every task the run ever submitted (each array in slurm/jobs.json, resumes included)
+ * has ended. Where Slurm cannot be asked, or no longer knows a task that never wrote its own end,
+ * the answer is "it may", with why: a run kept by mistake costs disk, one removed under a running
+ * task loses its results.
+ */
+import type { CommandOutput, RunCommand } from "../read-cluster.js";
+import { hasTaskEnded, readSlurmRecord } from "./run-record.js";
+import { sacctTaskStates } from "./sacct-tasks.js";
+import { isFinalState, parseSqueue, squeueArgs } from "./squeue-tasks.js";
+
+/** Why the run's Slurm jobs may not all have ended; null when Slurm (or each task itself) says they have. */
+export async function whySlurmJobsMayRun(runDir: string, slurm: RunCommand): Promise<string | null> {
+  let arrays: { job: string; pipelines: string[] }[];
+  try {
+    arrays = (await readSlurmRecord(runDir)).arrays;
+  } catch {
+    return "its slurm/jobs.json is damaged: gpuplan cannot tell which Slurm jobs are its";
+  }
+  const tasks = arrays.flatMap((a) => a.pipelines.map((_, i) => `${a.job}_${i}`));
+  if (tasks.length === 0) return null;
+  const jobs = [...new Set(arrays.map((a) => a.job))];
+  const queue = await slurm("squeue", squeueArgs(jobs));
+  const states = new Map<string, string>();
+  if (queue.status === 0)
+    for (const s of parseSqueue(queue.stdout)) states.set(`${s.job}_${s.task}`, s.state);
+  else if (!forgetsEveryJob(queue))
+    return `${failure("squeue", queue)}: gpuplan cannot ask Slurm whether its jobs (${jobs.join(", ")}) ended`;
+  // Tasks squeue no longer lists (MinJobAge): Slurm's accounting, where configured.
+  const forgotten = tasks.filter((t) => !states.has(t));
+  for (const [name, s] of await sacctTaskStates(
+    slurm,
+    forgotten.map((name) => ({ name, rawJob: null })),
+  ))
+    states.set(name, s.state);
+  const active = tasks.filter((t) => states.has(t) && !isFinalState(states.get(t)!));
+  if (active.length > 0)
+    return `Slurm still has ${active.length === 1 ? "its job" : "its jobs"} ${list(active.map((t) => `${t} ${states.get(t)}`))}`;
+  const unknown: string[] = [];
+  for (const t of tasks) if (!states.has(t) && !(await hasTaskEnded(runDir, t))) unknown.push(t);
+  if (unknown.length === 0) return null;
+  return `Slurm no longer knows ${list(unknown)} (squeue does not list ${unknown.length === 1 ? "it" : "them"}, sacct has no record) and ${unknown.length === 1 ? "it" : "they"} never wrote an end: remove the folder by hand once you know ${unknown.length === 1 ? "it has" : "they have"} ended`;
+}
+
+/**
+ * squeue -j with one job id Slurm has forgotten fails ("Invalid job id specified", exit 1) where
+ * with several it lists the others: either way it lists none of them, which is an answer.
+ */
+const forgetsEveryJob = (out: CommandOutput): boolean =>
+  out.status !== null && /Invalid job id specified/i.test(out.stderr);
+
+function failure(command: string, out: CommandOutput): string {
+  if (out.failure === "not-found") return `${command} is not on PATH`;
+  if (out.failure === "timeout") return `${command} did not answer in time`;
+  const said = out.stderr.trim().split("\n").at(-1) ?? "";
+  return `${command} failed (${out.status === null ? (out.failure ?? "no exit status") : `exit ${out.status}`}${said ? `: ${said.slice(0, 200)}` : ""})`;
+}
+
+const list = (items: readonly string[]): string =>
+  `${items.slice(0, 5).join(", ")}${items.length > 5 ? `, … (${items.length} in all)` : ""}`;
