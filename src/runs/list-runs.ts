@@ -6,6 +6,8 @@
  */
 import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { errnoOf, fileError } from "../problems/file-errors.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
 
 export type { RunListing } from "../schema-types/runs.js";
@@ -16,15 +18,77 @@ const RUN_ID = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
 /** Says whether a gpuplan process holds the run now (the run-level lock); absent: gpuplan cannot tell. */
 export type RunInUse = (runDir: string) => Promise<boolean>;
 
-/** Runs newest first; folders that are not runs (other names, symlinks, files) are left out. */
+/**
+ * Runs read at once: each holds a file or two open (its plan, its journal, a folder being sized),
+ * so thousands of runs read together ran out of file descriptors (EMFILE at `ulimit -n 1024`) and
+ * healthy runs were listed as damaged.
+ */
+const RUNS_AT_ONCE = 8;
+
+/**
+ * Runs newest first; folders that are not runs (other names, symlinks, files) are left out. Out
+ * of file descriptors even so (another program's share, a tiny ulimit) is an error naming the
+ * cause, never a run said to be damaged.
+ */
 export async function listRuns(runsDir: string, inUse?: RunInUse): Promise<RunListing[]> {
-  const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
+  const entries = await fdRetry(runsDir, () => readdir(runsDir, { withFileTypes: true })).catch(
+    (e: unknown) => (e instanceof OutOfFds ? Promise.reject(e.error) : []),
+  );
   const ids = entries
     .filter((e) => e.isDirectory() && RUN_ID.test(e.name))
     .map((e) => e.name)
     .sort()
     .reverse();
-  return Promise.all(ids.map((id) => describeRun(runsDir, id, inUse)));
+  const runs: RunListing[] = new Array(ids.length);
+  let next = 0;
+  let failed = false;
+  const reader = async () => {
+    for (let i = next++; i < ids.length && !failed; i = next++) {
+      try {
+        runs[i] = await describeRun(runsDir, ids[i]!, inUse);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    }
+  };
+  // Every reader settled before an error goes up: the files they hold are closed by then, and
+  // saying the error (a module loaded for it) needs a descriptor too.
+  const settled = await Promise.allSettled(
+    Array.from({ length: Math.min(RUNS_AT_ONCE, ids.length) }, reader),
+  );
+  const failure = settled.find((r) => r.status === "rejected");
+  if (failure) throw failure.reason instanceof OutOfFds ? failure.reason.error : failure.reason;
+  return runs;
+}
+
+const isFdLimit = (e: unknown): boolean => {
+  const code = errnoOf(e);
+  return code === "EMFILE" || code === "ENFILE";
+};
+
+/**
+ * `read` again while the process (or the system) is out of file descriptors, a few times over a
+ * second, as others close; then the `unreadable-file` error that says so (too many open files),
+ * which every caller lets through.
+ */
+async function fdRetry<T>(path: string, read: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (e) {
+      if (!isFdLimit(e)) throw e;
+      if (attempt >= 5) throw new OutOfFds(fileError(e, path, "read", "a run's file"));
+      await delay(25 << attempt);
+    }
+  }
+}
+
+/** Carries the error to say through the callers' catch-alls (each of which lets it through). */
+class OutOfFds extends Error {
+  constructor(readonly error: Error) {
+    super(error.message);
+  }
 }
 
 interface JournalLine {
@@ -61,7 +125,11 @@ async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promi
   const lastEnd = lines.findLast((l) => l.type === "end" || l.type === "step");
   const ended = lastEnd?.type === "end";
   const counts = ended ? countsOf(lastEnd!) : stepCounts(lines);
-  const running = inUse ? await inUse(dir).catch(() => false) : false;
+  const running = inUse
+    ? await fdRetry(join(dir, "run.lock"), () => inUse(dir)).catch((e: unknown) =>
+        e instanceof OutOfFds ? Promise.reject(e) : false,
+      )
+    : false;
   // A detached Slurm run never ends in its journal and no gpuplan holds it: its jobs do the work.
   const onSlurm = (await lstat(join(dir, "slurm", "jobs.json")).catch(() => null)) !== null;
   let status: RunStatus = onSlurm ? "submitted" : "unfinished";
@@ -151,7 +219,9 @@ async function journalLines(path: string): Promise<JournalLine[] | string> {
   if (!info) return "it has no journal.jsonl";
   // A FIFO or a device would block or never end: only a regular file is read.
   if (!info.isFile()) return "its journal.jsonl is not a regular file";
-  const text = await readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => e);
+  const text = await fdRetry(path, () => readFile(path, "utf8")).catch((e: NodeJS.ErrnoException) =>
+    e instanceof OutOfFds ? Promise.reject(e) : e,
+  );
   if (text instanceof Error) return `its journal.jsonl cannot be read (${text.code ?? text.message})`;
   const lines: JournalLine[] = [];
   for (const line of text.split("\n")) {
@@ -170,7 +240,9 @@ async function journalLines(path: string): Promise<JournalLine[] | string> {
 async function planName(path: string): Promise<string | null> {
   const info = await lstat(path).catch(() => null);
   if (!info?.isFile()) return null;
-  const handle = await open(path, "r").catch(() => null);
+  const handle = await fdRetry(path, () => open(path, "r")).catch((e: unknown) =>
+    e instanceof OutOfFds ? Promise.reject(e) : null,
+  );
   if (!handle) return null;
   try {
     const buffer = Buffer.alloc(Math.min(4096, info.size));
@@ -215,7 +287,9 @@ function topLevelName(text: string): string | null {
 /** The sizes of the files under `dir` (symlinks counted as links, not followed). */
 async function folderBytes(dir: string): Promise<number> {
   let total = 0;
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const entries = await fdRetry(dir, () => readdir(dir, { withFileTypes: true })).catch((e: unknown) =>
+    e instanceof OutOfFds ? Promise.reject(e) : [],
+  );
   for (const e of entries) {
     const path = join(dir, e.name);
     if (e.isDirectory()) total += await folderBytes(path);

@@ -1,13 +1,13 @@
 // `gpuplan runs`: the runs newest first with what a person needs to pick one (plan, start, wall
 // time, outcomes, whether it can be resumed), --json valid against schemas/runs.schema.json, and
 // --prune --keep N, which never removes a run that may be in use.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { listRuns } from "../../src/runs/list-runs.js";
 import { pruneRuns } from "../../src/runs/prune-runs.js";
-import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
+import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
 import { NO_GPU, runCpuExample } from "./helpers/runs.js";
 
 let cleanups: (() => void)[] = [];
@@ -338,4 +338,66 @@ describe("gpuplan runs (CLI)", () => {
     expect(none.exitCode).toBe(0);
     expect(none.stdout).toBe("no runs in .gpuplan/runs\n");
   });
+});
+
+describe("gpuplan runs with more runs than file descriptors", () => {
+  // 200 runs at `ulimit -n 64`: read all at once they ran out of descriptors (EMFILE) and healthy
+  // runs were listed as damaged; read a few at a time, every one is ok. Out of descriptors even so
+  // is an error naming the cause (exit 2), never a damaged run.
+  const manyRuns = (): string => {
+    const cwd = temp();
+    const runs = join(cwd, ".gpuplan/runs");
+    for (let i = 0; i < 200; i++) {
+      const id = `20261123T10${String(Math.floor(i / 60)).padStart(2, "0")}${String(i % 60).padStart(2, "0")}Z-${i.toString(16).padStart(6, "0")}`;
+      fakeRun(runs, id, [
+        header(id, "2026-11-23T10:00:00.000Z"),
+        step("ok"),
+        end("2026-11-23T10:00:05.000Z", 1, 0, 0),
+      ]);
+    }
+    return cwd;
+  };
+  const limited = (cwd: string, fds: number) =>
+    spawnSync(
+      "bash",
+      [
+        "-c",
+        `ulimit -n ${fds} && exec "$0" "$@"`,
+        process.execPath,
+        join(ROOT, "bin/gpuplan.js"),
+        "runs",
+        "--json",
+      ],
+      {
+        cwd,
+        env: { ...process.env, ...NO_GPU, NO_COLOR: "1" },
+        encoding: "utf8",
+      },
+    );
+
+  it("lists 200 healthy runs as ok at ulimit -n 64", () => {
+    const r = limited(manyRuns(), 64);
+    expect(r.status, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as { runs: { status: string; problem: string | null }[] };
+    expect(doc.runs).toHaveLength(200);
+    expect(doc.runs.filter((run) => run.status !== "ok")).toEqual([]);
+  });
+
+  it("never calls a run damaged for want of file descriptors: all ok, or an error naming the cause (exit 2)", () => {
+    const cwd = manyRuns();
+    // Around what node itself needs (below ~20 it cannot start): where this machine runs out is its own.
+    for (const fds of [20, 22, 24, 26, 32]) {
+      const r = limited(cwd, fds);
+      if (r.status === 0) {
+        const doc = JSON.parse(r.stdout) as { runs: { status: string }[] };
+        expect(
+          doc.runs.filter((run) => run.status !== "ok"),
+          `ulimit -n ${fds}`,
+        ).toEqual([]);
+      } else {
+        expect(r.stderr, `ulimit -n ${fds}`).toMatch(/too many open files {2}\[unreadable-file\]/);
+        expect(r.status, r.stderr).toBe(2);
+      }
+    }
+  }, 60_000);
 });

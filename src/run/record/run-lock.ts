@@ -10,7 +10,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { tryLockWholeFile } from "../../libc/whole-file-lock.js";
 import { UsageError } from "../../problems/errors.js";
-import { fileError } from "../../problems/file-errors.js";
+import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { isStepSessionAlive, liveSessions } from "../step/step-session.js";
 import { readJournal } from "./journal.js";
 
@@ -62,7 +62,9 @@ export async function isRunInUse(runDir: string): Promise<boolean> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(join(runDir, "run.lock"), constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
+  } catch (e) {
+    // Out of file descriptors says nothing of the run: the caller decides (prune keeps it).
+    if (isFdLimit(e)) throw e;
     // No lock file: a run from before run.lock, or one that never started.
     return false;
   }
@@ -82,9 +84,15 @@ export async function isRunInUse(runDir: string): Promise<boolean> {
  */
 export async function isRunOrStepAlive(runDir: string): Promise<boolean> {
   if (await isRunInUse(runDir)) return true;
-  const journal = await readJournal(runDir).catch(() => null);
+  // A damaged journal tells no steps; one that could not be read now (out of file descriptors,
+  // permissions) might, and is let through: prune keeps a run it cannot judge.
+  const journal = await readJournal(runDir).catch((e: unknown) =>
+    e instanceof UsageError && e.code === "unreadable-file" ? Promise.reject(e) : null,
+  );
   if (!journal?.unfinished.length) return false;
   // A step's group may be gone while something it started lives on in its session (step-session.ts).
   const sessions = liveSessions();
   return journal.unfinished.some((a) => isStepSessionAlive(a.pid, a.startTicks, sessions));
 }
+
+const isFdLimit = (e: unknown): boolean => errnoOf(e) === "EMFILE" || errnoOf(e) === "ENFILE";
