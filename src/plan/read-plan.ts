@@ -13,6 +13,7 @@ import { VERSION } from "../version.js";
 /** The newest plan format this gpuplan reads (`schema: gpuplan/plan@2`; it writes that one too). */
 const PLAN_FORMAT = 2;
 
+import { shellWord } from "../text/shell-word.js";
 import { fillDefaults } from "./plan-defaults.js";
 import { isPlanSchema } from "./plan-text.js";
 import { upgradePlan } from "./upgrade-plan.js";
@@ -67,7 +68,7 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
           (writer && writer !== VERSION ? `; it says gpuplan ${writer} wrote it, this is ${VERSION}` : ""),
         hint:
           writer && writer !== VERSION
-            ? `run it with gpuplan ${writer}, or compile it again with this one: gpuplan compile PIPELINE.yaml -o ${source.file}`
+            ? `run it with gpuplan ${writer}, or compile it again with this one: gpuplan compile PIPELINE.yaml -o ${shellWord(source.file)}`
             : "make one with gpuplan compile PIPELINE.yaml -o plan.json",
         file: source.file,
       }),

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
+import { shellWord } from "../text/shell-word.js";
 
 export type { RunListing } from "../schema-types/runs.js";
 
@@ -296,9 +297,4 @@ async function folderBytes(dir: string): Promise<number> {
     else total += (await lstat(path).catch(() => null))?.size ?? 0;
   }
   return total;
-}
-
-/** A word as a shell reads it back: quoted when it has anything but plain path characters. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }

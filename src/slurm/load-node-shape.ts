@@ -16,6 +16,7 @@ import { schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { parseSource, readSourceText } from "../source/source-file.js";
 import { displayText } from "../text/safe-text.js";
+import { shellWord } from "../text/shell-word.js";
 import { type NodeShape, nodeShape } from "./node-shape.js";
 
 export interface LoadedNodeShape {
@@ -45,7 +46,7 @@ export async function loadNodeShape(
             warning({
               code: "slurm-inventory-mismatch",
               message: `the plan was compiled against ${displayText(plan.inventory.label, 120)}, not against ${explicit}: its budgets may not fit these nodes`,
-              hint: `recompile for the node type: gpuplan compile PIPELINE --inventory ${explicit} -o PLAN`,
+              hint: `recompile for the node type: gpuplan compile PIPELINE --inventory ${shellWord(explicit)} -o PLAN`,
             }),
           ];
     return { node: nodeShape(loaded.inventory, `inventory ${explicit}`, loaded.slurm), problems };

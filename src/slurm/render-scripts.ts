@@ -5,8 +5,8 @@
  * on an `#SBATCH` line (read by sbatch, unquoted) was checked to be plain before it gets here.
  */
 import { displayText } from "../text/safe-text.js";
+import { shellWord } from "../text/shell-word.js";
 import type { JobArrayPlan } from "./job-arrays.js";
-import { shellQuote } from "./shell-quote.js";
 import { formatSlurmTime } from "./time-limit.js";
 
 export interface ScriptContext {
@@ -86,16 +86,16 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
     "set -euo pipefail",
     "",
     "# gpuplan as it was found at export time; set NODE and GPUPLAN to use another.",
-    `NODE=\${NODE:-${shellQuote(ctx.node)}}`,
-    `GPUPLAN=\${GPUPLAN:-${shellQuote(ctx.gpuplan)}}`,
+    `NODE=\${NODE:-${shellWord(ctx.node)}}`,
+    `GPUPLAN=\${GPUPLAN:-${shellWord(ctx.gpuplan)}}`,
     ...(ctx.taskOfRun
-      ? [`PLAN=${shellQuote(ctx.planFile)}`, `STARTED_DIR=${shellQuote(`${ctx.outDir}/started`)}`]
-      : [`EXPORTED_PLAN=${shellQuote(ctx.planFile)}`]),
+      ? [`PLAN=${shellWord(ctx.planFile)}`, `STARTED_DIR=${shellWord(`${ctx.outDir}/started`)}`]
+      : [`EXPORTED_PLAN=${shellWord(ctx.planFile)}`]),
     "",
     "# Array task i runs pipeline i of this list (the plan's order).",
     "PIPELINES=(",
     ...array.pipelines.map(
-      (p, i) => `  ${shellQuote(p)}${/^[\x20-\x7e]*$/.test(p) ? "" : `  # ${i}: ${comment(p)}`}`,
+      (p, i) => `  ${shellWord(p)}${/^[\x20-\x7e]*$/.test(p) ? "" : `  # ${i}: ${comment(p)}`}`,
     ),
     ")",
     'pipeline="${PIPELINES[$SLURM_ARRAY_TASK_ID]}"',
@@ -159,8 +159,8 @@ function runFolderLines(array: JobArrayPlan, ctx: ScriptContext): string[] {
     '  new="$RUN.$task.$$.new"',
     '  mkdir -p "$new/logs" "$new/slurm/events" "$new/slurm/journals" "$new/slurm/started" "$new/slurm/logs"',
     '  cp "$EXPORTED_PLAN" "$new/plan.json"',
-    `  printf '{"type":"run","run":"%s","startedAt":"%s",%s\\n' "$run_id" "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" ${shellQuote(header.slice(1))} > "$new/journal.jsonl"`,
-    `  printf '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"%s",%s]}\\n' "$SLURM_ARRAY_JOB_ID" ${shellQuote(jobs.slice(1))} > "$new/slurm/jobs.json"`,
+    `  printf '{"type":"run","run":"%s","startedAt":"%s",%s\\n' "$run_id" "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" ${shellWord(header.slice(1))} > "$new/journal.jsonl"`,
+    `  printf '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"%s",%s]}\\n' "$SLURM_ARRAY_JOB_ID" ${shellWord(jobs.slice(1))} > "$new/slurm/jobs.json"`,
     '  mv -T "$new" "$RUN" 2>/dev/null || rm -rf "$new"  # another task won: use its folder',
     "fi",
     'if [ ! -f "$RUN/journal.jsonl" ]; then',
@@ -184,7 +184,7 @@ export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContex
     "set -euo pipefail",
     'cd "$(dirname "$0")"',
     "mkdir -p logs",
-    `for script in ${scripts.map(shellQuote).join(" ")}; do`,
+    `for script in ${scripts.map(shellWord).join(" ")}; do`,
     '  if ! id=$(sbatch --parsable "$@" "$script"); then',
     '    echo "gpuplan: sbatch refused $script; the arrays submitted before it are in jobs.txt (scancel them to start over)" >&2',
     "    exit 1",

@@ -18,6 +18,7 @@ import { error, hasErrors, type Problem, sortProblems } from "../../problems/pro
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText, readStdinText } from "../../source/read-source-text.js";
 import { escapeText } from "../../text/safe-text.js";
+import { shellWord } from "../../text/shell-word.js";
 import { formatGithub } from "../../ui/problems/github.js";
 import { countLine, formatHuman } from "../../ui/problems/human.js";
 import { formatJson } from "../../ui/problems/json.js";
@@ -342,8 +343,9 @@ function recordedInventoryFile(check: string, relative: string): string {
 
 /** The compile flag that names an inventory choice, for hints. */
 function inventoryFlag(choice: InventoryChoice): string {
-  if (choice.file !== undefined) return ` --inventory ${choice.file}`;
-  if (choice.label.startsWith("target:")) return ` --target ${choice.label.slice("target:".length)}`;
+  if (choice.file !== undefined) return ` --inventory ${shellWord(choice.file)}`;
+  if (choice.label.startsWith("target:"))
+    return ` --target ${shellWord(choice.label.slice("target:".length))}`;
   return "";
 }
 
@@ -363,7 +365,7 @@ function checkProblem(check: string, current: string, planText: string, file: st
   return error({
     code: "stale-plan",
     message: `${check} is not what compile writes now: ${describeStaleness(current, planText)}`,
-    hint: `run: gpuplan compile ${file}${flag} -o ${check}${file === "-" ? " with the pipeline on stdin" : ""}`,
+    hint: `run: gpuplan compile ${shellWord(file)}${flag} -o ${shellWord(check)}${file === "-" ? " with the pipeline on stdin" : ""}`,
     file: check,
   });
 }

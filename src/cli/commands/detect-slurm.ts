@@ -12,6 +12,7 @@ import { readSlurmNodeTypes } from "../../slurm/read-cluster.js";
 import { slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { jsonText } from "../../text/json-text.js";
 import { escapeText } from "../../text/safe-text.js";
+import { shellWord } from "../../text/shell-word.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmNodeTypes } from "../../ui/slurm-node-types.js";
 import { writeErr, writeOut } from "../output.js";
@@ -81,7 +82,7 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
   }
   await writeUserFile(options.save, `${jsonText(chosen.inventory, 2)}\n`, "inventory");
   writeErr(
-    `gpuplan: wrote ${escapeText(options.save)}: node type ${escapeText(chosen.name)}, for gpuplan compile --inventory ${escapeText(options.save)}\n`,
+    `gpuplan: wrote ${escapeText(options.save)}: node type ${escapeText(chosen.name)}, for gpuplan compile --inventory ${escapeText(shellWord(options.save))}\n`,
   );
   return 0;
 }

@@ -12,6 +12,7 @@ import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import type { RunCommand } from "../../slurm/read-cluster.js";
 import { escapeText } from "../../text/safe-text.js";
+import { shellWord } from "../../text/shell-word.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { VERSION } from "../../version.js";
 import { writeErr, writeOut } from "../output.js";
@@ -103,6 +104,7 @@ export async function runOnSlurmCommand(
     // Job ids are what sbatch said; the run id may be the user's: outside text, escaped.
     const jobs = result.arrays.map((a) => escapeText(a.job));
     const run = escapeText(prepared.runId);
+    const runWord = escapeText(shellWord(prepared.runId));
     if (result.kind === "detached") {
       const report: GpuplanSlurmSubmission = {
         schema: "gpuplan/slurm-submit@1",
@@ -114,7 +116,7 @@ export async function runOnSlurmCommand(
         options.ui === "json"
           ? `${JSON.stringify(report, null, 2)}\n`
           : `${run} submitted as Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (${submission.submitted.length} pipelines)\n` +
-              `  watch: gpuplan status ${run}    resume what did not complete: gpuplan run --resume ${run} --executor slurm\n`,
+              `  watch: gpuplan status ${runWord}    resume what did not complete: gpuplan run --resume ${runWord} --executor slurm\n`,
       );
       return EXIT.ok;
     }
@@ -144,6 +146,6 @@ async function refuseWhileActive(prepared: PreparedRun, slurm: RunCommand): Prom
       .map((p) => `${p.job} ${p.slurmState}`)
       .join(", ")}${active.length > 5 ? ", …" : ""})`,
     "slurm-run-active",
-    `wait for them (gpuplan status ${prepared.runId}), or scancel ${[...new Set(active.map((p) => p.job!.split("_")[0]))].join(" ")}, then resume`,
+    `wait for them (gpuplan status ${shellWord(prepared.runId)}), or scancel ${[...new Set(active.map((p) => p.job!.split("_")[0]))].join(" ")}, then resume`,
   );
 }

@@ -12,6 +12,7 @@ import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
 import type { Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText, type SourceFile } from "../../source/read-source-text.js";
+import { shellWord } from "../../text/shell-word.js";
 
 export interface RunInput {
   kind: "plan" | "pipeline";
@@ -65,7 +66,7 @@ export async function loadRunInput(
       inventory,
       problems: result.problems,
       sources: result.sources,
-      recompile: `gpuplan run ${file} compiles it again`,
+      recompile: `gpuplan run ${shellWord(file)} compiles it again`,
     };
   }
   const checked = await checkPlan(parsed);
@@ -84,18 +85,22 @@ export async function loadRunInput(
     baseDir: dirname(pipeline),
     problems: [],
     ...((data as { schema?: unknown }).schema === PLAN_SCHEMA && { text }),
-    recompile: `gpuplan compile ${relative(cwd, pipeline) || pipeline}${inventoryFlag(plan, file, cwd)} -o ${file}`,
-    recompileHere: `gpuplan compile ${relative(cwd, pipeline) || pipeline} -o ${file}`,
+    recompile: `gpuplan compile ${shellWord(relative(cwd, pipeline) || pipeline)}${inventoryFlag(plan, file, cwd)} -o ${shellWord(file)}`,
+    recompileHere: `gpuplan compile ${shellWord(relative(cwd, pipeline) || pipeline)} -o ${shellWord(file)}`,
   };
 }
 
-/** The flag that made the plan's inventory (`detect`: none, compile detects again). */
+/**
+ * The flag that made the plan's inventory (`detect`: none, compile detects again). Its value and
+ * the paths beside it come from the plan's text (a hand edit can put anything there): each is one
+ * shell word, so a pasted hint never runs what a plan says.
+ */
 function inventoryFlag(plan: GpuplanPlan, planFile: string, cwd: string): string {
   const label = plan.inventory.label;
-  if (label.startsWith("target:")) return ` --target ${label.slice("target:".length)}`;
+  if (label.startsWith("target:")) return ` --target ${shellWord(label.slice("target:".length))}`;
   if (!label.startsWith("file:")) return "";
   const inventory = resolvePlanPath(label.slice("file:".length), planFile, cwd);
-  return ` --inventory ${relative(cwd, inventory) || inventory}`;
+  return ` --inventory ${shellWord(relative(cwd, inventory) || inventory)}`;
 }
 
 /** Whether plan data (not yet checked) names any GPU: a registry with entries. */

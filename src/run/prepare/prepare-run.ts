@@ -12,6 +12,7 @@ import { UsageError } from "../../problems/errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/source-file.js";
+import { shellWord } from "../../text/shell-word.js";
 import { type JournalStart, RUNS_DIR } from "../record/journal.js";
 import type { RunLock } from "../record/run-lock.js";
 import { makeRunId } from "./run-id.js";
@@ -114,7 +115,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     run = { ...rest, resumed: true };
     startedWith = pipelines;
     file ??= join(resumed.runDir, "plan.json");
-    recompile = `gpuplan run ${file} (a new run)`;
+    recompile = `gpuplan run ${shellWord(file)} (a new run)`;
   } else {
     if (file === undefined)
       throw new UsageError(

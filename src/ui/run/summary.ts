@@ -3,6 +3,7 @@
 import type { StepFailure } from "../../run/outcome/run-tally.js";
 import type { OverReservation } from "../../schema-types/run-events.js";
 import { escapeText } from "../../text/safe-text.js";
+import { shellWord } from "../../text/shell-word.js";
 import { formatDuration } from "../../units/duration.js";
 import { formatSize } from "../../units/size.js";
 import { escapeOutputLine } from "../output-line.js";
@@ -52,7 +53,7 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
     );
   if (summary.interrupted) {
     lines.push("");
-    lines.push(`Resume with: gpuplan run --resume ${escapeText(summary.run)}`);
+    lines.push(`Resume with: gpuplan run --resume ${escapeText(shellWord(summary.run))}`);
   }
   return `${lines.join("\n")}\n`;
 }
