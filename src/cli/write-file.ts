@@ -5,11 +5,17 @@
  * interrupted write used to leave a `.plan.json.PID.HEX.tmp` of tens of MB behind.
  */
 import { rmSync } from "node:fs";
-import { type Content, type WriteMode, writeFileAtomic } from "../plan/write-atomic.js";
+import { type Content, type PathChoice, type WriteMode, writeFileAtomic } from "../plan/write-atomic.js";
 
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-export async function writeUserFile(path: string, text: Content, what?: string): Promise<WriteMode> {
+/** `choice`: "chosen" when gpuplan picked the path itself (a link there is replaced, not followed). */
+export async function writeUserFile(
+  path: string,
+  text: Content,
+  what?: string,
+  choice: PathChoice = "named",
+): Promise<WriteMode> {
   let tmp: string | null = null;
   const handlers = STOP_SIGNALS.map((signal) => {
     const handler = () => {
@@ -24,9 +30,15 @@ export async function writeUserFile(path: string, text: Content, what?: string):
     for (const [signal, handler] of handlers) process.off(signal, handler);
   };
   try {
-    return await writeFileAtomic(path, text, what, (t) => {
-      tmp = t;
-    });
+    return await writeFileAtomic(
+      path,
+      text,
+      what,
+      (t) => {
+        tmp = t;
+      },
+      choice,
+    );
   } finally {
     forget();
   }

@@ -7,6 +7,12 @@
  * device node), a descriptor link (`/dev/stdout`, `/dev/fd/N`) writes to that descriptor, and a
  * directory, block device or socket is refused. A symbolic link is followed and its target
  * replaced. Every failure is a UsageError naming the path (file-errors.ts).
+ *
+ * That is for a path the user named. A path gpuplan chose itself (a report's default
+ * `<run>/report.html`, the files of an export folder, a Slurm run's records) is never followed:
+ * whatever sits there but a directory — a link, a FIFO, a device — is replaced by a regular file.
+ * Someone who can write in a run folder could otherwise plant `report.html -> ~/.bashrc` and have
+ * the next `gpuplan report` overwrite the link's target; rename(2) replaces the link itself.
  */
 import { constants, type Stats, writeSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -26,27 +32,31 @@ const fsp = () => process.getBuiltinModule("node:fs/promises");
 
 const piecesOf = (content: Content): Iterable<string> => (typeof content === "string" ? [content] : content);
 
+/** Who named the path: the user (`-o FILE`: links followed), or gpuplan itself (never followed). */
+export type PathChoice = "named" | "chosen";
+
 /** Linux follows at most 40 links in a path; a longer chain is a loop. */
 const MAX_LINKS = 40;
 
-/**
- * Write `text` to `path` for the user (see the header). `what` names the file in errors ("plan").
- * Resolves with how it was written.
- */
 /**
  * Told the temporary file's path before it is created, and null once it is renamed or removed:
  * whoever handles Ctrl-C (the CLI) removes it if the process is stopped in between.
  */
 export type TempFileWatcher = (tmp: string | null) => void;
 
+/**
+ * Write `text` to `path` for the user (see the header). `what` names the file in errors ("plan").
+ * `choice`: whether the user named the path or gpuplan chose it. Resolves with how it was written.
+ */
 export async function writeFileAtomic(
   path: string,
   text: Content,
   what = "file",
   onTemp?: TempFileWatcher,
+  choice: PathChoice = "named",
 ): Promise<WriteMode> {
   try {
-    const target = await resolveTarget(path);
+    const target = choice === "chosen" ? await ownTarget(path) : await resolveTarget(path);
     if (target.kind === "fd") {
       await writeToDescriptor(target.fd, text);
       return "stream";
@@ -58,6 +68,11 @@ export async function writeFileAtomic(
     }
     if (st.isFile()) {
       await replaceAtomically(target.path, text, st, onTemp);
+      return "replaced";
+    }
+    // Planted where gpuplan writes its own file: replaced, its mode and owner not taken over.
+    if (choice === "chosen" && !st.isDirectory()) {
+      await replaceAtomically(target.path, text, null, onTemp);
       return "replaced";
     }
     if (st.isFIFO() || st.isCharacterDevice()) {
@@ -90,6 +105,18 @@ async function resolveTarget(path: string): Promise<Target> {
     current = resolve(dirname(current), await fsp().readlink(current));
   }
   throw Object.assign(new Error("too many symbolic links"), { code: "ELOOP" });
+}
+
+/** A path gpuplan chose: what is there itself (lstat), a link included, never what it points to. */
+async function ownTarget(path: string): Promise<Target> {
+  const current = resolve(path);
+  const st = await fsp()
+    .lstat(current)
+    .catch((e: unknown) => {
+      if (errnoOf(e) === "ENOENT") return null;
+      throw e;
+    });
+  return { kind: "path", path: current, stats: st };
 }
 
 /**

@@ -112,6 +112,41 @@ describe("symbolic links", () => {
   });
 });
 
+describe("a path gpuplan chose itself (a report's default <run>/report.html) is never followed", () => {
+  it("a planted link is replaced by the file; its target is untouched", async () => {
+    const victim = join(t.dir, "victim");
+    writeFileSync(victim, "precious\n");
+    chmodSync(victim, 0o600);
+    const path = join(t.dir, "report.html");
+    symlinkSync(victim, path);
+    expect(await writeFileAtomic(path, "<html>\n", "report", undefined, "chosen")).toBe("replaced");
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(lstatSync(path).isFile()).toBe(true);
+    expect(readFileSync(path, "utf8")).toBe("<html>\n");
+    // A new file's mode, not the link target's.
+    expect(statSync(path).mode & 0o777).not.toBe(0o600);
+    // A dangling link creates nothing where it points.
+    symlinkSync(join(t.dir, "made"), join(t.dir, "dangling"));
+    expect(await writeFileAtomic(join(t.dir, "dangling"), "x\n", "report", undefined, "chosen")).toBe(
+      "replaced",
+    );
+    expect(readdirSync(t.dir).includes("made")).toBe(false);
+    expect(leftovers(t.dir)).toEqual([]);
+  });
+
+  it("a planted FIFO is replaced, never opened (no reader: no hang); a directory is still refused", async () => {
+    const fifo = join(t.dir, "report.html");
+    expect(spawnSync("mknod", [fifo, "p"]).status).toBe(0);
+    expect(await writeFileAtomic(fifo, "<html>\n", "report", undefined, "chosen")).toBe("replaced");
+    expect(lstatSync(fifo).isFile()).toBe(true);
+    mkdirSync(join(t.dir, "dir"));
+    const e = await writeFileAtomic(join(t.dir, "dir"), "x", "report", undefined, "chosen").catch(
+      (x: unknown) => x,
+    );
+    expect(e).toBeInstanceOf(UsageError);
+  });
+});
+
 describe("things that are not regular files are never replaced", () => {
   it("a FIFO is written to as a stream: its reader gets the text, the FIFO stays", async () => {
     const fifo = join(t.dir, "fifo");

@@ -1,8 +1,9 @@
 // `gpuplan report` through the built CLI: the newest run by default, stdout when piped, a plan
 // file, what it says when there is nothing to report on, and that `--help` and `compile` never
 // load the report's code.
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { gpuplan, hasCrashed, loadedModules, ROOT, tempDir } from "../helpers/cli.js";
@@ -17,6 +18,18 @@ const temp = () => {
   cleanups.push(t.cleanup);
   return t.dir;
 };
+const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
+
+/** gpuplan with stdout on a pseudo-terminal (util-linux `script`), where report writes to its default path. */
+function onTerminal(args: string[], cwd: string) {
+  const quoted = [process.execPath, join(ROOT, "bin/gpuplan.js"), ...args].map((a) => `'${a}'`).join(" ");
+  return spawnSync("script", ["-qec", quoted, "/dev/null"], {
+    cwd,
+    encoding: "utf8",
+    timeout: 30_000,
+    env: { ...process.env, ...NO_GPU },
+  });
+}
 
 describe("gpuplan report (CLI)", () => {
   it("reports the newest run on stdout when piped, and says what it wrote on stderr", () => {
@@ -72,6 +85,40 @@ describe("gpuplan report (CLI)", () => {
     const format = gpuplan(["report", "--format", "pdf"], { cwd, env: NO_GPU });
     expect(format.exitCode).toBe(2);
   });
+
+  it.skipIf(!hasScript)(
+    "on a terminal, a link planted at the default output (the run's report.html, a plan's .html) is replaced, its target untouched",
+    () => {
+      const cwd = temp();
+      const runDir = runCpuExample(cwd);
+      const victim = join(cwd, "victim");
+      writeFileSync(victim, "precious\n");
+      symlinkSync(victim, join(runDir, "report.html"));
+      const r = onTerminal(["report", basename(runDir)], cwd);
+      expect(r.status, r.stdout).toBe(0);
+      expect(readFileSync(victim, "utf8")).toBe("precious\n");
+      expect(lstatSync(join(runDir, "report.html")).isFile()).toBe(true);
+      expect(readFileSync(join(runDir, "report.html"), "utf8")).toMatch(/^<!doctype html>/);
+
+      mkdirSync(join(cwd, "plans"));
+      const compiled = gpuplan(
+        ["compile", join(ROOT, "examples/hello-cpu.yaml"), "--target", "cpu-only", "-o", "plans/p.json"],
+        { cwd, env: NO_GPU },
+      );
+      expect(compiled.exitCode, compiled.stderr).toBe(0);
+      symlinkSync("../victim", join(cwd, "plans/p.html"));
+      const p = onTerminal(["report", "plans/p.json"], cwd);
+      expect(p.status, p.stdout).toBe(0);
+      expect(readFileSync(victim, "utf8")).toBe("precious\n");
+      expect(lstatSync(join(cwd, "plans/p.html")).isFile()).toBe(true);
+      // An explicit -o still follows a link: the user named it.
+      symlinkSync(victim, join(cwd, "mine.html"));
+      const o = gpuplan(["report", basename(runDir), "-o", "mine.html"], { cwd, env: NO_GPU });
+      expect(o.exitCode, o.stderr).toBe(0);
+      expect(readFileSync(victim, "utf8")).toMatch(/^<!doctype html>/);
+    },
+    60_000,
+  );
 
   it("is not loaded by --help or compile", () => {
     const bundle = join(fileURLToPath(new URL("../..", import.meta.url)), "dist/bundle");

@@ -1,6 +1,16 @@
 // `gpuplan export` as a command (no cluster needed): where the node type comes from, bad flags and
 // bad plans as clear errors, nothing written on errors, and no heavy modules loaded.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -113,6 +123,19 @@ describe("gpuplan export --to slurm", () => {
     const forced = run(["export", "plan.json", "--to", "slurm", "-o", "full", "--force"]);
     expect(forced.exitCode, forced.stderr).toBe(0);
     expect(readFileSync(join(dir, "full/keep.txt"), "utf8")).toBe("mine");
+  });
+
+  it("--force over a folder with links planted at gpuplan's file names replaces the links, never their targets", () => {
+    mkdirSync(join(dir, "planted"));
+    writeFileSync(join(dir, "victim.txt"), "precious\n");
+    for (const name of ["submit.sh", "plan.json"]) symlinkSync("../victim.txt", join(dir, "planted", name));
+    const r = run(["export", "plan.json", "--to", "slurm", "-o", "planted", "--force"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(join(dir, "victim.txt"), "utf8")).toBe("precious\n");
+    expect(statSync(join(dir, "victim.txt")).mode & 0o111).toBe(0);
+    for (const name of ["submit.sh", "plan.json"])
+      expect(lstatSync(join(dir, "planted", name)).isFile()).toBe(true);
+    expect(statSync(join(dir, "planted/submit.sh")).mode & 0o111).not.toBe(0);
   });
 
   it("a file that is not a plan is a usage error, never a stack trace", () => {

@@ -79,10 +79,11 @@ export default async function exportPlan(planFile: string, options: ExportOption
       throw fileError(e, join(outDir, "logs"), "write", "folder");
     });
     // The tasks run this copy: what was exported is what runs, even if plan.json changes later.
-    await writeUserFile(join(outDir, "plan.json"), text);
+    // The names in the folder are gpuplan's: a link planted in a --force'd folder is replaced, not followed.
+    await writeUserFile(join(outDir, "plan.json"), text, "file", "chosen");
     for (const f of result.files) {
       const path = join(outDir, f.name);
-      await writeUserFile(path, f.text);
+      await writeUserFile(path, f.text, "file", "chosen");
       if (f.executable) await chmod(path, 0o755);
     }
   }

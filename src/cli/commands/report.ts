@@ -49,7 +49,8 @@ export default async function report(target: string | undefined, options: Report
   const ext = options.format === "trace" ? ".trace.json" : ".html";
   const output = options.output ?? (process.stdout.isTTY ? `${home}${ext}` : "-");
   if (output === "-") writeOut(text);
-  else await writeUserFile(output, text);
+  // A default path is gpuplan's choice, in a folder others may write to: a link there is replaced, not followed.
+  else await writeUserFile(output, text, "report", options.output === undefined ? "chosen" : "named");
   const h = model.header;
   const what =
     h.kind === "run"

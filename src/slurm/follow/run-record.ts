@@ -90,7 +90,13 @@ function isSlurmRecord(data: unknown): data is SlurmRunRecord {
 export async function recordArrays(runDir: string, arrays: readonly SubmittedArray[]): Promise<void> {
   const record = await readSlurmRecord(runDir);
   record.arrays.push(...arrays);
-  await writeFileAtomic(jobsFile(runDir), `${JSON.stringify(record, null, 2)}\n`);
+  await writeFileAtomic(
+    jobsFile(runDir),
+    `${JSON.stringify(record, null, 2)}\n`,
+    "file",
+    undefined,
+    "chosen",
+  );
 }
 
 /** The marker a task wrote when it started: `HOST GPUS`, or null while there is none. */

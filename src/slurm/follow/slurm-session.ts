@@ -134,7 +134,7 @@ async function submitAndFollow(
     }
     for (const f of submission.export.files) {
       const path = join(slurmDir(runDir), f.name);
-      await writeFileAtomic(path, f.text);
+      await writeFileAtomic(path, f.text, "file", undefined, "chosen");
     }
     const arrays = await submitArrays(submission, options.slurm);
     await recordArrays(runDir, arrays);
@@ -297,5 +297,5 @@ async function sortEvents(path: string): Promise<void> {
   const sorted = lines
     .map((l, i) => ({ l, i, t: ts(l) }))
     .sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.i - b.i));
-  await writeFileAtomic(path, `${sorted.map((s) => s.l).join("\n")}\n`);
+  await writeFileAtomic(path, `${sorted.map((s) => s.l).join("\n")}\n`, "file", undefined, "chosen");
 }
