@@ -4,16 +4,19 @@
  * schemas/run-events.schema.json; what is not is counted and said, never trusted), and the last
  * lines of each attempt's stderr. Nothing here is trusted for display: the renderers escape it.
  * A folder that is damaged (a missing plan, a torn line, a FIFO where a file should be) still
- * gives a report of what could be read, with notes saying what could not.
+ * gives a report of what could be read, with notes saying what could not. Files are read only
+ * when they are regular files inside the folder, never through a link (open-in-folder.ts).
  */
-import { open, readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
-import { readPlanFile } from "../plan/read-plan.js";
+import { checkPlan, parsePlanText } from "../plan/read-plan.js";
 import { UsageError } from "../problems/errors.js";
 import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
+import { MAX_SOURCE_BYTES } from "../source/read-source-text.js";
 import { attemptKey } from "./attempts.js";
+import { openInFolder, realFolder } from "./open-in-folder.js";
 
 /** The journal's first line: what the run was started from. */
 interface RunHeader {
@@ -97,33 +100,34 @@ export async function readRunHead(runDir: string): Promise<RunHead> {
 export async function readRunEvents(head: RunHead): Promise<RunFolder> {
   const notes = [...head.notes];
   const { events, firstBadLine } = await readEvents(head.runDir, notes);
-  const stderrTails = await readStderrTails(head.runDir, events);
+  const stderrTails = await readStderrTails(head.runDir, events, notes);
   return { ...head, events, stderrTails, notes, firstBadEventLine: firstBadLine };
 }
 
-/** A regular file's text, or null with a note (missing, a directory, a FIFO that would block). */
-async function readRegularFile(path: string, what: string, notes: string[], limit = Infinity) {
-  const info = await stat(path).catch((e: NodeJS.ErrnoException) => e);
-  if (info instanceof Error) {
-    notes.push(`${what}: ${info.code === "ENOENT" ? "missing" : (info.code ?? info.message)}`);
+/** A regular file's text in the run folder, or null with a note (missing, a link, a directory, a FIFO). */
+async function readRegularFile(runDir: string, name: string, notes: string[], limit = MAX_SOURCE_BYTES) {
+  const opened = await openInFolder(await realFolder(runDir), join(runDir, name));
+  if ("refused" in opened) {
+    notes.push(`${name}: ${opened.refused}`);
     return null;
   }
-  if (!info.isFile()) {
-    notes.push(`${what}: not a regular file`);
+  const { handle, size } = opened;
+  try {
+    if (size > limit) {
+      notes.push(`${name}: ${size} bytes, more than a report reads (${limit})`);
+      return null;
+    }
+    return await handle.readFile("utf8");
+  } catch (e) {
+    notes.push(`${name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     return null;
+  } finally {
+    await handle.close().catch(() => undefined);
   }
-  if (info.size > limit) {
-    notes.push(`${what}: ${info.size} bytes, more than a report reads (${limit})`);
-    return null;
-  }
-  return readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
-    notes.push(`${what}: ${e.code ?? e.message}`);
-    return null;
-  });
 }
 
 async function readHeader(runDir: string, notes: string[]): Promise<RunHeader | null> {
-  const text = await readRegularFile(join(runDir, "journal.jsonl"), "journal.jsonl", notes);
+  const text = await readRegularFile(runDir, "journal.jsonl", notes);
   if (text === null) return null;
   const first = text.slice(0, text.indexOf("\n") >>> 0);
   try {
@@ -146,14 +150,14 @@ async function readHeader(runDir: string, notes: string[]): Promise<RunHeader | 
 }
 
 async function readRunPlan(runDir: string, notes: string[]): Promise<GpuplanPlan | null> {
-  const path = join(runDir, "plan.json");
-  const info = await stat(path).catch(() => null);
-  if (!info?.isFile()) {
-    notes.push("plan.json: missing or not a file; estimates and GPUs are unknown");
+  const planNotes: string[] = [];
+  const text = await readRegularFile(runDir, "plan.json", planNotes);
+  if (text === null) {
+    notes.push(`${planNotes[0] ?? "plan.json: not read"}; estimates and GPUs are unknown`);
     return null;
   }
   try {
-    const checked = await readPlanFile(path);
+    const checked = await checkPlan(await parsePlanText(join(runDir, "plan.json"), text));
     if (checked.plan) return checked.plan;
     notes.push(`plan.json: ${checked.problems[0]?.message ?? "not a plan"}; estimates and GPUs are unknown`);
   } catch (e) {
@@ -166,7 +170,7 @@ async function readEvents(
   runDir: string,
   notes: string[],
 ): Promise<{ events: RunEvent[]; firstBadLine: number | null }> {
-  const text = await readRegularFile(join(runDir, "events.jsonl"), "events.jsonl", notes, MAX_EVENTS_BYTES);
+  const text = await readRegularFile(runDir, "events.jsonl", notes, MAX_EVENTS_BYTES);
   if (text === null) return { events: [], firstBadLine: null };
   const { default: validate } = await import("../generated/run-events-validator.js");
   const events: RunEvent[] = [];
@@ -214,8 +218,14 @@ function logInFolder(runDir: string, path: string): string {
   return at >= 0 ? join(runDir, ...rel.slice(at)) : join(runDir, "logs", basename(path));
 }
 
-async function readStderrTails(runDir: string, events: readonly RunEvent[]): Promise<Map<string, string[]>> {
+async function readStderrTails(
+  runDir: string,
+  events: readonly RunEvent[],
+  notes: string[],
+): Promise<Map<string, string[]>> {
   const tails = new Map<string, string[]>();
+  const folder = await realFolder(runDir);
+  const refused: string[] = [];
   let budget = OK_TAILS_BUDGET;
   for (const e of events) {
     if (e.event !== "gpu.step.end") continue;
@@ -226,30 +236,41 @@ async function readStderrTails(runDir: string, events: readonly RunEvent[]): Pro
     }
     const file = e.stderrPath ?? e.logPath;
     if (!file || budget <= 0) continue;
-    const lines = await lastLines(
-      logInFolder(runDir, file),
-      e.status === "ok" ? OK_TAIL_LINES : FAILED_TAIL_LINES,
-    );
+    const path = logInFolder(runDir, file);
+    const lines = await lastLines(folder, path, e.status === "ok" ? OK_TAIL_LINES : FAILED_TAIL_LINES);
+    if (typeof lines === "string") {
+      refused.push(`${relative(runDir, path)} (${lines})`);
+      continue;
+    }
     if (lines.length === 0) continue;
     if (e.status === "ok") budget -= lines.reduce((n, l) => n + l.length, 0);
     tails.set(key, lines);
   }
+  // One note, however many: a folder of planted links must not make a page of notes.
+  if (refused.length > 0)
+    notes.push(
+      `logs: ${refused.length} log file(s) not read, their last lines not shown: ${refused[0]}${refused.length > 1 ? `, and ${refused.length - 1} more` : ""}`,
+    );
   return tails;
 }
 
-/** The last `n` lines of a regular file (read from its last few KiB); none when it cannot be read. */
-async function lastLines(path: string, n: number): Promise<string[]> {
-  const info = await stat(path).catch(() => null);
-  if (!info?.isFile() || info.size === 0) return [];
-  const handle = await open(path, "r").catch(() => null);
-  if (!handle) return [];
+/**
+ * The last `n` lines of a log in the run folder (read from its last few KiB); none when it is
+ * missing or empty; why not, when it could not be opened as a regular file inside the folder.
+ */
+async function lastLines(folder: string, path: string, n: number): Promise<string[] | string> {
+  const opened = await openInFolder(folder, path);
+  // A step that wrote nothing has no log: nothing to say. Anything else is said.
+  if ("refused" in opened) return opened.refused === "missing" ? [] : opened.refused;
+  const { handle, size } = opened;
   try {
-    const length = Math.min(TAIL_BYTES, info.size);
+    if (size === 0) return [];
+    const length = Math.min(TAIL_BYTES, size);
     const buffer = Buffer.alloc(length);
-    await handle.read(buffer, 0, length, info.size - length);
+    await handle.read(buffer, 0, length, size - length);
     const lines = buffer.toString("utf8").split("\n");
     // The first line is cut unless the read started at the file's beginning.
-    if (length < info.size) lines.shift();
+    if (length < size) lines.shift();
     return lines
       .filter((l) => l.trim() !== "")
       .slice(-n)
@@ -257,7 +278,7 @@ async function lastLines(path: string, n: number): Promise<string[]> {
   } catch {
     return [];
   } finally {
-    await handle.close();
+    await handle.close().catch(() => undefined);
   }
 }
 

@@ -1,7 +1,7 @@
 // Reading a run folder for a report (src/report/run-folder.ts): the newest run by default, and a
 // damaged folder read as far as it can be, with notes, never a crash or a hang.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/problems/errors.js";
@@ -100,5 +100,78 @@ describe("reading a run folder", () => {
     // Colour codes left out, other control characters shown as such.
     expect(folder.stderrTails.get("a\u0000ok\u00001")).toEqual(["two", "three\ufffd"]);
     expect(folder.stderrTails.get("a\u0000bad\u00001")).toEqual([`${"x".repeat(300)}…`, "ValueError"]);
+  });
+
+  it("never reads a log, the logs folder or a run file through a link, nor a FIFO swapped in for a log; says so in one note", async () => {
+    const root = temp();
+    const secret = join(root, "key");
+    writeFileSync(secret, "-----BEGIN KEY-----\nSECRET-LINE\n-----END KEY-----\n");
+    const step = (name: string, t: number) => [
+      [t, { ...start("a", name, "cpu"), stderrPath: `.gpuplan/runs/r/logs/a@${name}.err.log` }],
+      [t + 1, end("a", name, "cpu", 1, "ok", 1, { stderrPath: `.gpuplan/runs/r/logs/a@${name}.err.log` })],
+    ];
+    const evs = events([
+      [0, runStart(["a"])],
+      ...(step("linked", 1) as [number, Record<string, unknown>][]),
+      ...(step("fifo", 3) as [number, Record<string, unknown>][]),
+      ...(step("plain", 5) as [number, Record<string, unknown>][]),
+    ]);
+    const dir = join(root, "run");
+    mkdirSync(join(dir, "logs"), { recursive: true });
+    writeFileSync(join(dir, "events.jsonl"), lines(evs));
+    symlinkSync(secret, join(dir, "logs/a@linked.err.log"));
+    execFileSync("mkfifo", [join(dir, "logs/a@fifo.err.log")]);
+    writeFileSync(join(dir, "logs/a@plain.err.log"), "fine\n");
+    const folder = await readRunFolder(dir);
+    expect(JSON.stringify([...folder.stderrTails])).not.toContain("SECRET");
+    expect(folder.stderrTails.get("a\u0000plain\u00001")).toEqual(["fine"]);
+    expect(folder.notes).toContain(
+      "logs: 2 log file(s) not read, their last lines not shown: logs/a@linked.err.log (a symbolic link, which a report does not follow), and 1 more",
+    );
+
+    // The logs folder itself a link to a folder outside the run: its files are not the run's.
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, "a@plain.err.log"), "SECRET-LINE\n");
+    rmSync(join(dir, "logs"), { recursive: true });
+    symlinkSync(elsewhere, join(dir, "logs"));
+    const linkedDir = await readRunFolder(dir);
+    expect(JSON.stringify([...linkedDir.stderrTails])).not.toContain("SECRET");
+    expect(linkedDir.notes.join("\n")).toContain("outside the run folder");
+
+    // events.jsonl and journal.jsonl as links: not read, said.
+    const copy = join(root, "copy");
+    mkdirSync(copy);
+    symlinkSync(join(dir, "events.jsonl"), join(copy, "events.jsonl"));
+    symlinkSync(secret, join(copy, "journal.jsonl"));
+    const linked = await readRunFolder(copy);
+    expect(linked.events).toEqual([]);
+    expect(linked.notes).toEqual(
+      expect.arrayContaining([
+        "events.jsonl: a symbolic link, which a report does not follow",
+        "journal.jsonl: a symbolic link, which a report does not follow",
+      ]),
+    );
+  });
+
+  it("reads a run folder named through a link (the folder itself may be one)", async () => {
+    const root = temp();
+    const dir = join(root, "real");
+    mkdirSync(join(dir, "logs"), { recursive: true });
+    writeFileSync(
+      join(dir, "events.jsonl"),
+      lines(
+        events([
+          [0, runStart(["a"])],
+          [1, { ...start("a", "s", "cpu"), stderrPath: "logs/a@s.err.log" }],
+          [2, end("a", "s", "cpu", 1, "ok", 1, { stderrPath: "logs/a@s.err.log" })],
+        ]),
+      ),
+    );
+    writeFileSync(join(dir, "logs/a@s.err.log"), "hello\n");
+    symlinkSync(dir, join(root, "alias"));
+    const folder = await readRunFolder(join(root, "alias"));
+    expect(folder.events.length).toBe(3);
+    expect(folder.stderrTails.get("a\u0000s\u00001")).toEqual(["hello"]);
   });
 });
