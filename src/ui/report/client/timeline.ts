@@ -5,6 +5,7 @@
  */
 import type { ReportModel } from "../../../report/model.js";
 import { dur, esc } from "./text.js";
+import { ticks } from "./ticks.js";
 
 export const LANE_H = 18;
 const QUEUE_H = 16;
@@ -159,20 +160,13 @@ export function timelineSvg(model: ReportModel, L: Layout): string {
   return out.join("");
 }
 
-/** Ticks at a round step that gives ~one every 90 px. */
+/** Ticks at a round step that gives ~one every 90 px, a bounded number of them (ticks.ts). */
 function axisSvg(model: ReportModel, L: Layout): string {
-  const span = Math.max(1, model.axis.spanMs);
-  const per = (span / Math.max(1, L.width)) * 90;
-  const steps = [
-    1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5,
-    72e5, 144e5, 288e5, 864e5,
-  ];
-  const step = steps.find((s) => s >= per) ?? 864e5;
   const out: string[] = [
     `<g class="axis"><line x1="0" x2="${L.width}" y1="${AXIS_H - 1}" y2="${AXIS_H - 1}"/>`,
   ];
   const breaks = model.axis.breaks.map((b) => L.x(b.at));
-  for (let t = 0; t <= span; t += step) {
+  for (const t of ticks(model.axis.spanMs, L.width)) {
     const x = L.x(t);
     out.push(
       `<line class="tick" x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${AXIS_H - 5}" y2="${L.height}"/>`,
