@@ -37,6 +37,8 @@ export interface RunFolder {
   notes: string[];
   /** The first line of events.jsonl that is not a run event (1-based), or null. */
   firstBadEventLine: number | null;
+  /** When the events were read (epoch ms): no event can have happened later. */
+  readAtMs?: number;
 }
 
 /** Bigger files are refused rather than read into memory (a run of 100,000 steps writes ~200 MB). */
@@ -99,9 +101,10 @@ export async function readRunHead(runDir: string): Promise<RunHead> {
 /** The rest of the folder: its events (which may be hundreds of MB) and the failed steps' stderr tails. */
 export async function readRunEvents(head: RunHead): Promise<RunFolder> {
   const notes = [...head.notes];
+  const readAtMs = Date.now();
   const { events, firstBadLine } = await readEvents(head.runDir, notes);
   const stderrTails = await readStderrTails(head.runDir, events, notes);
-  return { ...head, events, stderrTails, notes, firstBadEventLine: firstBadLine };
+  return { ...head, events, stderrTails, notes, firstBadEventLine: firstBadLine, readAtMs };
 }
 
 /** A regular file's text in the run folder, or null with a note (missing, a link, a directory, a FIFO). */

@@ -12,15 +12,18 @@ import { assignLanes } from "./interval-lanes.js";
 import { memorySeries } from "./memory-series.js";
 import type { Bar, Counts, Hold, Lane, Outcome, Queue, ReportModel, Skip, StepRow, Wait } from "./model.js";
 import { gpuFacts, gpusOf, type IndexedStep, indexPlan, type PlanIndex, stepArgv } from "./plan-index.js";
+import { clampImplausibleTimes } from "./plausible-times.js";
 import type { RunFolder } from "./run-folder.js";
 
 const key2 = (a: string, b: string): string => `${a}\u0000${b}`;
 
 export function buildRunReport(folder: RunFolder): ReportModel {
-  const fold = foldRunEvents(folder.events);
+  const times = clampImplausibleTimes(folder.events, folder.readAtMs);
+  const fold = foldRunEvents(times.events);
   const axis = buildAxis(fold.sessions);
   const plan = folder.plan ? indexPlan(folder.plan) : null;
   const notes = [...folder.notes];
+  if (times.note) notes.push(times.note);
   if (folder.events.length === 0) notes.push("no events: nothing ran yet, or events.jsonl is missing");
 
   const selected = selectedPipelines(fold, folder, plan);

@@ -4,7 +4,7 @@
 // example and for a fake-GPU run with a retry, an OOM fallback, a failure and a resumed part; a
 // hostile run cannot inject script; a 5,000-step report stays small and renders in time.
 // Screenshots go to test-artifacts/ for a person to look at.
-import { statSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -194,6 +194,22 @@ pipelines:
     expect(details).toContain(`<b>not bold</b><script>document.title='pwned3'</script>`);
     expect(await count(page, "#details b:text('not bold')")).toBe(0);
     expect(await page.title()).toMatch(/^gpuplan report — run /);
+    await page.close();
+  }, 60_000);
+
+  it("one event stamped in the year 9999 neither stretches the timeline nor stalls the page", async () => {
+    const cwd = temp();
+    const runDir = runCpuExample(cwd);
+    const lines = readFileSync(join(runDir, "events.jsonl"), "utf8").split("\n");
+    const at = lines.findIndex((l) => l.includes('"event":"gpu.step.end"'));
+    lines[at] = lines[at]!.replace(/"ts":"[^"]+"/, '"ts":"9999-12-31T23:59:59.999Z"');
+    writeFileSync(join(runDir, "events.jsonl"), lines.join("\n"));
+    const file = report(cwd, []);
+    const page = await open(file);
+    // The run's own few seconds, a tick every 90 px or so — not one a day for 8,000 years.
+    expect(await count(page, ".tl-svg .tick")).toBeLessThan(40);
+    expect(await count(page, ".tl-svg .bar")).toBe(9);
+    expect(await page.locator("body").innerText()).toContain("outside their run session");
     await page.close();
   }, 60_000);
 

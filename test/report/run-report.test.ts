@@ -440,4 +440,45 @@ describe("run report model", () => {
     expect(model.rows[0]).toMatchObject({ estimateMs: null, argv: [], outcome: "ok" });
     expect(model.header.planMakespanMs).toBeNull();
   });
+
+  it("draws an event stamped far outside its session (year 9999, before the start, after the folder was read) at the time of the event before it, and says so", () => {
+    const far = (list: RunEvent[], i: number, ts: string) => list.map((e, j) => (j === i ? { ...e, ts } : e));
+    // An ended session: its run.end says how long it ran (6 ms).
+    const ended = events([
+      [0, runStart(["a"])],
+      [1, start("a", "s", "cpu")],
+      [3, end("a", "s", "cpu", 2)],
+      [4, start("a", "t", "cpu")],
+      [5, end("a", "t", "cpu", 1)],
+      [6, runEnd(6)],
+    ]);
+    const model = buildRunReport(folder(null, far(ended, 2, "9999-12-31T23:59:59.999Z")));
+    expect(model.axis.spanMs).toBe(6);
+    expect(model.header.endedAt).toBe("2026-11-23T10:00:00.006Z");
+    expect(model.bars.map((b) => [b.start, b.end])).toEqual([
+      [1, 1],
+      [4, 5],
+    ]);
+    expect(model.header.notes).toContain(
+      "events.jsonl: 1 event(s) have a time outside their run session and are drawn at the time of the event before them (the first: gpu.step.end of a/s at 9999-12-31T23:59:59.999Z)",
+    );
+    // Long before the run started: the same.
+    const early = buildRunReport(folder(null, far(ended, 3, "1970-01-01T00:00:00.000Z")));
+    expect(early.axis.spanMs).toBe(6);
+    expect(early.header.notes.join("\n")).toContain("1 event(s) have a time outside their run session");
+    // A session that never ended (killed): nothing can be later than the folder was read.
+    const killed = events([
+      [0, runStart(["a"])],
+      [1, start("a", "s", "cpu")],
+      [2, end("a", "s", "cpu", 1)],
+      [3, start("a", "t", "cpu")],
+    ]);
+    const readAtMs = Date.parse("2026-11-23T10:05:00.000Z");
+    const cut = buildRunReport({ ...folder(null, far(killed, 3, "2300-01-01T00:00:00.000Z")), readAtMs });
+    expect(cut.axis.spanMs).toBe(2);
+    // Plausible times are drawn as stamped: a run read the minute it ended has no note.
+    const fine = buildRunReport({ ...folder(null, ended), readAtMs });
+    expect(fine.axis.spanMs).toBe(6);
+    expect(fine.header.notes.join("\n")).not.toContain("outside their run session");
+  });
 });
