@@ -7,7 +7,7 @@
  * gives a report of what could be read, with notes saying what could not. Files are read only
  * when they are regular files inside the folder, never through a link (open-in-folder.ts).
  */
-import { readdir, stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
 import { checkPlan, parsePlanText } from "../plan/read-plan.js";
 import { UsageError } from "../problems/errors.js";
@@ -73,6 +73,27 @@ export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): P
     );
   }
   return dir;
+}
+
+/** What every run folder has at least one of, from its first moment. */
+const RUN_FILES = ["journal.jsonl", "plan.json", "events.jsonl"];
+
+/**
+ * Throws unless `dir` (found by findRunDir, `run` as named) is a run folder: one with none of a
+ * run's files (`report /etc`, `report .`, the runs folder itself) is not a run, and a report of it
+ * would be an empty page that looks like a run of 0 steps. A damaged run folder (a FIFO or a
+ * directory where a file should be) is still one: its report says what could not be read.
+ */
+export async function checkRunFolder(dir: string, run: string, runsDir = RUNS_DIR): Promise<void> {
+  for (const name of RUN_FILES) if (await lstat(join(dir, name)).catch(() => null)) return;
+  const holdsRuns = (await listRunIds(dir)).length > 0;
+  throw new UsageError(
+    `${run} is not a run folder: it has none of ${RUN_FILES.join(", ")}`,
+    "unknown-run",
+    holdsRuns
+      ? `it holds runs: name one of them (gpuplan runs lists them), or leave the run out for the newest`
+      : `name a run id or a run folder (${runsDir}/<id>); gpuplan runs lists the runs in ${runsDir}/`,
+  );
 }
 
 /** Run ids in the runs folder, oldest first (ids sort by their start time). */

@@ -82,6 +82,13 @@ describe("gpuplan report (CLI)", () => {
     expect(hasCrashed(notPlan)).toBe(false);
     expect(notPlan.exitCode).toBe(1);
     expect(notPlan.stderr).toContain("is not a gpuplan plan");
+    // A folder that is not a run: no empty "0 steps" page.
+    for (const folder of [".", "/etc"]) {
+      const notRun = gpuplan(["report", folder, "-o", "x.html"], { cwd, env: NO_GPU });
+      expect(notRun.exitCode, folder).toBe(2);
+      expect(notRun.stderr).toContain(`${folder} is not a run folder`);
+      expect(hasCrashed(notRun)).toBe(false);
+    }
     const format = gpuplan(["report", "--format", "pdf"], { cwd, env: NO_GPU });
     expect(format.exitCode).toBe(2);
   });

@@ -5,7 +5,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/problems/errors.js";
-import { findRunDir, readRunFolder } from "../../src/report/run-folder.js";
+import { checkRunFolder, findRunDir, readRunFolder } from "../../src/report/run-folder.js";
 import { tempDir } from "../helpers/cli.js";
 import { end, events, runStart, start } from "./helpers/events.js";
 
@@ -34,6 +34,33 @@ describe("finding a run", () => {
     );
     await expect(findRunDir("20990101T000000Z-ffffff", runs)).rejects.toMatchObject({ code: "unknown-run" });
     await expect(findRunDir(undefined, join(runs, "none"))).rejects.toBeInstanceOf(UsageError);
+  });
+
+  it("a folder with none of a run's files (the runs folder, any other folder, an empty run) is no run to report", async () => {
+    const root = temp();
+    const runs = join(root, "runs");
+    mkdirSync(join(runs, "20261123T100000Z-aaaaaa"), { recursive: true });
+    writeFileSync(join(runs, "20261123T100000Z-aaaaaa", "events.jsonl"), "");
+    mkdirSync(join(root, "other"));
+    writeFileSync(join(root, "other", "notes.txt"), "");
+    await expect(checkRunFolder(runs, runs, runs)).rejects.toMatchObject({
+      code: "unknown-run",
+      message: `${runs} is not a run folder: it has none of journal.jsonl, plan.json, events.jsonl`,
+      hint: expect.stringContaining("it holds runs: name one of them"),
+    });
+    await expect(checkRunFolder(join(root, "other"), "other", runs)).rejects.toMatchObject({
+      code: "unknown-run",
+      hint: expect.stringContaining("name a run id or a run folder"),
+    });
+    const empty = join(runs, "20261124T090000Z-bbbbbb");
+    mkdirSync(empty);
+    await expect(checkRunFolder(empty, "20261124T090000Z-bbbbbb", runs)).rejects.toMatchObject({
+      code: "unknown-run",
+    });
+    // A damaged run folder is still a run: its report says what could not be read.
+    execFileSync("mkfifo", [join(empty, "journal.jsonl")]);
+    await expect(checkRunFolder(empty, "20261124T090000Z-bbbbbb", runs)).resolves.toBeUndefined();
+    await expect(checkRunFolder(join(runs, "20261123T100000Z-aaaaaa"), "x", runs)).resolves.toBeUndefined();
   });
 });
 

@@ -9,7 +9,7 @@ import { readPlanFile } from "../../plan/read-plan.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import type { ReportModel } from "../../report/model.js";
 import { buildPlanReport } from "../../report/plan-report.js";
-import { findRunDir, readRunFolder } from "../../report/run-folder.js";
+import { checkRunFolder, findRunDir, readRunFolder } from "../../report/run-folder.js";
 import { buildRunReport } from "../../report/run-report.js";
 import { toChromeTrace } from "../../report/trace.js";
 import { escapeText } from "../../text/safe-text.js";
@@ -39,6 +39,7 @@ export default async function report(target: string | undefined, options: Report
     home = join(dirname(target), basename(target).replace(/\.json$/, ""));
   } else {
     const runDir = await findRunDir(target);
+    await checkRunFolder(runDir, target ?? runDir);
     model = buildRunReport(await readRunFolder(runDir));
     home = join(runDir, "report");
   }
