@@ -8,7 +8,7 @@
  * when they are regular files inside the folder, never through a link (open-in-folder.ts).
  */
 import { lstat, readdir, stat } from "node:fs/promises";
-import { basename, join, relative, sep } from "node:path";
+import { basename, join, relative, resolve, sep } from "node:path";
 import { checkPlan, parsePlanText } from "../plan/read-plan.js";
 import { UsageError } from "../problems/errors.js";
 import type { RunEvent } from "../run/record/events.js";
@@ -29,6 +29,8 @@ interface RunHeader {
 
 export interface RunFolder {
   runDir: string;
+  /** The run's id: its folder's name (what the user asked for), not what its journal says. */
+  id: string;
   header: RunHeader | null;
   plan: GpuplanPlan | null;
   events: RunEvent[];
@@ -110,13 +112,14 @@ export async function readRunFolder(runDir: string): Promise<RunFolder> {
 }
 
 /** What a run is (its journal's header and its plan), without its events: small, whatever the run's size. */
-export type RunHead = Pick<RunFolder, "runDir" | "header" | "plan" | "notes">;
+export type RunHead = Pick<RunFolder, "runDir" | "id" | "header" | "plan" | "notes">;
 
 export async function readRunHead(runDir: string): Promise<RunHead> {
   const notes: string[] = [];
   const header = await readHeader(runDir, notes);
   const plan = await readRunPlan(runDir, notes);
-  return { runDir, header, plan, notes };
+  // Resolved: `report .` from inside a run folder names the run, not ".".
+  return { runDir, id: basename(resolve(runDir)), header, plan, notes };
 }
 
 /** The rest of the folder: its events (which may be hundreds of MB) and the failed steps' stderr tails. */

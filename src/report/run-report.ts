@@ -24,6 +24,11 @@ export function buildRunReport(folder: RunFolder): ReportModel {
   const plan = folder.plan ? indexPlan(folder.plan) : null;
   const notes = [...folder.notes];
   if (times.note) notes.push(times.note);
+  // The folder is what was asked for; a journal that names another run was copied or edited.
+  if (folder.header && folder.header.run !== folder.id)
+    notes.push(
+      `journal.jsonl: its header names run ${folder.header.run}, not ${folder.id} (the folder's name): a copied or renamed run folder?`,
+    );
   if (folder.events.length === 0) notes.push("no events: nothing ran yet, or events.jsonl is missing");
 
   const selected = selectedPipelines(fold, folder, plan);
@@ -123,8 +128,8 @@ export function buildRunReport(folder: RunFolder): ReportModel {
   return {
     header: {
       kind: "run",
-      title: `run ${folder.header?.run ?? runIdOf(folder)}`,
-      runId: folder.header?.run ?? runIdOf(folder),
+      title: `run ${folder.id}`,
+      runId: folder.id,
       runDir: folder.runDir,
       planName: p?.name ?? null,
       pipelineFile: p?.source.file ?? null,
@@ -165,9 +170,6 @@ export function buildRunReport(folder: RunFolder): ReportModel {
     placements: [],
   };
 }
-
-const runIdOf = (folder: RunFolder): string =>
-  folder.runDir.split(/[\\/]/).filter(Boolean).at(-1) ?? folder.runDir;
 
 /** The pipelines the run was started with: the journal's, else the first run.start's, else what ran. */
 function selectedPipelines(fold: FoldedRun, folder: RunFolder, plan: PlanIndex | null): string[] {

@@ -2,7 +2,7 @@
 // file, what it says when there is nothing to report on, and that `--help` and `compile` never
 // load the report's code.
 import { spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -92,6 +92,19 @@ describe("gpuplan report (CLI)", () => {
     const format = gpuplan(["report", "--format", "pdf"], { cwd, env: NO_GPU });
     expect(format.exitCode).toBe(2);
   });
+
+  it("a copied run folder is reported under the name it was asked for, the journal's other id noted", () => {
+    const cwd = temp();
+    const runDir = runCpuExample(cwd);
+    cpSync(runDir, join(cwd, "copy"), { recursive: true });
+    const r = gpuplan(["report", "./copy", "-o", "copy.html"], { cwd, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^gpuplan report: run copy: 9 steps/);
+    expect(r.stderr).toContain(`note: journal.jsonl: its header names run ${basename(runDir)}, not copy`);
+    expect(readFileSync(join(cwd, "copy.html"), "utf8")).toContain(
+      "<title>gpuplan report — run copy</title>",
+    );
+  }, 30_000);
 
   it.skipIf(!hasScript)(
     "on a terminal, a link planted at the default output (the run's report.html, a plan's .html) is replaced, its target untouched",

@@ -34,6 +34,7 @@ pipelines:
 
 const folder = (plan: GpuplanPlan | null, evs: RunEvent[], tails = new Map<string, string[]>()) => ({
   runDir: ".gpuplan/runs/20261123T100000Z-abcdef",
+  id: "20261123T100000Z-abcdef",
   header: null,
   plan,
   events: evs,
@@ -480,5 +481,33 @@ describe("run report model", () => {
     const fine = buildRunReport({ ...folder(null, ended), readAtMs });
     expect(fine.axis.spanMs).toBe(6);
     expect(fine.header.notes.join("\n")).not.toContain("outside their run session");
+  });
+
+  it("names the run by its folder, not by its journal's header, and notes a header that names another run", () => {
+    const evs = events([
+      [0, runStart(["a"])],
+      [1, start("a", "s", "cpu")],
+      [2, end("a", "s", "cpu", 1)],
+    ]);
+    const header = {
+      run: "r",
+      startedAt: "2026-11-23T10:00:00.000Z",
+      input: "p.yaml",
+      baseDir: ".",
+      pipelines: ["a"],
+    };
+    const model = buildRunReport({ ...folder(null, evs), header });
+    expect(model.header).toMatchObject({
+      title: "run 20261123T100000Z-abcdef",
+      runId: "20261123T100000Z-abcdef",
+    });
+    expect(model.header.notes).toContain(
+      "journal.jsonl: its header names run r, not 20261123T100000Z-abcdef (the folder's name): a copied or renamed run folder?",
+    );
+    const same = buildRunReport({
+      ...folder(null, evs),
+      header: { ...header, run: "20261123T100000Z-abcdef" },
+    });
+    expect(same.header.notes.join("\n")).not.toContain("its header names run");
   });
 });
