@@ -56,6 +56,8 @@ export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
     const broken = planInvariantProblems(plan, source.file);
     return broken.length ? { plan: undefined, problems: broken, source } : { plan, problems: [], source };
   }
+  const pipeline = pipelineFile(data, source.file);
+  if (pipeline) return { plan: undefined, problems: [pipeline], source };
   const { schemaProblems } = await import("../problems/schema-errors.js");
   const writer = writtenBy(data);
   return {
@@ -83,6 +85,21 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 
 const writtenBy = (data: unknown): string | undefined =>
   isRecord(data) && typeof data.gpuplanVersion === "string" ? data.gpuplanVersion : undefined;
+
+/**
+ * A pipeline file where a plan was expected (`gpuplan report pipeline.yaml`): one problem that says
+ * so, not the thirty schema errors of a document that was never meant to be a plan.
+ */
+function pipelineFile(data: unknown, file: string): Problem | undefined {
+  if (!isRecord(data) || "schema" in data || !("version" in data) || !Array.isArray(data.pipelines))
+    return undefined;
+  return error({
+    code: "invalid-plan",
+    message: `${file} is a pipeline file, not a plan`,
+    hint: `compile it into a plan first: gpuplan compile ${file} -o plan.json`,
+    file,
+  });
+}
 
 /** A plan in a format this gpuplan does not know yet (gpuplan/plan@2 and later). */
 function newerFormat(data: unknown, file: string): Problem | undefined {

@@ -82,6 +82,12 @@ describe("gpuplan report (CLI)", () => {
     expect(hasCrashed(notPlan)).toBe(false);
     expect(notPlan.exitCode).toBe(1);
     expect(notPlan.stderr).toContain("is not a gpuplan plan");
+    // A pipeline file: said in one line, not as thirty schema errors of a plan.
+    const pipeline = gpuplan(["report", join(ROOT, "examples/hello-cpu.yaml")], { cwd, env: NO_GPU });
+    expect(pipeline.exitCode).toBe(1);
+    expect(pipeline.stderr).toContain("hello-cpu.yaml is a pipeline file, not a plan  [invalid-plan]");
+    expect(pipeline.stderr).toContain("hint: compile it into a plan first: gpuplan compile");
+    expect(pipeline.stderr.match(/\berror\b/g)).toHaveLength(1);
     // A folder that is not a run: no empty "0 steps" page.
     for (const folder of [".", "/etc"]) {
       const notRun = gpuplan(["report", folder, "-o", "x.html"], { cwd, env: NO_GPU });
