@@ -2,7 +2,8 @@
  * The estimated schedule: an event-driven list schedule that admits by memory. Pipelines are taken
  * longest first (bigger reservation first on ties); whenever a pipeline ends, every GPU with a free
  * slot starts the first waiting pipeline whose reservation fits the GPU's free budget, and a host
- * lane (max_parallel_pipelines) is free for it. A pipeline goes to the GPU it fits that runs the
+ * lane (max_parallel_pipelines) is free for it — however many waiting pipelines ahead of it cannot
+ * (src/compile/waiting-index.ts). A pipeline goes to the GPU it fits that runs the
  * fewest pipelines, then the one it fills best (best-fit by memory), then the one given the fewest
  * so far, then PCI order. Host pipelines
  * take a lane only. Exclusive steps own their GPU: from such a pipeline's start, its GPU admits
@@ -10,6 +11,7 @@
  * would beside the exclusive one's own shared steps). Deterministic: ties go to the pipeline's file order.
  * See docs/decisions/0012-memory-aware-packing.md for the alternatives measured.
  */
+import { WaitingIndex } from "./waiting-index.js";
 
 export interface ScheduleJob {
   workMs: number;
@@ -42,9 +44,6 @@ export interface ListSchedule {
   makespanMs: number;
 }
 
-/** A job that cannot start this round is passed over; after this many in one round the round ends. */
-const MAX_PASSED_OVER = 1024;
-
 export function listSchedule(
   jobs: readonly ScheduleJob[],
   gpus: readonly ScheduleGpu[],
@@ -61,9 +60,10 @@ export function listSchedule(
   order.forEach((job, r) => {
     rank[job] = r;
   });
-  // What a job needs free on some GPU before it can start there (the least over its GPUs).
-  const demand = gpuJobs.map((i) => Math.min(...jobs[i]!.reservation));
-  const waiting = new MinTree(demand);
+  const waiting = new WaitingIndex(
+    gpuJobs.map((i) => jobs[i]!),
+    gpus.length,
+  );
 
   const freeSlots = gpus.map((g) => g.slots);
   const freeBytes = gpus.map((g) => g.capacityBytes);
@@ -134,33 +134,23 @@ export function listSchedule(
     freeLanes++;
   };
 
-  const mostFree = (): number => {
-    let best = -1;
-    for (let g = 0; g < gpus.length; g++)
-      if (!blocked[g] && freeSlots[g]! > 0 && freeBytes[g]! > best) best = freeBytes[g]!;
-    return best;
+  /** Each GPU's free budget, or -1 when it cannot take a pipeline now. */
+  const free = new Array<number>(gpus.length);
+  const freeNow = (): number[] => {
+    for (let g = 0; g < gpus.length; g++) free[g] = blocked[g] || freeSlots[g]! <= 0 ? -1 : freeBytes[g]!;
+    return free;
   };
 
   let t = 0;
   for (;;) {
     // One round at time t: resources only shrink within it, so one forward pass over the waiting list.
     let cursor = 0;
-    let passedOver = 0;
-    let candidate: { pos: number; ks: number[] } | undefined;
+    let candidate: { pos: number; placed: number[] } | undefined;
+    waiting.startRound();
     while (freeLanes > 0) {
-      if (candidate === undefined && passedOver < MAX_PASSED_OVER) {
-        const free = mostFree();
-        let pos = free >= 0 ? waiting.first(cursor, free) : -1;
-        while (pos >= 0) {
-          const ks = placeNow(gpuJobs[pos]!);
-          if (ks) {
-            candidate = { pos, ks };
-            break;
-          }
-          if (++passedOver >= MAX_PASSED_OVER) break;
-          pos = waiting.first(pos + 1, free);
-        }
-        if (!candidate) cursor = Number.POSITIVE_INFINITY;
+      if (candidate === undefined && cursor < gpuJobs.length) {
+        candidate = waiting.next(cursor, freeNow(), (pos) => placeNow(gpuJobs[pos]!));
+        if (!candidate) cursor = gpuJobs.length;
       }
       const host = hostNext < hostJobs.length ? hostJobs[hostNext]! : -1;
       const gpuJob = candidate ? gpuJobs[candidate.pos]! : -1;
@@ -170,7 +160,7 @@ export function listSchedule(
         hostNext++;
         continue;
       }
-      start(gpuJob, t, candidate!.ks);
+      start(gpuJob, t, candidate!.placed);
       waiting.remove(candidate!.pos);
       cursor = candidate!.pos + 1;
       candidate = undefined;
@@ -184,42 +174,6 @@ export function listSchedule(
     }
   }
   return { startMs, placedOn, reservedBytes, makespanMs };
-}
-
-/** Minimum over positions, with "first position ≥ from whose value ≤ limit" in O(log n). */
-class MinTree {
-  private readonly size: number;
-  private readonly tree: Float64Array;
-
-  constructor(values: readonly number[]) {
-    let size = 1;
-    while (size < values.length) size *= 2;
-    this.size = size;
-    this.tree = new Float64Array(2 * size).fill(Number.POSITIVE_INFINITY);
-    values.forEach((v, i) => {
-      this.tree[size + i] = v;
-    });
-    for (let i = size - 1; i >= 1; i--) this.tree[i] = Math.min(this.tree[2 * i]!, this.tree[2 * i + 1]!);
-  }
-
-  remove(pos: number): void {
-    let i = this.size + pos;
-    this.tree[i] = Number.POSITIVE_INFINITY;
-    for (i >>= 1; i >= 1; i >>= 1) this.tree[i] = Math.min(this.tree[2 * i]!, this.tree[2 * i + 1]!);
-  }
-
-  first(from: number, limit: number): number {
-    if (from >= this.size) return -1;
-    return this.descend(1, 0, this.size, from, limit);
-  }
-
-  private descend(node: number, lo: number, hi: number, from: number, limit: number): number {
-    if (hi <= from || this.tree[node]! > limit) return -1;
-    if (hi - lo === 1) return lo;
-    const mid = (lo + hi) >> 1;
-    const left = this.descend(2 * node, lo, mid, from, limit);
-    return left >= 0 ? left : this.descend(2 * node + 1, mid, hi, from, limit);
-  }
 }
 
 /** Ends of running jobs, earliest first (a binary heap); at equal times exclusive phases end first. */

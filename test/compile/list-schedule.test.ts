@@ -54,6 +54,42 @@ function violations(
   return found;
 }
 
+/**
+ * Every time something starts or ends, the waiting jobs (host ones included) that could have
+ * started then, on a free lane and GPUs with room: a list schedule leaves none.
+ */
+function idleWhileWaiting(
+  jobs: readonly ScheduleJob[],
+  gpus: readonly ScheduleGpu[],
+  lanes: number,
+  s: ListSchedule,
+) {
+  const found: string[] = [];
+  const times = new Set([...s.startMs, ...jobs.map((j, i) => s.startMs[i]! + j.workMs)]);
+  const ran = jobs.map((j) => j.gpus === 0 || j.eligible.length >= j.gpus);
+  for (const t of times) {
+    const now = jobs
+      .map((_, i) => i)
+      .filter((i) => s.startMs[i]! <= t && t < s.startMs[i]! + jobs[i]!.workMs);
+    if (now.length >= lanes) continue;
+    const free = gpus.map((g, gi) => {
+      const here = now.filter((i) => s.placedOn[i]!.includes(gi));
+      const owned = here.some((i) => t < s.startMs[i]! + Math.min(jobs[i]!.exclusiveMs, jobs[i]!.workMs));
+      if (owned || here.length >= g.slots) return -1;
+      return (
+        g.capacityBytes -
+        here.reduce((sum, i) => sum + jobs[i]!.reservation[jobs[i]!.eligible.indexOf(gi)]!, 0)
+      );
+    });
+    jobs.forEach((j, i) => {
+      if (!ran[i] || s.startMs[i]! <= t) return;
+      const fits = j.eligible.filter((g, k) => free[g]! >= j.reservation[k]!).length;
+      if (fits >= j.gpus) found.push(`job ${i} waits at ${t} for ${s.startMs[i]} though it fits`);
+    });
+  }
+  return found;
+}
+
 const workload = fc
   .record({
     gpus: fc.array(
@@ -71,6 +107,7 @@ const workload = fc
         share: fc.oneof(fc.constantFrom(0.1, 0.3, 0.5, 0.9, 1), fc.double({ min: 0, max: 1, noNaN: true })),
         exclusive: fc.integer({ min: 0, max: 3 }),
         skip: fc.integer({ min: 0, max: 3 }),
+        perGpu: fc.boolean(),
       }),
       { maxLength: 40 },
     ),
@@ -84,9 +121,13 @@ const workload = fc
         workMs: x.workMs,
         gpus: Math.min(x.gpus, Math.max(1, eligible.length)),
         eligible,
-        // The same bytes on each GPU (its peak), at most the smallest budget it may use.
-        reservation: eligible.map(() =>
-          Math.floor(Math.min(...eligible.map((g) => gpus[g]!.capacityBytes)) * x.share),
+        // The same bytes on each GPU (its peak), at most the smallest budget it may use; or a share of
+        // each GPU's budget (a step without `vram`: one slot's share).
+        reservation: eligible.map((g) =>
+          Math.floor(
+            (x.perGpu ? gpus[g]!.capacityBytes : Math.min(...eligible.map((e) => gpus[e]!.capacityBytes))) *
+              x.share,
+          ),
         ),
         exclusiveMs: x.exclusive === 0 ? Math.ceil(x.workMs / 2) : 0,
       };
@@ -100,6 +141,7 @@ describe("list schedule", () => {
       fc.property(workload, ({ jobs, gpus, lanes }) => {
         const s = listSchedule(jobs, gpus, lanes);
         expect(violations(jobs, gpus, lanes, s)).toEqual([]);
+        expect(idleWhileWaiting(jobs, gpus, lanes, s)).toEqual([]);
         const bound = scheduleLowerBound(jobs, gpus, lanes);
         expect(s.makespanMs).toBeGreaterThanOrEqual(bound.lowerBoundMs);
         expect(s.makespanMs).toBe(Math.max(0, ...jobs.map((j, i) => s.startMs[i]! + j.workMs)));
@@ -164,6 +206,53 @@ describe("list schedule", () => {
     const s = listSchedule([job, job, job, job], Array(4).fill({ capacityBytes: 10, slots: 1 }), 2);
     expect(s.placedOn).toEqual([[0], [1], [2], [3]]);
     expect(s.startMs).toEqual([0, 0, 60, 60]);
+  });
+
+  it("starts a pipeline on its idle GPU however many wait for another GPU", () => {
+    // An A100 and an L4, one slot each: 1,100 pipelines may use only the A100, five only the L4. The
+    // L4's start at 0, one after the other (a round once passed over 1,024 waiting pipelines, then
+    // stopped, so they waited for the A100's queue).
+    const job = (gpu: number, workMs: number): ScheduleJob => ({
+      workMs,
+      gpus: 1,
+      eligible: [gpu],
+      reservation: [1],
+      exclusiveMs: 0,
+    });
+    const jobs = [
+      ...Array.from({ length: 1100 }, () => job(0, 600)),
+      ...Array.from({ length: 5 }, () => job(1, 300)),
+    ];
+    const gpus = [
+      { capacityBytes: 80, slots: 1 },
+      { capacityBytes: 24, slots: 1 },
+    ];
+    const s = listSchedule(jobs, gpus, 64);
+    expect(s.startMs.slice(1100)).toEqual([0, 300, 600, 900, 1200]);
+    expect(s.placedOn.slice(1100)).toEqual(Array(5).fill([1]));
+    expect(idleWhileWaiting(jobs, gpus, 64, s)).toEqual([]);
+  });
+
+  it("starts a pipeline of two GPUs on two idle ones however many wait for a busy one", () => {
+    // Three 1-slot GPUs: a long pipeline holds GPU 0; 1,100 two-GPU pipelines need GPUs 0 and 1; one
+    // needs GPUs 1 and 2, both idle, and starts at 0.
+    const two = (eligible: number[], workMs: number): ScheduleJob => ({
+      workMs,
+      gpus: 2,
+      eligible,
+      reservation: eligible.map(() => 1),
+      exclusiveMs: 0,
+    });
+    const jobs: ScheduleJob[] = [
+      { workMs: 10_000, gpus: 1, eligible: [0], reservation: [1], exclusiveMs: 0 },
+      ...Array.from({ length: 1100 }, () => two([0, 1], 100)),
+      two([1, 2], 50),
+    ];
+    const gpus = Array(3).fill({ capacityBytes: 10, slots: 1 });
+    const s = listSchedule(jobs, gpus, 64);
+    expect(s.startMs.at(-1)).toBe(0);
+    expect(s.placedOn.at(-1)).toEqual([1, 2]);
+    expect(idleWhileWaiting(jobs, gpus, 64, s)).toEqual([]);
   });
 
   it("host jobs take lanes: CPU pipelines have real starts and bound the makespan", () => {
