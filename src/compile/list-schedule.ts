@@ -134,6 +134,7 @@ export function listSchedule(
     freeLanes++;
   };
 
+  const placeAt = (pos: number) => placeNow(gpuJobs[pos]!);
   /** Each GPU's free budget, or -1 when it cannot take a pipeline now. */
   const free = new Array<number>(gpus.length);
   const freeNow = (): number[] => {
@@ -149,7 +150,7 @@ export function listSchedule(
     waiting.startRound();
     while (freeLanes > 0) {
       if (candidate === undefined && cursor < gpuJobs.length) {
-        candidate = waiting.next(cursor, freeNow(), (pos) => placeNow(gpuJobs[pos]!));
+        candidate = waiting.next(cursor, freeNow(), placeAt);
         if (!candidate) cursor = gpuJobs.length;
       }
       const host = hostNext < hostJobs.length ? hostJobs[hostNext]! : -1;
