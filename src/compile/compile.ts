@@ -29,6 +29,8 @@ export interface CompileResult {
   readonly planText: string | undefined;
   problems: Problem[];
   sources: SourceFile[];
+  /** With --history: the steps (one per template and id) given learned values, plan or not. */
+  learnedSteps?: number;
 }
 
 export interface CompileOptions {
@@ -51,10 +53,12 @@ export function compilePlan(
   const recorded = options.fromStdin ? file : pathInPlan(file, planDir);
   const sources = [loaded.source, ...(choice.source ? [choice.source] : [])];
   const problems: Problem[] = [...loaded.problems, ...choice.problems, ...(options.history?.problems ?? [])];
+  let learnedSteps: number | undefined;
   const finish = (plan?: GpuplanPlan): CompileResult => {
     const located = sortProblems(locateProblems(dedupeProblems(problems), sources));
+    const learnedCount = learnedSteps === undefined ? {} : { learnedSteps };
     if (!plan || hasErrors(located))
-      return { plan: undefined, planText: undefined, problems: located, sources };
+      return { plan: undefined, planText: undefined, problems: located, sources, ...learnedCount };
     plan.diagnostics = located.map(toReportedProblem);
     let text: string | undefined;
     return {
@@ -65,6 +69,7 @@ export function compilePlan(
       },
       problems: located,
       sources,
+      ...learnedCount,
     };
   };
   const { resolved } = loaded;
@@ -74,6 +79,7 @@ export function compilePlan(
   // With --history, what earlier runs measured replaces the typed estimates before anything is placed.
   const { history } = options;
   const learned = history ? learnFromHistory(resolved.pipelines, history, file, problems) : undefined;
+  learnedSteps = learned?.learnedSteps;
   const pipelines = learned?.pipelines ?? resolved.pipelines;
   const registry = buildRegistry(inventory, resolved.registry, pipelines);
   problems.push(...registry.problems);
@@ -130,5 +136,6 @@ function placementOf(schedule: Schedule): Placement {
   return {
     makespanMs: schedule.makespanMs,
     gpusOf: new Map(schedule.assignments.map((a) => [a.pipeline.name, a.gpus.map((e) => e.gpu.id)])),
+    unplaced: new Set(schedule.assignments.filter((a) => a.unplaced).map((a) => a.pipeline.name)),
   };
 }

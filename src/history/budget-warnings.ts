@@ -11,10 +11,12 @@ import { formatDuration } from "../units/duration.js";
 import { formatSize } from "../units/size.js";
 import { learnedVramBytes, type OverBudget, VRAM_HEADROOM } from "./learn-estimates.js";
 
-/** Where the pipelines went: each GPU, each pipeline's GPUs (none: the CPU, or unplaced), the estimated makespan. */
+/** Where the pipelines went: each pipeline's GPUs (none: the CPU, or unplaced), the estimated makespan. */
 export interface Placement {
   makespanMs: number;
   gpusOf: ReadonlyMap<string, readonly string[]>;
+  /** Pipelines with GPU steps no GPU can take and no CPU fallback: compile fails with no-usable-gpu. */
+  unplaced: ReadonlySet<string>;
 }
 
 /** A matrix of 1,000 plates moving is said as three and a count. */
@@ -56,16 +58,32 @@ function moves(
   templateOf: ReadonlyMap<string, string>,
 ): string[] {
   const out: string[] = [];
-  const where = (gpus: readonly string[] | undefined) => (gpus?.length ? gpus.join("+") : "the CPU");
+  // No GPUs is the CPU only for a pipeline that falls back to it; else it is not placed at all.
+  const where = (p: Placement, name: string) => {
+    const gpus = p.gpusOf.get(name);
+    if (gpus?.length) return gpus.join("+");
+    return p.unplaced.has(name) ? "no GPU" : "the CPU";
+  };
   let more = 0;
-  for (const [name, gpus] of after.gpusOf) {
+  let moreStranded = 0;
+  for (const name of after.gpusOf.keys()) {
     if (templateOf.get(name) !== template) continue;
-    const was = before.gpusOf.get(name);
-    if (where(was) === where(gpus)) continue;
-    if (out.length < MAX_MOVES_SAID) out.push(`\`${name}\` moves from ${where(was)} to ${where(gpus)}`);
-    else more++;
+    const was = where(before, name);
+    const now = where(after, name);
+    if (was === now) continue;
+    if (out.length >= MAX_MOVES_SAID) {
+      more++;
+      if (after.unplaced.has(name)) moreStranded++;
+    } else if (after.unplaced.has(name))
+      out.push(
+        `no GPU can take \`${name}\` (with the file's values: ${was}), so compile fails (no-usable-gpu)`,
+      );
+    else out.push(`\`${name}\` moves from ${was} to ${now}`);
   }
-  if (more > 0) out.push(`${more} more of its pipelines move`);
+  if (more > 0)
+    out.push(
+      `${more} more of its pipelines move${moreStranded ? ` (${moreStranded} of them: no GPU can take them)` : ""}`,
+    );
   return out;
 }
 

@@ -83,7 +83,7 @@ export default async function compile(file: string, options: CompileOptions): Pr
   if (big) await collectGarbage();
   const first = compiles[0]!;
   const { result } = first;
-  if (history) writeErr(historyLines(history, result.plan, options.history!));
+  if (history) writeErr(historyLines(history, result.learnedSteps ?? 0, options.history!));
   const problems = sortProblems(dedupeProblems(compiles.flatMap((c) => c.problems)));
   const sources = [
     ...new Map(compiles.flatMap((c) => c.result.sources).map((src) => [src.file, src])).values(),
@@ -236,8 +236,8 @@ async function readRuns(refs: string[], file: string, loaded: LoadedPipelineFile
   return readHistory(refs, file, loaded.resolved?.name ?? "");
 }
 
-/** Which runs compile learned from and how many steps it learned, on stderr. */
-function historyLines(history: History, plan: GpuplanPlan | undefined, refs: string[]): string {
+/** Which runs compile learned from and how many steps it learned (a failed compile too), on stderr. */
+function historyLines(history: History, learnedSteps: number, refs: string[]): string {
   // Notes quote run folders' own records (paths, names): outside text.
   const lines = history.notes.map((n) => `history: ${escapeText(n)}`);
   const auto = refs.length === 1 && refs[0] === "auto";
@@ -246,13 +246,8 @@ function historyLines(history: History, plan: GpuplanPlan | undefined, refs: str
       `history: no runs to learn from${auto ? " (no run of this pipeline file in the runs folder)" : ""}; the file's estimates are used`,
     );
   } else {
-    const steps = new Set(
-      plan?.pipelines.flatMap((p) =>
-        p.steps.filter((s) => s.learned).map((s) => `${p.template}\u0000${s.id}`),
-      ),
-    );
     lines.push(
-      `history: learned ${count(steps.size, "step")} from ${count(history.runs.length, "run")}` +
+      `history: learned ${count(learnedSteps, "step")} from ${count(history.runs.length, "run")}` +
         `${auto ? " (auto: the newest of this pipeline file)" : ""}: ${history.runs.join(", ")}`,
     );
   }

@@ -1,0 +1,68 @@
+// A learned VRAM no GPU can take (the warning says so, and stderr still counts what was learned).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { targetInventory } from "../../src/inventory/load-inventory.js";
+import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
+import { end, events, runEnd, runStart, start } from "../report/helpers/events.js";
+import { NO_GPU } from "../report/helpers/runs.js";
+import { planFor, writeRun } from "./helpers.js";
+
+const PIPELINE = `version: 1
+name: plates
+pipelines:
+  - name: plate-{p}
+    matrix: { p: [1] }
+    steps:
+      - { id: segment, run: [x], memory: torch, vram: 8GiB, estimate: 1s }
+`;
+const RUN = "20261123T100000Z-aaaaaa";
+const GiB = 1024 ** 3;
+
+const cleanups: (() => void)[] = [];
+afterAll(() => {
+  for (const c of cleanups) c();
+});
+
+/** g.yaml and one run of it in .gpuplan/runs: `segment` took 5 s and held `peakGiB` at its peak. */
+async function setUp(peakGiB: number, status = "ok") {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  const file = join(t.dir, "g.yaml");
+  writeFileSync(file, PIPELINE);
+  const plan = await planFor(file, targetInventory("dgx-h100"));
+  const device = plan.pipelines[0]!.steps[0]!.device;
+  writeRun(
+    join(t.dir, ".gpuplan/runs"),
+    RUN,
+    plan,
+    file,
+    events([
+      [0, runStart(["plate-1"])],
+      [1, start("plate-1", "segment", device)],
+      [2, end("plate-1", "segment", device, 5000, status, 1, { peakVramBytes: peakGiB * GiB })],
+      [3, runEnd(5100, status === "ok" ? "ok" : "failed", status === "ok" ? 1 : 0)],
+    ]),
+  );
+  return t.dir;
+}
+
+const compile = (cwd: string, ...args: string[]) =>
+  gpuplan(["compile", "g.yaml", ...args], { cwd, env: NO_GPU });
+
+describe("compile --history with a learned VRAM no GPU can take", () => {
+  it("the warning says no GPU can take the pipeline, and stderr counts the learned step", async () => {
+    // 70 GiB at the peak of an OOM: 77 GiB with headroom, over every H100's 60 GiB budget (balanced).
+    const dir = await setUp(70, "oom");
+    const r = compile(dir, "--target", "dgx-h100", "--history", RUN);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(hasCrashed(r)).toBe(false);
+    expect(r.stderr).toContain("[no-usable-gpu]");
+    expect(r.stderr).toContain("[history-vram-over-budget]");
+    expect(r.stderr).not.toContain("to the CPU");
+    expect(r.stderr).toContain(
+      "no GPU can take `plate-1` (with the file's values: cuda:0), so compile fails (no-usable-gpu)",
+    );
+    expect(r.stderr).toContain(`history: learned 1 step from 1 run: ${RUN}`);
+  });
+});
