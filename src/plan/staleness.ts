@@ -36,7 +36,49 @@ export function describeStaleness(currentText: string, expectedText: string): st
         "(paths are relative to the plan's folder: the plan or the pipeline moved, or an older gpuplan recorded the path as typed)",
     );
   }
+  // Learned values (compile --history) are their own cause: the runs are named, never "by hand".
+  if (reasons.length === 0) reasons.push(...historyDifference(current, expected));
   // The settings follow the pipeline file and the machine; with both unchanged, compile options did it.
   if (reasons.length === 0 && differs("settings")) reasons.push("it was compiled with other settings");
   return reasons.length ? reasons.join("; ") : "its content differs: it was edited by hand";
+}
+
+/** The runs a plan's learned values came from (compile --history), sorted; none without --history. */
+export function learnedRuns(plan: unknown): string[] {
+  const runs = new Set<string>();
+  for (const learned of learnedValues(plan))
+    for (const value of Object.values(learned))
+      if (value && typeof value === "object" && Array.isArray((value as { runs?: unknown }).runs))
+        for (const run of (value as { runs: unknown[] }).runs) if (typeof run === "string") runs.add(run);
+  return [...runs].sort();
+}
+
+/** Every step's `learned` object in a plan, read defensively (the plan under --check is outside data). */
+function learnedValues(plan: unknown): object[] {
+  const pipelines = (plan as { pipelines?: unknown } | null)?.pipelines;
+  if (!Array.isArray(pipelines)) return [];
+  return pipelines.flatMap((p) => {
+    const steps = (p as { steps?: unknown } | null)?.steps;
+    if (!Array.isArray(steps)) return [];
+    return steps.flatMap((step) => {
+      const learned = (step as { learned?: unknown } | null)?.learned;
+      return learned && typeof learned === "object" ? [learned] : [];
+    });
+  });
+}
+
+function historyDifference(current: unknown, expected: unknown): string[] {
+  const was = learnedRuns(current);
+  const now = learnedRuns(expected);
+  const runs = (ids: string[]) => `${ids.length === 1 ? "run" : "runs"} ${ids.join(", ")}`;
+  if (was.join() !== now.join()) {
+    if (now.length === 0)
+      return [`it was compiled with --history (learned from ${runs(was)}); this compile was not`];
+    if (was.length === 0)
+      return [`this compile learned from ${runs(now)} (--history); the plan was compiled without it`];
+    return [`it learned from ${runs(was)}, this compile from ${runs(now)} (--history)`];
+  }
+  if (JSON.stringify(learnedValues(current)) !== JSON.stringify(learnedValues(expected)))
+    return [`its learned values differ from what ${runs(now)} give now`];
+  return [];
 }

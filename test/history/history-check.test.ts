@@ -1,8 +1,11 @@
-// A learned VRAM no GPU can take (the warning says so, and stderr still counts what was learned).
-import { writeFileSync } from "node:fs";
+// A plan compiled with --history under `compile --check` (the check says so and names the runs in
+// its hint, and passes with the same runs), and a learned VRAM no GPU can take (the warning says
+// so, and stderr still counts what was learned).
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { targetInventory } from "../../src/inventory/load-inventory.js";
+import type { GpuplanPlan } from "../../src/schema-types/plan.js";
 import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
 import { end, events, runEnd, runStart, start } from "../report/helpers/events.js";
 import { NO_GPU } from "../report/helpers/runs.js";
@@ -49,6 +52,57 @@ async function setUp(peakGiB: number, status = "ok") {
 
 const compile = (cwd: string, ...args: string[]) =>
   gpuplan(["compile", "g.yaml", ...args], { cwd, env: NO_GPU });
+
+describe("compile --check of a plan compiled with --history", () => {
+  it("says the plan learned from runs, names them in its hint, and passes with them", async () => {
+    const dir = await setUp(6);
+    const made = compile(dir, "--target", "dgx-h100", "--history", RUN, "-o", "learned.json");
+    expect(made.exitCode, made.stderr).toBe(0);
+    const plan = JSON.parse(readFileSync(join(dir, "learned.json"), "utf8")) as GpuplanPlan;
+    expect(plan.pipelines[0]!.steps[0]!.learned?.estimateMs?.runs).toEqual([RUN]);
+
+    const without = compile(dir, "--check", "learned.json", "--format", "json");
+    expect(without.exitCode, without.stderr).toBe(1);
+    const report = JSON.parse(without.stdout) as {
+      problems: { code: string; message: string; hint: string }[];
+    };
+    const stale = report.problems.find((p) => p.code === "stale-plan")!;
+    expect(stale.message).toContain(
+      `it was compiled with --history (learned from run ${RUN}); this compile was not`,
+    );
+    expect(stale.message).not.toContain("edited by hand");
+    // Following the hint keeps the learned values.
+    expect(stale.hint).toBe(`run: gpuplan compile g.yaml --target dgx-h100 --history ${RUN} -o learned.json`);
+
+    const withRuns = compile(dir, "--check", "learned.json", "--history", RUN);
+    expect(withRuns.exitCode, withRuns.stderr).toBe(0);
+    expect(withRuns.stderr).toContain("learned.json is up to date");
+  });
+
+  it("a run id in the plan that is not one never goes into the hint's command line", async () => {
+    const dir = await setUp(6);
+    expect(compile(dir, "--target", "dgx-h100", "--history", RUN, "-o", "learned.json").exitCode).toBe(0);
+    const path = join(dir, "learned.json");
+    writeFileSync(path, readFileSync(path, "utf8").replaceAll(RUN, "x; rm -rf ~"));
+    const r = compile(dir, "--check", "learned.json", "--format", "json");
+    const report = JSON.parse(r.stdout) as { problems: { code: string; hint: string }[] };
+    const stale = report.problems.find((p) => p.code === "stale-plan")!;
+    expect(stale.hint).toBe("run: gpuplan compile g.yaml --target dgx-h100 --history RUN… -o learned.json");
+  });
+
+  it("a plan compiled without --history, checked with it: the hint keeps --history", async () => {
+    const dir = await setUp(6);
+    expect(compile(dir, "--target", "dgx-h100", "-o", "plain.json").exitCode).toBe(0);
+    const r = compile(dir, "--check", "plain.json", "--history", RUN, "--format", "json");
+    expect(r.exitCode, r.stderr).toBe(1);
+    const report = JSON.parse(r.stdout) as { problems: { code: string; message: string; hint: string }[] };
+    const stale = report.problems.find((p) => p.code === "stale-plan")!;
+    expect(stale.message).toContain(
+      `this compile learned from run ${RUN} (--history); the plan was compiled without it`,
+    );
+    expect(stale.hint).toBe(`run: gpuplan compile g.yaml --target dgx-h100 --history ${RUN} -o plain.json`);
+  });
+});
 
 describe("compile --history with a learned VRAM no GPU can take", () => {
   it("the warning says no GPU can take the pipeline, and stderr counts the learned step", async () => {

@@ -10,11 +10,12 @@ import {
   loadPipelineFile,
 } from "../../pipeline/load-pipeline.js";
 import { isPlanSchema, PLAN_SCHEMA, planDocument, planPieces } from "../../plan/plan-text.js";
-import { describeStaleness } from "../../plan/staleness.js";
+import { describeStaleness, learnedRuns } from "../../plan/staleness.js";
 import { dedupeProblems } from "../../problems/dedupe.js";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { error, hasErrors, type Problem, sortProblems } from "../../problems/problem.js";
+import { RUN_ID_PATTERN } from "../../run/prepare/run-id.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText, readStdinText } from "../../source/read-source-text.js";
 import { escapeText } from "../../text/safe-text.js";
@@ -180,7 +181,10 @@ async function compileEach(
     if (current !== undefined && !hasErrors(strict) && result.planText !== undefined) {
       compiled.upToDate = current === result.planText;
       if (!compiled.upToDate)
-        compiled.problems = [...strict, checkProblem(check!, current, result.planText, file, compiled.flag)];
+        compiled.problems = [
+          ...strict,
+          checkProblem(check!, current, result.planText, file, compiled.flag, options.history),
+        ];
     }
     compiles.push(compiled);
   }
@@ -347,8 +351,16 @@ function inventoryFlag(choice: InventoryChoice): string {
 /**
  * `--check PLAN` found a difference. The hint offers to rewrite PLAN only when PLAN is a plan: a
  * pipeline file or anything else passed by mistake must never be one copy-paste from overwritten.
+ * It keeps learned values: this compile's --history, else the runs PLAN learned from.
  */
-function checkProblem(check: string, current: string, planText: string, file: string, flag: string): Problem {
+function checkProblem(
+  check: string,
+  current: string,
+  planText: string,
+  file: string,
+  flag: string,
+  history: string[] | undefined,
+): Problem {
   if (!looksLikePlan(current)) {
     return error({
       code: "invalid-plan",
@@ -357,10 +369,16 @@ function checkProblem(check: string, current: string, planText: string, file: st
       file: check,
     });
   }
+  // The plan is outside data: only well-formed run ids go into a command line to copy.
+  const learned = learnedRuns(JSON.parse(current));
+  const runs = history ?? (learned.every((id) => RUN_ID_PATTERN.test(id)) ? learned : ["RUN…"]);
+  // This compile's own --history words are the user's: quoted like the paths.
+  const historyFlag =
+    runs.length > 0 ? ` --history ${runs.map((r) => (r === "RUN…" ? r : shellWord(r))).join(" ")}` : "";
   return error({
     code: "stale-plan",
     message: `${check} is not what compile writes now: ${describeStaleness(current, planText)}`,
-    hint: `run: gpuplan compile ${shellWord(file)}${flag} -o ${shellWord(check)}${file === "-" ? " with the pipeline on stdin" : ""}`,
+    hint: `run: gpuplan compile ${shellWord(file)}${flag}${historyFlag} -o ${shellWord(check)}${file === "-" ? " with the pipeline on stdin" : ""}`,
     file: check,
   });
 }
