@@ -42,6 +42,11 @@ export const OTHER_VARIABLES = [
     meaning:
       "detection reads the cgroup tree from this directory instead (default: the sysfs root's fs/cgroup)",
   },
+  {
+    name: "GPUPLAN_SUBMISSION",
+    meaning:
+      "set by an exported `submit.sh` for its tasks (sbatch passes it on): each submission's own token, so a task never adopts a run folder `slurm-JOB` that an earlier array with the same job id made",
+  },
 ];
 
 /**

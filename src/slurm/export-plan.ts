@@ -41,6 +41,8 @@ export interface SlurmExportInput {
   projectDir: string;
   /** The run's own scripts (`run --executor slurm`): tasks record into the run folder of planFile. */
   taskOfRun?: boolean;
+  /** Exported scripts: a token of this export's own (random), so a task never adopts another array's run folder. */
+  exportId?: string;
   nodeBinary: string;
   gpuplanBinary: string;
   gpuplanVersion: string;
@@ -91,6 +93,7 @@ export function exportPlanToSlurm(input: SlurmExportInput): SlurmExport {
     planFile: input.planFile,
     projectDir: input.projectDir,
     taskOfRun: input.taskOfRun ?? false,
+    exportId: input.exportId ?? "export",
     node: input.nodeBinary,
     gpuplan: input.gpuplanBinary,
     arrayCount: arrays.length,

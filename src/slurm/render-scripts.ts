@@ -24,6 +24,11 @@ export interface ScriptContext {
    * makes the run folder (.gpuplan/runs/slurm-JOB, planFile copied in) and every task records there.
    */
   taskOfRun: boolean;
+  /**
+   * Exported scripts: this export's own token (random), which the run folder its first task makes
+   * records; a folder with another token is another array's (job ids repeat) and is never adopted.
+   */
+  exportId: string;
   node: string;
   gpuplan: string;
   arrayCount: number;
@@ -153,18 +158,27 @@ function runFolderLines(array: JobArrayPlan, ctx: ScriptContext): string[] {
     "# gpuplan report / status / run --resume RUN read the array as one run. The first task to",
     "# start builds it under a name of its own (the plan copied in, the journal's run header, the",
     "# array in slurm/jobs.json) and renames it into place: exactly one task's folder wins.",
+    "# Whose folder it is: this export's token, and submit.sh's per-submission one where it ran.",
+    "# Slurm job ids repeat (a state reset, MaxJobId wrap, two clusters sharing a home): a folder",
+    "# with another owner belongs to another array and is never adopted (its plan, its journals).",
+    `owner=${shellWord(ctx.exportId)}"\${GPUPLAN_SUBMISSION:+/$GPUPLAN_SUBMISSION}"`,
     'run_id="slurm-$SLURM_ARRAY_JOB_ID"',
     'RUN="$PWD/.gpuplan/runs/$run_id"',
     'if [ ! -f "$RUN/journal.jsonl" ]; then',
     '  new="$RUN.$task.$$.new"',
     '  mkdir -p "$new/logs" "$new/slurm/events" "$new/slurm/journals" "$new/slurm/started" "$new/slurm/logs"',
     '  cp "$EXPORTED_PLAN" "$new/plan.json"',
+    '  printf \'%s\\n\' "$owner" > "$new/slurm/owner"',
     `  printf '{"type":"run","run":"%s","startedAt":"%s",%s\\n' "$run_id" "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" ${shellWord(header.slice(1))} > "$new/journal.jsonl"`,
     `  printf '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"%s",%s]}\\n' "$SLURM_ARRAY_JOB_ID" ${shellWord(jobs.slice(1))} > "$new/slurm/jobs.json"`,
     '  mv -T "$new" "$RUN" 2>/dev/null || rm -rf "$new"  # another task won: use its folder',
     "fi",
     'if [ ! -f "$RUN/journal.jsonl" ]; then',
     '  echo "gpuplan: task $task found no run folder $RUN (journal.jsonl) on $(hostname)" >&2',
+    "  exit 1",
+    "fi",
+    'if [ "$(head -c 200 "$RUN/slurm/owner" 2>/dev/null)" != "$owner" ]; then',
+    '  echo "gpuplan: task $task: the run folder $RUN is not this array\'s: another job $SLURM_ARRAY_JOB_ID made it (Slurm reuses job ids after a state reset, or another cluster shares this folder); nothing run. Move it away, then submit again" >&2',
     "  exit 1",
     "fi",
     'PLAN="$RUN/plan.json"',
@@ -183,6 +197,9 @@ export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContex
     "# makes; Slurm's own output goes to logs/.",
     "set -euo pipefail",
     'cd "$(dirname "$0")"',
+    "# This submission's own token, passed on to the tasks (sbatch exports the environment): a task",
+    "# never adopts a run folder that an earlier array with the same job id made.",
+    'export GPUPLAN_SUBMISSION="$(date -u +%Y%m%dT%H%M%SZ)-$$-$RANDOM"',
     "mkdir -p logs",
     `for script in ${scripts.map(shellWord).join(" ")}; do`,
     '  if ! id=$(sbatch --parsable "$@" "$script"); then',

@@ -435,8 +435,32 @@ describe("the generated script under bash (no Slurm: the variables a task gets, 
       "jobs.json",
       "journals",
       "logs",
+      "owner",
       "started",
     ]);
+  });
+
+  it("a run folder slurm-JOB another array made (job ids repeat) is never adopted: the task refuses, nothing run", () => {
+    const { plan, shape } = planFor(MIXED);
+    const cpu = (exportId: string) => exported(plan, shape, {}, { exportId }).files[1]!.text;
+    rmSync(join(projectDir, ".gpuplan"), { recursive: true, force: true });
+    const first = runTask(cpu("aaaa"), { SLURM_ARRAY_TASK_ID: "0" });
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.argv[0]).toBe("run");
+    // The same array again (a requeued task, a later task): its own folder.
+    expect(runTask(cpu("aaaa"), { SLURM_ARRAY_TASK_ID: "0" }).status).toBe(0);
+    // Another export's array that Slurm gave the same job id: refused loudly, the old folder untouched.
+    writeFileSync(join(runDir, "plan.json"), '{"plan":"the old run\'s"}\n');
+    const other = runTask(cpu("bbbb"), { SLURM_ARRAY_TASK_ID: "0" });
+    expect(other.status).toBe(1);
+    expect(other.stderr).toContain(`the run folder ${runDir} is not this array's`);
+    expect(other.argv).toEqual([]);
+    expect(readFileSync(join(runDir, "plan.json"), "utf8")).toBe('{"plan":"the old run\'s"}\n');
+    // The same export submitted again by submit.sh (a submission token of its own): refused too.
+    const again = runTask(cpu("aaaa"), { SLURM_ARRAY_TASK_ID: "0", GPUPLAN_SUBMISSION: "later" });
+    expect(again.status).toBe(1);
+    expect(again.argv).toEqual([]);
+    rmSync(join(projectDir, ".gpuplan"), { recursive: true, force: true });
   });
 
   it("a GPU task stops with a clear message when Slurm gave it no GPU list or the wrong number", () => {

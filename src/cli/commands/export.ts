@@ -4,6 +4,7 @@
  * of the plan the tasks run. Flags win over the plan's `executor.slurm` settings.
  */
 
+import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { PLAN_SCHEMA } from "../../plan/plan-text.js";
@@ -71,6 +72,7 @@ export default async function exportPlan(planFile: string, options: ExportOption
     nodeBinary: process.execPath,
     gpuplanBinary: gpuplanBinary(),
     gpuplanVersion: VERSION,
+    exportId: randomBytes(8).toString("hex"),
   });
   const problems: Problem[] = [...settingsProblems, ...nodeProblems, ...result.problems];
   const failed = hasErrors(problems);
