@@ -529,19 +529,19 @@ export const CODES = {
   "slurm-timeout": failure(
     "vendor",
     "A Slurm command did not answer in time",
-    "sinfo or scontrol did not answer within --timeout; slurmctld may be down, overloaded or unreachable from here.",
+    "A Slurm client command (sinfo, scontrol, squeue, sbatch) did not answer within its time limit (detect --slurm's --timeout); slurmctld may be down, overloaded or unreachable from here. `gpuplan status` and `--resume` of a Slurm run stop rather than guess which tasks are still queued or running.",
     "try `scontrol ping`, or raise --timeout",
   ),
   "slurm-output-too-large": failure(
     "vendor",
     "A Slurm command printed more than gpuplan reads",
-    "gpuplan reads a bounded amount of a Slurm command's output, so a huge cluster (or a runaway command) cannot exhaust its memory.",
+    "gpuplan reads a bounded amount of a Slurm command's output, so a huge cluster (or a runaway command) cannot exhaust its memory. `gpuplan status` and `--resume` of a Slurm run stop rather than guess which tasks are still queued or running.",
     "narrow it with --partition",
   ),
   "slurm-command-failed": failure(
     "vendor",
     "A Slurm command failed",
-    "sinfo or scontrol exited with an error; the message keeps the command and the last lines it printed.",
+    "A Slurm client command (sinfo, scontrol, squeue, sbatch) exited with an error, or sbatch said nothing gpuplan could read as a job id; the message keeps the command and the last lines it printed, escaped. `gpuplan status` and `--resume` of a Slurm run stop when squeue fails rather than take its silence as the tasks having ended: a resume would submit tasks that are still queued a second time.",
   ),
   "slurm-untrusted-value": problem(
     "error",

@@ -85,9 +85,18 @@ export async function readSlurmNodeTypes(
   };
 }
 
-/** stdout of a Slurm client command, or a VendorError that says what went wrong and what to do. */
-async function slurmOutput(run: RunCommand, command: string, args: readonly string[]): Promise<string> {
-  const call = `${command} ${args.join(" ")}`;
+/**
+ * stdout of a Slurm client command, or a VendorError that says what went wrong and what to do;
+ * `outcome` says what the failure leaves unknown (in the hint). What Slurm printed is escaped.
+ */
+export async function slurmOutput(
+  run: RunCommand,
+  command: string,
+  args: readonly string[],
+  outcome?: string,
+): Promise<string> {
+  const call = displayText(`${command} ${args.join(" ")}`, 400);
+  const then = (hint: string) => (outcome ? `${outcome}; ${hint}` : hint);
   const out = await run(command, args);
   if (out.failure === "not-found") {
     throw new UsageError(
@@ -102,7 +111,7 @@ async function slurmOutput(run: RunCommand, command: string, args: readonly stri
       "slurm-timeout",
       call,
       undefined,
-      "slurmctld may be down or unreachable: try `scontrol ping`",
+      then("slurmctld may be down or unreachable: try `scontrol ping`"),
     );
   }
   if (out.failure === "output-too-large") {
@@ -111,7 +120,7 @@ async function slurmOutput(run: RunCommand, command: string, args: readonly stri
       "slurm-output-too-large",
       call,
       undefined,
-      "narrow it with --partition",
+      then(outcome ? "try again later" : "narrow it with --partition"),
     );
   }
   if (out.status !== 0) {
@@ -121,7 +130,7 @@ async function slurmOutput(run: RunCommand, command: string, args: readonly stri
       "slurm-command-failed",
       call,
       displayText(stderr || "(no message)", 400),
-      slurmHint(out.stderr),
+      then(slurmHint(out.stderr)),
     );
   }
   return out.stdout;

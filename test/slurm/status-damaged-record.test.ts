@@ -48,13 +48,16 @@ describe("a damaged slurm/jobs.json", () => {
       join(runDir, "slurm/jobs.json"),
       '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"7","script":"01.sbatch","pipelines":["a"]}]}\n',
     );
-    // No squeue or sacct on PATH: the states are unknown, the record is what is read.
-    const r = gpuplan(["status", ID, "--json"], { cwd: dir, env: { PATH: join(dir, "no-slurm") } });
+    // A squeue that lists nothing, no sacct: the states are unknown, the record is what is read.
+    const bin = join(dir, "bin");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "squeue"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    const r = gpuplan(["status", ID, "--json"], { cwd: dir, env: { PATH: `${bin}:/usr/bin:/bin` } });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
       jobs: ["7"],
       pipelines: [
-        { pipeline: "a", job: "7_0" },
+        { pipeline: "a", job: "7_0", state: "unknown" },
         { pipeline: "b", state: "not-submitted" },
       ],
     });

@@ -130,8 +130,11 @@ export async function runOnSlurmCommand(
   }
 }
 
-/** A resume while some of the run's tasks are still queued or running would run them twice. */
-async function refuseWhileActive(prepared: PreparedRun, slurm: RunCommand): Promise<void> {
+/**
+ * A resume while some of the run's tasks are still queued or running would run them twice — on
+ * Slurm or here (`--executor local`). A squeue that fails cannot tell, so it stops the resume too.
+ */
+export async function refuseWhileActive(prepared: PreparedRun, slurm: RunCommand): Promise<void> {
   const { activeTasks, readSlurmRunStatus } = await import("../../slurm/follow/run-status.js");
   const status = await readSlurmRunStatus(
     prepared.runDir,

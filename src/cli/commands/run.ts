@@ -10,6 +10,7 @@ import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
+import type { PreparedRun } from "../../run/prepare/prepare-run.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { jsonText } from "../../text/json-text.js";
@@ -82,6 +83,8 @@ export default async function run(file: string | undefined, given: RunOptions): 
     const { runOnSlurmCommand } = await import("./run-slurm.js");
     return runOnSlurmCommand(file ?? join(runDir, "plan.json"), options, prepared.run);
   }
+  // A Slurm run resumed here: its tasks still in Slurm would run the same steps beside this run.
+  if (prepared.run.resumed && !options.dryRun) await refuseWhileInSlurm(prepared.run);
   // Where each planned GPU runs, before anything starts (the dry run shows it in its own output).
   if (!options.dryRun && options.ui !== "json" && bindings.some((b) => b.replaced)) {
     const { formatBindings } = await import("../../ui/bindings-text.js");
@@ -192,6 +195,32 @@ async function checkEventsFile(path: string, input: string | undefined): Promise
     await (await open(path, "a")).close();
   } catch (e) {
     throw fileError(e, path, "write", "events file");
+  }
+}
+
+/**
+ * `--resume RUN --executor local` of a run submitted to Slurm is refused while tasks of it are
+ * still queued or running, or squeue cannot say (slurm-run-active, slurm-command-failed). Where
+ * Slurm's commands are not installed at all (the run folder copied to a workstation), it cannot
+ * be asked: a warning, and the resume goes on.
+ */
+async function refuseWhileInSlurm(prepared: PreparedRun): Promise<void> {
+  const { isSlurmRun } = await import("../../run/prepare/resume-run.js");
+  if (!isSlurmRun(prepared.runDir)) return;
+  const { refuseWhileActive } = await import("./run-slurm.js");
+  const { slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  try {
+    await refuseWhileActive(prepared, slurmCommandRunner(process.env, 60_000));
+  } catch (e) {
+    if (e instanceof UsageError && e.code === "slurm-not-found") {
+      const code: Code = "slurm-not-found";
+      writeErr(
+        `gpuplan: warning: run ${escapeText(prepared.runId)} was submitted to Slurm, and squeue is not on PATH here to say whether tasks of it still run; resuming here  [${code}]\n`,
+      );
+      return;
+    }
+    await prepared.runLock?.release();
+    throw e;
   }
 }
 

@@ -4,9 +4,10 @@
  * (pending and why, running where, ended how; once squeue forgot it, sacct where Slurm keeps
  * accounting), with the node and GPUs from its start marker. A
  * detached run has no follower, so this is how it is watched; `--resume` uses the same reading to
- * refuse while tasks are still queued or running.
+ * refuse while tasks are still queued or running — and, as it cannot know which are when squeue
+ * fails, a failing squeue is an error here (VendorError), never tasks taken as gone.
  */
-import type { RunCommand } from "../read-cluster.js";
+import { type RunCommand, slurmOutput } from "../read-cluster.js";
 import { readSlurmRecord, readStartMarker, taskEndings } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
 import { isFinalState, parseSqueue, squeueArgs, type TaskState } from "./squeue-tasks.js";
@@ -41,8 +42,15 @@ export async function readSlurmRunStatus(
   for (const a of record.arrays) for (const [i, p] of a.pipelines.entries()) latest.set(p, `${a.job}_${i}`);
   const states = new Map<string, TaskState>();
   if (jobs.length > 0) {
-    const out = await slurm("squeue", squeueArgs(jobs));
-    if (out.status === 0) for (const s of parseSqueue(out.stdout)) states.set(`${s.job}_${s.task}`, s);
+    // A squeue that failed says nothing of the tasks: read as "no longer listed", a queued task
+    // would look ended and a resume would submit it twice.
+    const text = await slurmOutput(
+      slurm,
+      "squeue",
+      squeueArgs(jobs),
+      "gpuplan cannot tell which of the run's tasks are still queued or running",
+    );
+    for (const s of parseSqueue(text)) states.set(`${s.job}_${s.task}`, s);
   }
   const endings = await taskEndings(runDir);
   // Tasks squeue forgot (MinJobAge) that said nothing themselves: Slurm's accounting, where configured.

@@ -1,0 +1,153 @@
+// What gpuplan does when Slurm's client commands misbehave, against stand-ins first on PATH (no
+// cluster needed): a squeue that fails makes status and --resume stop rather than take the run's
+// tasks as gone; a resume here (--executor local) is refused while tasks of the run are still in
+// Slurm. Each stand-in prints FAKE/NAME.out and FAKE/NAME.err and exits with FAKE/NAME.rc.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import validateStatus from "../../src/generated/slurm-run-status-validator.js";
+import { gpuplan, hasCrashed } from "../helpers/cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "gpuplan-fake-slurm-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const fake = join(dir, "fake-bin");
+
+const NODE = {
+  gpus: [{ name: "NVIDIA H100 80GB HBM3", memory: 85520809984, count: 4, compute_capability: "9.0" }],
+  cpu: { threads: 16, memory: "16000MiB" },
+  slurm: {
+    node_type: "h100x4-16cpu-16000mib",
+    gres: [{ model: "NVIDIA H100 80GB HBM3", type: "h100", count: 4 }],
+  },
+};
+
+const PIPELINE = [
+  "version: 1",
+  "name: fake",
+  "pipelines:",
+  "  - name: p{i}",
+  "    matrix: { i: [0, 1] }",
+  "    steps: [{ id: a, run: [sh, -c, 'echo run >> p{i}.count'], memory: numpy, timeout: 2m }]",
+  "",
+].join("\n");
+
+/** What the stand-in `name` prints and how it exits; every call is appended to FAKE/calls. */
+function answer(name: string, out: string, rc = 0, err = ""): void {
+  writeFileSync(join(fake, `${name}.out`), out);
+  writeFileSync(join(fake, `${name}.err`), err);
+  writeFileSync(join(fake, `${name}.rc`), String(rc));
+}
+
+const calls = (): string[] =>
+  existsSync(join(fake, "calls")) ? readFileSync(join(fake, "calls"), "utf8").trim().split("\n") : [];
+
+const run = (args: string[]) =>
+  gpuplan(args, { cwd: dir, env: { PATH: `${fake}:${process.env.PATH}`, SLURM_CONF: "/nonexistent" } });
+
+beforeAll(() => {
+  mkdirSync(fake);
+  for (const name of ["squeue", "sbatch", "sacct", "scancel"]) {
+    const file = join(fake, name);
+    writeFileSync(
+      file,
+      [
+        "#!/bin/sh",
+        'd=$(dirname "$0"); n=$(basename "$0")',
+        'echo "$n $*" >> "$d/calls"',
+        'cat "$d/$n.out" 2>/dev/null',
+        'cat "$d/$n.err" >&2 2>/dev/null',
+        'exit "$(cat "$d/$n.rc" 2>/dev/null || echo 0)"',
+        "",
+      ].join("\n"),
+    );
+    chmodSync(file, 0o755);
+    answer(name, "");
+  }
+  writeFileSync(join(dir, "pipeline.yaml"), PIPELINE);
+  writeFileSync(join(dir, "node.json"), JSON.stringify(NODE));
+  expect(run(["compile", "pipeline.yaml", "--inventory", "node.json", "-o", "plan.json"]).exitCode).toBe(0);
+});
+
+/** A run submitted with --detach, sbatch answering `sbatchOut`: its id. */
+function detached(sbatchOut = "4242\n"): string {
+  answer("sbatch", sbatchOut);
+  const r = run(["run", "plan.json", "--executor", "slurm", "--detach", "--json"]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return JSON.parse(r.stdout).run;
+}
+
+const SQUEUE_FAILS =
+  "squeue: error: slurm_load_jobs error: Socket timed out on send/recv operation\x1b]0;PWNED\x07";
+
+describe("a squeue that fails", () => {
+  it("status says squeue failed, with what it printed (escaped), and exits 2 — never 'unknown'", () => {
+    const id = detached();
+    answer("squeue", "", 1, SQUEUE_FAILS);
+    for (const args of [
+      ["status", id],
+      ["status", id, "--json"],
+    ]) {
+      const r = run(args);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stdout).not.toContain("unknown");
+      expect(`${r.stdout}${r.stderr}`).toContain("slurm_load_jobs error: Socket timed out");
+      expect(`${r.stdout}${r.stderr}`).toContain("slurm-command-failed");
+      expect(`${r.stdout}${r.stderr}`).not.toContain("\x1b]0;PWNED");
+    }
+    answer("squeue", "");
+  });
+
+  it("--resume submits nothing while squeue cannot say whether the run's tasks are still queued", () => {
+    const id = detached();
+    answer("squeue", "", 1, SQUEUE_FAILS);
+    rmSync(join(fake, "calls"));
+    const r = run(["run", "--resume", id, "--executor", "slurm", "--detach"]);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("cannot tell which of the run's tasks are still queued or running");
+    expect(calls().filter((c) => c.startsWith("sbatch"))).toEqual([]);
+    answer("squeue", "");
+  });
+
+  it("a squeue that lists the run's tasks still pending: status says pending (the reading still works)", () => {
+    const id = detached();
+    answer(
+      "squeue",
+      "4242_0|PENDING|JobHeldUser|(null)|0|4243|\n4242_1|PENDING|JobHeldUser|(null)|0|4244|\n",
+    );
+    const r = run(["status", id, "--json"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(validateStatus(doc), JSON.stringify(validateStatus.errors)).toBe(true);
+    expect(doc.pipelines.map((p: { state: string }) => p.state)).toEqual(["pending", "pending"]);
+    answer("squeue", "");
+  });
+});
+
+describe("--resume RUN --executor local of a Slurm run", () => {
+  it("is refused while tasks of the run are still in Slurm (slurm-run-active), and nothing runs here", () => {
+    const id = detached();
+    answer("squeue", "4242_0|RUNNING|None|node3|0|4243|\n4242_1|PENDING|Priority|(null)|0|4244|\n");
+    const r = run(["run", "--resume", id, "--executor", "local", "--ui", "plain"]);
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("[slurm-run-active]");
+    expect(r.stderr).toContain("4242_0 RUNNING");
+    expect(existsSync(join(dir, "p0.count"))).toBe(false);
+    // squeue failing: refused too.
+    answer("squeue", "", 1, SQUEUE_FAILS);
+    const failing = run(["run", "--resume", id, "--executor", "local", "--ui", "plain"]);
+    expect(failing.exitCode, failing.stderr).toBe(2);
+    expect(failing.stderr).toContain("[slurm-command-failed]");
+    expect(existsSync(join(dir, "p0.count"))).toBe(false);
+    // Once Slurm holds none of them, it runs here.
+    answer("squeue", "4242_0|CANCELLED|None|node3|0|4243|\n4242_1|CANCELLED|None|(null)|0|4244|\n");
+    const here = run(["run", "--resume", id, "--executor", "local", "--ui", "plain"]);
+    expect(here.exitCode, here.stderr).toBe(0);
+    expect(readFileSync(join(dir, "p0.count"), "utf8")).toBe("run\n");
+    rmSync(join(dir, "p0.count"));
+    rmSync(join(dir, "p1.count"));
+    answer("squeue", "");
+  });
+});
