@@ -1,7 +1,8 @@
 // What gpuplan does when Slurm's client commands misbehave, against stand-ins first on PATH (no
 // cluster needed): a squeue that fails makes status and --resume stop rather than take the run's
 // tasks as gone; a resume here (--executor local) is refused while tasks of the run are still in
-// Slurm. Each stand-in prints FAKE/NAME.out and FAKE/NAME.err and exits with FAKE/NAME.rc.
+// Slurm; an sbatch that prints a notice before the job id is read right, and one that prints no
+// job id says so. Each stand-in prints FAKE/NAME.out and FAKE/NAME.err and exits with FAKE/NAME.rc.
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -149,5 +150,25 @@ describe("--resume RUN --executor local of a Slurm run", () => {
     rmSync(join(dir, "p0.count"));
     rmSync(join(dir, "p1.count"));
     answer("squeue", "");
+  });
+});
+
+describe("what sbatch prints", () => {
+  it("a notice before the job id: the job id is the last line that is one", () => {
+    const id = detached("NOTICE: maintenance on Friday 08:00-12:00\n4343;cluster1\n");
+    const doc = JSON.parse(readFileSync(join(dir, ".gpuplan/runs", id, "slurm/jobs.json"), "utf8"));
+    expect(doc.arrays.map((a: { job: string }) => a.job)).toEqual(["4343"]);
+  });
+
+  it("exit 0 and no job id: says the array may be queued and what sbatch printed, escaped", () => {
+    answer("sbatch", "NOTICE: maintenance\x1b[2J on Friday\n");
+    const r = run(["run", "plan.json", "--executor", "slurm", "--detach"]);
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("printed no job id gpuplan can read, so the array may be queued");
+    expect(r.stderr).toContain("NOTICE: maintenance");
+    expect(r.stderr).not.toContain("\x1b[2J");
+    expect(r.stderr).toContain("squeue --me -n gpuplan-fake-1");
+    expect(r.stderr).not.toContain("(no message)");
   });
 });

@@ -152,13 +152,14 @@ async function submitArrays(submission: Submission, slurm: RunCommand): Promise<
   for (const a of submission.export.arrays) {
     const script = join(slurmDir(submission.runDir), a.script);
     const out = await slurm("sbatch", ["--parsable", script]);
-    const job = /^([0-9]+)(;\S+)?\s*$/.exec(out.stdout.trim())?.[1];
+    const job = out.status === 0 ? parsableJobId(out.stdout) : undefined;
     if (out.status !== 0 || job === undefined) {
       if (arrays.length > 0)
         await slurm(
           "scancel",
           arrays.map((s) => s.job),
         );
+      if (out.status === 0) throw unreadableJobId(a.script, a.jobName, script, out.stdout, arrays.length);
       const said = out.stderr.trim().split("\n").slice(-3).join(" / ") || out.failure || "(no message)";
       throw new VendorError(
         `sbatch refused ${a.script}${arrays.length > 0 ? ` (the ${arrays.length} array(s) submitted before it were cancelled)` : ""}`,
@@ -171,6 +172,37 @@ async function submitArrays(submission: Submission, slurm: RunCommand): Promise<
     arrays.push({ job, script: a.script, pipelines: a.pipelines });
   }
   return arrays;
+}
+
+/**
+ * The job id `sbatch --parsable` printed: the last line that is only `ID` or `ID;CLUSTER`. A site's
+ * wrapper may print notices before it (a maintenance window), which are not the id.
+ */
+function parsableJobId(stdout: string): string | undefined {
+  const lines = stdout.split("\n").map((l) => l.trim());
+  for (const line of lines.reverse()) {
+    const id = /^([0-9]+)(;[A-Za-z0-9_.-]+)?$/.exec(line)?.[1];
+    if (id !== undefined) return id;
+  }
+  return undefined;
+}
+
+/** sbatch said it submitted the script but printed no job id: it may be queued, and nobody can cancel it by id. */
+function unreadableJobId(
+  name: string,
+  jobName: string,
+  script: string,
+  stdout: string,
+  before: number,
+): VendorError {
+  const said = stdout.trim().split("\n").slice(-3).join(" / ") || "(nothing)";
+  return new VendorError(
+    `sbatch accepted ${name} but printed no job id gpuplan can read, so the array may be queued without this run knowing it${before > 0 ? ` (the ${before} array(s) submitted before it were cancelled)` : ""}`,
+    "slurm-command-failed",
+    `sbatch --parsable ${script}`,
+    `stdout: ${displayText(said, 400)}`,
+    `find it with squeue --me -n ${jobName} and scancel it; sbatch --parsable must print the job id on a line of its own (a wrapper's notices may come before it)`,
+  );
 }
 
 async function follow(
