@@ -97,7 +97,19 @@ describe("the run folder must be shared with the nodes", () => {
           durationMs: 5,
           attempt: 1,
         },
-        { ts, event: "run.end", run: "task", pipeline: null, step: null, device: null, status: "ok" },
+        {
+          ts,
+          event: "run.end",
+          run: "task",
+          pipeline: null,
+          step: null,
+          device: null,
+          durationMs: 9,
+          status: "ok",
+          ok: 1,
+          failed: 0,
+          skipped: 0,
+        },
       ]
         .map((e) => JSON.stringify(e))
         .join("\n")}\n`,

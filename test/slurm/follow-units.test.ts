@@ -1,12 +1,17 @@
 // The pure parts of following a Slurm run: squeue's lines read back into task states, Slurm's
 // endings as gpuplan outcomes (a pipeline whose task Slurm killed still gets its step events),
 // and a task's pipeline bound to the GPUs Slurm allocated.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Inventory } from "../../src/inventory/types.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../src/schema-types/plan.js";
 import { bindToAllocatedGpus } from "../../src/slurm/bind-allocated-gpus.js";
 import { parseSqueue } from "../../src/slurm/follow/squeue-tasks.js";
 import { closeOutPipeline, type StepProgress, slurmEnding } from "../../src/slurm/follow/task-ending.js";
+import { createTaskEventReader } from "../../src/slurm/follow/task-events.js";
+import { describeFailure } from "../../src/ui/run/format.js";
 
 const pad = (fields: string[]) => fields.map((f) => `${f.padEnd(20)}|`).join("");
 
@@ -185,5 +190,81 @@ describe("--bind-slurm-gpus", () => {
     expect(message(bindToAllocatedGpus(plan, p0, inventory([live(0, "NVIDIA L4")]), "0"))).toMatch(
       /Slurm gave GPU 0 \(NVIDIA L4\), the plan's cuda:0 is NVIDIA H100 80GB HBM3/,
     );
+  });
+});
+
+describe("a task's events file: outside text", () => {
+  it("only run events by the schema, of the task's own pipeline and steps, are taken; null and the rest are left out", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-task-events-"));
+    try {
+      const ts = "2026-11-27T10:00:00.000Z";
+      const common = { ts, run: "task", device: "cuda:0" };
+      const start = (p: string, st: string) => ({
+        ...common,
+        event: "gpu.step.start",
+        pipeline: p,
+        step: st,
+        attempt: 1,
+        logPath: "x",
+      });
+      const end = (st: string, status: unknown, durationMs: unknown = 5) => ({
+        ...common,
+        event: "gpu.step.end",
+        pipeline: "p1",
+        step: st,
+        status,
+        exitCode: 0,
+        signal: null,
+        durationMs,
+        attempt: 1,
+      });
+      const lines = [
+        "null",
+        "[]",
+        '"gpu.step.end"',
+        "{not json",
+        JSON.stringify(start("p1", "a")),
+        JSON.stringify(start("nope", "a")), // another pipeline
+        JSON.stringify(start("p1", "zz")), // a step the plan does not have
+        JSON.stringify(end("a", "ok\u001b[5m")),
+        JSON.stringify(end("a", "ok", "x")),
+        JSON.stringify(end("a", { a: 1 })),
+        JSON.stringify({ ...common, event: "slurm.task", pipeline: "p1", step: null, device: null }),
+        JSON.stringify({
+          ts,
+          run: "task",
+          event: "run.end",
+          pipeline: null,
+          step: null,
+          device: null,
+          status: "\u001b]0;PWNED",
+        }),
+        JSON.stringify(end("a", "ok")),
+      ];
+      const file = join(dir, "5_1.jsonl");
+      writeFileSync(file, `${lines.join("\n")}\n`);
+      const reader = createTaskEventReader("r1");
+      const read = reader.read("5_1", file, pipeline);
+      expect(read.ended).toBe(false);
+      expect(read.events.map((e) => [e.event, e.pipeline, e.step, e.run])).toEqual([
+        ["gpu.step.start", "p1", "a", "r1"],
+        ["gpu.step.end", "p1", "a", "r1"],
+      ]);
+      expect(read.events[1]).toMatchObject({ status: "ok", durationMs: 5 });
+      // A valid run.end ends the task.
+      writeFileSync(
+        file,
+        `${JSON.stringify({ ts, run: "task", event: "run.end", pipeline: null, step: null, device: null, durationMs: 9, status: "ok", ok: 1, failed: 0, skipped: 0 })}\n`,
+        { flag: "a" },
+      );
+      expect(reader.read("5_1", file, pipeline)).toEqual({ events: [], ended: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a failure's status is escaped for display", () => {
+    expect(describeFailure({ status: "ok\u001b[5m", exitCode: null, signal: null })).not.toContain("\u001b");
+    expect(describeFailure({ status: "oom\u001b[5m", exitCode: 1, signal: null })).not.toContain("\u001b");
   });
 });

@@ -230,7 +230,7 @@ function poll(
       t.eventsEnded = false;
       t.finalSeenMs = null;
     }
-    const read = reader.read(t.name, join(slurmDir(input.runDir), "events", `${t.name}.jsonl`));
+    const read = reader.read(t.name, join(slurmDir(input.runDir), "events", `${t.name}.jsonl`), t.pipeline);
     const { ended } = read;
     // A requeued run skips the steps its killed run finished ("completed"): they were counted once.
     const events = read.events.filter(
@@ -357,6 +357,7 @@ async function drainAfterCancel(
       const { events, ended } = reader.read(
         t.name,
         join(slurmDir(input.runDir), "events", `${t.name}.jsonl`),
+        t.pipeline,
       );
       batch.push(...events);
       if (ended) t.done = true;

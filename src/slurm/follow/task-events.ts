@@ -3,32 +3,44 @@
  * last one (a line still being written waits for its newline), parses them, and hands them over
  * with the run id of the submitting gpuplan in place of the task's own. A task's run.start and
  * run.end are its own business: the follower's run has one of each.
+ *
+ * A task's file is outside text (anything on the node may write it): only lines that are run
+ * events by the schema, of the task's own pipeline and its steps, are taken; the rest (`null`, a
+ * made-up step, a status no run writes, the follower's own slurm.* events) are left out, as lines
+ * that are not JSON are.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import validateRunEvent from "../../generated/run-events-validator.js";
 import type { RunEvent } from "../../run/record/events.js";
+import type { PlannedPipeline } from "../../schema-types/plan.js";
 
 export interface TaskEventReader {
-  /** New events of the task file, in file order; `ended` says whether its run.end was among them. */
-  read(task: string, path: string): { events: RunEvent[]; ended: boolean };
+  /**
+   * New events of the task file (running `pipeline`), in file order; `ended` says whether its
+   * run.end was among them.
+   */
+  read(task: string, path: string, pipeline: PlannedPipeline): { events: RunEvent[]; ended: boolean };
 }
 
 export function createTaskEventReader(run: string): TaskEventReader {
   /** Bytes of each task's file read so far (always just after a newline). */
   const cursors = new Map<string, number>();
   return {
-    read(task, path) {
+    read(task, path, pipeline) {
       const { text, offset } = readLines(path, cursors.get(task) ?? 0);
       cursors.set(task, offset);
       const events: RunEvent[] = [];
       let ended = false;
       for (const line of text.split("\n")) {
         if (!line.trim()) continue;
-        let event: RunEvent;
+        let data: unknown;
         try {
-          event = JSON.parse(line) as RunEvent;
+          data = JSON.parse(line);
         } catch {
           continue;
         }
+        if (!isTaskEvent(data, pipeline)) continue;
+        const event = data;
         if (event.event === "run.end") ended = true;
         if (event.event === "run.start" || event.event === "run.end") continue;
         events.push({ ...event, run });
@@ -36,6 +48,16 @@ export function createTaskEventReader(run: string): TaskEventReader {
       return { events, ended };
     },
   };
+}
+
+/** A run event by the schema, about the task's own pipeline (or none) and one of its steps (or none). */
+function isTaskEvent(data: unknown, pipeline: PlannedPipeline): data is RunEvent {
+  if (!validateRunEvent(data)) return false;
+  const e = data as RunEvent;
+  if (e.event === ("run.summary" as string) || e.event.startsWith("slurm.")) return false;
+  if (e.pipeline !== null && e.pipeline !== pipeline.name) return false;
+  if (e.step !== null && (e.pipeline === null || !pipeline.steps.some((s) => s.id === e.step))) return false;
+  return true;
 }
 
 /** The complete lines from `offset` on, and the offset after the last of them. */

@@ -50,8 +50,10 @@ export function describeFailure(f: {
   exitCode: number | null;
   signal: string | null;
 }): string {
-  if (f.exitCode === null && f.signal === null) return f.status;
-  return f.status === "error" ? describeExit(f) : `${f.status} (${describeExit(f)})`;
+  // Escaped: a Slurm task's events are outside text (the follower checks them; this is the last guard).
+  const status = escapeText(f.status);
+  if (f.exitCode === null && f.signal === null) return status;
+  return f.status === "error" ? describeExit(f) : `${status} (${describeExit(f)})`;
 }
 
 /** The `[pipeline/step device]` prefix of plain lines; the step is left out for pipeline-level events. */
