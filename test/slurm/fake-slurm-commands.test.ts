@@ -126,6 +126,29 @@ describe("a squeue that fails", () => {
   });
 });
 
+describe("a task's own account (its events' run.end) is outside text", () => {
+  it("a status other than ok, failed or interrupted is no ending: never shown raw, --json stays in its schema", () => {
+    const id = detached();
+    answer("squeue", "4242_0|RUNNING|None|node3|0|4243|\n4242_1|RUNNING|None|node3|0|4244|\n");
+    const events = join(dir, ".gpuplan/runs", id, "slurm/events");
+    const end = (status: unknown) =>
+      `${JSON.stringify({ ts: "2026-11-27T10:00:00.000Z", event: "run.end", run: id, pipeline: null, step: null, device: null, status })}\n`;
+    writeFileSync(join(events, "4242_0.jsonl"), end("\u001b]0;PWNED\u0007"));
+    writeFileSync(join(events, "4242_1.jsonl"), `null\n${end({ a: 1 })}`);
+    const text = run(["status", id]);
+    expect(hasCrashed(text), text.stderr).toBe(false);
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout).not.toContain("\u001b");
+    expect(text.stdout).toContain("2 running");
+    const json = run(["status", id, "--json"]);
+    expect(json.exitCode, json.stderr).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    expect(validateStatus(doc), JSON.stringify(validateStatus.errors)).toBe(true);
+    expect(doc.pipelines.map((p: { state: string }) => p.state)).toEqual(["running", "running"]);
+    answer("squeue", "");
+  });
+});
+
 describe("--resume RUN --executor local of a Slurm run", () => {
   it("is refused while tasks of the run are still in Slurm (slurm-run-active), and nothing runs here", () => {
     const id = detached();

@@ -140,13 +140,18 @@ export async function hasTaskEnded(runDir: string, task: string): Promise<boolea
   return lastRunEnd(text) !== null;
 }
 
+const ENDINGS: ReadonlySet<unknown> = new Set<PipelineEnding>(["ok", "failed", "interrupted"]);
+
+/** The status of the file's last run.end; a task's file is outside text: any other status is no ending. */
 function lastRunEnd(text: string): PipelineEnding | null {
   let status: PipelineEnding | null = null;
   for (const line of text.split("\n")) {
     if (!line.includes('"run.end"')) continue;
     try {
-      const e = JSON.parse(line) as { event?: string; status?: PipelineEnding };
-      if (e.event === "run.end" && e.status) status = e.status;
+      const e: unknown = JSON.parse(line);
+      if (typeof e !== "object" || e === null) continue;
+      const { event, status: said } = e as { event?: unknown; status?: unknown };
+      if (event === "run.end" && ENDINGS.has(said)) status = said as PipelineEnding;
     } catch {}
   }
   return status;
