@@ -38,6 +38,23 @@ describe("squeue's task lines", () => {
     ]);
     expect(new Set(tasks.map((t) => t.job))).toEqual(new Set(["12"]));
   });
+
+  it("huge pending ranges: only the run's own arrays, below their task counts, and a bounded number in all", () => {
+    const huge = Array.from({ length: 300 }, () =>
+      pad(["13_[0-4000000000]", "PENDING", "Priority", "(null)", "0"]),
+    );
+    const text = [
+      ...huge,
+      pad(["12_[0-4000000000]", "PENDING", "Priority", "(null)", "0"]),
+      pad(["12_7", "RUNNING", "None", "n1", "0"]),
+    ].join("\n");
+    const started = performance.now();
+    const own = parseSqueue(text, new Map([["12", 3]]));
+    expect(own.map((t) => `${t.job}_${t.task}`)).toEqual(["12_0", "12_1", "12_2"]);
+    const all = parseSqueue(text);
+    expect(all.length).toBeLessThanOrEqual(100_000);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
 });
 
 const step = (id: string, needs: string[] = []) =>

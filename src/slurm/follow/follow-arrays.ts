@@ -115,6 +115,7 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
     }
   }
   const jobs = input.arrays.map((a) => a.job);
+  const taskCounts = new Map(input.arrays.map((a) => [a.job, a.pipelines.length]));
   let delay = min;
   let failingSince: number | null = null;
   while (tasks.some((t) => !t.done)) {
@@ -130,7 +131,7 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
       if (now - failingSince > SQUEUE_OUTAGE_MS) throw squeueFailure(out.stderr, out.failure);
     } else {
       failingSince = null;
-      const states = new Map(parseSqueue(out.stdout).map((s) => [`${s.job}_${s.task}`, s]));
+      const states = new Map(parseSqueue(out.stdout, taskCounts).map((s) => [`${s.job}_${s.task}`, s]));
       for (const [name, s] of await forgottenEndings(input.slurm, tasks, states)) states.set(name, s);
       const changed = poll(input, tasks, states, reader, now);
       delay = changed ? min : Math.min(max, Math.round(delay * 1.5));

@@ -50,7 +50,8 @@ export async function readSlurmRunStatus(
       squeueArgs(jobs),
       "gpuplan cannot tell which of the run's tasks are still queued or running",
     );
-    for (const s of parseSqueue(text)) states.set(`${s.job}_${s.task}`, s);
+    const taskCounts = new Map(record.arrays.map((a) => [a.job, a.pipelines.length]));
+    for (const s of parseSqueue(text, taskCounts)) states.set(`${s.job}_${s.task}`, s);
   }
   const endings = await taskEndings(runDir);
   // Tasks squeue forgot (MinJobAge) that said nothing themselves: Slurm's accounting, where configured.

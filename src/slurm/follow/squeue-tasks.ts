@@ -43,10 +43,19 @@ const FINAL = new Set([
 
 export const isFinalState = (state: string): boolean => FINAL.has(state);
 
-/** The tasks squeue listed; lines that do not read as `JOB_TASK|STATE|…` are left out. */
-export function parseSqueue(text: string): TaskState[] {
+/** At most this many tasks are read from one squeue answer (its pending ranges expanded). */
+const MAX_TASKS = 100_000;
+
+/**
+ * The tasks squeue listed; lines that do not read as `JOB_TASK|STATE|…` are left out. With
+ * `taskCounts` (each of the run's arrays: its number of tasks), only those arrays' tasks are
+ * read: squeue's output is outside text, and a pending range like `13_[0-4000000000]` would
+ * otherwise be expanded index by index.
+ */
+export function parseSqueue(text: string, taskCounts?: ReadonlyMap<string, number>): TaskState[] {
   const tasks: TaskState[] = [];
   for (const line of text.split("\n")) {
+    if (tasks.length >= MAX_TASKS) break;
     const fields = line.split("|").map((f) => f.trim());
     if (fields.length < 5) continue;
     const [id, state, reason, node, exit, raw = ""] = fields as [
@@ -60,7 +69,7 @@ export function parseSqueue(text: string): TaskState[] {
     if (!/^[A-Z_]+$/.test(state)) continue;
     const status = /^[0-9]+$/.test(exit) ? Number(exit) : null;
     const ended = isFinalState(state) && status !== null;
-    for (const [job, task] of arrayTasks(id)) {
+    for (const [job, task] of arrayTasks(id, taskCounts, MAX_TASKS - tasks.length)) {
       tasks.push({
         job,
         task,
@@ -76,16 +85,26 @@ export function parseSqueue(text: string): TaskState[] {
   return tasks;
 }
 
-/** `12_3` → [[12, 3]]; a pending range squeue did not split, `12_[4-6,9%2]`, → each index. */
-function arrayTasks(id: string): [string, number][] {
+/**
+ * `12_3` → [[12, 3]]; a pending range squeue did not split, `12_[4-6,9%2]`, → each index — of the
+ * run's arrays only and below their task counts, where known, and at most `budget` of them.
+ */
+function arrayTasks(
+  id: string,
+  taskCounts: ReadonlyMap<string, number> | undefined,
+  budget: number,
+): [string, number][] {
   const one = /^([0-9]+)_([0-9]+)$/.exec(id);
-  if (one) return [[one[1]!, Number(one[2])]];
-  const range = /^([0-9]+)_\[([0-9,-]+)(%[0-9]+)?\]$/.exec(id);
-  if (!range) return [];
+  const range = one ? null : /^([0-9]+)_\[([0-9,-]+)(%[0-9]+)?\]$/.exec(id);
+  const job = one?.[1] ?? range?.[1];
+  if (job === undefined) return [];
+  const count = taskCounts === undefined ? Number.POSITIVE_INFINITY : (taskCounts.get(job) ?? 0);
+  if (one) return Number(one[2]) < count ? [[job, Number(one[2])]] : [];
   const out: [string, number][] = [];
-  for (const part of range[2]!.split(",")) {
+  for (const part of range!.at(2)!.split(",")) {
     const [a, b] = part.split("-").map(Number) as [number, number | undefined];
-    for (let i = a; i <= (b ?? a) && out.length < 100_000; i++) out.push([range[1]!, i]);
+    const last = Math.min(b ?? a, count - 1);
+    for (let i = a; i <= last && out.length < budget; i++) out.push([job, i]);
   }
   return out;
 }
