@@ -138,6 +138,13 @@ describe("gpuplan export --to slurm", () => {
     expect(statSync(join(dir, "planted/submit.sh")).mode & 0o111).not.toBe(0);
   });
 
+  it("an output folder that cannot be made (under /proc) is a usage error at once, never a hang", () => {
+    const r = run(["export", "plan.json", "--to", "slurm", "-o", "/proc/gpuplan-nope/out"]);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("/proc/gpuplan-nope");
+    expect(r.stderr).not.toMatch(/internal error|\bat .*:\d+:\d+/);
+  });
+
   it("a file that is not a plan is a usage error, never a stack trace", () => {
     const r = run(["export", "pipeline.yaml", "--to", "slurm", "-o", "nope"]);
     expect(r.exitCode).toBe(2);

@@ -5,8 +5,8 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readdir, readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { chmod, mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import { PLAN_SCHEMA } from "../../plan/plan-text.js";
 import { checkPlan, type PlanCheck } from "../../plan/read-plan.js";
 import { upgradePlan } from "../../plan/upgrade-plan.js";
@@ -77,7 +77,7 @@ export default async function exportPlan(planFile: string, options: ExportOption
   const problems: Problem[] = [...settingsProblems, ...nodeProblems, ...result.problems];
   const failed = hasErrors(problems);
   if (!failed) {
-    await mkdir(join(outDir, "logs"), { recursive: true }).catch((e: unknown) => {
+    await makeFolders(join(outDir, "logs")).catch((e: unknown) => {
       throw fileError(e, join(outDir, "logs"), "write", "folder");
     });
     // The tasks run this copy: what was exported is what runs, even if plan.json changes later.
@@ -166,6 +166,22 @@ async function refuse(
 }
 
 /** The output folder may be new, empty, or (with --force) hold anything. */
+/**
+ * `mkdir -p`, one level at a time from the deepest folder that exists: Node 20's recursive mkdir
+ * spins forever at full CPU when a level cannot be made with ENOENT (any path under /proc).
+ */
+async function makeFolders(path: string): Promise<void> {
+  const missing: string[] = [];
+  for (let p = path; !(await stat(p).catch(() => null)); p = dirname(p)) {
+    missing.push(p);
+    if (dirname(p) === p) break;
+  }
+  for (const dir of missing.reverse())
+    await mkdir(dir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== "EEXIST") throw e;
+    });
+}
+
 async function checkFolder(dir: string, force: boolean): Promise<void> {
   let entries: string[] = [];
   try {
