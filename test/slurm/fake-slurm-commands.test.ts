@@ -149,6 +149,30 @@ describe("a task's own account (its events' run.end) is outside text", () => {
   });
 });
 
+describe("a run with many arrays (resumed many times)", () => {
+  it("status asks squeue in parts: 20,000 job ids are no spawn E2BIG", () => {
+    const id = detached();
+    const jobs = join(dir, ".gpuplan/runs", id, "slurm/jobs.json");
+    const arrays = Array.from({ length: 20_000 }, (_, i) => ({
+      job: String(5_000_000 + i),
+      script: "01-cpu.sbatch",
+      pipelines: [i % 2 === 0 ? "p0" : "p1"],
+    }));
+    writeFileSync(jobs, JSON.stringify({ schema: "gpuplan/slurm-run@1", arrays }));
+    answer("squeue", "5019999_0|RUNNING|None|node3|0|5019999|");
+    rmSync(join(fake, "calls"), { force: true });
+    const r = run(["status", id, "--json"]);
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).pipelines.map((p: { state: string }) => p.state)).toEqual([
+      "unknown",
+      "running",
+    ]);
+    expect(calls().filter((c) => c.startsWith("squeue")).length).toBe(20);
+    answer("squeue", "");
+  });
+});
+
 describe("--resume RUN --executor local of a Slurm run", () => {
   it("is refused while tasks of the run are still in Slurm (slurm-run-active), and nothing runs here", () => {
     const id = detached();

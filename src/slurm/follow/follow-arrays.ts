@@ -15,10 +15,10 @@ import { type EventDraft, type RunEvent, stampEvent } from "../../run/record/eve
 import { stepKey } from "../../run/record/journal.js";
 import type { PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
-import type { RunCommand } from "../read-cluster.js";
+import type { CommandOutput, RunCommand } from "../read-cluster.js";
 import { readStartMarker, type SubmittedArray, slurmDir } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
-import { isFinalState, parseSqueue, squeueArgs, type TaskState } from "./squeue-tasks.js";
+import { isFinalState, parseSqueue, squeueCalls, type TaskState } from "./squeue-tasks.js";
 import { closeOutPipeline, type StepProgress, slurmEnding } from "./task-ending.js";
 import { createTaskEventReader } from "./task-events.js";
 
@@ -124,7 +124,7 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
       await drainAfterCancel(input, tasks, reader);
       return { interrupted: true };
     }
-    const out = await input.slurm("squeue", squeueArgs(jobs));
+    const out = await squeue(input.slurm, jobs);
     const now = Date.now();
     if (out.status !== 0) {
       failingSince ??= now;
@@ -369,6 +369,17 @@ async function drainAfterCancel(
     if (!running || Date.now() > end) return;
     await sleep(250);
   }
+}
+
+/** squeue's answer for every job of the run (several calls for many jobs); the first failure, if any. */
+async function squeue(slurm: RunCommand, jobs: readonly string[]): Promise<CommandOutput> {
+  let stdout = "";
+  for (const args of squeueCalls(jobs)) {
+    const out = await slurm("squeue", args);
+    if (out.status !== 0) return out;
+    stdout += `${out.stdout}\n`;
+  }
+  return { status: 0, stdout, stderr: "" };
 }
 
 async function cancel(slurm: RunCommand, jobs: readonly string[]): Promise<void> {

@@ -10,7 +10,7 @@
 import { type RunCommand, slurmOutput } from "../read-cluster.js";
 import { readSlurmRecord, readStartMarker, taskEndings } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
-import { isFinalState, parseSqueue, squeueArgs, type TaskState } from "./squeue-tasks.js";
+import { isFinalState, parseSqueue, squeueCalls, type TaskState } from "./squeue-tasks.js";
 
 type PipelineState = "pending" | "running" | "done" | "failed" | "interrupted" | "unknown" | "not-submitted";
 
@@ -44,12 +44,14 @@ export async function readSlurmRunStatus(
   if (jobs.length > 0) {
     // A squeue that failed says nothing of the tasks: read as "no longer listed", a queued task
     // would look ended and a resume would submit it twice.
-    const text = await slurmOutput(
-      slurm,
-      "squeue",
-      squeueArgs(jobs),
-      "gpuplan cannot tell which of the run's tasks are still queued or running",
-    );
+    let text = "";
+    for (const args of squeueCalls(jobs))
+      text += `${await slurmOutput(
+        slurm,
+        "squeue",
+        args,
+        "gpuplan cannot tell which of the run's tasks are still queued or running",
+      )}\n`;
     const taskCounts = new Map(record.arrays.map((a) => [a.job, a.pipelines.length]));
     for (const s of parseSqueue(text, taskCounts)) states.set(`${s.job}_${s.task}`, s);
   }

@@ -23,8 +23,15 @@ export interface TaskState {
 
 const FORMAT = "JobArrayID:64|,State:32|,Reason:200|,NodeList:200|,exit_code:12|,JobID:24|";
 
-export function squeueArgs(jobs: readonly string[]): string[] {
-  return ["-h", "-r", "-t", "all", "-j", jobs.join(","), "-O", FORMAT];
+/** Job ids per squeue call: one argument may not pass 128 KiB (MAX_ARG_STRLEN), or spawn fails with E2BIG. */
+const JOBS_PER_CALL = 1000;
+
+/** squeue's arguments for `jobs`, one call per 1,000 of them (a run resumed many times has many arrays). */
+export function squeueCalls(jobs: readonly string[]): string[][] {
+  const calls: string[][] = [];
+  for (let i = 0; i < jobs.length; i += JOBS_PER_CALL)
+    calls.push(["-h", "-r", "-t", "all", "-j", jobs.slice(i, i + JOBS_PER_CALL).join(","), "-O", FORMAT]);
+  return calls;
 }
 
 /** Slurm's states after which a job does not run again by itself (a requeue makes it PENDING first). */
