@@ -18,7 +18,8 @@ export interface CommandOutput {
   status: number | null;
   stdout: string;
   stderr: string;
-  failure?: "not-found" | "timeout" | "output-too-large";
+  /** `interrupted`: the caller's interrupt stopped it (slurmCommandRunner's signal). */
+  failure?: "not-found" | "timeout" | "output-too-large" | "interrupted";
 }
 
 export type RunCommand = (command: string, args: readonly string[]) => Promise<CommandOutput>;

@@ -7,13 +7,34 @@ import type { CommandOutput, RunCommand } from "./read-cluster.js";
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
 
-export function slurmCommandRunner(env: NodeJS.ProcessEnv, timeoutMs: number): RunCommand {
+/** The commands that only read: an interrupt stops them at once (scancel and sbatch run to their end). */
+const READS = new Set(["squeue", "sacct", "sinfo", "scontrol"]);
+
+/**
+ * `signal` (an interrupt: Ctrl-C, SIGTERM) stops a read under way, which then answers with the
+ * failure `interrupted`: a hung squeue must not hold a Ctrl-C for its whole time limit.
+ */
+export function slurmCommandRunner(
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): RunCommand {
   return (command, args) =>
     new Promise<CommandOutput>((resolve) => {
+      const stoppable = signal !== undefined && READS.has(command);
+      if (stoppable && signal.aborted)
+        return resolve({ status: null, stdout: "", stderr: "", failure: "interrupted" });
       execFile(
         command,
         [...args],
-        { env, timeout: timeoutMs, maxBuffer: MAX_OUTPUT, encoding: "utf8", windowsHide: true },
+        {
+          env,
+          timeout: timeoutMs,
+          maxBuffer: MAX_OUTPUT,
+          encoding: "utf8",
+          windowsHide: true,
+          ...(stoppable && { signal }),
+        },
         (err, stdout, stderr) => {
           if (!err) return resolve({ status: 0, stdout, stderr });
           const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: string | number };
@@ -22,9 +43,11 @@ export function slurmCommandRunner(env: NodeJS.ProcessEnv, timeoutMs: number): R
               ? "not-found"
               : e.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER"
                 ? "output-too-large"
-                : e.killed
-                  ? "timeout"
-                  : undefined;
+                : e.name === "AbortError"
+                  ? "interrupted"
+                  : e.killed
+                    ? "timeout"
+                    : undefined;
           if (failure) return resolve({ status: null, stdout, stderr, failure });
           resolve({ status: typeof e.code === "number" ? e.code : null, stdout, stderr });
         },

@@ -97,7 +97,8 @@ export async function runOnSlurmCommand(
       openView: (context) => openView(context, options.ui),
       detach: options.detach ?? false,
       requeue: options.requeue ?? false,
-      slurm,
+      // An interrupt stops a squeue under way: a hung one must not hold Ctrl-C for a minute.
+      slurm: slurmCommandRunner(process.env, 60_000, signals.interrupt),
       signal: signals.interrupt,
       sharedFolderTimeoutMs: SHARED_FOLDER_TIMEOUT_MS,
     });

@@ -125,6 +125,8 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
       return { interrupted: true };
     }
     const out = await squeue(input.slurm, jobs);
+    // An interrupt stops a squeue under way (the CLI's runner): cancel now, not after a poll.
+    if (input.signal?.aborted) continue;
     const now = Date.now();
     if (out.status !== 0) {
       failingSince ??= now;
@@ -399,6 +401,7 @@ function squeueFailure(stderr: string, failure: string | undefined): VendorError
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
     const timer = setTimeout(done, ms);
     function done() {
       clearTimeout(timer);

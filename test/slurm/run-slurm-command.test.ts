@@ -1,0 +1,29 @@
+// The runner of Slurm's client commands: an interrupt stops a read under way (a hung squeue must
+// not hold Ctrl-C for its time limit), while scancel still runs after it. Stand-ins on PATH.
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { slurmCommandRunner } from "../../src/slurm/run-slurm-command.js";
+
+const dir = mkdtempSync(join(tmpdir(), "gpuplan-slurm-runner-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+writeFileSync(join(dir, "squeue"), "#!/bin/sh\nexec sleep 30\n");
+writeFileSync(join(dir, "scancel"), `#!/bin/sh\necho "$@" > "${dir}/cancelled"\n`);
+for (const f of ["squeue", "scancel"]) chmodSync(join(dir, f), 0o755);
+const env = { PATH: `${dir}:${process.env.PATH}` };
+
+describe("slurmCommandRunner with an interrupt", () => {
+  it("a hung squeue is stopped by the interrupt at once, and scancel still runs after it", async () => {
+    const interrupt = new AbortController();
+    const run = slurmCommandRunner(env, 60_000, interrupt.signal);
+    const started = Date.now();
+    setTimeout(() => interrupt.abort(new Error("interrupted by SIGINT")), 200);
+    const out = await run("squeue", ["-h"]);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(out).toMatchObject({ status: null, failure: "interrupted" });
+    expect(await run("squeue", ["-h"])).toMatchObject({ failure: "interrupted" });
+    expect((await run("scancel", ["7"])).status).toBe(0);
+    expect(existsSync(join(dir, "cancelled"))).toBe(true);
+  });
+});
