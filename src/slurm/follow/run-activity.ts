@@ -9,7 +9,7 @@
 import type { CommandOutput, RunCommand } from "../read-cluster.js";
 import { hasTaskEnded, readSlurmRecord } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
-import { isFinalState, parseSqueue, squeueArgs } from "./squeue-tasks.js";
+import { isFinalState, parseSqueue, squeueCalls } from "./squeue-tasks.js";
 
 /** Why the run's Slurm jobs may not all have ended; null when Slurm (or each task itself) says they have. */
 export async function whySlurmJobsMayRun(runDir: string, slurm: RunCommand): Promise<string | null> {
@@ -22,12 +22,16 @@ export async function whySlurmJobsMayRun(runDir: string, slurm: RunCommand): Pro
   const tasks = arrays.flatMap((a) => a.pipelines.map((_, i) => `${a.job}_${i}`));
   if (tasks.length === 0) return null;
   const jobs = [...new Set(arrays.map((a) => a.job))];
-  const queue = await slurm("squeue", squeueArgs(jobs));
+  // Only the run's own arrays, below their task counts, are expanded from squeue's ranges.
+  const taskCounts = new Map(arrays.map((a) => [a.job, a.pipelines.length]));
   const states = new Map<string, string>();
-  if (queue.status === 0)
-    for (const s of parseSqueue(queue.stdout)) states.set(`${s.job}_${s.task}`, s.state);
-  else if (!forgetsEveryJob(queue))
-    return `${failure("squeue", queue)}: gpuplan cannot ask Slurm whether its jobs (${jobs.join(", ")}) ended`;
+  for (const args of squeueCalls(jobs)) {
+    const queue = await slurm("squeue", args);
+    if (queue.status === 0)
+      for (const s of parseSqueue(queue.stdout, taskCounts)) states.set(`${s.job}_${s.task}`, s.state);
+    else if (!forgetsEveryJob(queue))
+      return `${failure("squeue", queue)}: gpuplan cannot ask Slurm whether its jobs (${list(jobs)}) ended`;
+  }
   // Tasks squeue no longer lists (MinJobAge): Slurm's accounting, where configured.
   const forgotten = tasks.filter((t) => !states.has(t));
   for (const [name, s] of await sacctTaskStates(
