@@ -8,7 +8,7 @@ import { error, hasErrors, type Problem } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
 import { parseSize } from "../units/size.js";
-import { MAX_GPUS } from "./limits.js";
+import { MAX_GPU_MEMORY_BYTES, MAX_GPUS } from "./limits.js";
 import { expandShortInventory } from "./short-form.js";
 import { TARGETS } from "./targets.js";
 import type { Inventory, ShortInventory } from "./types.js";
@@ -49,7 +49,7 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
   const problems =
     "schema" in data
       ? duplicateGpus(data, file)
-      : [...zeroMemoryGpus(data, file), ...shortFormUuidProblems(data, file)];
+      : [...gpuMemoryProblems(data, file), ...shortFormUuidProblems(data, file)];
   return {
     inventory: problems.length ? undefined : inventory,
     label,
@@ -78,22 +78,48 @@ function tooManyGpus(short: ShortInventory, file: string): Problem | undefined {
 }
 
 /**
- * A short-form card declared with no memory: a person wrote it, so 0 is a slip, not "unknown" as
- * in a detected inventory — planned on, every budget on it would be 0 bytes.
+ * A short-form card's memory as a person typed it. 0 is a slip, not "unknown" as in a detected
+ * inventory: planned on, every budget on it would be 0 bytes. A size past what gpuplan counts
+ * (8 PiB) or past a GPU's bound (1 PiB, as a detected inventory's schema has it) is a typo too:
+ * it read as 0 bytes, with an error about a budget of 0 B at some step.
  */
-function zeroMemoryGpus(short: ShortInventory, file: string): Problem[] {
-  return (short.gpus ?? []).flatMap((kind, i) =>
-    parseSize(kind.memory) === 0
+function gpuMemoryProblems(short: ShortInventory, file: string): Problem[] {
+  const cpu =
+    short.cpu.memory !== undefined && parseSize(short.cpu.memory) === undefined
       ? [
+          error({
+            code: "size-out-of-range",
+            message: `the CPU's \`memory: ${String(short.cpu.memory).slice(0, 40)}\` is too large to count in bytes`,
+            hint: "give the machine's memory as free -h shows it (`memory: 512GiB`)",
+            file,
+            pointer: "/cpu/memory",
+          }),
+        ]
+      : [];
+  return cpu.concat(
+    (short.gpus ?? []).flatMap((kind, i) => {
+      const bytes = parseSize(kind.memory);
+      const at = { file, pointer: `/gpus/${i}/memory` };
+      if (bytes === 0)
+        return [
           error({
             code: "zero-gpu-memory",
             message: `GPU \`${kind.name}\` has \`memory: ${String(kind.memory)}\``,
             hint: "give the card's memory as nvidia-smi or rocm-smi shows it (`memory: 80GiB`)",
-            file,
-            pointer: `/gpus/${i}/memory`,
+            ...at,
           }),
-        ]
-      : [],
+        ];
+      if (bytes === undefined || bytes > MAX_GPU_MEMORY_BYTES)
+        return [
+          error({
+            code: "size-out-of-range",
+            message: `GPU \`${kind.name}\` has \`memory: ${String(kind.memory).slice(0, 40)}\`, more than 1 PiB, the most a GPU's memory may be`,
+            hint: "give the card's memory as nvidia-smi or rocm-smi shows it (`memory: 80GiB`)",
+            ...at,
+          }),
+        ];
+      return [];
+    }),
   );
 }
 

@@ -154,7 +154,7 @@ export const CODES = {
   "size-out-of-range": problem(
     "error",
     "A size too large to count in bytes",
-    "gpuplan counts memory in bytes as exact integers; a size of 8 PiB or more cannot be counted exactly and is certainly a mistake.",
+    "gpuplan counts memory in bytes as exact integers; a size of 8 PiB or more cannot be counted exactly and is certainly a mistake. A GPU's `memory` in a short-form inventory is bounded at 1 PiB, as a detected inventory's `memoryBytes` is.",
     "sizes must stay below 8 PiB",
   ),
   "duration-out-of-range": problem(
