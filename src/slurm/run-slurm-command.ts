@@ -54,3 +54,20 @@ export function slurmCommandRunner(
       );
     });
 }
+
+/**
+ * `run`, except that a command which did not answer (not on PATH, past its time limit) is not
+ * asked again: its answer stands for every later call. For one command that asks Slurm about many
+ * runs (`runs --prune`), where each would otherwise wait out the limit anew (50 Slurm runs with the
+ * controller down: 50 minutes).
+ */
+export function rememberUnanswered(run: RunCommand): RunCommand {
+  const unanswered = new Map<string, CommandOutput>();
+  return async (command, args) => {
+    const known = unanswered.get(command);
+    if (known) return known;
+    const out = await run(command, args);
+    if (out.failure === "timeout" || out.failure === "not-found") unanswered.set(command, out);
+    return out;
+  };
+}

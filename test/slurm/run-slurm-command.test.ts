@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { slurmCommandRunner } from "../../src/slurm/run-slurm-command.js";
+import { rememberUnanswered, slurmCommandRunner } from "../../src/slurm/run-slurm-command.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-slurm-runner-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,5 +25,24 @@ describe("slurmCommandRunner with an interrupt", () => {
     expect(await run("squeue", ["-h"])).toMatchObject({ failure: "interrupted" });
     expect((await run("scancel", ["7"])).status).toBe(0);
     expect(existsSync(join(dir, "cancelled"))).toBe(true);
+  });
+});
+
+describe("rememberUnanswered", () => {
+  it("a command past its time limit is asked once, its answer given to every later call; others are asked each time", async () => {
+    const runner = slurmCommandRunner(env, 300);
+    let asked = 0;
+    const run = rememberUnanswered((command, args) => {
+      asked++;
+      return runner(command, args);
+    });
+    const first = await run("squeue", ["-j", "1"]);
+    expect(first.failure).toBe("timeout");
+    expect(await run("squeue", ["-j", "2"])).toBe(first);
+    expect(asked).toBe(1);
+    // A command that answered is asked again (a failure with an exit status is that call's own).
+    await run("scancel", ["7"]);
+    await run("scancel", ["8"]);
+    expect(asked).toBe(3);
   });
 });

@@ -34,7 +34,7 @@ export default async function runs(options: RunsOptions): Promise<number> {
   const left = pruned ? all.filter((r) => !pruned.removed.includes(r.id)) : all;
   if (options.json) {
     const doc: GpuplanRuns = {
-      schema: "gpuplan/runs@1",
+      schema: "gpuplan/runs@2",
       runsDir: RUNS_DIR,
       runs: left,
       ...(pruned && { pruned }),
@@ -49,8 +49,8 @@ export default async function runs(options: RunsOptions): Promise<number> {
 
 /** Prune with the run-level lock and, for runs that went to Slurm, Slurm's own account of their jobs. */
 async function prune(all: RunListing[], keep: number, inUse: RunInUse): Promise<PruneResult> {
-  const { slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  const { rememberUnanswered, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
   const { whySlurmJobsMayRun } = await import("../../slurm/follow/run-activity.js");
-  const slurm = slurmCommandRunner(process.env, 60_000);
+  const slurm = rememberUnanswered(slurmCommandRunner(process.env, 60_000));
   return pruneRuns(all, keep, { inUse, slurmJobsMayRun: (dir) => whySlurmJobsMayRun(dir, slurm) });
 }
