@@ -253,7 +253,7 @@ pipelines:
   - name: p
     steps:
       - id: a
-        run: [sh, -c, 'echo "start $GPUPLAN_OOM_ATTEMPT" >> side.log; timeout 600 sh -c "sleep 3; echo end >> side.log"']
+        run: [sh, -c, 'echo "start $GPUPLAN_OOM_ATTEMPT" >> side.log; timeout 600 sh -c "echo inner >> side.log; sleep 3; echo end >> side.log"']
         memory: numpy
 `;
   const sideLog = (cwd: string) =>
@@ -268,7 +268,8 @@ pipelines:
       const cwd = temp();
       writeFileSync(join(cwd, "t.yaml"), escaping);
       const first = startRun(cwd, ["t.yaml", "--ui", "plain"], {});
-      await until(() => sideLog(cwd).includes("start 1"));
+      // `timeout` has moved its child to a group of its own once that child writes.
+      await until(() => sideLog(cwd).includes("inner"));
       const [id] = runIds(cwd);
       const journal = join(cwd, ".gpuplan/runs", id!, "journal.jsonl");
       await until(() => /"type":"start"/.test(readFileSync(journal, "utf8")));
@@ -288,7 +289,7 @@ pipelines:
       const r = gpuplan(["run", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
       expect(r.exitCode, r.stderr).toBe(0);
       expect(r.stderr).toMatch(new RegExp(`waiting for p/a \\(attempt 1, pid ${start.pid}\\)`));
-      expect(sideLog(cwd)).toEqual(["start 1", "end", "start 2", "end"]);
+      expect(sideLog(cwd)).toEqual(["start 1", "inner", "end", "start 2", "inner", "end"]);
     },
     60_000,
   );

@@ -76,7 +76,8 @@ describe.skipIf(process.platform !== "linux")("a step's session", () => {
     const result = await runStepProcess({
       ...base,
       argv: ["bash", "-c", `set -m; sleep 30 & echo $! > ${pidFile}; wait`],
-      timeoutMs: 500,
+      // Long enough for bash to have written the pid file on a loaded runner.
+      timeoutMs: 2000,
     });
     expect(result.timedOut).toBe(true);
     const [sleeper] = pidsIn(pidFile);
