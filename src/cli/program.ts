@@ -292,7 +292,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
   if (wants("runs")) {
     configure(program.command("runs"))
       .description("list the runs in .gpuplan/runs (newest first); --prune --keep N removes older ones")
-      .option("--json", "print as JSON (schema gpuplan/runs@1)")
+      .option("--json", "print as JSON (schema gpuplan/runs@2)")
       .option("--prune", "remove run folders beyond the --keep newest (never one that may be in use)")
       .addOption(
         new Option("--keep <n>", "with --prune: how many of the newest runs to keep").argParser(

@@ -11,6 +11,7 @@ import { lstat, readdir, stat } from "node:fs/promises";
 import { basename, join, relative, resolve, sep } from "node:path";
 import { checkPlan, parsePlanText } from "../plan/read-plan.js";
 import { UsageError } from "../problems/errors.js";
+import { RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
@@ -53,8 +54,6 @@ const MAX_LINE_CHARS = 300;
 const TAIL_BYTES = 4096;
 /** Beyond this many bytes of ok attempts' tails a report carries none (a 5,000-step run stays small). */
 const OK_TAILS_BUDGET = 600_000;
-
-const RUN_ID = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
 
 /** The run folder `run` names (an id in the runs folder, or a path), or the newest run when none is named. */
 export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): Promise<string> {
@@ -102,7 +101,7 @@ export async function checkRunFolder(dir: string, run: string, runsDir = RUNS_DI
 export async function listRunIds(runsDir = RUNS_DIR): Promise<string[]> {
   const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
   return entries
-    .filter((e) => e.isDirectory() && RUN_ID.test(e.name))
+    .filter((e) => e.isDirectory() && RUN_ID_PATTERN.test(e.name))
     .map((e) => e.name)
     .sort();
 }

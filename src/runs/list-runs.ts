@@ -8,13 +8,13 @@ import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
+import { RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
 import { shellWord } from "../text/shell-word.js";
 
 export type { RunListing } from "../schema-types/runs.js";
 
 /** `.gpuplan/runs`'s run folders are named by their id, which sorts by start time. */
-const RUN_ID = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
 
 /** Says whether a gpuplan process holds the run now (the run-level lock); absent: gpuplan cannot tell. */
 export type RunInUse = (runDir: string) => Promise<boolean>;
@@ -36,7 +36,7 @@ export async function listRuns(runsDir: string, inUse?: RunInUse): Promise<RunLi
     (e: unknown) => (e instanceof OutOfFds ? Promise.reject(e.error) : []),
   );
   const ids = entries
-    .filter((e) => e.isDirectory() && RUN_ID.test(e.name))
+    .filter((e) => e.isDirectory() && RUN_ID_PATTERN.test(e.name))
     .map((e) => e.name)
     .sort()
     .reverse();

@@ -12,7 +12,7 @@ export type RunStatus = "ok" | "failed" | "interrupted" | "unfinished" | "submit
  * What `gpuplan runs --json` prints: the runs in the runs folder (.gpuplan/runs), newest first, and with --prune what was removed and what was kept.
  */
 export interface GpuplanRuns {
-  schema: "gpuplan/runs@1";
+  schema: "gpuplan/runs@2";
   /**
    * The runs folder, as gpuplan names it (relative to where it ran).
    */

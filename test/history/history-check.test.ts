@@ -88,6 +88,13 @@ describe("compile --check of a plan compiled with --history", () => {
     const report = JSON.parse(r.stdout) as { problems: { code: string; hint: string }[] };
     const stale = report.problems.find((p) => p.code === "stale-plan")!;
     expect(stale.hint).toBe("run: gpuplan compile g.yaml --target dgx-h100 --history RUN… -o learned.json");
+    // An exported array's run folder (slurm-JOB) is a run id too.
+    writeFileSync(path, readFileSync(path, "utf8").replaceAll("x; rm -rf ~", "slurm-4242"));
+    const slurm = compile(dir, "--check", "learned.json", "--format", "json");
+    const fromSlurm = (JSON.parse(slurm.stdout) as { problems: { code: string; hint: string }[] }).problems;
+    expect(fromSlurm.find((p) => p.code === "stale-plan")!.hint).toBe(
+      "run: gpuplan compile g.yaml --target dgx-h100 --history slurm-4242 -o learned.json",
+    );
   });
 
   it("a plan compiled without --history, checked with it: the hint keeps --history", async () => {

@@ -250,7 +250,7 @@ describe("gpuplan runs (CLI)", () => {
     const doc = JSON.parse(json.stdout);
     const { default: validate } = await import("../../src/generated/runs-validator.js");
     expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
-    expect(doc).toMatchObject({ schema: "gpuplan/runs@1", runsDir: ".gpuplan/runs" });
+    expect(doc).toMatchObject({ schema: "gpuplan/runs@2", runsDir: ".gpuplan/runs" });
     expect(doc.runs).toHaveLength(2);
     const pruned = gpuplan(["runs", "--prune", "--keep", "1", "--json"], { cwd, env: NO_GPU });
     expect(pruned.exitCode, pruned.stderr).toBe(0);

@@ -371,7 +371,9 @@ function checkProblem(
   }
   // The plan is outside data: only well-formed run ids go into a command line to copy.
   const learned = learnedRuns(JSON.parse(current));
-  const runs = history ?? (learned.every((id) => RUN_ID_PATTERN.test(id)) ? learned : ["RUN…"]);
+  // An exported array's run folder is slurm-JOB (src/slurm/render-scripts.ts).
+  const wellFormed = (id: string) => RUN_ID_PATTERN.test(id) || /^slurm-\d+$/.test(id);
+  const runs = history ?? (learned.every(wellFormed) ? learned : ["RUN…"]);
   // This compile's own --history words are the user's: quoted like the paths.
   const historyFlag =
     runs.length > 0 ? ` --history ${runs.map((r) => (r === "RUN…" ? r : shellWord(r))).join(" ")}` : "";
