@@ -155,6 +155,12 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   else options.killNow?.addEventListener("abort", onKillNow, { once: true });
 
   const { exitCode, signal } = await child.exit;
+  // A scheduler stops a whole job at once (Slurm's node failure, scancel, a time limit): the step
+  // may be reaped before gpuplan's own handler for that signal has run, and would read as failed
+  // (exit 143) where it was interrupted with the run. A step that a stop signal ended waits a
+  // moment for the run's interrupt; onAbort marks it interrupted if it comes.
+  if (!interrupted && !timedOut && options.signal && endedByStopSignal(exitCode, signal))
+    await abortedWithin(options.signal, STOP_SIGNAL_GRACE_MS);
   // What the step left in its process group ends with it — SIGTERM, SIGKILL after the grace
   // period — as a cluster scheduler ends a job's processes at its end: nothing of it keeps the
   // GPU slot (the inherited lock descriptors) or writes to its log after it is reported.
@@ -200,4 +206,30 @@ async function sessionGone(sid: number, limitMs: number, again: () => void): Pro
     await new Promise((r) => setTimeout(r, isGroupAlive(sid) ? 25 : 100));
     again();
   }
+}
+
+/** How long a step a stop signal ended waits for the run's own interrupt (see runStepProcess). */
+const STOP_SIGNAL_GRACE_MS = 250;
+
+const STOP_SIGNALS: ReadonlySet<string> = new Set(["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]);
+
+/** Ended by SIGINT, SIGTERM, SIGHUP or SIGQUIT, or by a shell that reports one (128 + its number). */
+function endedByStopSignal(exitCode: number | null, signal: NodeJS.Signals | null): boolean {
+  return signal !== null
+    ? STOP_SIGNALS.has(signal)
+    : exitCode === 130 || exitCode === 143 || exitCode === 129 || exitCode === 131;
+}
+
+/** Resolves when `signal` aborts or `ms` have passed, whichever is first. */
+function abortedWithin(signal: AbortSignal, ms: number): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
