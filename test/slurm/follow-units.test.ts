@@ -55,6 +55,26 @@ describe("squeue's task lines", () => {
     expect(all.length).toBeLessThanOrEqual(100_000);
     expect(performance.now() - started).toBeLessThan(5000);
   });
+
+  it("every task of the run's own arrays is read, past 100,000, each once; parts of a range squeue never prints read nothing", () => {
+    // A run resumed many times: 150 arrays of 1,000 tasks, squeue's answers (asked in parts) read as one text.
+    const counts = new Map<string, number>();
+    const lines: string[] = [];
+    for (let job = 1; job <= 150; job++) {
+      counts.set(String(job), 1000);
+      for (let t = 0; t < 1000; t++) lines.push(`${job}_${t}|PENDING|Priority|(null)|0|`);
+    }
+    lines.push(
+      "1_0|PENDING|Priority|(null)|0|",
+      "151_[1,,3]|PENDING|None|(null)|0|",
+      "151_[-3]|PENDING|None|(null)|0|",
+    );
+    counts.set("151", 5);
+    const tasks = parseSqueue(lines.join("\n"), counts);
+    expect(tasks).toHaveLength(150_002);
+    // The empty part of `1,,3` was task 0, `-3` tasks 0 to 3.
+    expect(tasks.filter((t) => t.job === "151").map((t) => t.task)).toEqual([1, 3]);
+  });
 });
 
 const step = (id: string, needs: string[] = []) =>

@@ -50,7 +50,11 @@ const FINAL = new Set([
 
 export const isFinalState = (state: string): boolean => FINAL.has(state);
 
-/** At most this many tasks are read from one squeue answer (its pending ranges expanded). */
+/**
+ * At most this many tasks are read from one squeue answer without `taskCounts` (its pending ranges
+ * expanded). With them, the run's own tasks bound it: every one of them is read, however many
+ * (a resumed run's answers come in parts and are read as one text).
+ */
 const MAX_TASKS = 100_000;
 
 /**
@@ -61,8 +65,15 @@ const MAX_TASKS = 100_000;
  */
 export function parseSqueue(text: string, taskCounts?: ReadonlyMap<string, number>): TaskState[] {
   const tasks: TaskState[] = [];
+  let cap = MAX_TASKS;
+  if (taskCounts) {
+    cap = 0;
+    for (const n of taskCounts.values()) cap += n;
+  }
+  // A task squeue lists twice is read once: repeated lines cannot crowd out others.
+  const seen = new Set<string>();
   for (const line of text.split("\n")) {
-    if (tasks.length >= MAX_TASKS) break;
+    if (tasks.length >= cap) break;
     const fields = line.split("|").map((f) => f.trim());
     if (fields.length < 5) continue;
     const [id, state, reason, node, exit, raw = ""] = fields as [
@@ -76,7 +87,10 @@ export function parseSqueue(text: string, taskCounts?: ReadonlyMap<string, numbe
     if (!/^[A-Z_]+$/.test(state)) continue;
     const status = /^[0-9]+$/.test(exit) ? Number(exit) : null;
     const ended = isFinalState(state) && status !== null;
-    for (const [job, task] of arrayTasks(id, taskCounts, MAX_TASKS - tasks.length)) {
+    for (const [job, task] of arrayTasks(id, taskCounts, cap - tasks.length)) {
+      const key = `${job}_${task}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
       tasks.push({
         job,
         task,
@@ -109,6 +123,8 @@ function arrayTasks(
   if (one) return Number(one[2]) < count ? [[job, Number(one[2])]] : [];
   const out: [string, number][] = [];
   for (const part of range!.at(2)!.split(",")) {
+    // `1,,3` or `-3`: not a range squeue prints; nothing is read from it.
+    if (!/^[0-9]+(-[0-9]+)?$/.test(part)) continue;
     const [a, b] = part.split("-").map(Number) as [number, number | undefined];
     const last = Math.min(b ?? a, count - 1);
     for (let i = a; i <= last && out.length < budget; i++) out.push([job, i]);
