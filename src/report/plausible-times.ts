@@ -3,10 +3,11 @@
  * 9999 (a hand edit, a node's clock gone wrong) stretched the timeline over eight thousand years,
  * every real bar a sliver, and the page never finished drawing. gpuplan writes a session's events
  * (a run.start to the next) in the order they happen, so an event is plausible from its session's
- * start until the session can have ended: its run.end's duration after the start (with as much
- * again for a clock that jumped), the next session's start, and the time the folder was read —
- * nothing happens in the future. An event outside that is drawn at the time of the plausible
- * event before it, and a note says so. Pure.
+ * start until the session ended: its run.end's own time (where that is plausible itself), the next
+ * session's start, and the time the folder was read — nothing happens in the future. Wall-clock
+ * times only: run.end's durationMs is Node's monotonic clock, which does not count a suspended
+ * laptop, so a run slept through would have had its real events moved. An event outside that is
+ * drawn at the time of the plausible event before it, and a note says so. Pure.
  */
 import type { RunEvent } from "../run/record/events.js";
 
@@ -74,9 +75,10 @@ function sessionBounds(
       if (prev && t >= prev.startMs) prev.endMs = Math.min(prev.endMs, t + SLACK_MS);
       bounds.push(Number.isFinite(t) && t <= now ? { startMs: t, endMs: now } : null);
     } else if (e.event === "run.end") {
-      // Twice its measured length: room for a wall clock that jumped while it ran.
+      // The session's last event: nothing of it comes later (a run.end stamped implausibly bounds nothing).
       const b = bounds.at(-1);
-      if (b) b.endMs = Math.min(b.endMs, b.startMs + 2 * Math.max(0, e.durationMs) + SLACK_MS);
+      const t = Date.parse(e.ts);
+      if (b && t >= b.startMs && t <= b.endMs) b.endMs = Math.min(b.endMs, t + SLACK_MS);
     }
   }
   return bounds;

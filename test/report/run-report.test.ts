@@ -481,6 +481,18 @@ describe("run report model", () => {
     const fine = buildRunReport({ ...folder(null, ended), readAtMs });
     expect(fine.axis.spanMs).toBe(6);
     expect(fine.header.notes.join("\n")).not.toContain("outside their run session");
+    // A laptop suspended for 10 h mid-step: the wall clock counts the sleep, run.end's durationMs
+    // (a monotonic clock) does not. Every time is real and drawn as stamped.
+    const hour = 3_600_000;
+    const slept = events([
+      [0, runStart(["a"])],
+      [60_000, start("a", "s", "cpu")],
+      [10 * hour + 60_000, end("a", "s", "cpu", 61_000)],
+      [10 * hour + 61_000, runEnd(121_000)],
+    ]);
+    const woke = buildRunReport({ ...folder(null, slept), readAtMs: Date.parse("2026-11-24T00:00:00.000Z") });
+    expect(woke.axis.spanMs).toBe(10 * hour + 61_000);
+    expect(woke.header.notes.join("\n")).not.toContain("outside their run session");
   });
 
   it("names the run by its folder, not by its journal's header, and notes a header that names another run", () => {
