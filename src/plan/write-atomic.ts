@@ -67,7 +67,8 @@ export async function writeFileAtomic(
       return "created";
     }
     if (st.isFile()) {
-      await replaceAtomically(target.path, text, st, onTemp);
+      // A file at a path gpuplan chose may have been planted: its mode and owner are not taken over.
+      await replaceAtomically(target.path, text, choice === "chosen" ? null : st, onTemp);
       return "replaced";
     }
     // Planted where gpuplan writes its own file: replaced, its mode and owner not taken over.

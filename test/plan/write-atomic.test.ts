@@ -134,6 +134,21 @@ describe("a path gpuplan chose itself (a report's default <run>/report.html) is 
     expect(leftovers(t.dir)).toEqual([]);
   });
 
+  it("a planted regular file hands on neither its mode nor its owner (a world-writable setuid report.html)", async () => {
+    const path = join(t.dir, "report.html");
+    writeFileSync(path, "planted\n");
+    chmodSync(path, 0o4777);
+    expect(await writeFileAtomic(path, "<html>\n", "report", undefined, "chosen")).toBe("replaced");
+    expect(statSync(path).mode & 0o7777).not.toBe(0o4777);
+    expect(statSync(path).mode & 0o022).toBe(0);
+    // A path the user named keeps its file's mode, as before.
+    const named = join(t.dir, "named.html");
+    writeFileSync(named, "mine\n");
+    chmodSync(named, 0o640);
+    await writeFileAtomic(named, "<html>\n", "report");
+    expect(statSync(named).mode & 0o777).toBe(0o640);
+  });
+
   it("a planted FIFO is replaced, never opened (no reader: no hang); a directory is still refused", async () => {
     const fifo = join(t.dir, "report.html");
     expect(spawnSync("mknod", [fifo, "p"]).status).toBe(0);

@@ -1,13 +1,14 @@
 // The pure parts of following a Slurm run: squeue's lines read back into task states, Slurm's
 // endings as gpuplan outcomes (a pipeline whose task Slurm killed still gets its step events),
 // and a task's pipeline bound to the GPUs Slurm allocated.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Inventory } from "../../src/inventory/types.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../src/schema-types/plan.js";
 import { bindToAllocatedGpus } from "../../src/slurm/bind-allocated-gpus.js";
+import { makeSlurmDirs } from "../../src/slurm/follow/run-record.js";
 import { parseSqueue } from "../../src/slurm/follow/squeue-tasks.js";
 import { closeOutPipeline, type StepProgress, slurmEnding } from "../../src/slurm/follow/task-ending.js";
 import { createTaskEventReader } from "../../src/slurm/follow/task-events.js";
@@ -303,5 +304,24 @@ describe("a task's events file: outside text", () => {
   it("a failure's status is escaped for display", () => {
     expect(describeFailure({ status: "ok\u001b[5m", exitCode: null, signal: null })).not.toContain("\u001b");
     expect(describeFailure({ status: "oom\u001b[5m", exitCode: 1, signal: null })).not.toContain("\u001b");
+  });
+});
+
+describe("a run folder's slurm/ records", () => {
+  it("are never written through a link planted in the run folder (slurm -> elsewhere)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-slurm-dirs-"));
+    try {
+      const run = join(dir, "run");
+      mkdirSync(run);
+      mkdirSync(join(dir, "elsewhere"));
+      symlinkSync("../elsewhere", join(run, "slurm"));
+      await expect(makeSlurmDirs(run)).rejects.toThrow(/is a symbolic link/);
+      expect(existsSync(join(dir, "elsewhere", "logs"))).toBe(false);
+      rmSync(join(run, "slurm"));
+      await makeSlurmDirs(run);
+      expect(existsSync(join(run, "slurm", "journals"))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -9,7 +9,7 @@
  * `--resume` all read the run from here.
  */
 import { readFileSync } from "node:fs";
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
@@ -37,8 +37,18 @@ export const taskEventsPath = (runDir: string, task: string): string =>
   join(slurmDir(runDir), "events", `${task}.jsonl`);
 
 export async function makeSlurmDirs(runDir: string): Promise<void> {
-  for (const d of ["logs", "events", "started", "journals"])
-    await mkdir(join(slurmDir(runDir), d), { recursive: true });
+  // gpuplan writes its scripts and records here at paths it chose: a link planted in the run
+  // folder (slurm -> ~/bin) would put them where the link points. None is followed.
+  for (const d of ["", "logs", "events", "started", "journals"]) {
+    const path = join(slurmDir(runDir), d);
+    if ((await lstat(path).catch(() => null))?.isSymbolicLink())
+      throw new UsageError(
+        `cannot write the run's Slurm records: ${path} is a symbolic link, and gpuplan follows none in a run folder`,
+        "unwritable-file",
+        "replace the link with a real folder (someone who could write in the run folder may have planted it)",
+      );
+    await mkdir(path, { recursive: true });
+  }
 }
 
 /**
