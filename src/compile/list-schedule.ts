@@ -3,7 +3,8 @@
  * longest first (bigger reservation first on ties); whenever a pipeline ends, every GPU with a free
  * slot starts the first waiting pipeline whose reservation fits the GPU's free budget, and a host
  * lane (max_parallel_pipelines) is free for it — however many waiting pipelines ahead of it cannot
- * (src/compile/waiting-index.ts). A pipeline goes to the GPU it fits that runs the
+ * (src/compile/waiting-index.ts; pipelines of several GPUs whose reservation differs between their
+ * GPUs, or beyond 32 distinct sets of GPUs, are checked one by one, at most 1,024 a round). A pipeline goes to the GPU it fits that runs the
  * fewest pipelines, then the one it fills best (best-fit by memory), then the one given the fewest
  * so far, then PCI order. Host pipelines
  * take a lane only. Exclusive steps own their GPU: from such a pipeline's start, its GPU admits

@@ -167,6 +167,33 @@ describe("list schedule", () => {
     expect(violations(jobs, gpus, 4, s)).toEqual([]);
   });
 
+  it("pipelines of two GPUs on many distinct sets of GPUs (past the index's own trees) are scheduled within every bound", () => {
+    // Each pipeline may use its own 4 of 16 GPUs (requires over distinctly named cards): more
+    // distinct sets than the waiting index gives trees of their own (it shares one looser tree).
+    let seed = 9;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const gpus: ScheduleGpu[] = Array.from({ length: 16 }, () => ({ capacityBytes: 60, slots: 2 }));
+    const jobs: ScheduleJob[] = Array.from({ length: 300 }, () => {
+      const set = new Set<number>();
+      while (set.size < 4) set.add(Math.floor(rnd() * 16));
+      const eligible = [...set].sort((a, b) => a - b);
+      return {
+        workMs: 1 + Math.floor(rnd() * 50),
+        gpus: 2,
+        eligible,
+        reservation: eligible.map(() => 20),
+        exclusiveMs: 0,
+      };
+    });
+    const s = listSchedule(jobs, gpus, 16);
+    expect(violations(jobs, gpus, 16, s)).toEqual([]);
+    expect(s.placedOn.every((on) => on.length === 2)).toBe(true);
+    expect(s.makespanMs).toBeGreaterThanOrEqual(scheduleLowerBound(jobs, gpus, 16).lowerBoundMs);
+  });
+
   it("is deterministic", () => {
     fc.assert(
       fc.property(workload, ({ jobs, gpus, lanes }) => {
