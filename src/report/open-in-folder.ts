@@ -17,20 +17,28 @@ export type Opened = { handle: FileHandle; size: number } | { refused: string };
 
 const LINK_REFUSAL = "a symbolic link, which a report does not follow";
 
-/** `path` opened for reading if it is a regular file whose real path is inside `folderReal` (a real path). */
-export async function openInFolder(folderReal: string, path: string): Promise<Opened> {
+/**
+ * `path` opened for reading if it is a regular file whose real path is inside `folderReal` (a real
+ * path). `oneName`: refuse a file with other hard links too (a log, whose last lines a page shows).
+ */
+export async function openInFolder(folderReal: string, path: string, oneName = false): Promise<Opened> {
   let handle: FileHandle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
     const code = errnoOf(e);
-    // Linux says ELOOP for O_NOFOLLOW on a link (and for a loop of links above it).
-    if (code === "ELOOP") return { refused: LINK_REFUSAL };
+    // Linux says ELOOP for O_NOFOLLOW on a link (and for a loop of links above it), FreeBSD EMLINK.
+    if (code === "ELOOP" || code === "EMLINK") return { refused: LINK_REFUSAL };
     return { refused: code === "ENOENT" ? "missing" : (code ?? String(e)) };
   }
   try {
     const info = await handle.stat();
     if (!info.isFile()) return close(handle, "not a regular file");
+    // A hard link is another name for a file anywhere on the disk (where fs.protected_hardlinks
+    // is off, or in an unpacked archive). Logs only: a run folder copied with `cp -al` (a backup)
+    // still has its journal and events read, which show no file's text.
+    if (oneName && info.nlink > 1)
+      return close(handle, "a hard link to a file elsewhere, which a report does not read");
     if (!isInside(folderReal, await realPathOf(handle, path)))
       return close(handle, "outside the run folder (a folder on its way is a symbolic link)");
     return { handle, size: info.size };

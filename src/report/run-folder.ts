@@ -285,7 +285,7 @@ async function readStderrTails(
  * missing or empty; why not, when it could not be opened as a regular file inside the folder.
  */
 async function lastLines(folder: string, path: string, n: number): Promise<string[] | string> {
-  const opened = await openInFolder(folder, path);
+  const opened = await openInFolder(folder, path, true);
   // A step that wrote nothing has no log: nothing to say. Anything else is said.
   if ("refused" in opened) return opened.refused === "missing" ? [] : opened.refused;
   const { handle, size } = opened;

@@ -1,7 +1,7 @@
 // Reading a run folder for a report (src/report/run-folder.ts): the newest run by default, and a
 // damaged folder read as far as it can be, with notes, never a crash or a hang.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/problems/errors.js";
@@ -127,6 +127,25 @@ describe("reading a run folder", () => {
     // Colour codes left out, other control characters shown as such.
     expect(folder.stderrTails.get("a\u0000ok\u00001")).toEqual(["two", "three\ufffd"]);
     expect(folder.stderrTails.get("a\u0000bad\u00001")).toEqual([`${"x".repeat(300)}…`, "ValueError"]);
+  });
+
+  it("never reads a log that is a hard link to a file elsewhere (gpuplan writes each by one name)", async () => {
+    const root = temp();
+    const secret = join(root, "key");
+    writeFileSync(secret, "SECRET-LINE\n");
+    const stderrPath = ".gpuplan/runs/r/logs/a@hard.err.log";
+    const evs = events([
+      [0, runStart(["a"])],
+      [1, { ...start("a", "hard", "cpu"), stderrPath }],
+      [2, end("a", "hard", "cpu", 1, "ok", 1, { stderrPath })],
+    ]);
+    const dir = join(root, "run");
+    mkdirSync(join(dir, "logs"), { recursive: true });
+    writeFileSync(join(dir, "events.jsonl"), lines(evs));
+    linkSync(secret, join(dir, "logs/a@hard.err.log"));
+    const folder = await readRunFolder(dir);
+    expect(JSON.stringify([...folder.stderrTails])).not.toContain("SECRET");
+    expect(folder.notes.join("\n")).toContain("a hard link to a file elsewhere");
   });
 
   it("never reads a log, the logs folder or a run file through a link, nor a FIFO swapped in for a log; says so in one note", async () => {
