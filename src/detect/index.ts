@@ -9,6 +9,7 @@ import type { DetectOptions, Drivers, GpuInfo, Inventory, ProbeReport } from "..
 import { INVENTORY_SCHEMA } from "../inventory/types.js";
 import { VERSION } from "../version.js";
 import { probeCpu } from "./cpu.js";
+import { dropDuplicateUuids } from "./duplicate-uuids.js";
 import { mergeAmd, mergeNvidia } from "./merge.js";
 import { claimPlan } from "./prestarted.js";
 import { cudaOnlyIfNeeded, planVendorProbes, VENDOR_PROBES, type VendorProbePlan } from "./probe-plan.js";
@@ -67,8 +68,9 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
     ...mergeNvidia(results.get("nvml"), results.get("cuda"), env.CUDA_DEVICE_ORDER === "PCI_BUS_ID"),
     ...mergeAmd(results.get("rocm-smi"), results.get("amd-smi"), results.get("hip"), sysfsGpus),
   ];
-  fillNumaNodes(all, roots);
-  const seen = applyVisibility(all, env, options.all ?? false);
+  const distinct = dropDuplicateUuids(all);
+  fillNumaNodes(distinct.gpus, roots);
+  const seen = applyVisibility(distinct.gpus, env, options.all ?? false);
   await describeProcesses(seen.gpus, roots, slotHoldersReader(options.lockDir));
 
   const inventory: Inventory = {
@@ -82,7 +84,7 @@ export async function detect(options: DetectOptions = {}): Promise<Detection> {
     visibility: seen.visibility,
     probes,
   };
-  return { inventory, visibilityNotes: seen.notes };
+  return { inventory, visibilityNotes: [...distinct.notes, ...seen.notes] };
 }
 
 /** The header nvidia-smi and amd-smi print, from whichever probe told each version. */

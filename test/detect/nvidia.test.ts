@@ -199,6 +199,36 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
     expect(nvml.hint).toEqual(hint);
   });
 
+  it("two GPUs under one UUID (a driver bug, a fake library): neither is planned on, and detect says why", async () => {
+    const scenario = join(mkdtempSync(join(tmpdir(), "gpuplan-scenario-")), "twins.scenario");
+    const card = (i: number, pci: string) =>
+      [
+        `nvml.${i}.name = NVIDIA A100-SXM4-80GB`,
+        `nvml.${i}.uuid = GPU-aaaaaaaa-1111-2222-3333-444444444444`,
+        `nvml.${i}.pci = ${pci}`,
+        `nvml.${i}.memory = 85899345920`,
+        `nvml.${i}.cc = 8.0`,
+      ].join("\n");
+    const third = [
+      "nvml.2.name = NVIDIA L4",
+      "nvml.2.uuid = GPU-bbbbbbbb-1111-2222-3333-444444444444",
+      "nvml.2.pci = 00000000:09:00.0",
+      "nvml.2.memory = 25769803776",
+      "nvml.2.cc = 8.9",
+    ].join("\n");
+    writeFileSync(
+      scenario,
+      `nvml.driver = 550.54.15\nnvml.count = 3\n${card(0, "00000000:07:00.0")}\n${card(1, "00000000:08:00.0")}\n${third}\n`,
+    );
+    const found = await detect({
+      env: fakeEnv("h100x8-mig.scenario", nvmlOnly(), { GPUPLAN_FAKE_SCENARIO: scenario }),
+    });
+    expect(found.inventory.gpus.map((g) => g.name)).toEqual(["NVIDIA L4"]);
+    expect(found.visibilityNotes).toContain(
+      "2 GPUs (cuda:0, cuda:1) report one UUID, GPU-aaaaaaaa-1111-2222-3333-444444444444: gpuplan cannot tell them apart and plans on none of them",
+    );
+  });
+
   it("a hang in nvmlInit_v2: killed at the deadline, reported as timeout; CUDA in the same child is skipped", async () => {
     const started = performance.now();
     const inv = await detectInventory({ timeoutMs: 1000, env: fakeEnv("hang.scenario", nvmlAndCuda()) });
