@@ -6,14 +6,13 @@
  */
 import type { GpuInfo } from "../inventory/types.js";
 import { escapeText } from "../text/safe-text.js";
-
-/** UUIDs compare as merge.ts compares them: without their GPU-/MIG- prefix, in lower case. */
-const uuidKey = (uuid: string): string => uuid.replace(/^(GPU|MIG)-/i, "").toLowerCase();
+import { uuidKey } from "./merge.js";
 
 export function dropDuplicateUuids(gpus: readonly GpuInfo[]): { gpus: GpuInfo[]; notes: string[] } {
   const byUuid = new Map<string, GpuInfo[]>();
   for (const g of gpus) {
-    const key = uuidKey(g.uuid);
+    // As merge.ts matches them: without their GPU-/MIG- prefix, in lower case.
+    const key = uuidKey(g.uuid) ?? "";
     const list = byUuid.get(key);
     if (list) list.push(g);
     else byUuid.set(key, [g]);
@@ -29,7 +28,9 @@ export function dropDuplicateUuids(gpus: readonly GpuInfo[]): { gpus: GpuInfo[];
   }
   if (shared.size === 0) return { gpus: [...gpus], notes };
   const kept = gpus.filter(
-    (g) => !shared.has(uuidKey(g.uuid)) && !(g.mig?.parentUuid && shared.has(uuidKey(g.mig.parentUuid))),
+    (g) =>
+      !shared.has(uuidKey(g.uuid) ?? "") &&
+      !(g.mig?.parentUuid && shared.has(uuidKey(g.mig.parentUuid) ?? "")),
   );
   return { gpus: kept, notes };
 }

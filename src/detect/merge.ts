@@ -22,7 +22,7 @@ const toProcesses = (list: RawProcess[] | null | undefined): GpuProcess[] | null
     : null;
 
 /** UUIDs compare without their GPU-/MIG- prefix: CUDA hands back raw bytes either way. */
-const uuidKey = (uuid: string | null | undefined): string | null =>
+export const uuidKey = (uuid: string | null | undefined): string | null =>
   uuid ? uuid.replace(/^(GPU|MIG)-/i, "").toLowerCase() : null;
 
 interface Row {

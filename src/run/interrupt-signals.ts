@@ -7,7 +7,7 @@
  */
 
 /** The signals that stop a run (each ends it with 128 + its number). */
-const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
+export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
 
 export interface InterruptSignals {
   /** Aborted at the first signal. */

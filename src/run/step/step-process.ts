@@ -9,7 +9,9 @@
  * How the process is started (posix_spawn or child_process) is spawn/start-process.ts's business.
  */
 import { closeSync, writeSync } from "node:fs";
+import { constants } from "node:os";
 import { dirname } from "node:path";
+import { STOP_SIGNALS } from "../interrupt-signals.js";
 import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import { isGroupAlive } from "./process-group.js";
 import { type SpawnMethod, startProcess } from "./spawn/start-process.js";
@@ -211,13 +213,9 @@ async function sessionGone(sid: number, limitMs: number, again: () => void): Pro
 /** How long a step a stop signal ended waits for the run's own interrupt (see runStepProcess). */
 const STOP_SIGNAL_GRACE_MS = 250;
 
-const STOP_SIGNALS: ReadonlySet<string> = new Set(["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]);
-
-/** Ended by SIGINT, SIGTERM, SIGHUP or SIGQUIT, or by a shell that reports one (128 + its number). */
+/** Ended by a signal that stops a run, or by a shell that reports one (128 + its number). */
 function endedByStopSignal(exitCode: number | null, signal: NodeJS.Signals | null): boolean {
-  return signal !== null
-    ? STOP_SIGNALS.has(signal)
-    : exitCode === 130 || exitCode === 143 || exitCode === 129 || exitCode === 131;
+  return STOP_SIGNALS.some((s) => s === signal || exitCode === 128 + constants.signals[s]);
 }
 
 /** Resolves when `signal` aborts or `ms` have passed, whichever is first. */
