@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { parseSacct } from "../../src/slurm/follow/sacct-tasks.js";
+import { parseSacct, sacctTaskStates } from "../../src/slurm/follow/sacct-tasks.js";
 import { gpuplan } from "../helpers/cli.js";
 import { sharedCluster } from "../helpers/slurm-cluster.js";
 
@@ -70,5 +70,36 @@ describe("sacct's lines", () => {
       ["12_1", "12", 1, "CANCELLED", null, 15, "node8"],
       ["57", "57", 0, "FAILED", 3, null, "localhost"],
     ]);
+  });
+
+  it("asks for 2,500 forgotten tasks' own job ids 1,000 at a time (one argument of them all is past Linux's 128 KiB)", async () => {
+    const tasks = Array.from({ length: 2500 }, (_, i) => ({ name: `12_${i}`, rawJob: String(100000 + i) }));
+    const calls: string[][] = [];
+    const states = await sacctTaskStates(async (command, args) => {
+      calls.push([command, ...args]);
+      // No accounting: sacct -X fails, the completion log answers by each task's own id.
+      if (args.includes("-X")) return { status: 1, stdout: "", stderr: "accounting storage is disabled" };
+      const ids = args[args.indexOf("-j") + 1]!.split(",");
+      expect(Buffer.byteLength(ids.join(","))).toBeLessThan(128 * 1024);
+      return { status: 0, stdout: ids.map((id) => `${id}|COMPLETED|0:0|n1`).join("\n"), stderr: "" };
+    }, tasks);
+    expect(
+      calls.filter((c) => c.includes("-c")).map((c) => c[c.indexOf("-j") + 1]!.split(",").length),
+    ).toEqual([1000, 1000, 500]);
+    expect(states.size).toBe(2500);
+    expect(states.get("12_2499")).toMatchObject({ job: "12", task: 2499, state: "COMPLETED", exitCode: 0 });
+  });
+
+  it("a failing sacct call among several tells nothing rather than half", async () => {
+    const tasks = Array.from({ length: 1500 }, (_, i) => ({ name: `12_${i}`, rawJob: String(100000 + i) }));
+    let n = 0;
+    const states = await sacctTaskStates(async (_command, args) => {
+      if (args.includes("-X")) return { status: 1, stdout: "", stderr: "no accounting" };
+      n += 1;
+      if (n === 2) return { status: 1, stdout: "", stderr: "slurmctld not responding" };
+      const ids = args[args.indexOf("-j") + 1]!.split(",");
+      return { status: 0, stdout: ids.map((id) => `${id}|FAILED|1:0|n1`).join("\n"), stderr: "" };
+    }, tasks);
+    expect(states.size).toBe(0);
   });
 });

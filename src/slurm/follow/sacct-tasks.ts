@@ -17,6 +17,13 @@ export interface ForgottenTask {
   rawJob: string | null;
 }
 
+/**
+ * Job ids per sacct call: one `-j` argument of 100,000 task ids (~800 KB) is past Linux's 128 KiB
+ * limit on one argument (E2BIG), and sacct parses its list once per call — squeue-tasks.ts's
+ * JOBS_PER_CALL for the same reason.
+ */
+const JOBS_PER_CALL = 1000;
+
 /** The final states sacct knows of `tasks`, by `JOB_TASK`; tasks it does not know are missing. */
 export async function sacctTaskStates(
   slurm: RunCommand,
@@ -25,21 +32,42 @@ export async function sacctTaskStates(
   const found = new Map<string, TaskState>();
   if (tasks.length === 0) return found;
   const arrays = [...new Set(tasks.map((t) => t.name.split("_")[0]!))];
-  const accounted = await slurm("sacct", ["-n", "-P", "-X", "-j", arrays.join(","), "-o", FIELDS]);
-  if (accounted.status === 0) {
+  const accounted = await sacctEach(slurm, ["-n", "-P", "-X"], arrays);
+  if (accounted !== null) {
     const wanted = new Set(tasks.map((t) => t.name));
-    for (const s of parseSacct(accounted.stdout)) if (wanted.has(s.id)) found.set(s.id, s.state);
+    for (const s of parseSacct(accounted)) if (wanted.has(s.id)) found.set(s.id, s.state);
     return found;
   }
   const byRaw = new Map(tasks.filter((t) => t.rawJob !== null).map((t) => [t.rawJob!, t.name]));
   if (byRaw.size === 0) return found;
-  const completed = await slurm("sacct", ["-c", "-n", "-P", "-j", [...byRaw.keys()].join(","), "-o", FIELDS]);
-  if (completed.status !== 0) return found;
-  for (const s of parseSacct(completed.stdout)) {
+  const completed = await sacctEach(slurm, ["-c", "-n", "-P"], [...byRaw.keys()]);
+  if (completed === null) return found;
+  for (const s of parseSacct(completed)) {
     const name = byRaw.get(s.id);
     if (name !== undefined) found.set(name, { ...s.state, ...splitName(name) });
   }
   return found;
+}
+
+/** sacct's lines for every job in `jobs`, JOBS_PER_CALL at a time; null when a call failed. */
+async function sacctEach(
+  slurm: RunCommand,
+  flags: readonly string[],
+  jobs: readonly string[],
+): Promise<string | null> {
+  let stdout = "";
+  for (let i = 0; i < jobs.length; i += JOBS_PER_CALL) {
+    const out = await slurm("sacct", [
+      ...flags,
+      "-j",
+      jobs.slice(i, i + JOBS_PER_CALL).join(","),
+      "-o",
+      FIELDS,
+    ]);
+    if (out.status !== 0) return null;
+    stdout += `${out.stdout}\n`;
+  }
+  return stdout;
 }
 
 /** `JobID|State|ExitCode|NodeList` lines: State may say `CANCELLED by 1000`, ExitCode is `exit:signal`. */
