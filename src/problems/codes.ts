@@ -505,8 +505,14 @@ export const CODES = {
   "resume-plan-changed": failure(
     "user",
     "`--resume`: the run was started from a different plan",
-    "A run can only be resumed with the plan it started with, or steps that completed would be skipped for a different pipeline. A file given with `--resume` is read as `gpuplan run` reads it — a plan, or a pipeline file compiled against this machine — and must make that same plan: a pipeline file edited since the run started is refused, not ignored. `--resume RUN` alone always runs the plan the run keeps.",
-    "resume without the file (the run keeps its plan as plan.json), or start a new run",
+    "A run can only be resumed with the plan it started with, or steps that completed would be skipped for a different pipeline. A file given with `--resume` is read as `gpuplan run` reads it — a plan, or a pipeline file compiled against this machine — and must make that same plan: a pipeline file edited since the run started is refused, not ignored. `--resume RUN` alone runs the plan the run keeps as plan.json, and only while that file is the one the run started with: the journal's header records its SHA-256 when the run starts, and a plan.json edited, replaced or truncated since is refused too (the message names it, with both digests' first digits).",
+    "resume without the file (the run keeps its plan as plan.json), restore the run's plan.json, or start a new run",
+  ),
+  "resume-plan-unverified": problem(
+    "warning",
+    "`--resume`: the run's plan.json could not be checked",
+    "The run folder was made by a gpuplan that recorded no digest of its plan in the journal (older versions, and the folders exported sbatch scripts make): plan.json is resumed as it is now. Were it changed since the run started, its steps would run as if the old plan's had finished; newer runs refuse that (`resume-plan-changed`).",
+    "make sure plan.json is still the plan the run started with",
   ),
   "records-incomplete": failure(
     "user",

@@ -96,7 +96,8 @@ async function runPrepared(
     ...new Set(prepared.bindings.map((b) => b.live.uuid)),
   ]);
   const task = slurmTask !== undefined ? await openTaskRecord(runDir, slurmTask) : null;
-  if (!prepared.resumed && !task) await createRunDir(runDir, plan, prepared.planText);
+  const planSha256 =
+    !prepared.resumed && !task ? await createRunDir(runDir, plan, prepared.planText) : undefined;
   // Held until the run ends: a `--resume` of this run meanwhile is refused, naming this process.
   // The tasks of a Slurm run share its folder and each writes only its own files: no lock.
   const runLock = task ? null : (prepared.runLock ?? (await takeRunLock(runDir, runId)));
@@ -110,6 +111,8 @@ async function runPrepared(
       input: options.input,
       baseDir,
       pipelines: pipelines.map((p) => p.name),
+      // What --resume checks plan.json against (a Slurm task's journal has its run's).
+      ...(planSha256 !== undefined && { planSha256 }),
     });
   }
   const events = openEventFiles(

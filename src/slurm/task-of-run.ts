@@ -15,6 +15,8 @@ import { type RunProgress, readSlurmRunProgress } from "./follow/run-progress.js
 export interface TaskOfRun extends RunProgress {
   runId: string;
   runDir: string;
+  /** The digest of plan.json the run's journal recorded when it was submitted (none: an older or exported run). */
+  planSha256?: string;
 }
 
 /** The run `planFile` (its folder's plan.json) belongs to, and what it has completed so far. */
@@ -33,5 +35,11 @@ export async function loadTaskOfRun(planFile: string, task: string): Promise<Tas
       "the sbatch scripts of gpuplan run --executor slurm pass the run folder's plan.json",
     );
   const own = await readJournal(runDir);
-  return { runId: own.header.run, runDir, ...(await readSlurmRunProgress(runDir, own)) };
+  const { planSha256 } = own.header;
+  return {
+    runId: own.header.run,
+    runDir,
+    ...(planSha256 !== undefined && { planSha256 }),
+    ...(await readSlurmRunProgress(runDir, own)),
+  };
 }

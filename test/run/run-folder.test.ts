@@ -9,7 +9,9 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -327,6 +329,15 @@ const VARIANTS: [string, (dir: string) => void, RegExp][] = [
   ],
   ["a missing plan.json", (d) => rmSync(join(d, "plan.json")), /plan\.json is missing/],
   [
+    "a header whose plan digest is not one",
+    (d) => {
+      const [header, ...rest] = readJournalLines(d);
+      const changed = { ...JSON.parse(header!), planSha256: "not-a-digest" };
+      writeFileSync(join(d, "journal.jsonl"), [JSON.stringify(changed), ...rest].join("\n"));
+    },
+    /journal\.jsonl line 1 is a run entry whose planSha256 is not a SHA-256 digest/,
+  ],
+  [
     "plan.json a directory",
     (d) => replaceByDir(d, "plan.json"),
     /plan\.json is a directory, not a regular file/,
@@ -341,6 +352,14 @@ const VARIANTS: [string, (dir: string) => void, RegExp][] = [
     /journal\.jsonl is a FIFO, not a regular file/,
   ],
 ];
+
+/** The journal's header as an older gpuplan wrote it: no planSha256. */
+function forgetPlanDigest(dir: string) {
+  const [header, ...rest] = readJournalLines(dir);
+  const { planSha256, ...older } = JSON.parse(header!);
+  expect(planSha256).toMatch(/^[0-9a-f]{64}$/);
+  writeFileSync(join(dir, "journal.jsonl"), [JSON.stringify(older), ...rest].join("\n"));
+}
 
 function readJournalLines(dir: string): string[] {
   return readFileSync(join(dir, "journal.jsonl"), "utf8").split("\n");
@@ -371,8 +390,9 @@ describe("a damaged run folder", () => {
     },
   );
 
-  it("plan.json that is not JSON is a located plan problem (exit 1)", () => {
+  it("plan.json that is not JSON, in a folder without a plan digest (an older gpuplan's), is a located plan problem (exit 1)", () => {
     const { cwd, dir } = finishedRun();
+    forgetPlanDigest(join(cwd, dir));
     writeFileSync(join(cwd, dir, "plan.json"), "{ not json");
     const r = gpuplan(["run", EXAMPLE, "--resume", `./${dir}`], { cwd, env: NO_GPU });
     expect(hasCrashed(r), r.stderr).toBe(false);
@@ -402,5 +422,131 @@ describe("a damaged run folder", () => {
     const again = gpuplan(["run", EXAMPLE, "--resume", `./${dir}`, "--ui", "json"], { cwd, env: NO_GPU });
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stdout).not.toContain('"gpu.step.start"');
+  });
+});
+
+// The journal says which steps of the plan finished; plan.json says what the rest run. A plan.json
+// changed in between ran its own commands as if the old plan's steps had finished ok. The run's
+// header keeps plan.json's SHA-256, and --resume refuses a file that no longer matches it.
+describe("--resume of a run whose plan.json changed since it started", () => {
+  /** A run whose second step failed: a resume runs it again, from plan.json. */
+  function failedRun(): { cwd: string; dir: string; plan: string; marker: string } {
+    const cwd = temp();
+    const marker = join(cwd, "edited-command-ran");
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      [
+        "version: 1",
+        "name: t",
+        "registry: { platform_priority: [cpu] }",
+        "pipelines:",
+        "  - name: a",
+        "    steps:",
+        "      - { id: one, run: [node, -e, '0'], memory: numpy }",
+        "      - { id: two, run: [node, -e, 'process.exit(3)'], memory: numpy, needs: [one] }",
+        "",
+      ].join("\n"),
+    );
+    const r = gpuplan(["run", "p.yaml", "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(1);
+    const [id] = runIds(cwd);
+    const dir = join(".gpuplan/runs", id!);
+    return { cwd, dir, plan: join(cwd, dir, "plan.json"), marker };
+  }
+  /** The failing step's command, made to leave the marker file instead. */
+  const edited = (text: string, marker: string) => {
+    const changed = text.replace(
+      '"process.exit(3)"',
+      JSON.stringify(`require("fs").writeFileSync(${JSON.stringify(marker)}, "")`),
+    );
+    expect(changed).not.toBe(text);
+    return changed;
+  };
+
+  const CHANGES: [string, (plan: string, marker: string) => void][] = [
+    [
+      "a step's command edited",
+      (plan, marker) => writeFileSync(plan, edited(readFileSync(plan, "utf8"), marker)),
+    ],
+    [
+      "replaced by another file (renamed over it)",
+      (plan, marker) => {
+        writeFileSync(`${plan}.new`, edited(readFileSync(plan, "utf8"), marker));
+        renameSync(`${plan}.new`, plan);
+      },
+    ],
+    [
+      "compacted (the same plan, other bytes)",
+      (plan) => writeFileSync(plan, JSON.stringify(JSON.parse(readFileSync(plan, "utf8")))),
+    ],
+    ["truncated", (plan) => writeFileSync(plan, readFileSync(plan, "utf8").slice(0, 100))],
+  ];
+
+  it.each(CHANGES)("%s: exit 2 naming plan.json [resume-plan-changed], and nothing runs", (_name, change) => {
+    const { cwd, dir, plan, marker } = failedRun();
+    const journal = readFileSync(join(cwd, dir, "journal.jsonl"), "utf8");
+    change(plan, marker);
+    for (const args of [
+      ["run", "--resume", `./${dir}`],
+      ["run", "p.yaml", "--resume", `./${dir}`],
+    ]) {
+      const r = gpuplan([...args, "--ui", "plain"], { cwd, env: NO_GPU });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain("[resume-plan-changed]");
+      expect(r.stderr).toContain(`--resume: ${dir}/plan.json is not the plan run`);
+      expect(r.stderr).toMatch(/hint: restore the plan the run started with/);
+    }
+    expect(existsSync(marker)).toBe(false);
+    expect(readFileSync(join(cwd, dir, "journal.jsonl"), "utf8")).toBe(journal);
+  });
+
+  it("a Slurm array task handed the run's plan.json refuses it changed (--slurm-task), and runs it unchanged", () => {
+    const { cwd, dir, plan, marker } = failedRun();
+    const task = ["run", `${dir}/plan.json`, "--pipeline", "a", "--ui", "plain", "--slurm-task", "5_0"];
+    const original = readFileSync(plan, "utf8");
+    writeFileSync(plan, edited(original, marker));
+    const refused = gpuplan(task, { cwd, env: NO_GPU });
+    expect(hasCrashed(refused), refused.stderr).toBe(false);
+    expect(refused.exitCode, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(`--slurm-task: ${dir}/plan.json is not the plan run`);
+    expect(refused.stderr).toContain("[resume-plan-changed]");
+    expect(existsSync(marker)).toBe(false);
+    writeFileSync(plan, original);
+    // What the submitting gpuplan makes for its tasks (slurm-session.ts).
+    mkdirSync(join(cwd, dir, "slurm/events"), { recursive: true });
+    const ran = gpuplan(task, { cwd, env: NO_GPU });
+    expect(ran.stderr).toContain("[a/two cpu] started (attempt 2)");
+  });
+
+  it("a link planted in its place, even to the same bytes, is refused as damaged", () => {
+    const { cwd, dir, plan } = failedRun();
+    renameSync(plan, join(cwd, "elsewhere.json"));
+    symlinkSync(join(cwd, "elsewhere.json"), plan);
+    const r = gpuplan(["run", "--resume", `./${dir}`, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/plan\.json is a symbolic link.*\[damaged-run\]/);
+  });
+
+  it("an unchanged plan.json resumes", () => {
+    const { cwd, dir } = failedRun();
+    const r = gpuplan(["run", "--resume", `./${dir}`, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(r.stderr).not.toContain("resume-plan");
+    // The failing step ran again (attempt 2), the finished one did not.
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toContain("[a/one cpu] skipped: completed in an earlier run");
+    expect(r.stderr).toContain("[a/two cpu] started (attempt 2)");
+  });
+
+  it("a folder from before the digest (an older gpuplan) still resumes, saying its plan.json is unchecked", () => {
+    const { cwd, dir, plan, marker } = failedRun();
+    forgetPlanDigest(join(cwd, dir));
+    writeFileSync(plan, edited(readFileSync(plan, "utf8"), marker));
+    const r = gpuplan(["run", "--resume", `./${dir}`, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/plan\.json +warning +run \S+: its journal keeps no digest of its plan/);
+    expect(r.stderr).toContain("[resume-plan-unverified]");
+    expect(existsSync(marker)).toBe(true);
   });
 });

@@ -111,8 +111,9 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
       file === undefined ? undefined : { file, detect, verify: request.verify !== false },
     );
     if ("problems" in resumed) return { ok: false, problems: resumed.problems, sources: resumed.sources };
-    const { pipelines, ...rest } = resumed;
+    const { pipelines, warnings: resumeWarnings, ...rest } = resumed;
     run = { ...rest, resumed: true };
+    warnings.push(...resumeWarnings);
     startedWith = pipelines;
     file ??= join(resumed.runDir, "plan.json");
     recompile = `gpuplan run ${shellWord(file)} (a new run)`;
@@ -140,6 +141,20 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     if (request.slurmTask !== undefined) {
       const { loadTaskOfRun } = await import("../../slurm/task-of-run.js");
       const task = await loadTaskOfRun(file, request.slurmTask);
+      // A task runs the plan.json it was handed: one changed after the run was submitted would run
+      // its own steps, and skip those the old plan completed. Unchecked where no digest was kept
+      // (an exported array's folder): every task would say so.
+      if (task.planSha256 !== undefined) {
+        const { checkPlanDigest } = await import("../record/plan-digest.js");
+        // Only the current format is kept as given (load-run-input.ts): anything else was not written by the run.
+        checkPlanDigest(
+          file,
+          Buffer.from(input.text ?? "", "utf8"),
+          task.planSha256,
+          task.runId,
+          "--slurm-task",
+        );
+      }
       run = {
         plan: input.plan,
         baseDir: input.baseDir,

@@ -12,7 +12,8 @@ import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/read-source-text.js";
 import { type JournalStart, type JournalState, RUNS_DIR, readJournal, stepKey } from "../record/journal.js";
-import { readRunFile } from "../record/read-run-file.js";
+import { checkPlanDigest } from "../record/plan-digest.js";
+import { readRunFileBytes } from "../record/read-run-file.js";
 import { type RunLock, takeRunLock } from "../record/run-lock.js";
 
 export interface ResumedRun {
@@ -34,6 +35,8 @@ export interface ResumedRun {
   mayStillRun: JournalStart[];
   /** Held from before the journal was read until the run ends. */
   runLock: RunLock;
+  /** What the CLI says before the run: a plan.json resumed unchecked (no digest in the journal). */
+  warnings: Problem[];
 }
 
 /**
@@ -82,7 +85,10 @@ export async function loadResumedRun(
     const state = await readJournal(runDir);
     // The run's own copy is read like any plan: a damaged one is a located problem, not a crash.
     const planPath = join(runDir, "plan.json");
-    const stored = await checkPlan(await parsePlanText(planPath, await readRunFile(planPath, "plan")));
+    const bytes = await readRunFileBytes(planPath, "plan");
+    // Before the plan is parsed: a replaced plan.json is refused as changed, whatever it holds.
+    const warnings = checkPlanDigest(planPath, bytes, state.header.planSha256, state.header.run);
+    const stored = await checkPlan(await parsePlanText(planPath, bytes.toString("utf8")));
     if (!stored.plan) {
       await runLock.release();
       return { problems: stored.problems, sources: [stored.source] };
@@ -107,6 +113,7 @@ export async function loadResumedRun(
       attempts: progress.attempts,
       mayStillRun: mayStillRun(state, progress.completed),
       runLock,
+      warnings,
     };
   } catch (e) {
     await runLock.release();

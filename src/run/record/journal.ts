@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { planText } from "../../plan/plan-text.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { StepStatus } from "./events.js";
+import { planDigest } from "./plan-digest.js";
 import { damagedRun, readRunFile } from "./read-run-file.js";
 import type { RecordFailures } from "./record-failures.js";
 
@@ -28,6 +29,12 @@ interface JournalHeader {
   /** Directory step `cwd`s are resolved against (absolute). */
   baseDir: string;
   pipelines: string[];
+  /**
+   * SHA-256 (hex) of plan.json's bytes as the run wrote them: `--resume` refuses a plan.json that
+   * no longer matches, since the journal's completed steps are that plan's. Absent in journals of
+   * older gpuplans (and of run folders an exported sbatch script made), which resume unchecked.
+   */
+  planSha256?: string;
 }
 
 interface JournalStep {
@@ -169,11 +176,14 @@ async function dropTornLine(handle: FileHandle): Promise<number> {
 
 /**
  * Create the run directory and write the plan into it: `text` when the plan file given already
- * holds these very bytes (prepare-run.ts says when), else the plan's text made anew.
+ * holds these very bytes (prepare-run.ts says when), else the plan's text made anew. Returns the
+ * SHA-256 of the bytes written, for the journal's header (planSha256).
  */
-export async function createRunDir(runDir: string, plan: GpuplanPlan, text?: string): Promise<void> {
+export async function createRunDir(runDir: string, plan: GpuplanPlan, text?: string): Promise<string> {
+  const bytes = Buffer.from(text ?? planText(plan), "utf8");
   await fsp().mkdir(join(runDir, "logs"), { recursive: true });
-  await fsp().writeFile(join(runDir, "plan.json"), text ?? planText(plan));
+  await fsp().writeFile(join(runDir, "plan.json"), bytes);
+  return planDigest(bytes);
 }
 
 export interface JournalState {
@@ -253,6 +263,12 @@ function entryProblem(value: unknown): string | null {
     missing = strings("run", "startedAt", "input", "baseDir");
     if (!Array.isArray(e.pipelines) || !e.pipelines.every((p) => typeof p === "string"))
       missing.push("pipelines");
+    // Optional (older journals have none), but one that is there is a digest or the header is not ours.
+    if (
+      e.planSha256 !== undefined &&
+      !(typeof e.planSha256 === "string" && /^[0-9a-f]{64}$/.test(e.planSha256))
+    )
+      return "is a run entry whose planSha256 is not a SHA-256 digest";
   } else if (e.type === "step") {
     missing = strings("pipeline", "step", "status");
     if (typeof e.attempt !== "number") missing.push("attempt");

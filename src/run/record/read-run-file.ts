@@ -14,6 +14,11 @@ const MAX_RUN_FILE_BYTES = 256 * 1024 * 1024;
 
 /** The file's text; `what` names it in messages ("journal", "plan"). */
 export async function readRunFile(path: string, what: string): Promise<string> {
+  return (await readRunFileBytes(path, what)).toString("utf8");
+}
+
+/** The file's bytes, read as readRunFile reads them: plan.json's are checked against the journal's digest. */
+export async function readRunFileBytes(path: string, what: string): Promise<Buffer> {
   let handle: FileHandle;
   try {
     // node:fs/promises loaded here: a dry run imports this module but reads no run file (#17).
@@ -29,7 +34,7 @@ export async function readRunFile(path: string, what: string): Promise<string> {
     if (!info.isFile()) throw damagedRun(path, `is ${kindOf(info)}, not a regular file`);
     if (info.size > MAX_RUN_FILE_BYTES)
       throw damagedRun(path, `is ${info.size} bytes, more than gpuplan writes`);
-    return await handle.readFile("utf8");
+    return await handle.readFile();
   } catch (e) {
     if (e instanceof UsageError) throw e;
     throw fileError(e, path, "read", `the run's ${what}`);

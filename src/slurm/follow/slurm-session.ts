@@ -100,14 +100,14 @@ export async function runOnSlurm(
   if (hasErrors(submission.export.problems)) throw new Error("runOnSlurm: the submission has errors");
   const { plan, runId } = prepared;
   const { runDir } = submission;
-  if (!prepared.resumed) await createRunDir(runDir, plan);
+  const planSha256 = prepared.resumed ? undefined : await createRunDir(runDir, plan);
   // Held while the jobs are submitted and followed, as a local run holds it: `gpuplan runs
   // --prune` must not take the folder between the first sbatch and slurm/jobs.json naming the
   // jobs (from there it asks Slurm), nor may a second gpuplan submit the run meanwhile.
   const runLock = await takeRunLock(runDir, runId);
   try {
     await makeSlurmDirs(runDir);
-    return await submitAndFollow(prepared, submission, options);
+    return await submitAndFollow(prepared, submission, options, planSha256);
   } finally {
     await runLock.release();
   }
@@ -117,6 +117,7 @@ async function submitAndFollow(
   prepared: PreparedRun,
   submission: Submission,
   options: SlurmSessionOptions,
+  planSha256: string | undefined,
 ): Promise<SlurmSessionResult> {
   const { pipelines, runId } = prepared;
   const { runDir } = submission;
@@ -130,6 +131,7 @@ async function submitAndFollow(
         input: options.input,
         baseDir: prepared.baseDir,
         pipelines: pipelines.map((p) => p.name),
+        ...(planSha256 !== undefined && { planSha256 }),
       });
     }
     for (const f of submission.export.files) {
