@@ -121,7 +121,12 @@ async function runPrepared(
   );
   // Before the view takes the terminal: what the run waits for is said on stderr as it is.
   const signals = listenForInterrupts();
-  await waitForEarlierAttempts(prepared.mayStillRun, signals.interrupt, options.onWaitForEarlierAttempt);
+  await waitForEarlierAttempts(
+    prepared.mayStillRun,
+    runId,
+    signals.interrupt,
+    options.onWaitForEarlierAttempt,
+  );
   const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   let done: ExecuteResult;
   const { executeRun } = await import("./executor/execute-run.js");
@@ -199,15 +204,17 @@ const EARLIER_ATTEMPT_POLL_MS = 100;
  */
 async function waitForEarlierAttempts(
   attempts: readonly JournalStart[],
+  run: string,
   stop: AbortSignal,
   onWait: ((attempt: JournalStart) => void) | undefined,
 ): Promise<void> {
   if (attempts.length === 0) return;
   const sessions = liveSessions();
   for (const attempt of attempts) {
-    if (!isStepSessionAlive(attempt.pid, attempt.startTicks, sessions)) continue;
+    const step = { ...attempt, run };
+    if (!isStepSessionAlive(step, sessions)) continue;
     onWait?.(attempt);
-    while (!stop.aborted && isStepSessionAlive(attempt.pid, attempt.startTicks))
+    while (!stop.aborted && isStepSessionAlive(step))
       await new Promise((r) => setTimeout(r, EARLIER_ATTEMPT_POLL_MS));
   }
 }

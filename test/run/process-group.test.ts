@@ -32,13 +32,14 @@ describe.skipIf(process.platform !== "linux")("step process groups", () => {
     const ticks = processStartTicks(leader.pgid);
     expect(ticks).toEqual(expect.any(Number));
     expect(isGroupAlive(leader.pgid)).toBe(true);
-    expect(isStepSessionAlive(leader.pgid, ticks)).toBe(true);
+    const step = { run: "r", pipeline: "p", step: "s", pid: leader.pgid, startTicks: ticks };
+    expect(isStepSessionAlive(step)).toBe(true);
     // Another process's start time: not the step's group, however alive.
-    expect(isStepSessionAlive(leader.pgid, ticks! + 1)).toBe(false);
+    expect(isStepSessionAlive({ ...step, startTicks: ticks! + 1 })).toBe(false);
     kill.mockClear();
     await leader.end();
     expect(isGroupAlive(leader.pgid)).toBe(false);
-    expect(isStepSessionAlive(leader.pgid, ticks)).toBe(false);
+    expect(isStepSessionAlive(step)).toBe(false);
     expect(processStartTicks(leader.pgid)).toBeNull();
     // With glibc's posix_spawn bound, none of these went through process.kill (which throws for a gone group).
     if (spawner) expect(kill.mock.calls.filter(([, signal]) => signal === 0)).toEqual([]);

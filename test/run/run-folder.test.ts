@@ -550,3 +550,54 @@ describe("--resume of a run whose plan.json changed since it started", () => {
     expect(existsSync(marker)).toBe(true);
   });
 });
+
+// A resume waits for an earlier attempt's session while any process of it lives, its leader gone
+// or not. Once that session is gone its id (the step's pid) may be given to a later session
+// leader — a login shell, another run's step — whose own leader may exit while what it started
+// lives on: that session is not the step's, and a resume (or a prune) must not wait for it.
+describe.skipIf(process.platform !== "linux")(
+  "an earlier attempt's pid given to an unrelated session",
+  () => {
+    it("--resume does not wait for the unrelated session's processes", async () => {
+      const { cwd, dir } = finishedRun();
+      // An unrelated session whose leader exits at once, leaving a sleep in it (no job control: in
+      // the leader's group too), as a logged-out shell leaves a nohup job.
+      const leader = spawn("sh", ["-c", "sleep 30 >/dev/null 2>&1 & echo $$ $!"], {
+        detached: true,
+        stdio: ["ignore", "pipe", "ignore"],
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      });
+      let out = "";
+      leader.stdout.on("data", (d) => {
+        out += String(d);
+      });
+      await new Promise((resolve) => leader.on("close", resolve));
+      const [sid, sleeper] = out.trim().split(" ").map(Number);
+      cleanups.push(() => {
+        try {
+          process.kill(sleeper!, "SIGKILL");
+        } catch {
+          // Gone.
+        }
+      });
+      const stat = readFileSync(`/proc/${sleeper}/stat`, "latin1");
+      const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+      // The journal: the last step's attempt started as that pid (its leader no later than the
+      // sleep), and gpuplan killed before its end was recorded.
+      const lines = readJournalLines(join(cwd, dir)).filter(Boolean);
+      const start = JSON.parse(lines.findLast((l) => l.includes('"type":"start"'))!);
+      const kept = lines.filter((l) => !l.includes('"type":"end"'));
+      const last = kept.findLastIndex((l) => l.includes('"type":"step"'));
+      kept.splice(last, 1, JSON.stringify({ ...start, pid: sid, startTicks: ticks }));
+      writeFileSync(join(cwd, dir, "journal.jsonl"), `${kept.join("\n")}\n`);
+      const started = Date.now();
+      const r = gpuplan(["run", "--resume", `./${dir}`, "--ui", "plain"], { cwd, env: NO_GPU });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain("waiting for");
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(procAlive(sleeper!)).toBe(true);
+    }, 40_000);
+  },
+);
+
+const procAlive = (pid: number) => existsSync(`/proc/${pid}`);

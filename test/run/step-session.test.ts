@@ -52,6 +52,10 @@ const pidsIn = (file: string) =>
         .map(Number)
     : [];
 
+/** A recorded step, and the environment gpuplan starts it with (step-env.ts). */
+const STEP = { run: "20260101T000000Z-abcdef", pipeline: "p", step: "s" };
+const STEP_ENV = { GPUPLAN_RUN: STEP.run, GPUPLAN_PIPELINE: STEP.pipeline, GPUPLAN_STEP: STEP.step };
+
 describe.skipIf(process.platform !== "linux")("a step's session", () => {
   const setup = () => {
     const t = tempDir();
@@ -113,6 +117,8 @@ describe.skipIf(process.platform !== "linux")("a step's session", () => {
     const leader = spawn("bash", ["-c", "set -m; sleep 30 > /dev/null & echo $!"], {
       detached: true,
       stdio: ["ignore", "pipe", "ignore"],
+      // What every step starts with, and what it starts inherits.
+      env: { ...process.env, ...STEP_ENV },
     });
     let out = "";
     leader.stdout.on("data", (d) => {
@@ -127,12 +133,18 @@ describe.skipIf(process.platform !== "linux")("a step's session", () => {
     const sid = leader.pid!;
     expect(isGroupAlive(sid)).toBe(false);
     expect(sessionGroups(sid)).toEqual([sleeper]);
-    expect(isStepSessionAlive(sid, ticks)).toBe(true);
-    expect(isStepSessionAlive(sid, ticks, liveSessions())).toBe(true);
+    const step = { ...STEP, pid: sid, startTicks: ticks };
+    expect(isStepSessionAlive(step)).toBe(true);
+    expect(isStepSessionAlive(step, liveSessions())).toBe(true);
+    // Another step's (or run's) session that was given the same pid is not this one.
+    expect(isStepSessionAlive({ ...step, step: "other" })).toBe(false);
+    expect(isStepSessionAlive({ ...step, run: "another-run" }, liveSessions())).toBe(false);
+    // A process that started before the step's leader cannot be of its session.
+    expect(isStepSessionAlive({ ...step, startTicks: processStartTicks(sleeper)! + 1 })).toBe(false);
     process.kill(sleeper, "SIGKILL");
     await until(() => !isRunning(sleeper));
-    expect(isStepSessionAlive(sid, ticks)).toBe(false);
-    expect(isStepSessionAlive(sid, ticks, liveSessions())).toBe(false);
+    expect(isStepSessionAlive(step)).toBe(false);
+    expect(isStepSessionAlive(step, liveSessions())).toBe(false);
   });
 
   it("reads /proc/PID/stat fields after the last ')' of the command name", () => {

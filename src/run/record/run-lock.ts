@@ -92,7 +92,8 @@ export async function isRunOrStepAlive(runDir: string): Promise<boolean> {
   if (!journal?.unfinished.length) return false;
   // A step's group may be gone while something it started lives on in its session (step-session.ts).
   const sessions = liveSessions();
-  return journal.unfinished.some((a) => isStepSessionAlive(a.pid, a.startTicks, sessions));
+  const run = journal.header.run;
+  return journal.unfinished.some((a) => isStepSessionAlive({ ...a, run }, sessions));
 }
 
 const isFdLimit = (e: unknown): boolean => errnoOf(e) === "EMFILE" || errnoOf(e) === "ENFILE";

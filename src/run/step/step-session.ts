@@ -9,7 +9,7 @@
  * (a resume, a prune); a step that simply exits pays one kill(2) as before (step-process.ts).
  * A process that calls setsid itself leaves the session, and is out of reach (docs/guides/running.md).
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { isGroupAlive, processStartTicks, procStatFields } from "./process-group.js";
 
 /** A live session member: its process group (zombies are left out: they hold no descriptor and run nothing). */
@@ -69,18 +69,66 @@ export function isSessionAlive(sid: number): boolean {
   return isGroupAlive(sid) || sessionGroups(sid).length > 0;
 }
 
+/** A step attempt as the journal recorded it, and the run it belongs to (its environment says so). */
+export interface RecordedStep {
+  /** The step's pid: its session's id. */
+  pid: number;
+  /** The leader's start time (clock ticks since boot), or null where unknown. */
+  startTicks: number | null;
+  run: string;
+  pipeline: string;
+  step: string;
+}
+
 /**
- * Anything of the step that started as session `sid` (leader started at `startTicks`, when known)
- * still runs. While the leader lives its group does (a session leader cannot leave its group), and
- * a leader with another start time is someone else. Once the group is gone, any live process of
- * session `sid` is the step's: the kernel gives no new process a pid still in use as a session id.
- * `sessions` (liveSessions) saves the pass over /proc when many steps are asked about at once.
+ * Anything of the recorded step still runs. While a process holds the step's pid, it is the
+ * step's leader if it started when the leader did (a session leader cannot leave its group or
+ * session), and someone else otherwise: the kernel gave the pid anew only once nothing used it.
+ * Once the pid is free of any process, a live process of session `pid` may be a step's process
+ * that outlived its leader — the case to keep waiting for — or one of a later, unrelated session
+ * whose leader was given the same pid and has since exited too (a login shell whose `nohup` job
+ * lives on, another run's step). Start times cannot tell them apart (both started after the
+ * step's leader), so the step's own environment does: every step starts with GPUPLAN_RUN,
+ * GPUPLAN_PIPELINE and GPUPLAN_STEP, which what it starts inherits. A process that started before
+ * the leader, or whose environment names no such step, is not the step's; one whose environment
+ * cannot be read (another user's) is counted, as it cannot be told apart. `sessions`
+ * (liveSessions) saves the pass over /proc for a step whose session has no process at all.
  */
-export function isStepSessionAlive(sid: number, startTicks: number | null, sessions?: Set<number>): boolean {
-  if (isGroupAlive(sid)) {
-    if (startTicks === null) return true;
-    const now = processStartTicks(sid);
-    return now === null || now === startTicks;
+export function isStepSessionAlive(step: RecordedStep, sessions?: Set<number>): boolean {
+  if (isGroupAlive(step.pid)) {
+    const leaderTicks = processStartTicks(step.pid);
+    if (leaderTicks !== null) return step.startTicks === null || leaderTicks === step.startTicks;
+    // Without /proc (not Linux) the group is all there is to go by.
+    if (procPids().length === 0) return true;
+  } else if (processStartTicks(step.pid) !== null) {
+    // A process holds the pid outside a group of that id: the pid was given anew, the step is gone.
+    return false;
   }
-  return sessions ? sessions.has(sid) : sessionGroups(sid).length > 0;
+  if (sessions && !sessions.has(step.pid)) return false;
+  const marks = [`GPUPLAN_RUN=${step.run}`, `GPUPLAN_PIPELINE=${step.pipeline}`, `GPUPLAN_STEP=${step.step}`];
+  for (const pid of procPids()) {
+    const fields = procStatFields(pid);
+    if (memberGroup(fields, step.pid) === null) continue;
+    const started = Number(fields?.[19]);
+    if (step.startTicks !== null && Number.isSafeInteger(started) && started < step.startTicks) continue;
+    if (hasEnvironment(pid, marks)) return true;
+  }
+  return false;
+}
+
+/** The most of /proc/PID/environ looked at; a larger environment is taken as the step's. */
+const MAX_ENVIRON_BYTES = 1024 * 1024;
+
+/** Whether process `pid` started with every one of `marks` (NAME=value) in its environment; true when it cannot be read. */
+function hasEnvironment(pid: string, marks: readonly string[]): boolean {
+  let environ: Buffer;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`);
+  } catch (e) {
+    // Gone meanwhile: nothing of anyone's. Not ours to read (another user's, EACCES): unknown.
+    return (e as NodeJS.ErrnoException).code !== "ENOENT" && (e as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+  if (environ.length >= MAX_ENVIRON_BYTES) return true;
+  const vars = new Set(environ.toString("utf8").split("\0"));
+  return marks.every((m) => vars.has(m));
 }
