@@ -9,7 +9,7 @@
 import type { CommandOutput, RunCommand } from "../read-cluster.js";
 import { hasTaskEnded, readSlurmRecord } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
-import { isFinalState, parseSqueue, squeueCalls } from "./squeue-tasks.js";
+import { forgetsEveryJob, isFinalState, parseSqueue, squeueCalls } from "./squeue-tasks.js";
 
 /** Why the run's Slurm jobs may not all have ended; null when Slurm (or each task itself) says they have. */
 export async function whySlurmJobsMayRun(runDir: string, slurm: RunCommand): Promise<string | null> {
@@ -47,13 +47,6 @@ export async function whySlurmJobsMayRun(runDir: string, slurm: RunCommand): Pro
   if (unknown.length === 0) return null;
   return `Slurm no longer knows ${list(unknown)} (squeue does not list ${unknown.length === 1 ? "it" : "them"}, sacct has no record) and ${unknown.length === 1 ? "it" : "they"} never wrote an end: remove the folder by hand once you know ${unknown.length === 1 ? "it has" : "they have"} ended`;
 }
-
-/**
- * squeue -j with one job id Slurm has forgotten fails ("Invalid job id specified", exit 1) where
- * with several it lists the others: either way it lists none of them, which is an answer.
- */
-const forgetsEveryJob = (out: CommandOutput): boolean =>
-  out.status !== null && /Invalid job id specified/i.test(out.stderr);
 
 function failure(command: string, out: CommandOutput): string {
   if (out.failure === "not-found") return `${command} is not on PATH`;

@@ -10,7 +10,7 @@
 import { type RunCommand, slurmOutput } from "../read-cluster.js";
 import { readSlurmRecord, readStartMarker, taskEndings } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
-import { isFinalState, parseSqueue, squeueCalls, type TaskState } from "./squeue-tasks.js";
+import { forgetsEveryJob, isFinalState, parseSqueue, squeueCalls, type TaskState } from "./squeue-tasks.js";
 
 type PipelineState = "pending" | "running" | "done" | "failed" | "interrupted" | "unknown" | "not-submitted";
 
@@ -45,13 +45,17 @@ export async function readSlurmRunStatus(
     // A squeue that failed says nothing of the tasks: read as "no longer listed", a queued task
     // would look ended and a resume would submit it twice.
     let text = "";
-    for (const args of squeueCalls(jobs))
+    for (const args of squeueCalls(jobs)) {
+      // Slurm forgot every job of the call (an old run's only array): none of them is listed.
+      const out = await slurm("squeue", args);
+      if (forgetsEveryJob(out)) continue;
       text += `${await slurmOutput(
-        slurm,
+        async () => out,
         "squeue",
         args,
         "gpuplan cannot tell which of the run's tasks are still queued or running",
       )}\n`;
+    }
     const taskCounts = new Map(record.arrays.map((a) => [a.job, a.pipelines.length]));
     for (const s of parseSqueue(text, taskCounts)) states.set(`${s.job}_${s.task}`, s);
   }

@@ -51,6 +51,14 @@ const FINAL = new Set([
 export const isFinalState = (state: string): boolean => FINAL.has(state);
 
 /**
+ * squeue -j with one job id Slurm has forgotten (MinJobAge passed) fails ("Invalid job id
+ * specified", exit 1) where with several it lists the others: either way it lists none of them,
+ * which is an answer, not a failure.
+ */
+export const forgetsEveryJob = (out: { status: number | null; stderr: string }): boolean =>
+  out.status !== null && /Invalid job id specified/i.test(out.stderr);
+
+/**
  * At most this many tasks are read from one squeue answer without `taskCounts` (its pending ranges
  * expanded). With them, the run's own tasks bound it: every one of them is read, however many
  * (a resumed run's answers come in parts and are read as one text).
