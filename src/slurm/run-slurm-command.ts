@@ -58,16 +58,23 @@ export function slurmCommandRunner(
 /**
  * `run`, except that a command which did not answer (not on PATH, past its time limit) is not
  * asked again: its answer stands for every later call. For one command that asks Slurm about many
- * runs (`runs --prune`), where each would otherwise wait out the limit anew (50 Slurm runs with the
- * controller down: 50 minutes).
+ * runs (`gpuplan runs`, `--prune`), where each would otherwise wait out the limit anew (50 Slurm
+ * runs with the controller down: 50 minutes). Calls made while a command's first call is under
+ * way wait for its answer first: runs are read several at once, and each would start its own wait.
  */
 export function rememberUnanswered(run: RunCommand): RunCommand {
   const unanswered = new Map<string, CommandOutput>();
+  const firstCalls = new Map<string, Promise<CommandOutput>>();
   return async (command, args) => {
+    const first = firstCalls.get(command);
+    if (first) await first.catch(() => undefined);
     const known = unanswered.get(command);
     if (known) return known;
-    const out = await run(command, args);
-    if (out.failure === "timeout" || out.failure === "not-found") unanswered.set(command, out);
-    return out;
+    const call = run(command, args).then((out) => {
+      if (out.failure === "timeout" || out.failure === "not-found") unanswered.set(command, out);
+      return out;
+    });
+    if (!first) firstCalls.set(command, call);
+    return call;
   };
 }

@@ -45,4 +45,21 @@ describe("rememberUnanswered", () => {
     await run("scancel", ["8"]);
     expect(asked).toBe(3);
   });
+
+  it("calls made while the first is under way wait for its answer: runs read at once wait out one limit, not one each", async () => {
+    const runner = slurmCommandRunner(env, 300);
+    let asked = 0;
+    const run = rememberUnanswered((command, args) => {
+      asked++;
+      return runner(command, args);
+    });
+    const started = Date.now();
+    const outs = await Promise.all([1, 2, 3, 4].map((j) => run("squeue", ["-j", String(j)])));
+    expect(outs.map((o) => o.failure)).toEqual(["timeout", "timeout", "timeout", "timeout"]);
+    expect(asked).toBe(1);
+    expect(Date.now() - started).toBeLessThan(5000);
+    // Once the first answered, the others run side by side: scancel answers, so each call is its own.
+    await Promise.all([run("scancel", ["7"]), run("scancel", ["8"]), run("scancel", ["9"])]);
+    expect(asked).toBe(4);
+  });
 });
