@@ -10,11 +10,10 @@ import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
 import { RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
+import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
 
 export type { RunListing } from "../schema-types/runs.js";
-
-/** `.gpuplan/runs`'s run folders are named by their id, which sorts by start time. */
 
 /** Says whether a gpuplan process holds the run now (the run-level lock); absent: gpuplan cannot tell. */
 export type RunInUse = (runDir: string) => Promise<boolean>;
@@ -29,9 +28,10 @@ const RUNS_AT_ONCE = 8;
 /**
  * Runs newest first; folders that are not runs (other names, symlinks, files) are left out. Out
  * of file descriptors even so (another program's share, a tiny ulimit) is an error naming the
- * cause, never a run said to be damaged.
+ * cause, never a run said to be damaged. `slurm` answers for the Slurm runs no gpuplan follows
+ * whose tasks have not all said how they ended; without it they are `submitted`.
  */
-export async function listRuns(runsDir: string, inUse?: RunInUse): Promise<RunListing[]> {
+export async function listRuns(runsDir: string, inUse?: RunInUse, slurm?: RunCommand): Promise<RunListing[]> {
   const entries = await fdRetry(runsDir, () => readdir(runsDir, { withFileTypes: true })).catch(
     (e: unknown) => (e instanceof OutOfFds ? Promise.reject(e.error) : []),
   );
@@ -46,7 +46,7 @@ export async function listRuns(runsDir: string, inUse?: RunInUse): Promise<RunLi
   const reader = async () => {
     for (let i = next++; i < ids.length && !failed; i = next++) {
       try {
-        runs[i] = await describeRun(runsDir, ids[i]!, inUse);
+        runs[i] = await describeRun(runsDir, ids[i]!, inUse, slurm);
       } catch (e) {
         failed = true;
         throw e;
@@ -97,7 +97,12 @@ interface JournalLine {
   [key: string]: unknown;
 }
 
-async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promise<RunListing> {
+async function describeRun(
+  runsDir: string,
+  id: string,
+  inUse?: RunInUse,
+  slurm?: RunCommand,
+): Promise<RunListing> {
   const dir = join(runsDir, id);
   const base: RunListing = {
     id,
@@ -125,14 +130,48 @@ async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promi
   const ends = lines.filter((l) => l.type === "end");
   const lastEnd = lines.findLast((l) => l.type === "end" || l.type === "step");
   const ended = lastEnd?.type === "end";
-  const counts = ended ? countsOf(lastEnd!) : stepCounts(lines);
   const running = inUse
     ? await fdRetry(join(dir, "run.lock"), () => inUse(dir)).catch((e: unknown) =>
         e instanceof OutOfFds ? Promise.reject(e) : false,
       )
     : false;
-  // A detached Slurm run never ends in its journal and no gpuplan holds it: its jobs do the work.
-  const onSlurm = (await lstat(join(dir, "slurm", "jobs.json")).catch(() => null)) !== null;
+  const jobs = await lstat(join(dir, "slurm", "jobs.json")).catch(() => null);
+  const onSlurm = jobs !== null;
+  const resumeCommand = `gpuplan run ${shellWord(header.input)} --resume ${id}${onSlurm ? " --executor slurm" : ""}`;
+  const hasPlan = base.plan !== null;
+  const started = { input: header.input, startedAt: header.startedAt };
+  // A Slurm run no gpuplan follows: detached, its follower killed, an exported array's. Its journal
+  // has no end after its last submission (slurm/jobs.json is written before a follower's steps
+  // and end, and after a detached resume's), so its tasks' own accounts say how it stands.
+  if (onSlurm && !running && !(ended && (await journalIsNewer(dir, jobs.mtimeMs)))) {
+    const { readSlurmRunStanding } = await import("../slurm/follow/run-standing.js");
+    const pipelines = Array.isArray(header.pipelines)
+      ? header.pipelines.filter((p): p is string => typeof p === "string")
+      : [];
+    const standing = await readSlurmRunStanding(dir, id, pipelines, slurm);
+    const endedAt = standing.status === "submitted" ? null : standing.endedAt;
+    const wallMs = endedAt ? Date.parse(endedAt) - Date.parse(header.startedAt) : Number.NaN;
+    const resumable =
+      standing.status !== "ok" && standing.status !== "damaged" && !standing.active && hasPlan;
+    return {
+      ...base,
+      ...started,
+      endedAt,
+      wallMs: Number.isFinite(wallMs) ? Math.max(0, wallMs) : null,
+      status: standing.status,
+      // The detached session (or the killed follower's) never ended in the journal.
+      sessions: ends.length + 1,
+      ...stepCounts([...lines, ...(await taskJournalLines(dir))]),
+      resumable,
+      resume: resumable ? resumeCommand : null,
+      problem:
+        standing.problem ??
+        (!hasPlan && standing.status !== "ok"
+          ? "its plan.json is missing or not a plan: it cannot be resumed"
+          : null),
+    };
+  }
+  const counts = ended ? countsOf(lastEnd!) : stepCounts(lines);
   let status: RunStatus = onSlurm ? "submitted" : "unfinished";
   if (running) status = "running";
   else if (ended)
@@ -144,21 +183,17 @@ async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promi
           : "ok";
   const endedAt = ended && typeof lastEnd!.ts === "string" ? lastEnd!.ts : null;
   const wallMs = endedAt ? Math.max(0, Date.parse(endedAt) - Date.parse(header.startedAt)) : null;
-  const hasPlan = base.plan !== null;
   const resumable = !running && status !== "ok" && hasPlan;
   return {
     ...base,
-    input: header.input,
-    startedAt: header.startedAt,
+    ...started,
     endedAt,
     wallMs: Number.isFinite(wallMs) ? wallMs : null,
     status,
     sessions: ends.length + (ended ? 0 : 1),
     ...counts,
     resumable,
-    resume: resumable
-      ? `gpuplan run ${shellWord(header.input)} --resume ${id}${onSlurm ? " --executor slurm" : ""}`
-      : null,
+    resume: resumable ? resumeCommand : null,
     problem:
       status === "submitted"
         ? `its pipelines were submitted to Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`
@@ -171,6 +206,40 @@ async function describeRun(runsDir: string, id: string, inUse?: RunInUse): Promi
             : null,
   };
 }
+
+/** Whether the run's journal was written after `mtimeMs` (its slurm/jobs.json's). */
+async function journalIsNewer(dir: string, mtimeMs: number): Promise<boolean> {
+  const journal = await lstat(join(dir, "journal.jsonl")).catch(() => null);
+  return journal !== null && journal.mtimeMs >= mtimeMs;
+}
+
+/**
+ * The lines of a Slurm run's task journals (slurm/journals/JOB_TASK.jsonl: each task's own steps),
+ * arrays in submission order (job ids grow), so a later attempt's step comes last.
+ */
+async function taskJournalLines(dir: string): Promise<JournalLine[]> {
+  const journals = join(dir, "slurm", "journals");
+  const files = await fdRetry(journals, () => readdir(journals)).catch((e: unknown) =>
+    e instanceof OutOfFds ? Promise.reject(e) : ([] as string[]),
+  );
+  const tasks = files
+    .map((f) => /^([0-9]+)_([0-9]+)\.jsonl$/.exec(f))
+    .filter((m) => m !== null)
+    .sort((a, b) => compareDigits(a[1]!, b[1]!) || compareDigits(a[2]!, b[2]!));
+  const lines: JournalLine[] = [];
+  for (const m of tasks) {
+    const read = await journalLines(join(journals, m[0]));
+    if (typeof read !== "string") lines.push(...read);
+  }
+  return lines;
+}
+
+/** Decimal numbers compared as numbers, however long (a job id is outside text). */
+const compareDigits = (a: string, b: string): number => {
+  const x = a.replace(/^0+/, "");
+  const y = b.replace(/^0+/, "");
+  return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
+};
 
 /**
  * The run's pipelines (its header's) whose last session to run them was interrupted. A resume

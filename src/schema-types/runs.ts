@@ -1,7 +1,7 @@
 /* Generated from schemas/runs.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
- * How the run stands over every pipeline it was started with, not only those its last session ran (a --resume with --pipeline). ok: every one finished, no step failed; failed: a step's last attempt failed; interrupted: a session was interrupted and some pipeline it ran has not finished since; unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); submitted: its pipelines went to Slurm (gpuplan run --executor slurm) and no gpuplan follows them to their end (--detach, or the follower was stopped): gpuplan status RUN says where its jobs are; running: a gpuplan process holds the run now; damaged: its journal cannot be read.
+ * How the run stands over every pipeline it was started with, not only those its last session ran (a --resume with --pipeline). ok: every one finished, no step failed; failed: a step's last attempt failed; interrupted: a session was interrupted and some pipeline it ran has not finished since; unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); submitted: its pipelines went to Slurm (gpuplan run --executor slurm), no gpuplan follows them to their end (--detach, or the follower was stopped), and Slurm still has some of its tasks queued or running, or cannot be asked: gpuplan status RUN says where its jobs are (once every task has ended, such a run is ok, failed or interrupted from what its tasks wrote and, for a task that wrote no end, what Slurm says); running: a gpuplan process holds the run now; damaged: its journal cannot be read.
  *
  * This interface was referenced by `GpuplanRuns`'s JSON-Schema
  * via the `definition` "RunStatus".
@@ -68,7 +68,7 @@ export interface RunListing {
    */
   skipped: number;
   /**
-   * Not everything finished ok, and the run folder has what --resume needs (its journal and plan); false while it runs.
+   * Not everything finished ok, and the run folder has what --resume needs (its journal and plan); false while it runs, here or (a Slurm run) in tasks Slurm says are queued or running.
    */
   resumable: boolean;
   /**
@@ -80,7 +80,7 @@ export interface RunListing {
    */
   bytes: number;
   /**
-   * Why it is damaged, or why it may be running.
+   * Why it is damaged, why it may be running, or (a Slurm run) what is not known of how it stands.
    */
   problem: string | null;
 }

@@ -3,9 +3,19 @@
 // submitted (not "gpuplan was stopped") and pruned only once Slurm says every task it submitted
 // ended; where Slurm cannot be asked, it is kept and prune says why. Fake sbatch/squeue/sacct on
 // PATH (only them: a real Slurm client elsewhere on PATH must not answer).
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { listRuns } from "../../src/runs/list-runs.js";
+import { rememberUnanswered, slurmCommandRunner } from "../../src/slurm/run-slurm-command.js";
 import { gpuplan, ROOT, tempDir } from "../helpers/cli.js";
 import { NO_GPU } from "./helpers/runs.js";
 
@@ -75,10 +85,13 @@ describe("a Slurm run in gpuplan runs", () => {
     const id = submit(f);
     command(f, "squeue", RUNNING);
     const listed = gpuplan(["runs"], { cwd: f.cwd, env: f.env });
-    expect(listed.stdout).toMatch(new RegExp(`${id} .* submitted `));
-    expect(listed.stdout).toContain(`gpuplan status ${id}`);
+    expect(listed.stdout).toMatch(new RegExp(`${id} .* submitted  –`));
+    expect(listed.stdout).toContain(
+      `${id}: 2 of its 2 pipelines are queued or running on Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`,
+    );
     expect(listed.stdout).not.toContain("gpuplan was stopped");
-    expect(listed.stdout).toContain(`gpuplan run p.yaml --resume ${id} --executor slurm`);
+    // A resume now would be refused (its tasks would run twice): none is offered.
+    expect(listed.stdout).not.toContain("--resume");
     const doc = prune(f);
     expect(doc.pruned).toMatchObject({ removed: [], inUse: [id] });
     expect(doc.pruned.reasons).toEqual([
@@ -151,5 +164,197 @@ describe("a Slurm run in gpuplan runs", () => {
     expect(during.pruned).toMatchObject({ removed: [], inUse: [id] });
     expect(during.runs[0]).toMatchObject({ id, status: "running" });
     expect(existsSync(join(f.cwd, ".gpuplan/runs", id!, "slurm/jobs.json"))).toBe(true);
+  });
+});
+
+/** A Slurm command that also notes each call in `calls.txt`, so a test can tell Slurm was not asked. */
+function noted(f: Fake, name: string, stdout: string, code = 0, stderr = ""): void {
+  command(f, name, stdout, code, stderr);
+  const path = join(f.bin, name);
+  const script = readFileSync(path, "utf8").replace(
+    "\n",
+    `\necho ${name} >> '${join(f.cwd, "calls.txt")}'\n`,
+  );
+  writeFileSync(path, script);
+}
+
+const calls = (f: Fake): string[] =>
+  existsSync(join(f.cwd, "calls.txt"))
+    ? readFileSync(join(f.cwd, "calls.txt"), "utf8").trim().split("\n")
+    : [];
+
+/**
+ * What task `JOB_TASK` of pipeline `pipeline` writes in the run folder as it runs: its journal's
+ * step and, when it ended by its own account, its events' run.end.
+ */
+function taskRan(runDir: string, task: string, pipeline: string, ending: string | null, ts: string): void {
+  const step = { type: "step", ts, pipeline, step: "measure", status: ending === "ok" ? "ok" : "error" };
+  const header = {
+    type: "run",
+    run: basename(runDir),
+    startedAt: ts,
+    input: join(runDir, "plan.json"),
+    baseDir: dirname(dirname(dirname(runDir))),
+    pipelines: [pipeline],
+  };
+  writeFileSync(
+    join(runDir, "slurm/journals", `${task}.jsonl`),
+    `${JSON.stringify(header)}\n${JSON.stringify({ ...step, attempt: 1, device: "cpu", exitCode: ending === "ok" ? 0 : 1, durationMs: 5 })}\n`,
+  );
+  const events = [{ ts, event: "run.start" }, ...(ending ? [{ ts, event: "run.end", status: ending }] : [])];
+  writeFileSync(
+    join(runDir, "slurm/events", `${task}.jsonl`),
+    events.map((e) => `${JSON.stringify(e)}\n`).join(""),
+  );
+}
+
+function listing(f: Fake) {
+  const r = gpuplan(["runs", "--json"], { cwd: f.cwd, env: f.env });
+  expect(r.exitCode, r.stderr).toBe(0);
+  return JSON.parse(r.stdout).runs as {
+    id: string;
+    status: string;
+    endedAt: string | null;
+    wallMs: number | null;
+    ok: number;
+    failed: number;
+    resumable: boolean;
+    resume: string | null;
+    problem: string | null;
+    sessions: number;
+  }[];
+}
+
+describe("a Slurm run no gpuplan follows, once its tasks ran", () => {
+  it.each([
+    ["ok", "ok", "ok", 2, 0],
+    ["ok", "failed", "failed", 1, 1],
+    ["ok", "interrupted", "interrupted", 1, 1],
+  ])(
+    "tasks that ended %s and %s: the run is %s, from the tasks' own accounts (Slurm not asked)",
+    (a, b, status, ok, failed) => {
+      const f = fake();
+      const id = submit(f);
+      noted(f, "squeue", "", 1, "squeue: error: Unable to contact slurm controller\n");
+      const runDir = join(f.cwd, ".gpuplan/runs", id);
+      const startedAt = JSON.parse(
+        readFileSync(join(runDir, "journal.jsonl"), "utf8").split("\n")[0]!,
+      ).startedAt;
+      const end = new Date(Date.parse(startedAt) + 90_000).toISOString();
+      taskRan(runDir, "4242_0", "well-a", a, new Date(Date.parse(startedAt) + 30_000).toISOString());
+      taskRan(runDir, "4242_1", "well-b", b, end);
+      const [run] = listing(f);
+      expect(run).toMatchObject({
+        id,
+        status,
+        endedAt: end,
+        wallMs: 90_000,
+        ok,
+        failed,
+        sessions: 1,
+        problem: null,
+      });
+      expect(run!.resumable).toBe(status !== "ok");
+      expect(run!.resume).toBe(status === "ok" ? null : `gpuplan run p.yaml --resume ${id} --executor slurm`);
+      expect(calls(f)).toEqual([]);
+    },
+  );
+
+  it.each([
+    ["Slurm ended it first (scancel)", () => "4242_1|CANCELLED|None|node7|15|4244|\n", 1, "", "failed", null],
+    [
+      "Slurm forgot it and it never said (squeue: Invalid job id, no sacct)",
+      () => "",
+      1,
+      "slurm_load_jobs error: Invalid job id specified\n",
+      "interrupted",
+      "Slurm no longer knows 4242_1 and it never wrote an end: how it ended is not known",
+    ],
+  ])("a task that never said how it ended: %s", (_, out, code, stderr, status, problem) => {
+    const f = fake();
+    const id = submit(f);
+    const runDir = join(f.cwd, ".gpuplan/runs", id);
+    taskRan(runDir, "4242_0", "well-a", "ok", new Date().toISOString());
+    noted(f, "squeue", out(), stderr ? code : 0, stderr);
+    const [run] = listing(f);
+    expect(run).toMatchObject({ id, status, problem, resumable: true });
+    expect(calls(f)).toEqual(["squeue"]);
+  });
+
+  it("squeue fails: still submitted, saying Slurm could not be asked, and resumable (the resume asks again)", () => {
+    const f = fake();
+    const id = submit(f);
+    command(f, "squeue", "", 1, "squeue: error: Unable to contact slurm controller (connect failure)\n");
+    const [run] = listing(f);
+    expect(run).toMatchObject({ id, status: "submitted", resumable: true });
+    expect(run!.problem).toBe(
+      `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (\`squeue\` failed (exit 1): squeue: error: Unable to contact slurm controller (connect failure)): gpuplan status ${id} says where its jobs are`,
+    );
+  });
+
+  it("a detached resume after a followed session ended: the resumed task's standing, not the ended session's", () => {
+    const f = fake();
+    const id = submit(f);
+    const runDir = join(f.cwd, ".gpuplan/runs", id);
+    const ts = new Date().toISOString();
+    taskRan(runDir, "4242_0", "well-a", "ok", ts);
+    taskRan(runDir, "4242_1", "well-b", "failed", ts);
+    // The session ended as a follower ends it (its journal's end), a while ago.
+    const journal = join(runDir, "journal.jsonl");
+    const end = {
+      type: "end",
+      ts,
+      pipelines: ["well-a", "well-b"],
+      interrupted: false,
+      ok: 1,
+      failed: 1,
+      skipped: 0,
+    };
+    writeFileSync(journal, `${readFileSync(journal, "utf8")}${JSON.stringify(end)}\n`);
+    const before = new Date(Date.now() - 60_000);
+    utimesSync(journal, before, before);
+    utimesSync(join(runDir, "slurm/jobs.json"), before, before);
+    expect(listing(f)[0]).toMatchObject({ status: "failed", resumable: true });
+    // Resumed detached: well-b again, as job 4343, still queued.
+    command(f, "squeue", `${COMPLETED}4343_0|PENDING|Priority|(null)|0|4345|\n`);
+    command(f, "sbatch", "4343\n");
+    const r = gpuplan(["run", "p.yaml", "--resume", id, "--executor", "slurm", "--detach"], {
+      cwd: f.cwd,
+      env: f.env,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(listing(f)[0]).toMatchObject({
+      status: "submitted",
+      resumable: false,
+      sessions: 2,
+      problem: `1 of its 2 pipelines is queued or running on Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`,
+    });
+    // Its task ended ok: the run is ok.
+    taskRan(runDir, "4343_0", "well-b", "ok", new Date().toISOString());
+    expect(listing(f)[0]).toMatchObject({ status: "ok", ok: 2, failed: 0, resumable: false });
+  });
+});
+
+describe("gpuplan runs with a squeue that hangs", () => {
+  it("waits out its limit once for every Slurm run listed, not once per run", async () => {
+    const f = fake();
+    for (let i = 0; i < 3; i++) submit(f);
+    writeFileSync(
+      join(f.bin, "squeue"),
+      `#!/bin/sh\necho squeue >> '${join(f.cwd, "calls.txt")}'\nexec /bin/sleep 30\n`,
+    );
+    chmodSync(join(f.bin, "squeue"), 0o755);
+    const slurm = rememberUnanswered(slurmCommandRunner({ ...process.env, ...f.env }, 300));
+    const started = Date.now();
+    const runs = await listRuns(join(f.cwd, ".gpuplan/runs"), undefined, slurm);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(runs).toHaveLength(3);
+    for (const r of runs) {
+      expect(r.status).toBe("submitted");
+      expect(r.problem).toContain(
+        "Slurm could not be asked how they stand (`squeue` did not answer in time)",
+      );
+    }
+    expect(calls(f)).toEqual(["squeue"]);
   });
 });

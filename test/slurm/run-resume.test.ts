@@ -83,6 +83,13 @@ describe.skipIf(!cluster.ok)("gpuplan run --executor slurm: detach, status, resu
     });
     const text = run(["status", id]);
     expect(text.stdout).toMatch(new RegExp(`p2\\s+running\\s+job ${job}_2\\s+localhost`));
+    // gpuplan runs: no gpuplan follows it, Slurm still runs two of its tasks; a resume would be refused.
+    const listed = () => {
+      const r = run(["runs", "--json"]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      return JSON.parse(r.stdout).runs[0] as Record<string, unknown>;
+    };
+    expect(listed()).toMatchObject({ id, status: "submitted", resumable: false, ok: 2 });
 
     // Someone cancels the two running tasks.
     spawnSync("scancel", [`${job}_2`, `${job}_3`], { env: { ...process.env, ...env() } });
@@ -97,6 +104,7 @@ describe.skipIf(!cluster.ok)("gpuplan run --executor slurm: detach, status, resu
       "CANCELLED",
       "CANCELLED",
     ]);
+    expect(listed()).toMatchObject({ id, status: "interrupted", resumable: true, ok: 2 });
 
     // --resume submits only p2 and p3, follows them, exits 0; p0 and p1 ran once.
     writeFileSync(join(dir, "go"), "");
@@ -112,6 +120,7 @@ describe.skipIf(!cluster.ok)("gpuplan run --executor slurm: detach, status, resu
       "run\nrun\n",
     ]);
     expect(states(status())).toEqual(["done", "done", "done", "done"]);
+    expect(listed()).toMatchObject({ id, status: "ok", ok: 4, failed: 0, resumable: false });
     const runDir = join(dir, ".gpuplan/runs", id);
     const events = readFileSync(join(runDir, "events.jsonl"), "utf8")
       .trim()

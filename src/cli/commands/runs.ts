@@ -6,6 +6,7 @@ import { RUNS_DIR } from "../../run/record/journal.js";
 import { listRuns, type RunInUse, type RunListing } from "../../runs/list-runs.js";
 import { pruneRuns } from "../../runs/prune-runs.js";
 import type { GpuplanRuns, PruneResult } from "../../schema-types/runs.js";
+import type { RunCommand } from "../../slurm/read-cluster.js";
 import { jsonText } from "../../text/json-text.js";
 import { formatPruned, formatRuns } from "../../ui/runs-table.js";
 import { writeErr, writeOut } from "../output.js";
@@ -29,8 +30,12 @@ export default async function runs(options: RunsOptions): Promise<number> {
   // A run whose folder lock a gpuplan holds is running: listed so, never pruned; nor is one whose
   // gpuplan was killed while a step of it still runs, nor a Slurm run whose jobs Slurm still has.
   const { isRunInUse, isRunOrStepAlive } = await import("../../run/record/run-lock.js");
-  const all = await listRuns(RUNS_DIR, isRunInUse);
-  const pruned = options.prune ? await prune(all, options.keep!, isRunOrStepAlive) : undefined;
+  // Asked only of Slurm runs no gpuplan follows whose tasks have not all said how they ended, and
+  // one Slurm for the listing and the prune: a command that did not answer is asked once in all.
+  const { rememberUnanswered, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  const slurm = rememberUnanswered(slurmCommandRunner(process.env, 60_000));
+  const all = await listRuns(RUNS_DIR, isRunInUse, slurm);
+  const pruned = options.prune ? await prune(all, options.keep!, isRunOrStepAlive, slurm) : undefined;
   const left = pruned ? all.filter((r) => !pruned.removed.includes(r.id)) : all;
   if (options.json) {
     const doc: GpuplanRuns = {
@@ -48,9 +53,12 @@ export default async function runs(options: RunsOptions): Promise<number> {
 }
 
 /** Prune with the run-level lock and, for runs that went to Slurm, Slurm's own account of their jobs. */
-async function prune(all: RunListing[], keep: number, inUse: RunInUse): Promise<PruneResult> {
-  const { rememberUnanswered, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+async function prune(
+  all: RunListing[],
+  keep: number,
+  inUse: RunInUse,
+  slurm: RunCommand,
+): Promise<PruneResult> {
   const { whySlurmJobsMayRun } = await import("../../slurm/follow/run-activity.js");
-  const slurm = rememberUnanswered(slurmCommandRunner(process.env, 60_000));
   return pruneRuns(all, keep, { inUse, slurmJobsMayRun: (dir) => whySlurmJobsMayRun(dir, slurm) });
 }

@@ -125,16 +125,33 @@ export type PipelineEnding = "ok" | "failed" | "interrupted";
 
 /**
  * How each pipeline's latest task ended by its own account (the `run.end` of its events file);
- * pipelines whose task never wrote one are missing. A later array (a resume) wins.
+ * pipelines whose latest task never wrote one are missing, even where an earlier task (before a
+ * resume) did.
  */
 export async function taskEndings(runDir: string): Promise<Map<string, PipelineEnding>> {
+  const ends = await taskEnds(runDir);
+  return new Map([...ends].map(([pipeline, end]) => [pipeline, end.status]));
+}
+
+export interface TaskEnd {
+  status: PipelineEnding;
+  /** The run.end's own time (ISO 8601), where it said one that reads as a time. */
+  ts: string | null;
+}
+
+/** taskEndings, with when each task said it ended. */
+export async function taskEnds(runDir: string): Promise<Map<string, TaskEnd>> {
   const record = await readSlurmRecord(runDir);
-  const endings = new Map<string, PipelineEnding>();
+  const endings = new Map<string, TaskEnd>();
   const files = new Set(await readdir(join(slurmDir(runDir), "events")).catch(() => [] as string[]));
   for (const a of record.arrays) {
     for (const [i, pipeline] of a.pipelines.entries()) {
       const file = `${a.job}_${i}.jsonl`;
-      if (!files.has(file)) continue;
+      // A later task that has written nothing yet (queued) says the earlier one's end is not the last.
+      if (!files.has(file)) {
+        endings.delete(pipeline);
+        continue;
+      }
       const text = await readFile(join(slurmDir(runDir), "events", file), "utf8").catch(() => "");
       const end = lastRunEnd(text);
       if (end) endings.set(pipeline, end);
@@ -151,18 +168,23 @@ export async function hasTaskEnded(runDir: string, task: string): Promise<boolea
 }
 
 const ENDINGS: ReadonlySet<unknown> = new Set<PipelineEnding>(["ok", "failed", "interrupted"]);
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
-/** The status of the file's last run.end; a task's file is outside text: any other status is no ending. */
-function lastRunEnd(text: string): PipelineEnding | null {
-  let status: PipelineEnding | null = null;
+/** The file's last run.end; a task's file is outside text: any other status is no ending. */
+function lastRunEnd(text: string): TaskEnd | null {
+  let end: TaskEnd | null = null;
   for (const line of text.split("\n")) {
     if (!line.includes('"run.end"')) continue;
     try {
       const e: unknown = JSON.parse(line);
       if (typeof e !== "object" || e === null) continue;
-      const { event, status: said } = e as { event?: unknown; status?: unknown };
-      if (event === "run.end" && ENDINGS.has(said)) status = said as PipelineEnding;
+      const { event, status, ts } = e as { event?: unknown; status?: unknown; ts?: unknown };
+      if (event === "run.end" && ENDINGS.has(status))
+        end = {
+          status: status as PipelineEnding,
+          ts: typeof ts === "string" && ISO_TIME.test(ts) && Number.isFinite(Date.parse(ts)) ? ts : null,
+        };
     } catch {}
   }
-  return status;
+  return end;
 }

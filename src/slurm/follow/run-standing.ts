@@ -1,0 +1,110 @@
+/**
+ * How a Slurm run that no gpuplan follows stands, for `gpuplan runs`: a detached run, one whose
+ * follower was killed, an exported array's `slurm-JOB`. Its journal never ends; its tasks say how
+ * they ended (each one's run.end, under slurm/events/). Only when some task has not said is Slurm
+ * asked (as `gpuplan status` asks it): whether it is still queued or running, or how it ended.
+ */
+import { UsageError, VendorError } from "../../problems/errors.js";
+import type { RunCommand } from "../read-cluster.js";
+import { readSlurmRecord, type TaskEnd, taskEnds } from "./run-record.js";
+import { type PipelineStatus, readSlurmRunStatus } from "./run-status.js";
+
+export interface SlurmRunStanding {
+  /** submitted: Slurm still has some of its tasks queued or running, or could not be asked. */
+  status: "ok" | "failed" | "interrupted" | "submitted" | "damaged";
+  /** When its last task ended by its own account; null while some may still run, or none said. */
+  endedAt: string | null;
+  /** Slurm said some of its tasks are queued or running: a resume now would be refused. */
+  active: boolean;
+  problem: string | null;
+}
+
+/**
+ * The standing of the run in `runDir` over `pipelines` (its journal header's). Without `slurm`
+ * (gpuplan cannot ask it), a run whose tasks have not all said how they ended is `submitted`.
+ */
+export async function readSlurmRunStanding(
+  runDir: string,
+  id: string,
+  pipelines: readonly string[],
+  slurm?: RunCommand,
+): Promise<SlurmRunStanding> {
+  let ends: Map<string, TaskEnd>;
+  let submitted: Set<string>;
+  try {
+    ends = await taskEnds(runDir);
+    submitted = new Set((await readSlurmRecord(runDir)).arrays.flatMap((a) => a.pipelines));
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    return {
+      status: "damaged",
+      endedAt: null,
+      active: false,
+      problem: "its slurm/jobs.json is damaged: gpuplan cannot tell which Slurm jobs are its",
+    };
+  }
+  const endedAt = latest([...ends.values()].map((e) => e.ts));
+  const watch = `gpuplan status ${id} says where its jobs are`;
+  // Every task said how it ended: no need to ask Slurm (an old run's jobs it has long forgotten).
+  if (pipelines.every((p) => ends.has(p) || !submitted.has(p))) {
+    const states = pipelines.map((p) => ends.get(p)?.status ?? "not-submitted");
+    return { status: overall(states), endedAt, active: false, problem: null };
+  }
+  if (!slurm)
+    return {
+      status: "submitted",
+      endedAt: null,
+      active: false,
+      problem: `its pipelines were submitted to Slurm and no gpuplan follows them: ${watch}`,
+    };
+  let read: PipelineStatus[];
+  try {
+    read = (await readSlurmRunStatus(runDir, pipelines, slurm)).pipelines;
+  } catch (e) {
+    if (!(e instanceof UsageError || e instanceof VendorError)) throw e;
+    const said = e instanceof VendorError && e.vendorMessage ? `: ${e.vendorMessage}` : "";
+    return {
+      status: "submitted",
+      endedAt: null,
+      active: false,
+      problem: `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (${e.message}${said}): ${watch}`,
+    };
+  }
+  const active = read.filter((p) => p.state === "pending" || p.state === "running");
+  if (active.length > 0)
+    return {
+      status: "submitted",
+      endedAt: null,
+      active: true,
+      problem: `${active.length} of its ${read.length} pipelines ${active.length === 1 ? "is" : "are"} queued or running on Slurm and no gpuplan follows them: ${watch}`,
+    };
+  const unknown = read.filter((p) => p.state === "unknown").map((p) => p.job!);
+  return {
+    status: overall(read.map((p) => p.state)),
+    endedAt,
+    active: false,
+    problem:
+      unknown.length > 0
+        ? `Slurm no longer knows ${listed(unknown)} and ${unknown.length === 1 ? "it" : "they"} never wrote an end: how ${unknown.length === 1 ? "it" : "they"} ended is not known`
+        : null,
+  };
+}
+
+/**
+ * The run from its pipelines' states: failed when one failed (by its own account, or Slurm ended
+ * its task first: a time limit, a node failure, scancel), interrupted when one has not finished
+ * (interrupted, never submitted, or its task gone without a word), else ok.
+ */
+function overall(states: readonly string[]): "ok" | "failed" | "interrupted" {
+  if (states.includes("failed")) return "failed";
+  return states.every((s) => s === "ok" || s === "done") ? "ok" : "interrupted";
+}
+
+function latest(times: readonly (string | null)[]): string | null {
+  let last: string | null = null;
+  for (const t of times) if (t !== null && (last === null || Date.parse(t) > Date.parse(last))) last = t;
+  return last;
+}
+
+const listed = (items: readonly string[]): string =>
+  `${items.slice(0, 5).join(", ")}${items.length > 5 ? `, … (${items.length} in all)` : ""}`;
