@@ -8,7 +8,7 @@ import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
-import { RUN_ID_PATTERN } from "../run/prepare/run-id.js";
+import { RUN_ID_PATTERN, runIdTime, SLURM_RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
@@ -25,18 +25,22 @@ export type RunInUse = (runDir: string) => Promise<boolean>;
  */
 const RUNS_AT_ONCE = 8;
 
+/** Whether `name` is a run folder's: gpuplan run's (`20261122T011500Z-3fa9c1`) or an exported array's (`slurm-JOB`). */
+const isRunId = (name: string): boolean => RUN_ID_PATTERN.test(name) || SLURM_RUN_ID_PATTERN.test(name);
+
 /**
- * Runs newest first; folders that are not runs (other names, symlinks, files) are left out. Out
- * of file descriptors even so (another program's share, a tiny ulimit) is an error naming the
- * cause, never a run said to be damaged. `slurm` answers for the Slurm runs no gpuplan follows
- * whose tasks have not all said how they ended; without it they are `submitted`.
+ * Runs newest first (by when they started); folders that are not runs (other names, symlinks,
+ * files) are left out. Out of file descriptors even so (another program's share, a tiny ulimit)
+ * is an error naming the cause, never a run said to be damaged. `slurm` answers for the Slurm
+ * runs no gpuplan follows whose tasks have not all said how they ended; without it they are
+ * `submitted`.
  */
 export async function listRuns(runsDir: string, inUse?: RunInUse, slurm?: RunCommand): Promise<RunListing[]> {
   const entries = await fdRetry(runsDir, () => readdir(runsDir, { withFileTypes: true })).catch(
     (e: unknown) => (e instanceof OutOfFds ? Promise.reject(e.error) : []),
   );
   const ids = entries
-    .filter((e) => e.isDirectory() && RUN_ID_PATTERN.test(e.name))
+    .filter((e) => e.isDirectory() && isRunId(e.name))
     .map((e) => e.name)
     .sort()
     .reverse();
@@ -60,7 +64,25 @@ export async function listRuns(runsDir: string, inUse?: RunInUse, slurm?: RunCom
   );
   const failure = settled.find((r) => r.status === "rejected");
   if (failure) throw failure.reason instanceof OutOfFds ? failure.reason.error : failure.reason;
-  return runs;
+  return newestFirst(runs);
+}
+
+/**
+ * gpuplan run's ids say when the run started; an exported array's `slurm-JOB` does not, and its
+ * journal header (written by its first task to start) does — or, without one, its folder's time.
+ * A prune keeps the newest: `slurm-JOB` must not sort above every run for its name.
+ */
+async function newestFirst(runs: RunListing[]): Promise<RunListing[]> {
+  const keyed = await Promise.all(
+    runs.map(async (r) => {
+      const started = runIdTime(r.id) ?? (r.startedAt !== null ? Date.parse(r.startedAt) : Number.NaN);
+      const key = Number.isFinite(started) ? started : ((await lstat(r.dir).catch(() => null))?.mtimeMs ?? 0);
+      return { r, key };
+    }),
+  );
+  return keyed
+    .sort((a, b) => b.key - a.key || (a.r.id < b.r.id ? 1 : a.r.id > b.r.id ? -1 : 0))
+    .map((k) => k.r);
 }
 
 const isFdLimit = (e: unknown): boolean => {

@@ -1,7 +1,7 @@
 /* Generated from schemas/runs.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
- * How the run stands over every pipeline it was started with, not only those its last session ran (a --resume with --pipeline). ok: every one finished, no step failed; failed: a step's last attempt failed; interrupted: a session was interrupted and some pipeline it ran has not finished since; unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); submitted: its pipelines went to Slurm (gpuplan run --executor slurm), no gpuplan follows them to their end (--detach, or the follower was stopped), and Slurm still has some of its tasks queued or running, or cannot be asked: gpuplan status RUN says where its jobs are (once every task has ended, such a run is ok, failed or interrupted from what its tasks wrote and, for a task that wrote no end, what Slurm says); running: a gpuplan process holds the run now; damaged: its journal cannot be read.
+ * How the run stands over every pipeline it was started with, not only those its last session ran (a --resume with --pipeline). ok: every one finished, no step failed; failed: a step's last attempt failed; interrupted: a session was interrupted and some pipeline it ran has not finished since; unfinished: it never ended (gpuplan was killed, or still runs where gpuplan cannot tell); submitted: its pipelines went to Slurm (gpuplan run --executor slurm, or an exported array's run slurm-JOB), no gpuplan follows them to their end (--detach, the follower was stopped, an exported array has none), and Slurm still has some of its tasks queued or running, or cannot be asked: gpuplan status RUN says where its jobs are (once every task has ended, such a run is ok, failed or interrupted from what its tasks wrote and, for a task that wrote no end, what Slurm says); running: a gpuplan process holds the run now; damaged: its journal cannot be read.
  *
  * This interface was referenced by `GpuplanRuns`'s JSON-Schema
  * via the `definition` "RunStatus".
@@ -18,7 +18,7 @@ export interface GpuplanRuns {
    */
   runsDir: string;
   /**
-   * Newest first (after a prune: the runs left).
+   * Newest first, by when each started (after a prune: the runs left).
    */
   runs: RunListing[];
   pruned?: PruneResult;
@@ -29,7 +29,7 @@ export interface GpuplanRuns {
  */
 export interface RunListing {
   /**
-   * The run id (its folder's name).
+   * The run id (its folder's name): gpuplan run's (20261122T011500Z-3fa9c1), or an exported array's slurm-JOB (JOB: its Slurm job id).
    */
   id: string;
   dir: string;

@@ -3,6 +3,7 @@
 // submitted (not "gpuplan was stopped") and pruned only once Slurm says every task it submitted
 // ended; where Slurm cannot be asked, it is kept and prune says why. Fake sbatch/squeue/sacct on
 // PATH (only them: a real Slurm client elsewhere on PATH must not answer).
+import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -356,5 +357,71 @@ describe("gpuplan runs with a squeue that hangs", () => {
       );
     }
     expect(calls(f)).toEqual(["squeue"]);
+  });
+});
+
+describe("an exported array's run (gpuplan export, then sbatch): .gpuplan/runs/slurm-JOB", () => {
+  /** Task `i` of exported array `job` as Slurm would start it: the script, run by bash in the project folder. */
+  function runTask(f: Fake, job: string, i: number): void {
+    const r = spawnSync("/bin/bash", ["out/01-cpu.sbatch"], {
+      cwd: f.cwd,
+      // The script's own tools (mkdir, cp, date …) from the system, after the fake Slurm commands.
+      env: {
+        ...process.env,
+        ...f.env,
+        PATH: `${f.bin}:/usr/bin:/bin`,
+        SLURM_ARRAY_JOB_ID: job,
+        SLURM_ARRAY_TASK_ID: String(i),
+      },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+  }
+
+  it("is listed with its status, among the runs by when it started, and pruned as a Slurm run", () => {
+    const f = fake();
+    for (const args of [
+      ["compile", "p.yaml", "-o", "plan.json"],
+      ["export", "plan.json", "--to", "slurm", "-o", "out"],
+    ]) {
+      const r = gpuplan(args, { cwd: f.cwd, env: f.env });
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+    runTask(f, "77", 0);
+    // Its first task started an hour ago; task 1 is still queued.
+    const runDir = join(f.cwd, ".gpuplan/runs/slurm-77");
+    const journal = join(runDir, "journal.jsonl");
+    const hourAgo = new Date(Date.now() - 3600_000).toISOString().replace(/\.\d+Z$/, ".000Z");
+    writeFileSync(
+      journal,
+      readFileSync(journal, "utf8").replace(/"startedAt":"[^"]+"/, `"startedAt":"${hourAgo}"`),
+    );
+    command(f, "squeue", "77_0|COMPLETED|None|node7|0|78|\n77_1|PENDING|Priority|(null)|0|79|\n");
+    expect(listing(f)).toEqual([
+      expect.objectContaining({
+        id: "slurm-77",
+        status: "submitted",
+        startedAt: hourAgo,
+        ok: 1,
+        resumable: false,
+        problem:
+          "1 of its 2 pipelines is queued or running on Slurm and no gpuplan follows them: gpuplan status slurm-77 says where its jobs are",
+      }),
+    ]);
+    runTask(f, "77", 1);
+    const r = gpuplan(["run", "p.yaml"], { cwd: f.cwd, env: { ...f.env, PATH: `${f.bin}:/usr/bin:/bin` } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const local = readdirSync(join(f.cwd, ".gpuplan/runs")).find((id) => id !== "slurm-77")!;
+    // Newest first by when each started, not by name ("slurm-…" sorts after every dated id).
+    expect(listing(f).map((run) => [run.id, run.status, run.ok])).toEqual([
+      [local, "ok", 2],
+      ["slurm-77", "ok", 2],
+    ]);
+    const human = gpuplan(["runs"], { cwd: f.cwd, env: f.env });
+    expect(human.stdout).toMatch(/\nslurm-77 +cpu-screen .* ok /);
+    command(f, "squeue", COMPLETED.replaceAll("4242", "77"));
+    const kept = gpuplan(["runs", "--prune", "--keep", "1", "--json"], { cwd: f.cwd, env: f.env });
+    expect(JSON.parse(kept.stdout).pruned).toMatchObject({ removed: ["slurm-77"], inUse: [] });
+    expect(readdirSync(join(f.cwd, ".gpuplan/runs"))).toEqual([local]);
   });
 });

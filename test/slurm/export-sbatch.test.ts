@@ -168,6 +168,15 @@ describe.skipIf(!cluster.ok)("exported sbatch scripts on a real cluster", () => 
       ["well-c", "done"],
       ["broken", "failed"],
     ]);
+    // gpuplan runs lists it, as it stands once its tasks ended: failed, resumable.
+    const listed = () =>
+      JSON.parse(ok(gpuplan(["runs", "--json"], { cwd: dir, env }), "runs").stdout).runs as Record<
+        string,
+        unknown
+      >[];
+    expect(listed()).toEqual([
+      expect.objectContaining({ id: `slurm-${id}`, status: "failed", ok: 6, failed: 1, resumable: true }),
+    ]);
     const page = ok(gpuplan(["report", `slurm-${id}`, "-o", "-"], { cwd: dir, env }), "report");
     for (const p of ["well-a", "well-b", "well-c", "broken"]) expect(page.stdout).toContain(p);
     const resumed = gpuplan(["run", "--resume", `slurm-${id}`, "--ui", "plain"], { cwd: dir, env });
@@ -176,6 +185,9 @@ describe.skipIf(!cluster.ok)("exported sbatch scripts on a real cluster", () => 
     expect(jobs.arrays.map((a: { pipelines: string[] }) => a.pipelines)).toEqual([
       ["well-a", "well-b", "well-c", "broken"],
       ["broken"],
+    ]);
+    expect(listed()).toEqual([
+      expect.objectContaining({ id: `slurm-${id}`, status: "failed", resumable: true }),
     ]);
   });
 

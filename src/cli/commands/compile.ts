@@ -15,7 +15,7 @@ import { dedupeProblems } from "../../problems/dedupe.js";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { error, hasErrors, type Problem, sortProblems } from "../../problems/problem.js";
-import { RUN_ID_PATTERN } from "../../run/prepare/run-id.js";
+import { RUN_ID_PATTERN, SLURM_RUN_ID_PATTERN } from "../../run/prepare/run-id.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText, readStdinText } from "../../source/read-source-text.js";
 import { escapeText } from "../../text/safe-text.js";
@@ -371,8 +371,7 @@ function checkProblem(
   }
   // The plan is outside data: only well-formed run ids go into a command line to copy.
   const learned = learnedRuns(JSON.parse(current));
-  // An exported array's run folder is slurm-JOB (src/slurm/render-scripts.ts).
-  const wellFormed = (id: string) => RUN_ID_PATTERN.test(id) || /^slurm-\d+$/.test(id);
+  const wellFormed = (id: string) => RUN_ID_PATTERN.test(id) || SLURM_RUN_ID_PATTERN.test(id);
   const runs = history ?? (learned.every(wellFormed) ? learned : ["RUN…"]);
   // This compile's own --history words are the user's: quoted like the paths.
   const historyFlag =

@@ -10,3 +10,17 @@ export function makeRunId(now: Date = new Date()): string {
 }
 
 export const RUN_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+
+/**
+ * An exported array's run (gpuplan export, then sbatch): its first task names the folder after the
+ * array's job id (src/slurm/render-scripts.ts). Such ids do not sort by time.
+ */
+export const SLURM_RUN_ID_PATTERN = /^slurm-[0-9]+$/;
+
+/** When a run id of makeRunId's says the run started (to the second), in ms; null for any other id. */
+export function runIdTime(id: string): number | null {
+  const m = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-/.exec(id);
+  if (!m || !RUN_ID_PATTERN.test(id)) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  return Date.UTC(y, mo - 1, d, h, mi, s);
+}
