@@ -6,7 +6,7 @@
  * from the CLI (src/run/run-view.ts), which decides how the run is shown.
  */
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { releaseServing } from "../detect/prestarted.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
@@ -190,6 +190,8 @@ async function runPrepared(
 async function openTaskRecord(runDir: string, task: string): Promise<{ journal: string; events: string }> {
   const { taskEventsPath, taskJournalDir, taskJournalPath } = await import("../slurm/follow/run-record.js");
   await mkdir(taskJournalDir(runDir), { recursive: true });
+  // An exported script's folder or one a user tidied may lack it; the task's events go there.
+  await mkdir(dirname(taskEventsPath(runDir, task)), { recursive: true });
   await mkdir(join(runDir, "logs"), { recursive: true });
   return { journal: taskJournalPath(runDir, task), events: taskEventsPath(runDir, task) };
 }

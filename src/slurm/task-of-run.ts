@@ -6,7 +6,7 @@
  * journal and events.jsonl have one writer, the submitter) — and skips the steps an earlier
  * attempt of the run completed, numbering its attempts after theirs (--resume).
  */
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../problems/errors.js";
 import { readJournal } from "../run/record/journal.js";
@@ -33,6 +33,15 @@ export async function loadTaskOfRun(planFile: string, task: string): Promise<Tas
       `--slurm-task: ${planFile} is not the plan.json of a run folder (no journal.jsonl beside it)`,
       "invalid-option-value",
       "the sbatch scripts of gpuplan run --executor slurm pass the run folder's plan.json",
+    );
+  // The submitter (or an exported script's first task) makes slurm/ before any task can start;
+  // a folder without it is a local run's, whose records a task must not write into.
+  const slurm = lstatSync(join(runDir, "slurm"), { throwIfNoEntry: false });
+  if (!slurm?.isDirectory())
+    throw new UsageError(
+      `--slurm-task: ${planFile} is the plan of a run that was not submitted to Slurm (its folder has no slurm/ folder)`,
+      "invalid-option-value",
+      "the sbatch scripts of gpuplan run --executor slurm pass it; resume a local run with gpuplan run --resume RUN",
     );
   const own = await readJournal(runDir);
   const { planSha256 } = own.header;

@@ -505,6 +505,8 @@ describe("--resume of a run whose plan.json changed since it started", () => {
     const { cwd, dir, plan, marker } = failedRun();
     const task = ["run", `${dir}/plan.json`, "--pipeline", "a", "--ui", "plain", "--slurm-task", "5_0"];
     const original = readFileSync(plan, "utf8");
+    // What the submitting gpuplan makes for its tasks (slurm-session.ts).
+    mkdirSync(join(cwd, dir, "slurm/events"), { recursive: true });
     writeFileSync(plan, edited(original, marker));
     const refused = gpuplan(task, { cwd, env: NO_GPU });
     expect(hasCrashed(refused), refused.stderr).toBe(false);
@@ -513,10 +515,37 @@ describe("--resume of a run whose plan.json changed since it started", () => {
     expect(refused.stderr).toContain("[resume-plan-changed]");
     expect(existsSync(marker)).toBe(false);
     writeFileSync(plan, original);
-    // What the submitting gpuplan makes for its tasks (slurm-session.ts).
-    mkdirSync(join(cwd, dir, "slurm/events"), { recursive: true });
     const ran = gpuplan(task, { cwd, env: NO_GPU });
     expect(ran.stderr).toContain("[a/two cpu] started (attempt 2)");
+  });
+
+  it("--slurm-task on a local run's folder (no slurm/) is refused and writes nothing there", () => {
+    const { cwd, dir } = failedRun();
+    const before = readdirSync(join(cwd, dir)).sort();
+    const r = gpuplan(["run", `${dir}/plan.json`, "--ui", "plain", "--slurm-task", "5_0"], {
+      cwd,
+      env: NO_GPU,
+    });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("was not submitted to Slurm");
+    expect(r.stderr).toContain("[invalid-option-value]");
+    expect(readdirSync(join(cwd, dir)).sort()).toEqual(before);
+  });
+
+  it("a Slurm task whose run folder lacks slurm/events/ (an exported script's, a tidied one) makes it", () => {
+    const { cwd, dir } = failedRun();
+    mkdirSync(join(cwd, dir, "slurm"));
+    const r = gpuplan(
+      ["run", `${dir}/plan.json`, "--pipeline", "a", "--ui", "plain", "--slurm-task", "5_0"],
+      {
+        cwd,
+        env: NO_GPU,
+      },
+    );
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.stderr).toContain("[a/two cpu] started (attempt 2)");
+    expect(existsSync(join(cwd, dir, "slurm/events/5_0.jsonl"))).toBe(true);
   });
 
   it("a link planted in its place, even to the same bytes, is refused as damaged", () => {
