@@ -2,7 +2,7 @@
 // it completes. bash is always here; zsh and fish are installed by .ci/run, so in CI their tests
 // run, and on a machine without them they skip with a message.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TARGETS } from "../../src/inventory/targets.js";
@@ -89,6 +89,15 @@ describe("bash", () => {
     expect(bashComplete(["gpuplan", "run", "--lock-dir", ".gp"])).toEqual([".gpuplan"]);
     // A flag that takes a free value offers nothing rather than file names.
     expect(bashComplete(["gpuplan", "run", "--pipeline", "my"])).toEqual([]);
+  });
+
+  it("offers a run folder's name as text, never running what it says", () => {
+    // A cloned repository can bring any folder name into .gpuplan/runs; compgen -W ran $(…) in them.
+    const names = ["x$(touch pwned-a)", "x`touch pwned-b`", "x$HOME", "x*"];
+    for (const name of names) mkdirSync(join(t.dir, ".gpuplan/runs", name), { recursive: true });
+    expect(bashComplete(["gpuplan", "run", "--resume", "x"]).sort()).toEqual([...names].sort());
+    expect(existsSync(join(t.dir, "pwned-a"))).toBe(false);
+    expect(existsSync(join(t.dir, "pwned-b"))).toBe(false);
   });
 });
 

@@ -45,9 +45,17 @@ export function bashScript(spec: CompletionSpec): string {
   return `# gpuplan completion for bash: source <(gpuplan completion bash), or save it as
 # ~/.local/share/bash-completion/completions/gpuplan. Made by \`gpuplan completion bash\`.
 
+# Not compgen -W: it expands $(…), \`…\` and $VAR in its words, and a run folder's name is anyone's text.
+_gpuplan_match() {
+  local word
+  for word in "$@"; do
+    [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
+  done
+  return 0
+}
 _gpuplan_words() {
-  local IFS=$'\\n'
-  COMPREPLY=($(compgen -W "$(printf '%s\\n' "$@")" -- "$cur"))
+  COMPREPLY=()
+  _gpuplan_match "$@"
 }
 _gpuplan_files() {
   compopt -o filenames 2>/dev/null
@@ -62,8 +70,12 @@ _gpuplan_dirs() {
 # A run is named by its id (a folder of .gpuplan/runs) or by its folder.
 _gpuplan_runs() {
   compopt -o filenames 2>/dev/null
-  local IFS=$'\\n'
-  COMPREPLY=($(compgen -W "$(command ls -1 .gpuplan/runs 2>/dev/null)" -- "$cur") $(compgen -d -- "$cur"))
+  local ids=() dirs=()
+  mapfile -t ids < <(command ls -1 .gpuplan/runs 2>/dev/null)
+  mapfile -t dirs < <(compgen -d -- "$cur")
+  COMPREPLY=()
+  _gpuplan_match "\${ids[@]}"
+  COMPREPLY+=("\${dirs[@]}")
 }
 
 _gpuplan() {
