@@ -15,6 +15,12 @@ export interface LocksInitOptions {
 }
 
 export default async function locksInit(options: LocksInitOptions): Promise<number> {
+  if (options.dir === "")
+    throw new UsageError(
+      "--dir is empty",
+      "invalid-option-value",
+      "name the shared directory, e.g. --dir /var/lib/gpuplan/locks",
+    );
   const dir = options.dir ?? SYSTEM_LOCK_DIR;
   const gid = options.group === undefined ? null : groupId(options.group);
   const uuids = options.gpu?.length ? options.gpu.map(checkedUuid) : await detectedGpus();
@@ -24,9 +30,9 @@ export default async function locksInit(options: LocksInitOptions): Promise<numb
   writeOut(
     `Shared GPU lock directory ${escapeText(result.dir)} (root-owned): ${result.files.length} GPU lock ${result.files.length === 1 ? "file" : "files"}; ${who} can lock them, nobody but root can remove or replace them.\n` +
       result.files.map((f) => `  ${escapeText(f.uuid)}\n`).join("") +
-      (dir === SYSTEM_LOCK_DIR
+      (result.dir === SYSTEM_LOCK_DIR
         ? 'Every user\'s gpuplan now uses it by default; `gpuplan locks` says "shared". Run this again when GPUs change.\n'
-        : `gpuplans use it with GPUPLAN_LOCK_DIR=${escapeText(dir)}. Run this again when GPUs change.\n`),
+        : `gpuplans use it with GPUPLAN_LOCK_DIR=${escapeText(result.dir)}. Run this again when GPUs change.\n`),
   );
   return 0;
 }
@@ -43,9 +49,21 @@ async function detectedGpus(): Promise<string[]> {
   return uuids;
 }
 
+/** 2³² − 1: the largest gid_t, which chown takes for "no change". */
+const MAX_GID = 4_294_967_295;
+
 /** The group's id from /etc/group, or the number given. */
 function groupId(name: string): number {
-  if (/^\d+$/.test(name)) return Number(name);
+  if (/^\d+$/.test(name)) {
+    // 4294967295 is (gid_t)-1, which chown reads as "leave the group": the files stayed root's alone.
+    const gid = Number(name);
+    if (gid < MAX_GID) return gid;
+    throw new UsageError(
+      `--group ${escapeText(name)} is not a group id (at most ${MAX_GID - 1})`,
+      "invalid-option-value",
+      "give a group name from /etc/group, or its number (getent group NAME)",
+    );
+  }
   let text = "";
   try {
     text = readFileSync("/etc/group", "utf8");

@@ -5,8 +5,19 @@
  * for locking. Each user's gpuplan then finds the directory by default and shares GPUs with the
  * others (docs/guides/locks.md).
  */
-import { chmodSync, chownSync, closeSync, fchmodSync, fchownSync, lstatSync, mkdirSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  type Stats,
+} from "node:fs";
+import { dirname, resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
+import { escapeText } from "../../text/safe-text.js";
 import { gpuLockPath, openGpuLock } from "./lock-dir.js";
 
 export interface InitResult {
@@ -15,27 +26,40 @@ export interface InitResult {
 }
 
 /** Create (or bring back in shape) the shared directory and a lock file for each GPU. Root only. */
-export function initLockDir(dir: string, uuids: readonly string[], gid: number | null): InitResult {
+export function initLockDir(path: string, uuids: readonly string[], gid: number | null): InitResult {
   if ((process.geteuid?.() ?? 0) !== 0)
     throw new UsageError(
       "gpuplan locks init sets up the shared lock directory, owned by root: run it as root",
       "lock-dir",
       "sudo gpuplan locks init [--group GROUP]",
     );
-  try {
-    if (lstatSync(dir).isSymbolicLink())
-      throw new UsageError(
-        `${dir} is a symlink; the shared lock directory must be a real directory`,
-        "lock-dir-untrusted",
-        `remove it and run gpuplan locks init again`,
-      );
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-  }
+  // Absolute, for the GPUPLAN_LOCK_DIR it prints; and without a trailing slash, which made lstat
+  // follow a symlink (`--dir link/`), so root chowned and chmodded where the link pointed.
+  const dir = resolve(path);
+  const st = lstatOrNull(dir);
+  if (st === null) makeFolders(dir);
+  else if (st.isSymbolicLink())
+    throw new UsageError(
+      `${escapeText(dir)} is a symlink; the shared lock directory must be a real directory`,
+      "lock-dir-untrusted",
+      `remove it and run gpuplan locks init again`,
+    );
+  // Checked before chown and chmod: `--dir /etc/shadow` made root's shadow file 0755.
+  else if (!st.isDirectory())
+    throw new UsageError(
+      `${escapeText(dir)} is not a directory; nothing was changed`,
+      "lock-dir",
+      "name a directory (new or existing) for --dir",
+    );
   // Writable by root only; with a group, only its members may enter.
-  chownSync(dir, 0, gid ?? 0);
-  chmodSync(dir, gid === null ? 0o755 : 0o750);
+  // Through a descriptor of the directory itself (O_NOFOLLOW): one swapped for a link since the check is refused.
+  const dirFd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    fchownSync(dirFd, 0, gid ?? 0);
+    fchmodSync(dirFd, gid === null ? 0o755 : 0o750);
+  } finally {
+    closeSync(dirFd);
+  }
   const mode = gid === null ? 0o666 : 0o660;
   const files = uuids.map((uuid) => {
     const path = gpuLockPath(dir, uuid);
@@ -49,4 +73,36 @@ export function initLockDir(dir: string, uuids: readonly string[], gid: number |
     return { uuid, path };
   });
   return { dir, files };
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw e;
+  }
+}
+
+/**
+ * `mkdir -p` one level at a time, from the deepest that exists: Node 20's recursive mkdir spins
+ * forever at full CPU where a level cannot be made with ENOENT (`--dir /proc/self/x` hung).
+ */
+function makeFolders(dir: string): void {
+  const missing: string[] = [];
+  for (let p = dir; lstatOrNull(p) === null && dirname(p) !== p; p = dirname(p)) missing.push(p);
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level, { mode: 0o755 });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EEXIST") continue;
+      // ENOENT under /proc or /sys: a place no directory can be made, said rather than a stack.
+      throw new UsageError(
+        `cannot create the shared lock directory ${escapeText(level)}: ${code ?? String(e)}`,
+        "lock-dir",
+        "name a directory on a local file system, e.g. --dir /var/lib/gpuplan/locks",
+      );
+    }
+  }
 }
