@@ -92,7 +92,9 @@ function learnStep(
     if (report) checkEstimate(p, s, estimateMs, samples, file, report);
   }
   if (s.isGpu && samples.peaksBytes.length > 0) {
-    const peakBytes = Math.max(...samples.peaksBytes);
+    // A loop, not Math.max(...peaks): past ~125,000 samples (5 runs of a 384-well × 96-plate
+    // matrix) spreading them as arguments overflowed the stack, and compile was an internal error.
+    const peakBytes = samples.peaksBytes.reduce((a, b) => (b > a ? b : a), 0);
     vramBytes = learnedVramBytes(peakBytes);
     learned.vramBytes = {
       fromFile: s.vramBytes,

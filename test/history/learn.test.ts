@@ -5,7 +5,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { compilePlan } from "../../src/compile/compile.js";
-import { learnedVramBytes, median } from "../../src/history/learn-estimates.js";
+import { learnEstimates, learnedVramBytes, median } from "../../src/history/learn-estimates.js";
+import type { History } from "../../src/history/read-history.js";
+import { stepKey } from "../../src/history/step-key.js";
 import { loadPipelineFile } from "../../src/pipeline/load-pipeline.js";
 import { checkPlan, parsePlanText } from "../../src/plan/read-plan.js";
 import type { GpuplanPlan } from "../../src/schema-types/plan.js";
@@ -295,5 +297,40 @@ describe("compile --history with durations far off the file", () => {
     const r = await learnFrom(1e300);
     expect(r.problems.map((p) => p.code)).toEqual(["history-damaged-run"]);
     expect(r.plan!.summary.lowerBoundMs).toBe(1000);
+  });
+});
+
+describe("a step with more samples than a call has arguments", () => {
+  it("learns the highest of 200,000 peaks and the median of as many durations", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const file = join(t.dir, "learn.yaml");
+    writeFileSync(file, PIPELINE);
+    const loaded = await loadPipelineFile(file);
+    // Math.max(...peaks) overflowed the stack here (from ~125,000): compile was an internal error.
+    const n = 200_000;
+    const peaksBytes = Array.from({ length: n }, (_, i) => (i === 123_456 ? 30 * GiB : GiB + i));
+    const history: History = {
+      runs: [RUN_A],
+      notes: [],
+      problems: [],
+      steps: new Map([
+        [
+          stepKey("train", "fit"),
+          {
+            durationsMs: Array.from({ length: n }, (_, i) => 1000 + (i % 3)),
+            durationRuns: new Set([RUN_A]),
+            peaksBytes,
+            peakRuns: new Set([RUN_A]),
+            budgetBytes: null,
+          },
+        ],
+      ]),
+    };
+    const learned = learnEstimates(loaded.resolved!.pipelines, history, file);
+    const fit = learned.pipelines.find((p) => p.template === "train")!.steps[0]!;
+    expect(fit.learned?.vramBytes?.peakBytes).toBe(30 * GiB);
+    expect(fit.vramBytes).toBe(learnedVramBytes(30 * GiB));
+    expect(fit.estimateMs).toBe(1001);
   });
 });
