@@ -18,6 +18,19 @@
 /** The longest stdout line (a reply included) gpuplan reads from a worker: 16 Mi characters. */
 export const MAX_WORKER_LINE_CHARS = 16 * 1024 * 1024;
 
+/**
+ * The most of a worker's own text (an error reply, an id it sent) that a failure carries: a reply
+ * line may hold 16 Mi characters, and a 100,000-character error was printed twice to the terminal
+ * and written twice into each gpu.step.end. The step's log keeps the whole error.
+ */
+const MAX_WORKER_TEXT_CHARS = 2000;
+
+/** `text` cut to MAX_WORKER_TEXT_CHARS, saying how much was left out. */
+export function clipWorkerText(text: string): string {
+  if (text.length <= MAX_WORKER_TEXT_CHARS) return text;
+  return `${text.slice(0, MAX_WORKER_TEXT_CHARS)}… (${text.length - MAX_WORKER_TEXT_CHARS} more characters)`;
+}
+
 /** What a task carries: the pipeline's matrix values and the step's own `run` words. */
 interface TaskArgs {
   matrix: Record<string, string>;
@@ -57,7 +70,7 @@ export function parseWorkerLine(line: string): WorkerMessage | null {
   if ("ready" in v && !("id" in v)) {
     return v.ready === true
       ? { type: "ready" }
-      : { type: "invalid", reason: `ready is ${JSON.stringify(v.ready)}` };
+      : { type: "invalid", reason: `ready is ${clipWorkerText(JSON.stringify(v.ready) ?? "undefined")}` };
   }
   if (typeof v.id !== "string") return { type: "invalid", reason: "a reply's id is not a string" };
   if (v.ok === true) return { type: "reply", id: v.id, ok: true, result: v.result ?? null };

@@ -13,6 +13,7 @@ import type { Readable } from "node:stream";
 import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import { startPinned } from "../step/spawn/cpu-affinity.js";
 import {
+  clipWorkerText,
   encodeTask,
   MAX_WORKER_LINE_CHARS,
   parseWorkerLine,
@@ -117,7 +118,7 @@ export class WorkerProcess {
   ready(timeoutMs: number, signal?: AbortSignal): Promise<LoadResult> {
     return this.await(timeoutMs, signal, (m) => {
       if (m.type === "ready" || m.type === "exited" || m.type === "invalid") return m;
-      return { type: "invalid", reason: `a reply (id ${m.id}) before {"ready": true}` };
+      return { type: "invalid", reason: `a reply (id ${clipWorkerText(m.id)}) before {"ready": true}` };
     });
   }
 
@@ -126,7 +127,10 @@ export class WorkerProcess {
     const done = this.await(timeoutMs, signal, (m): TaskResult => {
       if (m.type === "ready") return { type: "invalid", reason: '{"ready": true} while a task ran' };
       if (m.type === "reply" && m.id !== task.id)
-        return { type: "invalid", reason: `a reply for task ${m.id} while task ${task.id} ran` };
+        return {
+          type: "invalid",
+          reason: `a reply for task ${clipWorkerText(m.id)} while task ${task.id} ran`,
+        };
       return m;
     });
     if (this.alive) this.child.stdin?.write(encodeTask(task));

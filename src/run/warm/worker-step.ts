@@ -8,6 +8,7 @@ import type { SlotLease } from "../lock/types.js";
 import { lazyLog } from "../record/lazy-log.js";
 import { type Classification, detectOom } from "../step/classify-failure.js";
 import type { StepProcessResult } from "../step/step-process.js";
+import { clipWorkerText } from "./protocol.js";
 import type { WarmTaskOutcome, WorkerPool } from "./worker-pool.js";
 
 export interface WorkerTaskInput {
@@ -71,13 +72,15 @@ export async function runWorkerTask(
   });
   if (outcome.message !== null && outcome.status !== "ok") log.write(`gpuplan: ${outcome.message}\n`);
   await new Promise<void>((resolve) => log.end(outcome.status !== "ok", resolve));
+  // The log (above) has the whole of it; what is said and recorded of it is cut (protocol.ts).
+  const said = outcome.message === null ? null : clipWorkerText(outcome.message);
   const result: StepProcessResult = {
     pid: null,
     exitCode: outcome.exit?.exitCode ?? (outcome.status === "ok" ? 0 : null),
     signal: outcome.exit?.signal ?? null,
     timedOut: outcome.status === "timeout",
     interrupted: outcome.status === "interrupted",
-    stderrTail: outcome.message !== null ? [...outcome.stderrTail, outcome.message] : outcome.stderrTail,
+    stderrTail: said !== null ? [...outcome.stderrTail, said] : outcome.stderrTail,
     durationMs: outcome.durationMs,
   };
   return {
@@ -124,7 +127,7 @@ function classifyWorkerOutcome(
       return {
         status: "error",
         framework: null,
-        hint: `the worker failed ${during}: ${outcome.message ?? "see its log"}; the next task starts a fresh worker`,
+        hint: `the worker failed ${during}: ${outcome.message === null ? "see its log" : clipWorkerText(outcome.message)}; the next task starts a fresh worker`,
       };
   }
 }

@@ -61,6 +61,20 @@ describe("warm workers: failures", () => {
     expect(count(h.events, "gpu.model.load_start")).toBe(2);
   });
 
+  it("an error reply of a megabyte is cut to 2,000 characters where it is said (the step log keeps it whole)", async () => {
+    h = await execute(modes(["--error-huge"]));
+    const failure = h.summary.failures[0]!;
+    // It was printed whole, twice, and written whole, twice, into the step's gpu.step.end.
+    expect(failure.hint).toContain("huge");
+    expect(failure.hint).toContain("… (1046584 more characters)");
+    expect(failure.hint?.length).toBeLessThan(2500);
+    const end = h.events.find((e) => e.event === "gpu.step.end")!;
+    expect(JSON.stringify(end).length).toBeLessThan(6000);
+    // The step's log keeps the whole reply's error.
+    const log = readFileSync(join(h.runDir, "logs", "p-1@seg.log"), "utf8");
+    expect(log).toContain(`x`.repeat(1024 * 1024));
+  });
+
   it("no ready line within ready_timeout: load-timeout, retried once, then the step fails", async () => {
     const plan = warmPlan(
       workerStep("seg", { flags: ["--never-ready"], extra: "" }).replace(
