@@ -7,6 +7,8 @@
  * at most MAX_INFO_BYTES with the exact shape below is read; a FIFO, a link to /dev/zero, a huge
  * or malformed file is skipped.
  */
+
+import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -14,11 +16,13 @@ import {
   openSync,
   readdirSync,
   readSync,
+  renameSync,
+  rmSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { LockWarmWorker } from "../../schema-types/locks.js";
 import type { WarmWorkerInfo } from "./worker-pool.js";
 
@@ -55,9 +59,26 @@ export function writeWarmInfo(dir: string, run: string, workers: readonly WarmWo
         idleSince: w.idleSince === null ? null : new Date(w.idleSince).toISOString(),
       })),
     };
-    writeFileSync(path, `${JSON.stringify(file)}\n`, { mode: 0o644 });
+    writeNewFile(path, `${JSON.stringify(file)}\n`);
   } catch {
     // Unwritable directory, or nothing to remove: `gpuplan locks` just shows fewer workers.
+  }
+}
+
+/**
+ * Write `path` as a new file of ours: a fresh temporary name (O_EXCL: never an existing file or a
+ * link) renamed over it. Writing `path` itself followed what another user had planted there in a
+ * directory anyone may write (1777): a link to this user's ~/.bashrc was overwritten with JSON.
+ * Where the kernel refuses the rename (another user's file in a sticky directory) nothing is written.
+ */
+function writeNewFile(path: string, text: string): void {
+  const temp = `${dirname(path)}/.${basename(path)}.${randomBytes(6).toString("hex")}`;
+  writeFileSync(temp, text, { mode: 0o644, flag: "wx" });
+  try {
+    renameSync(temp, path);
+  } catch (e) {
+    rmSync(temp, { force: true });
+    throw e;
   }
 }
 

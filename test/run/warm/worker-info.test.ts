@@ -1,4 +1,12 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -83,5 +91,28 @@ describe("warm workers in gpuplan locks", () => {
     expect(first.workers).toMatchObject([{ key: "m", busy: true, idleSince: null }]);
     expect(first.workers[0]!.pid).toBeGreaterThan(0);
     expect(Date.parse(loaded.ts) - first.at).toBeGreaterThan(250);
+  });
+});
+
+describe("writing warm.<pid>.json in a directory others may write", () => {
+  it("replaces a link planted under its name instead of writing through it", () => {
+    dir = mkdtempSync(join(tmpdir(), "gpuplan-warm-info-"));
+    // Another user's link to this user's file: writeFileSync followed it and overwrote the file.
+    const victim = join(dir, "bashrc");
+    writeFileSync(victim, "export PATH=/usr/bin\n");
+    symlinkSync(victim, join(dir, `warm.${process.pid}.json`));
+    const worker: WarmWorkerInfo = {
+      key: "k",
+      device: "cuda:0",
+      pid: process.pid,
+      busy: true,
+      idleSince: null,
+    };
+    writeWarmInfo(dir, "run-1", [worker]);
+    expect(readFileSync(victim, "utf8")).toBe("export PATH=/usr/bin\n");
+    expect(lstatSync(join(dir, `warm.${process.pid}.json`)).isFile()).toBe(true);
+    expect(readWarmWorkers(dir, () => true).map((w) => w.key)).toEqual(["k"]);
+    // No temporary file is left beside it.
+    expect(readdirSync(dir).sort()).toEqual(["bashrc", `warm.${process.pid}.json`]);
   });
 });
