@@ -50,6 +50,11 @@ export interface SessionOptions {
   onWaitForEarlierAttempt?: (attempt: JournalStart) => void;
   /** A record file's first write failure (a full disk), as it happens: the run goes on. */
   onRecordFailure?: (failure: RecordFailure) => void;
+  /**
+   * The steps are done and the journal closed, and the `--events` FIFO's or device's reader has
+   * kept the end waiting a second: its path and the bytes it has yet to take. Said once.
+   */
+  onWaitForEventsReader?: (path: string, pendingBytes: number) => void;
 }
 
 export interface SessionResult extends ExecuteResult {
@@ -174,10 +179,19 @@ async function runPrepared(
     await view.close(result.summary);
     done = result;
   } finally {
-    signals.dispose();
-    await events.close();
+    // The run folder is complete and let go of before a slow --events reader is waited for; a
+    // signal meanwhile stops that wait (and ends the run as the signal does).
+    events.closeFiles();
     await journal.close();
     await runLock?.release();
+    try {
+      await events.close({
+        stop: signals.interrupt,
+        ...(options.onWaitForEventsReader && { onWait: options.onWaitForEventsReader }),
+      });
+    } finally {
+      signals.dispose();
+    }
   }
   return {
     ...done,

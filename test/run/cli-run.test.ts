@@ -388,6 +388,60 @@ describe("gpuplan run (CLI)", () => {
     expect(stderr).toMatch(/records-incomplete/);
   }, 40_000);
 
+  it("an --events FIFO whose reader is slow: the run waits for it at the end, exit 0, every event delivered", async () => {
+    const cwd = temp();
+    const fifo = join(cwd, "events.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // ~120 steps: over 64 KiB of events, more than the FIFO holds, so the reader must read for the
+    // run to deliver them all. It opens the FIFO at once, and reads only 4 s after the run is over:
+    // gpuplan gave it a second, then dropped the rest and exited 2.
+    const steps = Array.from(
+      { length: 120 },
+      (_, i) => `      - { id: s${i}, run: ["true"], memory: numpy }`,
+    );
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      `version: 1\nregistry: { platform_priority: [cpu] }\npipelines:\n  - name: p\n    steps:\n${steps.join("\n")}\n`,
+    );
+    const read = join(cwd, "read.jsonl");
+    const reader = spawn(
+      "sh",
+      [
+        "-c",
+        'exec < "$1"; while [ ! -e "$2" ]; do sleep 0.1; done; sleep 4; exec cat > "$3"',
+        "sh",
+        fifo,
+        join(cwd, "done"),
+        read,
+      ],
+      { stdio: "ignore" },
+    );
+    cleanups.push(() => reader.kill("SIGKILL"));
+    const readerDone = new Promise<void>((r) => reader.on("close", () => r()));
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, "bin/gpuplan.js"), "run", "p.yaml", "--ui", "plain", "--events", fifo],
+      { cwd, env: { ...process.env, ...NO_GPU, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    cleanups.push(() => child.kill("SIGKILL"));
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += String(d);
+      // The steps are done: the reader starts its 4 s of sleep.
+      if (/done: \d+ ok/.test(stderr) && !existsSync(join(cwd, "done"))) writeFileSync(join(cwd, "done"), "");
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    await readerDone;
+    expect(code, stderr).toBe(0);
+    expect(stderr).not.toMatch(/records-incomplete/);
+    expect(stderr).toContain(`waiting for the reader of ${fifo}`);
+    const runs = readdirSync(join(cwd, ".gpuplan", "runs"));
+    expect(readFileSync(read, "utf8")).toBe(
+      readFileSync(join(cwd, ".gpuplan", "runs", runs[0]!, "events.jsonl"), "utf8"),
+    );
+    expect(readFileSync(read, "utf8").length).toBeGreaterThan(64 * 1024);
+  }, 60_000);
+
   it("--events naming the plan or pipeline file it runs is refused, the file untouched (exit 2)", () => {
     const cwd = temp();
     copyFileSync(EXAMPLE, join(cwd, "p.yaml"));

@@ -16,6 +16,7 @@ import type { SourceFile } from "../../source/source-file.js";
 import { jsonText } from "../../text/json-text.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
+import { formatSize } from "../../units/size.js";
 import { writeErr, writeOut } from "../output.js";
 import { stderr, stdout } from "../output-guard.js";
 import { colorLevelOf, paintFor } from "../paint.js";
@@ -121,6 +122,11 @@ export default async function run(file: string | undefined, given: RunOptions): 
         `gpuplan: waiting for ${escapeText(a.pipeline)}/${escapeText(a.step)} (attempt ${a.attempt}, pid ${a.pid}), ` +
           "started before gpuplan was stopped and still running, to end; then it runs again\n",
       ),
+    onWaitForEventsReader: (path, bytes) =>
+      writeErr(
+        `gpuplan: the steps are done; waiting for the reader of ${escapeText(path)} to take the last ` +
+          `${formatSize(bytes)} of events (Ctrl-C stops waiting; the run folder has every event)\n`,
+      ),
     onRecordFailure: ({ file, reason }) => {
       const code: Code = "records-incomplete";
       writeErr(
@@ -140,16 +146,21 @@ export default async function run(file: string | undefined, given: RunOptions): 
     const files = result.recordsIncomplete
       .map((f) => `${escapeText(f.file)} (${escapeText(f.reason)})`)
       .join(", ");
-    // A FIFO or a device as --events loses what its reader did not take in time.
-    const reader = result.recordsIncomplete.some((f) => f.file === options.events)
-      ? ", or read the --events FIFO as fast as the run writes it"
-      : "";
+    // --events loses what its reader left behind (EPIPE) or a disk refused; the run folder keeps its own copy.
+    const hints = [
+      ...(result.recordsIncomplete.some((f) => f.file !== options.events) ? ["free some space (df -h)"] : []),
+      ...(result.recordsIncomplete.some((f) => f.file === options.events)
+        ? [`the run folder ${escapeText(runDir)} keeps its own copy of the events`]
+        : []),
+    ];
     writeErr(
       `gpuplan: error: the run's records are incomplete: ${files} lost what could not be written  [${code}]\n` +
-        `  hint: free some space (df -h)${reader}; steps recorded in the journal are not run again by --resume\n`,
+        `  hint: ${hints.join("; ")}; steps recorded in the journal are not run again by --resume\n`,
     );
   }
-  if (result.summary.interrupted) return interruptedExit(result.interruptedBy);
+  // A signal while the end waited for a slow --events reader ends the run as it would have mid-run.
+  if (result.summary.interrupted || result.interruptedBy !== null)
+    return interruptedExit(result.interruptedBy);
   if (result.recordsIncomplete.length > 0) return EXIT.usage;
   return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
 }

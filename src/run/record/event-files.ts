@@ -6,33 +6,49 @@
  * quota) is dropped and reported to `failures`, and the run goes on; the next batch that goes out
  * starts on a line of its own. A regular file is written synchronously, so what a batch wrote is
  * in the file when it returns; a FIFO, a socket or a device is written without blocking
- * (stream-target.ts), so a slow reader never holds the run.
+ * (stream-target.ts), so a slow reader never holds the run, and what it has not taken yet beyond
+ * a bound in memory is read back from the run's own file (the first), which holds every line.
  */
-import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import type { RunEvent } from "./events.js";
 import { createLineBatcher } from "./line-batcher.js";
 import type { RecordFailures } from "./record-failures.js";
-import { createStreamTarget, openStreamPath, type StreamTarget } from "./stream-target.js";
+import { createStreamTarget, openStreamPath, type Replay, type StreamTarget } from "./stream-target.js";
 
 /** How long an event may wait for others to share its write (a reader tailing the file sees it this late). */
 const BATCH_DELAY_MS = 20;
-/** At the end, how long a FIFO's or a device's reader gets to take what is still waiting. */
-const CLOSE_FLUSH_MS = 1000;
+/**
+ * At the end, how long a FIFO that nobody has opened for reading is given to find its reader, and
+ * a slow reader is given at the end of an interrupted run.
+ */
+const GRACE_MS = 1000;
 
 export interface EventFiles {
   write(event: RunEvent): void;
-  /** Flush what is batched and close the files (a slow reader gets a short, bounded wait). */
-  close(): Promise<void>;
+  /**
+   * Flush what is batched and close the regular files; then wait until every FIFO's or device's
+   * reader has taken what it has yet to take, and close those too (see EventFilesCloseOptions).
+   */
+  close(options?: EventFilesCloseOptions): Promise<void>;
+  /** The first half of close(): flush and close the regular files now (the run folder's own). */
+  closeFiles(): void;
+}
+
+interface EventFilesCloseOptions {
+  /** Stop waiting for a slow reader: what it has not taken is lost (Ctrl-C during the wait). */
+  stop?: AbortSignal;
+  /** A reader has kept the end waiting a second: its path and the bytes it has yet to take. */
+  onWait?: (path: string, pendingBytes: number) => void;
 }
 
 export interface EventFilesOptions {
-  /** What may wait for a FIFO's or a device's slow reader (stream-target.ts's default otherwise). */
+  /** What may wait in memory for a FIFO's or a device's slow reader (stream-target.ts's default otherwise). */
   maxBacklogBytes?: number;
 }
 
 type Target =
-  | { kind: "file"; path: string; fd: number; torn: boolean }
+  | { kind: "file"; path: string; fd: number; torn: boolean; end: number }
   | { kind: "stream"; path: string; stream: StreamTarget };
 
 /** `paths`: the run's own events file first (the run folder's, or a Slurm task's), then `--events`'s. */
@@ -42,42 +58,96 @@ export function openEventFiles(
   options: EventFilesOptions = {},
 ): EventFiles {
   for (const path of paths.slice(1)) mkdirSync(dirname(path), { recursive: true });
-  const targets = paths.map((path) => openTarget(path, failures, options));
+  const own = openFileTarget(paths[0]!);
+  const replayFd = own && paths.length > 1 ? openSync(own.path, "r") : null;
+  const replay: Replay | undefined =
+    replayFd === null ? undefined : (into, position) => readSync(replayFd, into, 0, into.length, position);
+  const targets: Target[] = [
+    own ?? openStreamTarget(paths[0]!, failures, options, undefined),
+    ...paths
+      .slice(1)
+      .map((path) => openFileTarget(path) ?? openStreamTarget(path, failures, options, replay)),
+  ];
+  let filesClosed = false;
   const lines = createLineBatcher((text) => {
+    // Where this batch starts in the run's own file, for the streams that read it back; null when not there.
+    let at: number | null = null;
     for (const target of targets) {
       if (target.kind === "stream") {
-        target.stream.write(text);
+        target.stream.write(text, target === targets[0] ? null : at);
         continue;
       }
       const bytes = Buffer.from(target.torn ? `\n${text}` : text);
       try {
         for (let off = 0; off < bytes.length; ) off += writeSync(target.fd, bytes, off);
+        if (target === own) at = target.end + (target.torn ? 1 : 0);
         target.torn = false;
+        target.end += bytes.length;
       } catch (e) {
         // Part of the batch may be in the file: the next one starts a new line.
         target.torn = true;
+        target.end = sizeOf(target.fd, target.end);
         failures?.lost(target.path, e);
       }
     }
   }, BATCH_DELAY_MS);
+  const closeFiles = () => {
+    if (filesClosed) return;
+    filesClosed = true;
+    lines.flush();
+    for (const t of targets) if (t.kind === "file") closeSync(t.fd);
+  };
   return {
     write: (event) => lines.push(`${JSON.stringify(event)}\n`),
-    async close() {
-      lines.flush();
-      await Promise.all(
-        targets.map((t) => (t.kind === "file" ? closeSync(t.fd) : t.stream.close(CLOSE_FLUSH_MS))),
-      );
+    closeFiles,
+    async close({ stop, onWait } = {}) {
+      closeFiles();
+      try {
+        await Promise.all(
+          targets.map((t) =>
+            t.kind === "file"
+              ? undefined
+              : t.stream.close({
+                  graceMs: GRACE_MS,
+                  ...(stop && { stop }),
+                  ...(onWait && { onWait: (bytes: number) => onWait(t.path, bytes) }),
+                }),
+          ),
+        );
+      } finally {
+        if (replayFd !== null) closeSync(replayFd);
+      }
     },
   };
 }
 
-/** A regular file (or a new one) is appended to as it always was; anything else is a stream. */
-function openTarget(path: string, failures: RecordFailures | undefined, options: EventFilesOptions): Target {
+/** A regular file (or a new one) is appended to as it always was; null for anything else. */
+function openFileTarget(path: string): (Target & { kind: "file" }) | null {
   const existing = statSync(path, { throwIfNoEntry: false });
-  if (!existing || existing.isFile()) return { kind: "file", path, fd: openSync(path, "a"), torn: false };
+  if (existing && !existing.isFile()) return null;
+  const fd = openSync(path, "a");
+  return { kind: "file", path, fd, torn: false, end: fstatSync(fd).size };
+}
+
+function openStreamTarget(
+  path: string,
+  failures: RecordFailures | undefined,
+  options: EventFilesOptions,
+  replay: Replay | undefined,
+): Target {
   const stream = createStreamTarget(path, openStreamPath(path), {
     lost: (e) => failures?.lost(path, e),
     ...(options.maxBacklogBytes !== undefined && { maxBacklogBytes: options.maxBacklogBytes }),
+    ...(replay && { replay }),
   });
   return { kind: "stream", path, stream };
+}
+
+/** The file's size after a failed write (part of it may have gone in); `fallback` if it cannot be had. */
+function sizeOf(fd: number, fallback: number): number {
+  try {
+    return fstatSync(fd).size;
+  } catch {
+    return fallback;
+  }
 }

@@ -2,24 +2,50 @@
  * Writing to something that is not a regular file — a FIFO, a pipe, a socket, a device: what
  * `--events` may name — without ever blocking the event loop. A reader that falls behind (or is
  * not there yet) would hold a blocking write, and with it the whole run: its steps, their
- * timeouts, the lock waits, Ctrl-C. So the descriptor is non-blocking, what the reader has not
- * taken waits in a bounded backlog and is offered again on a timer, and once the backlog is full
- * new lines are dropped and reported (`lost`), like a write the disk refuses. At the end the backlog
- * gets a short, bounded time to go out; what is left is lost, never waited for.
+ * timeouts, the lock waits, Ctrl-C. So the descriptor is non-blocking and what the reader has not
+ * taken yet waits: in memory up to a bound, and past it as byte ranges of the run's own events
+ * file (`replay`), which holds the same lines already, read back when the reader catches up. A
+ * slow reader thus loses nothing and costs neither memory nor the steps' time; at the end the
+ * run waits for it as any Unix writer waits for a slow pipe (Ctrl-C stops the wait). Only a
+ * reader that went away (EPIPE), another write error, or a FIFO nobody ever opened loses events
+ * (`lost`).
  */
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { errnoOf } from "../../problems/file-errors.js";
+import { formatSize } from "../../units/size.js";
 
-/** What may wait for a slow reader; past it, new lines are dropped. */
+/** What may wait in memory for a slow reader; past it, the rest is read back from the events file. */
 const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
 /** How often a backlog is offered again (and a FIFO without a reader opened again). */
 const RETRY_MS = 25;
+/** How much of the events file is read back at a time. */
+const REPLAY_CHUNK_BYTES = 64 * 1024;
+
+/** The run's own events file, read back at a byte offset (`pread`): how many bytes it gave. */
+export type Replay = (into: Buffer, position: number) => number;
+
+interface StreamCloseOptions {
+  /**
+   * How long a FIFO that nobody ever opened for reading is given to find a reader, and a reader
+   * is given at all when `stop` is aborted already (an interrupted run ends promptly).
+   */
+  graceMs: number;
+  /** Stops waiting for a slow reader (Ctrl-C); what it has not taken then is reported to `lost`. */
+  stop?: AbortSignal;
+  /** How long to wait before `onWait` is told (default 1 s). */
+  waitNoticeMs?: number;
+  /** Told once, when the reader has kept the end waiting for `waitNoticeMs`: the bytes it has yet to take. */
+  onWait?: (pendingBytes: number) => void;
+}
 
 export interface StreamTarget {
-  /** Whole lines: sent, kept for later, or dropped (reported to `lost`) when the backlog is full. */
-  write(text: string): void;
-  /** Offer the backlog for at most `limitMs`, then close; what is left is reported to `lost`. */
-  close(limitMs: number): Promise<void>;
+  /**
+   * Whole lines: sent now or kept for later. `at`: where these very bytes start in the run's own
+   * events file (`replay`), or null where that file does not hold them (its write failed).
+   */
+  write(text: string, at?: number | null): void;
+  /** Wait until the reader has taken everything (see StreamCloseOptions), then close. */
+  close(options: StreamCloseOptions): Promise<void>;
 }
 
 export interface StreamTargetOptions {
@@ -27,6 +53,8 @@ export interface StreamTargetOptions {
   lost: (e: unknown) => void;
   /** Default MAX_BACKLOG_BYTES. */
   maxBacklogBytes?: number;
+  /** The run's own events file, where what does not fit in memory is read back from. */
+  replay?: Replay;
 }
 
 /** Open `path` without blocking: a FIFO nobody reads yet is not an error. */
@@ -40,6 +68,11 @@ export function openStreamPath(path: string): number | null {
   }
 }
 
+/** Waiting bytes: held in memory, or a range of the events file to read back. */
+type Segment = { bytes: Buffer } | { from: number; to: number };
+
+const sizeOf = (s: Segment) => ("bytes" in s ? s.bytes.length : s.to - s.from);
+
 /** `fd`: opened non-blocking (openStreamPath), or null while a FIFO has no reader. */
 export function createStreamTarget(
   path: string,
@@ -47,13 +80,16 @@ export function createStreamTarget(
   options: StreamTargetOptions,
 ): StreamTarget {
   const maxBacklog = options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
-  const queue: Buffer[] = [];
-  let queued = 0;
+  const queue: Segment[] = [];
+  /** Bytes waiting in memory (the bound), and in all (what the reader has yet to take). */
+  let inMemory = 0;
+  let pending = 0;
   /** How much of queue[0] is out already. */
   let offset = 0;
   /** Past an error other than "not now" (EPIPE: the reader left), everything is dropped. */
   let broken = false;
   let timer: NodeJS.Timeout | undefined;
+  let scratch: Buffer | undefined;
 
   const schedule = () => {
     timer ??= setTimeout(() => {
@@ -64,9 +100,20 @@ export function createStreamTarget(
   const fail = (e: unknown) => {
     broken = true;
     queue.length = 0;
-    queued = 0;
+    inMemory = 0;
+    pending = 0;
     offset = 0;
-    options.lost(e);
+    options.lost(
+      errnoOf(e) === "EPIPE" ? new Error("its reader went away (EPIPE); later events are not sent") : e,
+    );
+  };
+  /** The head segment's next bytes to send; null when the events file no longer has them. */
+  const nextBytes = (head: Segment): Buffer | null => {
+    if ("bytes" in head) return head.bytes.subarray(offset);
+    scratch ??= Buffer.allocUnsafe(REPLAY_CHUNK_BYTES);
+    const want = Math.min(scratch.length, head.to - head.from - offset);
+    const got = options.replay!(scratch.subarray(0, want), head.from + offset);
+    return got > 0 ? scratch.subarray(0, got) : null;
   };
   const pump = () => {
     if (broken) return;
@@ -84,8 +131,14 @@ export function createStreamTarget(
     }
     while (queue.length > 0) {
       const head = queue[0]!;
+      let written: number;
       try {
-        offset += writeSync(fd, head, offset);
+        const bytes = nextBytes(head);
+        if (bytes === null) {
+          fail(new Error("the run's events file no longer holds the events its reader had yet to take"));
+          return;
+        }
+        written = writeSync(fd, bytes);
       } catch (e) {
         if (errnoOf(e) === "EAGAIN") {
           schedule();
@@ -94,39 +147,63 @@ export function createStreamTarget(
         fail(e);
         return;
       }
-      if (offset === head.length) {
+      offset += written;
+      pending -= written;
+      if (offset === sizeOf(head)) {
         queue.shift();
-        queued -= head.length;
+        if ("bytes" in head) inMemory -= head.bytes.length;
         offset = 0;
       }
     }
   };
+  const enqueue = (text: string, at: number | null) => {
+    const size = Buffer.byteLength(text);
+    const tail = queue.at(-1);
+    // Once anything waits in the file, what follows waits there too (memory stays bounded).
+    const spilling = inMemory + size > maxBacklog || (tail !== undefined && !("bytes" in tail));
+    if (spilling && at !== null && options.replay) {
+      if (tail !== undefined && !("bytes" in tail) && tail.to === at) tail.to += size;
+      else queue.push({ from: at, to: at + size });
+    } else if (inMemory + size <= maxBacklog) {
+      queue.push({ bytes: Buffer.from(text) });
+      inMemory += size;
+    } else {
+      options.lost(
+        new Error(
+          fd === null
+            ? "nobody opened it for reading, and over " +
+                `${Math.round(maxBacklog / (1024 * 1024))} MiB of events waited; events are dropped`
+            : `its reader fell behind by over ${Math.round(maxBacklog / (1024 * 1024))} MiB, ` +
+                "and the run's events file does not hold the rest; events are dropped",
+        ),
+      );
+      return;
+    }
+    pending += size;
+  };
 
   return {
-    write(text) {
+    write(text, at = null) {
       if (broken) {
         options.lost(new Error("an earlier write to it failed"));
         return;
       }
-      const bytes = Buffer.from(text);
-      if (queued + bytes.length > maxBacklog) {
-        options.lost(
-          new Error(
-            fd === null
-              ? "nobody opened it for reading; events are dropped"
-              : `its reader fell behind by over ${Math.round(maxBacklog / (1024 * 1024))} MiB; events are dropped`,
-          ),
-        );
-        return;
-      }
-      queue.push(bytes);
-      queued += bytes.length;
+      enqueue(text, at);
       if (timer === undefined) pump();
     },
-    async close(limitMs) {
-      const deadline = performance.now() + limitMs;
+    async close({ graceMs, stop, waitNoticeMs = 1000, onWait }) {
+      const started = performance.now();
+      const graceOnly = stop?.aborted === true;
+      let told = false;
       pump();
-      while (queue.length > 0 && !broken && performance.now() < deadline) {
+      while (queue.length > 0 && !broken && (graceOnly || !stop?.aborted)) {
+        const waited = performance.now() - started;
+        // A FIFO nobody opened has no reader to wait for: a short grace, then it is given up.
+        if ((fd === null || graceOnly) && waited >= graceMs) break;
+        if (!told && fd !== null && waited >= waitNoticeMs) {
+          told = true;
+          onWait?.(pending);
+        }
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
         pump();
       }
@@ -137,7 +214,7 @@ export function createStreamTarget(
           new Error(
             fd === null
               ? "nobody opened it for reading; events are dropped"
-              : `its reader did not take the last events within ${limitMs} ms`,
+              : `stopped while its reader had ${formatSize(pending)} of events yet to take`,
           ),
         );
       if (fd !== null) closeSync(fd);

@@ -292,7 +292,7 @@ async function follow(
     interrupted = result.interrupted;
   } catch (e) {
     await view.close(summarize(tally)).catch(() => undefined);
-    await events.close();
+    await events.close({ stop: options.signal });
     throw e;
   }
   await Promise.all(pending);
@@ -319,7 +319,7 @@ async function follow(
   });
   const summary = summarize(tally);
   await view.close(summary);
-  await events.close();
+  await events.close({ stop: options.signal });
   await sortEvents(join(runDir, "events.jsonl"));
   return summary;
 }

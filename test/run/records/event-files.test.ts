@@ -1,13 +1,15 @@
 // Events to a FIFO whose reader falls behind: a write never waits for the reader, what it has not
-// taken waits in a bounded backlog, past it events are dropped and reported once (records-incomplete),
-// and the reader gets whole lines, in order. The run folder's own events.jsonl gets every event.
+// taken waits in a bounded backlog and past it is read back from the run's own events.jsonl, and the
+// end waits for the reader: it gets every event, whole lines, in order. Only a reader that leaves
+// (EPIPE), a stop while waiting, or a FIFO nobody opens loses events (records-incomplete).
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openEventFiles } from "../../../src/run/record/event-files.js";
 import type { RunEvent } from "../../../src/run/record/events.js";
 import { type RecordFailure, recordFailures } from "../../../src/run/record/record-failures.js";
+import { openStreamPath } from "../../../src/run/record/stream-target.js";
 import { tempDir } from "../../helpers/cli.js";
 
 const cleanups: (() => void)[] = [];
@@ -15,13 +17,21 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
+/** Whether the FIFO has a reader now (an open for writing that does not wait succeeds). */
+const openStreamProbe = (fifo: string): true | null => {
+  const fd = openStreamPath(fifo);
+  if (fd === null) return null;
+  closeSync(fd);
+  return true;
+};
+
 const read = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
 
 /** ~300 bytes a line, numbered. */
 const event = (i: number) => ({ event: "test.line", i, pad: "x".repeat(280) }) as unknown as RunEvent;
 
 describe("events to a FIFO", () => {
-  it("a reader that falls behind never blocks a write: a bounded backlog, the rest dropped and said once, whole lines in order", async () => {
+  it("a reader that falls behind never blocks a write, loses nothing: past the memory bound the run's own file is read back, and the end waits for it", async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const fifo = join(dir, "events.fifo");
@@ -48,29 +58,79 @@ describe("events to a FIFO", () => {
     const warned: RecordFailure[] = [];
     const failures = recordFailures((f) => warned.push(f));
     const own = join(dir, "events.jsonl");
+    // An earlier session's lines (a resumed run): the read-back starts after them.
+    writeFileSync(own, `${JSON.stringify({ earlier: true })}\n`);
     const events = openEventFiles([own, fifo], failures, { maxBacklogBytes: 256 * 1024 });
     const started = performance.now();
-    // ~1.2 MB: far more than the FIFO (64 KiB) and the backlog hold.
+    // ~1.2 MB: far more than the FIFO (64 KiB) and the memory backlog hold.
     for (let i = 0; i < 4000; i++) events.write(event(i));
     // A blocking write waited here for the reader's 10 s.
     expect(performance.now() - started).toBeLessThan(5000);
-    expect(warned).toEqual([{ file: fifo, reason: expect.stringMatching(/events are dropped/) }]);
+    expect(warned).toEqual([]);
 
-    writeFileSync(go, "");
-    while (read(out) === "") await new Promise((r) => setTimeout(r, 20));
-    await events.close();
+    // The end waits for the reader, which starts reading 2 s into the wait: gpuplan gave it 1 s.
+    setTimeout(() => writeFileSync(go, ""), 2000);
+    const waits: [string, number][] = [];
+    await events.close({ onWait: (path, bytes) => waits.push([path, bytes]) });
     await readerDone;
+    expect(failures.incomplete()).toEqual([]);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]![0]).toBe(fifo);
+    expect(waits[0]![1]).toBeGreaterThan(256 * 1024);
     const lines = read(out).split("\n");
     expect(lines.pop()).toBe("");
-    const numbers = lines.map((l) => (JSON.parse(l) as { i: number }).i);
-    // The oldest events went out; later ones were dropped while the backlog was full.
-    expect(numbers[0]).toBe(0);
-    expect(numbers.length).toBeGreaterThan(0);
-    expect(numbers.length).toBeLessThan(4000);
-    expect(numbers.every((n, k) => k === 0 || n > numbers[k - 1]!)).toBe(true);
-    expect(failures.incomplete().map((f) => f.file)).toEqual([fifo]);
-    // The run folder's own file is a regular file: every event, written as it came.
-    expect(readFileSync(own, "utf8").trim().split("\n")).toHaveLength(4000);
+    // Every event, whole lines, in order; the run's own file has the same lines after its earlier one.
+    expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual([...Array(4000).keys()]);
+    expect(readFileSync(own, "utf8")).toBe(`${JSON.stringify({ earlier: true })}\n${read(out)}`);
+  }, 30_000);
+
+  it("a reader that never reads: the end waits until stopped (Ctrl-C), then says what it did not take", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const fifo = join(dir, "events.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const reader = spawn("sh", ["-c", 'exec < "$1"; exec sleep 30', "sh", fifo], { stdio: "ignore" });
+    cleanups.push(() => reader.kill("SIGKILL"));
+    // The reader has the FIFO open before the first write (an open that found none drops nothing, but waits differently).
+    while (openStreamProbe(fifo) === null) await new Promise((r) => setTimeout(r, 20));
+    const failures = recordFailures();
+    const events = openEventFiles([join(dir, "events.jsonl"), fifo], failures);
+    for (let i = 0; i < 1000; i++) events.write(event(i));
+    const stop = new AbortController();
+    const stopAt = performance.now() + 3000;
+    setTimeout(() => stop.abort(), 3000);
+    await events.close({ stop: stop.signal });
+    // It waited past the old one-second limit, until stopped, and returned at once then.
+    expect(performance.now()).toBeGreaterThanOrEqual(stopAt - 50);
+    expect(performance.now() - stopAt).toBeLessThan(2000);
+    expect(failures.incomplete()).toEqual([
+      {
+        file: fifo,
+        reason: expect.stringMatching(/^stopped while its reader had .* of events yet to take$/),
+      },
+    ]);
+  }, 30_000);
+
+  it("a reader that goes away (EPIPE): the loss is said as such, and the run's own file keeps every event", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const fifo = join(dir, "events.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // Reads one line and leaves.
+    const reader = spawn("sh", ["-c", 'head -n 1 "$1" > /dev/null', "sh", fifo], { stdio: "ignore" });
+    cleanups.push(() => reader.kill("SIGKILL"));
+    const readerDone = new Promise<void>((r) => reader.on("close", () => r()));
+    const failures = recordFailures();
+    const own = join(dir, "events.jsonl");
+    const events = openEventFiles([own, fifo], failures);
+    events.write(event(0));
+    await readerDone;
+    for (let i = 1; i < 1000; i++) events.write(event(i));
+    await events.close();
+    expect(failures.incomplete()).toEqual([
+      { file: fifo, reason: "its reader went away (EPIPE); later events are not sent" },
+    ]);
+    expect(readFileSync(own, "utf8").trim().split("\n")).toHaveLength(1000);
   }, 30_000);
 
   it("a FIFO nobody reads yet: opening it does not wait, and the events wait for the reader that opens it later", async () => {
