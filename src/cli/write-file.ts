@@ -1,8 +1,10 @@
 /**
  * What the CLI writes for the user (a plan, an inventory, a report, sbatch scripts): atomically
  * (src/plan/write-atomic.ts), and Ctrl-C, SIGTERM or SIGHUP meanwhile removes the temporary file,
- * then stops the process as the signal would. A big plan takes seconds to write, and each
- * interrupted write used to leave a `.plan.json.PID.HEX.tmp` of tens of MB behind.
+ * then stops the process as the signal would (a shell reads 130 after Ctrl-C), the file at the
+ * path untouched. A big plan takes seconds to write, and each interrupted write used to leave a
+ * `.plan.json.PID.HEX.tmp` of tens of MB behind; the writer gives the event loop a turn every
+ * 20 ms, so the signal is heard within about that (it waited for the write's end).
  */
 import { rmSync } from "node:fs";
 import { type Content, type PathChoice, type WriteMode, writeFileAtomic } from "../plan/write-atomic.js";
@@ -17,28 +19,30 @@ export async function writeUserFile(
   choice: PathChoice = "named",
 ): Promise<WriteMode> {
   let tmp: string | null = null;
-  const handlers = STOP_SIGNALS.map((signal) => {
-    const handler = () => {
-      if (tmp !== null) rmSync(tmp, { force: true });
-      forget();
-      process.kill(process.pid, signal);
-    };
-    process.on(signal, handler);
-    return [signal, handler] as const;
-  });
+  let handlers: (readonly [NodeJS.Signals, () => void])[] = [];
   const forget = () => {
     for (const [signal, handler] of handlers) process.off(signal, handler);
+    handlers = [];
+  };
+  // Listened for only while a temporary file exists: a FIFO or a pipe is written with blocking
+  // write(2)s that a handled signal does not end (it restarts them), and a reader that stopped
+  // reading would have held Ctrl-C for good, where the default action ends gpuplan at once.
+  const watch = (t: string | null) => {
+    tmp = t;
+    if (t === null) forget();
+    else if (handlers.length === 0)
+      handlers = STOP_SIGNALS.map((signal) => {
+        const handler = () => {
+          if (tmp !== null) rmSync(tmp, { force: true });
+          forget();
+          process.kill(process.pid, signal);
+        };
+        process.on(signal, handler);
+        return [signal, handler] as const;
+      });
   };
   try {
-    return await writeFileAtomic(
-      path,
-      text,
-      what,
-      (t) => {
-        tmp = t;
-      },
-      choice,
-    );
+    return await writeFileAtomic(path, text, what, watch, choice);
   } finally {
     forget();
   }

@@ -1,8 +1,10 @@
-// Ctrl-C while compile writes a big plan (-o): the temporary file beside the plan is removed and
-// the process stops as SIGINT stops it. An attack found `.plan.json.PID.HEX.tmp` files of 11–30 MB
-// left behind after each interrupted write.
-import { spawn } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+// Ctrl-C while compile writes a big plan (-o): the temporary file beside the plan is removed, the
+// plan from before is left as it was, and the process stops as SIGINT stops it (a shell reads 130)
+// — at once, not when the write is over. An attack found `.plan.json.PID.HEX.tmp` files of 11–30 MB
+// left behind after each interrupted write; then the interrupt waited for the write's end (3 to 9 s
+// for a 75 MB plan), and for a FIFO whose reader had stopped reading, for good.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { closeSync, constants, openSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT, tempDir, writeBigPipeline } from "../helpers/cli.js";
@@ -13,43 +15,100 @@ afterEach(() => {
   cleanups = [];
 });
 
+const exitOf = (child: ChildProcess) =>
+  new Promise<[number | null, string | null]>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve([child.exitCode, child.signalCode]);
+    else child.once("exit", (c, s) => resolve([c, s]));
+  });
+
+/**
+ * compile -o plan.json; `signal` is sent once the temporary file holds 1 MB (the write is under
+ * way: before it, the signal is heard while the file is opened). Times in ms from then.
+ */
+async function compileToFile(dir: string, file: string, signal?: NodeJS.Signals) {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "bin/gpuplan.js"), "compile", file, "--target", "cpu-only", "-o", "plan.json"],
+    { cwd: dir, stdio: "ignore" },
+  );
+  cleanups.push(() => child.kill("SIGKILL"));
+  const tmp = () => readdirSync(dir).filter((f) => f.endsWith(".tmp"));
+  const writing = () =>
+    tmp().some((f) => (statSync(join(dir, f), { throwIfNoEntry: false })?.size ?? 0) > 1_000_000);
+  const seen = await new Promise<number | null>((resolve) => {
+    const timer = setInterval(() => {
+      if (writing()) {
+        clearInterval(timer);
+        const at = performance.now();
+        if (signal) child.kill(signal);
+        resolve(at);
+      }
+    }, 2);
+    child.once("exit", () => {
+      clearInterval(timer);
+      resolve(null);
+    });
+  });
+  const [code, sig] = await exitOf(child);
+  return { seen, afterMs: seen === null ? null : performance.now() - seen, code, signal: sig, tmp: tmp() };
+}
+
 describe("compile -o, interrupted", () => {
-  it("leaves no temporary file and no half-written plan", async () => {
+  it("stops within a fraction of the write's time: no temporary file, the plan from before untouched", async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
-    const file = writeBigPipeline(t.dir, 8000, "-".repeat(200));
+    const file = writeBigPipeline(t.dir, 12_000, "-".repeat(200));
+    // The write's own time, measured here: a loaded machine slows both runs alike.
+    const whole = await compileToFile(t.dir, file);
+    expect(whole.code).toBe(0);
+    expect(whole.afterMs, "the write ended before it could be timed").not.toBeNull();
+    expect(
+      whole.afterMs!,
+      "the write is too short to tell an early stop: give it more to write",
+    ).toBeGreaterThan(400);
+
     writeFileSync(join(t.dir, "plan.json"), "the plan from before\n");
+    const stopped = await compileToFile(t.dir, file, "SIGINT");
+    expect(stopped.seen, "the write ended before it could be interrupted").not.toBeNull();
+    expect(stopped.signal).toBe("SIGINT");
+    expect(stopped.tmp).toEqual([]);
+    expect(readFileSync(join(t.dir, "plan.json"), "utf8")).toBe("the plan from before\n");
+    // Heard between two writes (every 20 ms), not after the last one; the rest is the exit itself.
+    expect(stopped.afterMs!).toBeLessThan(whole.afterMs! / 2);
+  }, 120_000);
+
+  it("-o FIFO whose reader stopped reading: Ctrl-C still stops it at once", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const file = writeBigPipeline(t.dir, 1000);
+    const fifo = join(t.dir, "plan.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // Held open for reading and never read: the plan (over 64 KiB) fills it, and the write waits.
+    const held = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    cleanups.push(() => closeSync(held));
     const child = spawn(
       process.execPath,
-      [join(ROOT, "bin/gpuplan.js"), "compile", file, "--target", "cpu-only", "-o", "plan.json"],
+      [join(ROOT, "bin/gpuplan.js"), "compile", file, "--target", "cpu-only", "-o", fifo],
       { cwd: t.dir, stdio: "ignore" },
     );
-    const tmp = () => readdirSync(t.dir).filter((f) => f.endsWith(".tmp"));
-    // Interrupt once the temporary file is there (the write is under way).
-    const seen = await new Promise<boolean>((resolve) => {
-      const timer = setInterval(() => {
-        if (tmp().length > 0) {
-          clearInterval(timer);
-          child.kill("SIGINT");
-          resolve(true);
-        }
-      }, 2);
-      child.once("exit", () => {
-        clearInterval(timer);
-        resolve(false);
-      });
-    });
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve([child.exitCode, child.signalCode]);
-      else child.once("exit", (c, s) => resolve([c, s]));
-    });
-    expect(seen, "the write ended before it could be interrupted: give it more to write").toBe(true);
-    expect(tmp()).toEqual([]);
-    // Stopped by the signal (or, had the rename won the race, done): never a torn plan.
-    if (signal === "SIGINT") {
-      const { readFileSync } = await import("node:fs");
-      expect(readFileSync(join(t.dir, "plan.json"), "utf8")).toBe("the plan from before\n");
-    } else expect(code).toBe(0);
-    expect(existsSync(join(t.dir, "plan.json"))).toBe(true);
+    cleanups.push(() => child.kill("SIGKILL"));
+    const wchan = () => {
+      try {
+        return readFileSync(`/proc/${child.pid}/wchan`, "utf8");
+      } catch {
+        return "";
+      }
+    };
+    const deadline = Date.now() + 30_000;
+    while (!/pipe_write/.test(wchan()) && child.exitCode === null && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(wchan(), "the write never waited on the FIFO").toMatch(/pipe_write/);
+    child.kill("SIGINT");
+    // A handled signal restarts a blocking write(2): it waited until the reader went away.
+    const result = await Promise.race([
+      exitOf(child),
+      new Promise<string>((r) => setTimeout(() => r("still running 5 s after SIGINT"), 5000)),
+    ]);
+    expect(result).toEqual([null, "SIGINT"]);
   }, 60_000);
 });
