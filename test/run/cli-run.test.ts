@@ -247,9 +247,17 @@ describe("gpuplan run (CLI)", () => {
     const [id] = runIds(cwd);
     const kept = join(cwd, ".gpuplan/runs", id!, "plan.json");
     writeFileSync(kept, readFileSync(kept, "utf8").slice(0, 200));
+    // The journal recorded plan.json's digest: a torn one is a changed plan, refused as such.
+    const changed = gpuplan(["run", EXAMPLE, "--resume", id!], { cwd, env: NO_GPU });
+    expect(hasCrashed(changed)).toBe(false);
+    expect(changed.exitCode, changed.stderr).toBe(2);
+    expect(changed.stderr).toContain("[resume-plan-changed]");
+    // A folder from before the digest: the torn plan is read, and is a plan problem.
+    const journal = join(cwd, ".gpuplan/runs", id!, "journal.jsonl");
+    writeFileSync(journal, readFileSync(journal, "utf8").replace(/,"planSha256":"[0-9a-f]{64}"/, ""));
     const torn = gpuplan(["run", EXAMPLE, "--resume", id!], { cwd, env: NO_GPU });
     expect(hasCrashed(torn)).toBe(false);
-    expect(torn.exitCode).toBe(1);
+    expect(torn.exitCode, torn.stderr).toBe(1);
     expect(torn.stderr).toContain("plan.json");
     writeFileSync(kept, JSON.stringify({ schema: "gpuplan/plan@1", pipelines: [] }));
     const wrong = gpuplan(["run", EXAMPLE, "--resume", id!], { cwd, env: NO_GPU });
