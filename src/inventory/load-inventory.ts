@@ -9,7 +9,7 @@ import { schemaProblems } from "../problems/schema-errors.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
 import { parseSize } from "../units/size.js";
 import { MAX_GPU_MEMORY_BYTES, MAX_GPUS } from "./limits.js";
-import { expandShortInventory } from "./short-form.js";
+import { expandShortInventory, INVENTORY_FILE_SEED } from "./short-form.js";
 import { TARGETS } from "./targets.js";
 import type { Inventory, ShortInventory } from "./types.js";
 
@@ -45,7 +45,7 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
     const tooMany = tooManyGpus(data, file);
     if (tooMany) return { inventory: undefined, label, file, source: parsed.source, problems: [tooMany] };
   }
-  const inventory = "schema" in data ? data : expandShortInventory(data, "file", file);
+  const inventory = "schema" in data ? data : expandShortInventory(data, "file", INVENTORY_FILE_SEED);
   const problems =
     "schema" in data
       ? duplicateGpus(data, file)

@@ -12,6 +12,14 @@ import { type GpuInfo, INVENTORY_SCHEMA, type Inventory, type ShortInventory } f
 /** Defaults come from the schema (`default` keywords), never restated here. */
 const { ShortGpu: GPU_DEFAULTS, ShortCpu: CPU_DEFAULTS } = inventorySchema.defaults;
 
+/**
+ * The seed of an inventory file's synthetic UUIDs. Never its path: `inv.yaml`, `./inv.yaml`, an
+ * absolute path or one through a linked folder name the same file, yet gave other UUIDs, so another
+ * fingerprint and a plan `--check` called stale. A UUID stays unique in its inventory by its
+ * device id, and no synthetic one names a live GPU (a run binds them by model).
+ */
+export const INVENTORY_FILE_SEED = "file";
+
 function syntheticUuid(seed: string): string {
   const h = sha256Hex(seed);
   return `GPU-${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;

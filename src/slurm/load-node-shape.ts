@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { inventoryFingerprint } from "../inventory/fingerprint.js";
 import { targetInventory } from "../inventory/load-inventory.js";
-import { expandShortInventory } from "../inventory/short-form.js";
+import { expandShortInventory, INVENTORY_FILE_SEED } from "../inventory/short-form.js";
 import type { Inventory, ShortInventory } from "../inventory/types.js";
 import { UsageError } from "../problems/errors.js";
 import { hasErrors, type Problem, warning } from "../problems/problem.js";
@@ -31,7 +31,7 @@ export async function loadNodeShape(
   cwd: string,
 ): Promise<LoadedNodeShape> {
   if (explicit !== undefined) {
-    const loaded = await readInventory(explicit, explicit);
+    const loaded = await readInventory(explicit);
     if (hasErrors(loaded.problems) || !loaded.inventory) {
       throw new UsageError(
         `--inventory ${explicit}: not an inventory (${loaded.problems.map((p) => p.message).join("; ")})`,
@@ -66,9 +66,7 @@ export async function loadNodeShape(
     const path = label.slice("file:".length);
     for (const candidate of [resolve(cwd, path), resolve(cwd, dirname(planFile), path)]) {
       if (!existsSync(candidate)) continue;
-      // Seeded with the path as compile was given it: the short form's synthetic UUIDs (and so
-      // the fingerprint) depend on it.
-      const loaded = await readInventory(candidate, path).catch(() => undefined);
+      const loaded = await readInventory(candidate).catch(() => undefined);
       if (loaded?.inventory && inventoryFingerprint(loaded.inventory) === plan.inventory.fingerprint)
         return { node: nodeShape(loaded.inventory, `inventory ${path}`, loaded.slurm), problems: [] };
     }
@@ -78,7 +76,6 @@ export async function loadNodeShape(
 
 async function readInventory(
   file: string,
-  seed: string,
 ): Promise<{ inventory: Inventory | undefined; slurm?: ShortInventory["slurm"]; problems: Problem[] }> {
   const parsed = parseSource(file, await readSourceText(file, "inventory file"));
   if (hasErrors(parsed.problems)) return { inventory: undefined, problems: parsed.problems };
@@ -88,7 +85,7 @@ async function readInventory(
   const data = parsed.data as Inventory | ShortInventory;
   if ("schema" in data) return { inventory: data, problems: [] };
   return {
-    inventory: expandShortInventory(data, "file", seed),
+    inventory: expandShortInventory(data, "file", INVENTORY_FILE_SEED),
     ...(data.slurm && { slurm: data.slurm }),
     problems: [],
   };

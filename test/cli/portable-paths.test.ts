@@ -5,7 +5,7 @@
  * meant; a missing working folder or program is said as such, by `--dry-run` before anything starts.
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
@@ -95,6 +95,40 @@ describe("plan bytes do not depend on path spelling or the current folder", () =
     );
     const piped = ok(gpuplan(["compile", "proj/cell-painting.yaml", "--target", "dgx-h100"], { cwd: dir }));
     expect((JSON.parse(piped.stdout) as { source: { file: string } }).source.file).toBe("cell-painting.yaml");
+  });
+});
+
+describe("an inventory's short form plans the same GPUs however its path is spelled", () => {
+  const INVENTORY = "gpus: [{ name: NVIDIA A100-SXM4-80GB, memory: 80GiB, count: 2 }]\ncpu: { threads: 8 }\n";
+  type Planned = { inventory: { label: string; fingerprint: string }; registry: { uuid: string }[] };
+
+  it("inv.yaml, ./inv.yaml, an absolute path and a linked folder: one fingerprint, the same UUIDs, --check up to date", () => {
+    const dir = project();
+    writeFileSync(join(dir, "proj/inv.yaml"), INVENTORY);
+    symlinkSync(join(dir, "proj"), join(dir, "linked"));
+    const compileWith = (inventory: string, out: string) => {
+      ok(gpuplan(["compile", "proj/cell-painting.yaml", "--inventory", inventory, "-o", out], { cwd: dir }));
+      return JSON.parse(readFileSync(join(dir, out), "utf8")) as Planned;
+    };
+    const plain = compileWith("proj/inv.yaml", "proj/plans/a.json");
+    for (const [i, spelling] of [
+      "./proj/inv.yaml",
+      join(dir, "proj/inv.yaml"),
+      "linked/inv.yaml",
+    ].entries()) {
+      const other = compileWith(spelling, `proj/plans/${i}.json`);
+      expect(other.inventory.fingerprint, spelling).toBe(plain.inventory.fingerprint);
+      expect(
+        other.registry.map((g) => g.uuid),
+        spelling,
+      ).toEqual(plain.registry.map((g) => g.uuid));
+    }
+    const check = gpuplan(
+      ["compile", "cell-painting.yaml", "--inventory", "./inv.yaml", "--check", "plans/a.json"],
+      { cwd: join(dir, "proj") },
+    );
+    ok(check);
+    expect(check.stderr).toMatch(/plans\/a\.json is up to date/);
   });
 });
 

@@ -67,6 +67,34 @@ describe("gpuplan export --to slurm", () => {
     expect(readFileSync(join(dir, "out/01-gpu-h100-1.sbatch"), "utf8")).toContain(`#SBATCH --chdir=${dir}\n`);
   });
 
+  it("the node type is found whatever the inventory's path was spelled as: a plan in a subfolder, --inventory ./node.json", () => {
+    mkdirSync(join(dir, "plans"), { recursive: true });
+    // The plan records file:../node.json; compile was given node.json.
+    expect(
+      run(["compile", "pipeline.yaml", "--inventory", "node.json", "-o", "plans/sub.json"]).exitCode,
+    ).toBe(0);
+    const found = run(["export", "plans/sub.json", "--to", "slurm", "-o", "sub-out", "--json"]);
+    expect(found.exitCode, found.stderr).toBe(0);
+    const report = JSON.parse(found.stdout);
+    expect(report.nodeType).toBe("node type h100x4-16cpu-16000mib");
+    expect(report.problems).toEqual([]);
+    for (const [i, spelling] of ["./node.json", join(dir, "node.json")].entries()) {
+      const named = run([
+        "export",
+        "plan.json",
+        "--to",
+        "slurm",
+        "--inventory",
+        spelling,
+        "-o",
+        `named-${i}`,
+        "--json",
+      ]);
+      expect(named.exitCode, named.stderr).toBe(0);
+      expect(JSON.parse(named.stdout).problems, spelling).toEqual([]);
+    }
+  });
+
   it("a plan compiled for a built-in target takes its shares from the target: DGX H100, 224 threads / 8 GPUs", () => {
     const r = run(["export", "dgx.json", "--to", "slurm", "-o", "dgx-out", "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
