@@ -59,7 +59,20 @@ export function compilePlan(
     const learnedCount = learnedSteps === undefined ? {} : { learnedSteps };
     if (!plan || hasErrors(located))
       return { plan: undefined, planText: undefined, problems: located, sources, ...learnedCount };
-    plan.diagnostics = located.map(toReportedProblem);
+    // Located at their files as the plan records them: as typed, `./x.yaml` and `x.yaml` wrote
+    // other bytes and `--check` blamed a hand edit. Standard input keeps its name.
+    const inPlan = new Map<string, string>();
+    const fileInPlan = (f: string): string => {
+      if (options.fromStdin && f === file) return f;
+      const known = inPlan.get(f);
+      if (known !== undefined) return known;
+      const recorded = pathInPlan(f, planDir);
+      inPlan.set(f, recorded);
+      return recorded;
+    };
+    plan.diagnostics = located.map((p) =>
+      toReportedProblem(p.file === undefined ? p : { ...p, file: fileInPlan(p.file) }),
+    );
     let text: string | undefined;
     return {
       plan,

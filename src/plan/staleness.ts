@@ -40,7 +40,19 @@ export function describeStaleness(currentText: string, expectedText: string): st
   if (reasons.length === 0) reasons.push(...historyDifference(current, expected));
   // The settings follow the pipeline file and the machine; with both unchanged, compile options did it.
   if (reasons.length === 0 && differs("settings")) reasons.push("it was compiled with other settings");
+  // Only the warnings differ: a plan of an older gpuplan located them at their files as typed.
+  if (reasons.length === 0 && differs("diagnostics") && sameBut(current, expected, "diagnostics"))
+    reasons.push(
+      "its warnings are not located as compile locates them now (at their files relative to the plan)",
+    );
   return reasons.length ? reasons.join("; ") : "its content differs: it was edited by hand";
+}
+
+/** Whether two plans are equal but for their top-level `key`. */
+function sameBut(a: Record<string, unknown>, b: Record<string, unknown>, key: string): boolean {
+  const { [key]: _a, ...restA } = a;
+  const { [key]: _b, ...restB } = b;
+  return JSON.stringify(restA) === JSON.stringify(restB);
 }
 
 /** The runs a plan's learned values came from (compile --history), sorted; none without --history. */

@@ -80,7 +80,7 @@ export interface GpuplanPlan {
   pipelines: PlannedPipeline[];
   summary: PlanSummary;
   /**
-   * The warnings compile found (a plan is only written without errors).
+   * The warnings compile found (a plan is only written without errors), each at its file relative to the plan's folder, as `source.file` is.
    */
   diagnostics: ReportedProblem[];
 }

@@ -98,6 +98,86 @@ describe("plan bytes do not depend on path spelling or the current folder", () =
   });
 });
 
+describe("paths through linked folders, and the warnings a plan keeps", () => {
+  /** A GPU step without `vram`: compile warns (missing-vram), and the plan keeps the warning. */
+  const WARNS = [
+    "version: 1",
+    "name: warns",
+    "pipelines:",
+    "  - name: p",
+    "    steps: [{ id: s, run: [python3, s.py], memory: torch }]",
+    "",
+  ].join("\n");
+
+  it("a warning's file is the plan's path to it: ./w.yaml, w.yaml, absolute and another folder write the same bytes", () => {
+    const dir = project();
+    writeFileSync(join(dir, "proj/w.yaml"), WARNS);
+    const target = ["--target", "rtx4090"];
+    ok(gpuplan(["compile", "./proj/w.yaml", ...target, "-o", "proj/plans/a.json"], { cwd: dir }));
+    ok(gpuplan(["compile", "proj/w.yaml", ...target, "-o", "proj/plans/b.json"], { cwd: dir }));
+    ok(
+      gpuplan(["compile", join(dir, "proj/w.yaml"), ...target, "-o", join(dir, "proj/plans/c.json")], {
+        cwd: ROOT,
+      }),
+    );
+    ok(gpuplan(["compile", "../w.yaml", ...target, "-o", "d.json"], { cwd: join(dir, "proj/plans") }));
+    const a = readFileSync(join(dir, "proj/plans/a.json"), "utf8");
+    for (const f of ["b", "c", "d"])
+      expect(readFileSync(join(dir, `proj/plans/${f}.json`), "utf8"), f).toBe(a);
+    const plan = JSON.parse(a) as { diagnostics: { code: string; file: string }[] };
+    expect(plan.diagnostics).toEqual([expect.objectContaining({ code: "missing-vram", file: "../w.yaml" })]);
+
+    // A plan whose warning was located as typed (gpuplan before): said so, never "by hand".
+    const typed = a.replace(/"file": "\.\.\/w\.yaml"(,\s*"line")/, '"file": "proj/w.yaml"$1');
+    expect(typed).not.toBe(a);
+    writeFileSync(join(dir, "proj/plans/a.json"), typed);
+    const r = gpuplan(["compile", "proj/w.yaml", ...target, "--check", "proj/plans/a.json"], { cwd: dir });
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/its warnings are not located as compile locates them now/);
+    expect(r.stderr).not.toMatch(/by hand/);
+  });
+
+  it("a folder named through a link is its real folder: -o, > and the pipeline's path give the plan the real paths give", () => {
+    const dir = project();
+    symlinkSync(join(dir, "proj"), join(dir, "linked"));
+    const target = ["--target", "dgx-h100"];
+    ok(gpuplan(["compile", "proj/cell-painting.yaml", ...target, "-o", "proj/plans/a.json"], { cwd: dir }));
+    ok(
+      gpuplan(["compile", join(dir, "linked/cell-painting.yaml"), ...target, "-o", "proj/plans/b.json"], {
+        cwd: dir,
+      }),
+    );
+    ok(gpuplan(["compile", "proj/cell-painting.yaml", ...target, "-o", "linked/plans/c.json"], { cwd: dir }));
+    execFileSync(
+      "/bin/sh",
+      [
+        "-c",
+        `"${process.execPath}" "${join(ROOT, "bin/gpuplan.js")}" compile "${join(dir, "linked/cell-painting.yaml")}" --target dgx-h100 > proj/plans/d.json`,
+      ],
+      { cwd: dir, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    const a = readFileSync(join(dir, "proj/plans/a.json"), "utf8");
+    for (const f of ["b", "c", "d"])
+      expect(readFileSync(join(dir, `proj/plans/${f}.json`), "utf8"), f).toBe(a);
+    expect((JSON.parse(a) as { source: { file: string } }).source.file).toBe("../cell-painting.yaml");
+  });
+
+  it("run reads a plan's paths from its real folder: a plan reached through a linked folder finds its pipeline", () => {
+    const dir = project();
+    writeFileSync(
+      join(dir, "proj/where.yaml"),
+      "version: 1\nname: where\nregistry: { platform_priority: [cpu] }\npipelines:\n  - name: p\n    steps: [{ id: s, run: [node, -e, '0'] }]\n",
+    );
+    ok(gpuplan(["compile", "where.yaml", "-o", "plans/where.json"], { cwd: join(dir, "proj"), env: NO_GPU }));
+    // other/deep/plans -> proj/plans: `..` from the link's spelling is other/deep, from the real folder proj.
+    mkdirSync(join(dir, "other/deep"), { recursive: true });
+    symlinkSync(join(dir, "proj/plans"), join(dir, "other/deep/plans"));
+    const dry = ok(gpuplan(["run", "other/deep/plans/where.json", "--dry-run"], { cwd: dir, env: NO_GPU }));
+    expect(dry.stdout).toContain(`cwd: ${join(dir, "proj")}\n`);
+    expect(dry.stdout).not.toMatch(/problem:/);
+  });
+});
+
 describe("an inventory's short form plans the same GPUs however its path is spelled", () => {
   const INVENTORY = "gpus: [{ name: NVIDIA A100-SXM4-80GB, memory: 80GiB, count: 2 }]\ncpu: { threads: 8 }\n";
   type Planned = { inventory: { label: string; fingerprint: string }; registry: { uuid: string }[] };

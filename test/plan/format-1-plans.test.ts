@@ -24,12 +24,16 @@ afterEach(() => {
   cleanups = [];
 });
 
-/** A plan as read, minus what format 2 added (the pipelines' source) and the format's name. */
+/**
+ * A plan as read, minus what format 2 added (the pipelines' source), the format's name, and its
+ * warnings' files (recorded as typed then, relative to the plan's folder since).
+ */
 function comparable(plan: GpuplanPlan): unknown {
   return {
     ...plan,
     schema: null,
     pipelines: plan.pipelines.map(({ source: _, ...p }) => p),
+    diagnostics: plan.diagnostics.map(({ file: _, ...d }) => d),
   };
 }
 
