@@ -6,6 +6,7 @@
  * the same plan. A folder that cannot be read is a problem located at its file; a run of another
  * pipeline file is left out with a note.
  */
+import { realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { error, type Problem, warning } from "../problems/problem.js";
 import {
@@ -61,6 +62,7 @@ export async function readHistory(
     : await Promise.all(refs.map((r) => findRunDir(r, runsDir)));
   const own: RunFolder[] = [];
   const seen = new Set<string>();
+  const pipelineReal = pipelineFile === "-" ? "" : await realPath(pipelineFile);
   let others = 0;
   for (const dir of dirs) {
     if (auto && own.length >= AUTO_RUNS) break;
@@ -76,7 +78,10 @@ export async function readHistory(
       continue;
     }
     const ranFile = pipelineOf(folder);
-    const mine = pipelineFile === "-" ? folder.plan.name === pipelineName : ranFile === resolve(pipelineFile);
+    const mine =
+      pipelineFile === "-"
+        ? folder.plan.name === pipelineName
+        : ranFile !== null && (await realPath(ranFile)) === pipelineReal;
     if (!mine) {
       others++;
       if (!auto)
@@ -106,6 +111,13 @@ function pipelineOf(folder: RunHead): string | null {
   if (folder.header) return resolve(folder.header.baseDir, basename(file));
   return resolve(file);
 }
+
+/**
+ * A pipeline file by its real path: a run started as `/link/x.yaml` (its journal keeps the folder
+ * as typed) is a run of `x.yaml` compiled from the real folder, and was left out as another file's.
+ * Resolved as typed when it is gone.
+ */
+const realPath = (file: string): Promise<string> => realpath(file).catch(() => resolve(file));
 
 function planNote(folder: RunHead): string {
   return folder.notes.find((n) => n.startsWith("plan.json")) ?? "plan.json: not a plan";

@@ -1,7 +1,15 @@
 // `gpuplan compile FILE --history RUN… | auto` through the built CLI: which runs it learned from
 // (said on stderr), runs of another pipeline file left out with a note, --strict, and damaged or
 // foreign folders as located problems, never a stack.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { targetInventory } from "../../src/inventory/load-inventory.js";
@@ -85,6 +93,28 @@ describe("gpuplan compile --history", () => {
       estimateMs: 5100,
       learned: { estimateMs: { fromFile: 1000, samples: 2, runs: [MINE] } },
     });
+  });
+
+  it("a run started through a linked folder (run /link/p.yaml) is a run of p.yaml, and the other way round", async () => {
+    const { dir, runs } = await setUp();
+    symlinkSync(dir, join(dir, "linked"));
+    // The journal keeps the folder the pipeline was named in, as typed.
+    const journal = join(runs, MINE, "journal.jsonl");
+    const header = JSON.parse(readFileSync(journal, "utf8")) as { baseDir: string };
+    writeFileSync(journal, `${JSON.stringify({ ...header, baseDir: join(dir, "linked") })}\n`);
+    const r = compile(dir, "--history", "auto", "-o", "plan.json");
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      `history: learned 1 step from 1 run (auto: the newest of this pipeline file): ${MINE}`,
+    );
+    // A run started from the real folder, learned from by a compile named through the link.
+    writeFileSync(journal, `${JSON.stringify(header)}\n`);
+    const linked = gpuplan(["compile", join(dir, "linked/p.yaml"), ...TARGET, "--history", MINE], {
+      cwd: dir,
+      env: NO_GPU,
+    });
+    expect(linked.exitCode, linked.stderr).toBe(0);
+    expect(linked.stderr).toContain(`learned 1 step from 1 run: ${MINE}`);
   });
 
   it("--strict makes the warnings errors: exit 1, no plan written", async () => {

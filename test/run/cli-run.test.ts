@@ -179,6 +179,25 @@ describe("gpuplan run (CLI)", () => {
     expect(events.filter((e) => e.event === "gpu.step.skip")).toHaveLength(3);
   });
 
+  it("--resume with the pipeline file of a run started from a plan in another folder: the same plan, resumed", () => {
+    const cwd = temp();
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      'version: 1\npipelines:\n  - name: p\n    steps:\n      - { id: a, run: [sh, -c, "exit 1"], memory: numpy }\n',
+    );
+    // plans/plan.json records the pipeline as ../p.yaml#/pipelines/0; compiled in memory it is p.yaml#….
+    mkdirSync(join(cwd, "plans"));
+    const compiled = gpuplan(["compile", "p.yaml", "-o", "plans/plan.json"], { cwd, env: NO_GPU });
+    expect(compiled.exitCode, compiled.stderr).toBe(0);
+    const first = gpuplan(["run", "plans/plan.json", "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(first.exitCode, first.stderr).toBe(1);
+    const [id] = runIds(cwd);
+    const resumed = gpuplan(["run", "p.yaml", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(resumed.stderr).not.toContain("resume-plan-changed");
+    // Resumed: the failed step ran again and failed again.
+    expect(resumed.exitCode, resumed.stderr).toBe(1);
+  });
+
   it("--resume with a pipeline file compiles it as run does: the same → resumed; edited → resume-plan-changed (exit 2); missing or invalid → its error, never ignored", () => {
     const cwd = temp();
     const pipeline = (v: string, exit: number) =>

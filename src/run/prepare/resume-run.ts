@@ -133,11 +133,20 @@ function mayStillRun(state: JournalState, completed: ReadonlySet<string>): Journ
 /**
  * The pipelines without the GPU UUIDs of their steps: the run keeps the plan as bound to this
  * machine's GPUs (src/plan/verify-plan.ts), which names the live UUIDs where the file has the
- * planned ones — the same plan.
+ * planned ones — the same plan. Their `source` is kept as its pointer only: its path is relative
+ * to where the plan lives (`../p.yaml#/pipelines/0` for plans/plan.json, `p.yaml#…` compiled in
+ * memory), and the same pipeline file run either way is the same plan.
  */
 function unbound(pipelines: GpuplanPlan["pipelines"] | undefined): unknown {
-  return pipelines?.map((p) => ({ ...p, steps: p.steps.map((s) => ({ ...s, uuid: null })) }));
+  return pipelines?.map((p) => ({
+    ...p,
+    source: p.source === undefined ? undefined : pointerOf(p.source),
+    steps: p.steps.map((s) => ({ ...s, source: pointerOf(s.source), uuid: null })),
+  }));
 }
+
+/** `file#/pointer` → `#/pointer` (a JSON pointer has no `#`, a file name may). */
+const pointerOf = (source: string): string => source.slice(source.lastIndexOf("#"));
 
 /**
  * A resumed run runs the plan it started with (stored in its directory), so that a pipeline file
