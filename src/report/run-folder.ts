@@ -14,6 +14,7 @@ import { UsageError } from "../problems/errors.js";
 import { RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
+import { runDirOf } from "../run/record/run-dir-of.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { MAX_SOURCE_BYTES } from "../source/read-source-text.js";
 import { attemptKey } from "./attempts.js";
@@ -55,7 +56,10 @@ const TAIL_BYTES = 4096;
 /** Beyond this many bytes of ok attempts' tails a report carries none (a 5,000-step run stays small). */
 const OK_TAILS_BUDGET = 600_000;
 
-/** The run folder `run` names (an id in the runs folder, or a path), or the newest run when none is named. */
+/**
+ * The run folder `run` names (an id in the runs folder, or a path: run-dir-of.ts), or the newest
+ * run when none is named.
+ */
 export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): Promise<string> {
   if (run === undefined) {
     const ids = await listRunIds(runsDir);
@@ -64,7 +68,7 @@ export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): P
       throw new UsageError(`no runs in ${runsDir}`, "unknown-run", "run one with gpuplan run PLAN");
     return join(runsDir, latest);
   }
-  const dir = run.includes(sep) || run.startsWith(".") ? run : join(runsDir, run);
+  const dir = runDirOf(run, runsDir);
   const info = await stat(dir).catch(() => null);
   if (!info?.isDirectory()) {
     throw new UsageError(

@@ -2,7 +2,17 @@
 // file, what it says when there is nothing to report on, and that `--help` and `compile` never
 // load the report's code.
 import { spawnSync } from "node:child_process";
-import { cpSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -142,6 +152,57 @@ describe("gpuplan report (CLI)", () => {
       const o = gpuplan(["report", basename(runDir), "-o", "mine.html"], { cwd, env: NO_GPU });
       expect(o.exitCode, o.stderr).toBe(0);
       expect(readFileSync(victim, "utf8")).toMatch(/^<!doctype html>/);
+    },
+    60_000,
+  );
+
+  it.skipIf(!hasScript)(
+    "a run named by its path follows a link the user typed; an id whose runs-folder entry is a link is refused, nothing written through it",
+    () => {
+      const cwd = temp();
+      const runDir = runCpuExample(cwd);
+      const id = basename(runDir);
+      // The run moved elsewhere, a link left in its place in the runs folder.
+      const elsewhere = join(temp(), id);
+      renameSync(runDir, elsewhere);
+      symlinkSync(elsewhere, runDir);
+      const written = join(elsewhere, "report.html");
+
+      for (const args of [
+        ["report", id],
+        ["run", "--resume", id],
+        ["status", id],
+      ]) {
+        const r = gpuplan(args, { cwd, env: NO_GPU });
+        expect(hasCrashed(r), r.stderr).toBe(false);
+        expect(r.exitCode, args.join(" ")).toBe(2);
+        expect(r.stderr).toContain(
+          `run ${id} in .gpuplan/runs is a symbolic link, not a run folder  [unknown-run]`,
+        );
+        expect(r.stderr).toContain(`name it as a path: .gpuplan/runs/${id}`);
+      }
+      const history = gpuplan(["compile", join(ROOT, "examples/hello-cpu.yaml"), "--history", id], {
+        cwd,
+        env: NO_GPU,
+      });
+      expect(history.exitCode).toBe(2);
+      expect(history.stderr).toContain("is a symbolic link, not a run folder");
+      const byId = onTerminal(["report", id], cwd);
+      expect(byId.status, byId.stdout).toBe(2);
+      expect(existsSync(written)).toBe(false);
+      // Never the newest run either, as gpuplan runs never lists it.
+      expect(gpuplan(["report"], { cwd, env: NO_GPU }).stderr).toContain("no runs in .gpuplan/runs");
+
+      // Named as a path, the link is the user's: followed, the page written where it leads.
+      const byPath = onTerminal(["report", join(".gpuplan/runs", id)], cwd);
+      expect(byPath.status, byPath.stdout).toBe(0);
+      expect(readFileSync(written, "utf8")).toMatch(/^<!doctype html>/);
+      expect(lstatSync(runDir).isSymbolicLink()).toBe(true);
+      rmSync(written);
+      symlinkSync(elsewhere, join(cwd, "mine"));
+      const mine = onTerminal(["report", "./mine"], cwd);
+      expect(mine.status, mine.stdout).toBe(0);
+      expect(readFileSync(written, "utf8")).toMatch(/^<!doctype html>/);
     },
     60_000,
   );

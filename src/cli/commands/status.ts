@@ -3,10 +3,11 @@
  * — detached or followed, finished or not — per pipeline, from squeue and the run folder.
  */
 import { existsSync } from "node:fs";
-import { join, sep } from "node:path";
+import { join } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { RUNS_DIR, readJournal } from "../../run/record/journal.js";
+import { runDirOf } from "../../run/record/run-dir-of.js";
 import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
 import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
 import { slurmCommandRunner } from "../../slurm/run-slurm-command.js";
@@ -19,7 +20,7 @@ export interface StatusOptions {
 }
 
 export default async function status(run: string, options: StatusOptions): Promise<number> {
-  const runDir = run.includes(sep) || run.startsWith(".") ? run : join(RUNS_DIR, run);
+  const runDir = runDirOf(run);
   if (!existsSync(join(runDir, "journal.jsonl")))
     throw new UsageError(
       `no run ${run} (looked in ${runDir})`,

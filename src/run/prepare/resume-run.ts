@@ -4,7 +4,7 @@
  * journals too) — so that only the rest runs again.
  */
 import { statSync } from "node:fs";
-import { join, sep } from "node:path";
+import { join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
 import { UsageError } from "../../problems/errors.js";
@@ -14,6 +14,7 @@ import type { SourceFile } from "../../source/read-source-text.js";
 import { type JournalStart, type JournalState, RUNS_DIR, readJournal, stepKey } from "../record/journal.js";
 import { checkPlanDigest } from "../record/plan-digest.js";
 import { readRunFileBytes } from "../record/read-run-file.js";
+import { runDirOf } from "../record/run-dir-of.js";
 import { type RunLock, takeRunLock } from "../record/run-lock.js";
 
 export interface ResumedRun {
@@ -49,10 +50,8 @@ export function isSlurmRun(resume: string): boolean {
   );
 }
 
-/** Where the run named by `--resume` (an id in the runs directory, or a path) is. */
-function resumedRunDir(resume: string): string {
-  return resume.includes(sep) || resume.startsWith(".") ? resume : join(RUNS_DIR, resume);
-}
+/** Where the run named by `--resume` (an id in the runs directory, or a path: run-dir-of.ts) is. */
+const resumedRunDir = (resume: string): string => runDirOf(resume);
 
 /** A plan or pipeline file given with `--resume`, read as `gpuplan run` reads one (load-run-input.ts). */
 export interface GivenInput {
