@@ -29,14 +29,14 @@ export function pathInPlan(file: string, planDir: string, cwd = process.cwd()): 
  */
 export function resolvePlanPath(recorded: string, planFile: string, cwd = process.cwd()): string {
   if (isAbsolute(recorded)) return recorded;
-  const fromPlan = resolve(planFolder(planFile, cwd), recorded);
+  const fromPlan = resolve(realPlanFolder(planFile, cwd), recorded);
   if (existsSync(fromPlan)) return fromPlan;
   const fromCwd = resolve(cwd, recorded);
   return existsSync(fromCwd) ? fromCwd : fromPlan;
 }
 
 /** The real folder a plan's recorded paths are relative to (see the header). */
-export function planFolder(planFile: string, cwd = process.cwd()): string {
+export function realPlanFolder(planFile: string, cwd = process.cwd()): string {
   return realFolder(resolve(cwd, dirname(planFile)));
 }
 

@@ -10,7 +10,7 @@ import { inventoryFingerprint } from "../inventory/fingerprint.js";
 import { targetInventory } from "../inventory/load-inventory.js";
 import { expandShortInventory, INVENTORY_FILE_SEED } from "../inventory/short-form.js";
 import type { Inventory, ShortInventory } from "../inventory/types.js";
-import { planFolder } from "../plan/plan-paths.js";
+import { realPlanFolder } from "../plan/plan-paths.js";
 import { UsageError } from "../problems/errors.js";
 import { hasErrors, type Problem, warning } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
@@ -65,7 +65,7 @@ export async function loadNodeShape(
   }
   if (label.startsWith("file:")) {
     const path = label.slice("file:".length);
-    for (const candidate of [resolve(cwd, path), resolve(planFolder(planFile, cwd), path)]) {
+    for (const candidate of [resolve(cwd, path), resolve(realPlanFolder(planFile, cwd), path)]) {
       if (!existsSync(candidate)) continue;
       const loaded = await readInventory(candidate).catch(() => undefined);
       if (loaded?.inventory && inventoryFingerprint(loaded.inventory) === plan.inventory.fingerprint)

@@ -162,6 +162,27 @@ describe("paths through linked folders, and the warnings a plan keeps", () => {
     expect((JSON.parse(a) as { source: { file: string } }).source.file).toBe("../cell-painting.yaml");
   });
 
+  it("--check reads the inventory a plan records from the plan's real folder, as run does", () => {
+    const dir = project();
+    writeFileSync(
+      join(dir, "proj/inv.yaml"),
+      "gpus: [{ name: NVIDIA A100-SXM4-80GB, memory: 80GiB, count: 2 }]\ncpu: { threads: 8 }\n",
+    );
+    ok(
+      gpuplan(
+        ["compile", "proj/cell-painting.yaml", "--inventory", "proj/inv.yaml", "-o", "proj/plans/p.json"],
+        { cwd: dir },
+      ),
+    );
+    // other/deep/plans -> proj/plans: the plan's file:../inv.yaml is proj/inv.yaml, not other/deep/inv.yaml.
+    mkdirSync(join(dir, "other/deep"), { recursive: true });
+    symlinkSync(join(dir, "proj/plans"), join(dir, "other/deep/plans"));
+    const check = ok(
+      gpuplan(["compile", "proj/cell-painting.yaml", "--check", "other/deep/plans/p.json"], { cwd: dir }),
+    );
+    expect(check.stderr).toMatch(/other\/deep\/plans\/p\.json is up to date/);
+  });
+
   it("run reads a plan's paths from its real folder: a plan reached through a linked folder finds its pipeline", () => {
     const dir = project();
     writeFileSync(

@@ -1,6 +1,6 @@
 /** `gpuplan compile FILE`: parse options, call the core, pick the output, set the exit code. */
 import { fstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { type CompileResult, compilePlan } from "../../compile/compile.js";
 import type { History } from "../../history/read-history.js";
 import { chooseTarget, type InventoryChoice, loadInventoryFile } from "../../inventory/load-inventory.js";
@@ -9,6 +9,7 @@ import {
   type LoadedPipelineFile,
   loadPipelineFile,
 } from "../../pipeline/load-pipeline.js";
+import { realPlanFolder } from "../../plan/plan-paths.js";
 import { isPlanSchema, PLAN_SCHEMA, planDocument, planPieces } from "../../plan/plan-text.js";
 import { describeStaleness, learnedRuns } from "../../plan/staleness.js";
 import { dedupeProblems } from "../../problems/dedupe.js";
@@ -323,8 +324,10 @@ function recordedInventory(check: string, text: string, target: string | undefin
  * inside the current folder: the plan is data a pull request can change, and `compile --check` in
  * CI must not become a way to print the runner's other files (`file:../../.git-credentials`).
  */
-function recordedInventoryFile(check: string, relative: string): string {
-  const path = join(dirname(check), relative);
+function recordedInventoryFile(check: string, recorded: string): string {
+  // From the plan's real folder, as compile records it and run reads it (plan-paths.ts): through a
+  // linked folder, `..` from the link's spelling is another folder.
+  const path = relative(".", resolve(realPlanFolder(check), recorded)) || ".";
   const here = realpathSync(".");
   let real: string;
   try {
