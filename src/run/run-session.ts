@@ -55,6 +55,8 @@ export interface SessionOptions {
    * kept the end waiting a second: its path and the bytes it has yet to take. Said once.
    */
   onWaitForEventsReader?: (path: string, pendingBytes: number) => void;
+  /** Why this run's warm workers cannot be recorded for `gpuplan locks` (escaped), said once: the run goes on. */
+  onWarmInfoUnwritten?: (why: string) => void;
 }
 
 export interface SessionResult extends ExecuteResult {
@@ -135,7 +137,11 @@ async function runPrepared(
   const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   let done: ExecuteResult;
   const { executeRun } = await import("./executor/execute-run.js");
-  const { writeWarmInfo } = await import("./warm/worker-info.js");
+  const { createWarmInfoWriter } = await import("./warm/worker-info.js");
+  // Beside the slot files (or in their warm/ folder), for `gpuplan locks`; a CPU run's lock has no directory.
+  const writeWarmInfo = needsLock
+    ? createWarmInfoWriter(lock.dir, runId, options.onWarmInfoUnwritten ?? (() => {}))
+    : null;
   try {
     const result = await executeRun({
       plan,
@@ -169,8 +175,7 @@ async function runPrepared(
         view.onEvent(event);
       },
       onOutput: (pipeline, step, stream, line) => view.onOutput(pipeline, step, stream, line),
-      // Beside the slot files, for `gpuplan locks` (a CPU run's lock has no directory).
-      ...(needsLock && { onWarmWorkers: (workers) => writeWarmInfo(lock.dir, runId, workers) }),
+      ...(writeWarmInfo && { onWarmWorkers: writeWarmInfo }),
     }).catch(async (e: unknown) => {
       // Let go of the terminal (the live view) before the error (or our bug's stack) is printed.
       await view.close(null).catch(() => undefined);

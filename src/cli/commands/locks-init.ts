@@ -28,7 +28,7 @@ export default async function locksInit(options: LocksInitOptions): Promise<numb
   const result = initLockDir(dir, uuids, gid);
   const who = options.group === undefined ? "every user" : `the members of ${escapeText(options.group)}`;
   writeOut(
-    `Shared GPU lock directory ${escapeText(result.dir)} (root-owned): ${result.files.length} GPU lock ${result.files.length === 1 ? "file" : "files"}; ${who} can lock them, nobody but root can remove or replace them.\n` +
+    `Shared GPU lock directory ${escapeText(result.dir)} (root-owned): ${result.files.length} GPU lock ${result.files.length === 1 ? "file" : "files"}; ${who} can lock them, nobody but root can remove or replace them; their gpuplans list warm workers in ${escapeText(result.warmDir)} (sticky).\n` +
       result.files.map((f) => `  ${escapeText(f.uuid)}\n`).join("") +
       (result.dir === SYSTEM_LOCK_DIR
         ? 'Every user\'s gpuplan now uses it by default; `gpuplan locks` says "shared". Run this again when GPUs change.\n'

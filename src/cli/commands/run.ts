@@ -127,6 +127,7 @@ export default async function run(file: string | undefined, given: RunOptions): 
         `gpuplan: the steps are done; waiting for the reader of ${escapeText(path)} to take the last ` +
           `${formatSize(bytes)} of events (Ctrl-C stops waiting; the run folder has every event)\n`,
       ),
+    onWarmInfoUnwritten: (why) => writeErr(`gpuplan: ${why}\n`),
     onRecordFailure: ({ file, reason }) => {
       const code: Code = "records-incomplete";
       writeErr(

@@ -3,7 +3,8 @@
  * lock directory, root-owned and writable by root alone (so no user can delete, replace or plant
  * a lock file), and one root-owned lock file per GPU that every user (or the group given) can open
  * for locking. Each user's gpuplan then finds the directory by default and shares GPUs with the
- * others (docs/guides/locks.md).
+ * others (docs/guides/locks.md). Its `warm/` folder, root's and sticky, is the one place users may
+ * write: each gpuplan's `warm.<pid>.json`, for `gpuplan locks` (they cannot write the directory).
  */
 import {
   closeSync,
@@ -18,10 +19,12 @@ import {
 import { dirname, resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { escapeText } from "../../text/safe-text.js";
-import { gpuLockPath, openGpuLock } from "./lock-dir.js";
+import { gpuLockPath, openGpuLock, warmFolderPath } from "./lock-dir.js";
 
 export interface InitResult {
   dir: string;
+  /** The folder where users' gpuplans list their warm workers. */
+  warmDir: string;
   files: { uuid: string; path: string }[];
 }
 
@@ -51,6 +54,15 @@ export function initLockDir(path: string, uuids: readonly string[], gid: number 
       "lock-dir",
       "name a directory (new or existing) for --dir",
     );
+  // Before anything is changed: a link or file left at warm/ (the directory may have been a user's) is refused.
+  const warmDir = warmFolderPath(dir);
+  const warmSt = lstatOrNull(warmDir);
+  if (warmSt !== null && (warmSt.isSymbolicLink() || !warmSt.isDirectory()))
+    throw new UsageError(
+      `${escapeText(warmDir)} is ${warmSt.isSymbolicLink() ? "a symlink" : "not a directory"}; nothing was changed`,
+      "lock-dir-untrusted",
+      "remove it and run gpuplan locks init again",
+    );
   // Writable by root only; with a group, only its members may enter.
   // Through a descriptor of the directory itself (O_NOFOLLOW): one swapped for a link since the check is refused.
   const dirFd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
@@ -60,6 +72,7 @@ export function initLockDir(path: string, uuids: readonly string[], gid: number 
   } finally {
     closeSync(dirFd);
   }
+  initWarmFolder(warmDir, gid);
   const mode = gid === null ? 0o666 : 0o660;
   const files = uuids.map((uuid) => {
     const path = gpuLockPath(dir, uuid);
@@ -72,7 +85,42 @@ export function initLockDir(path: string, uuids: readonly string[], gid: number 
     }
     return { uuid, path };
   });
-  return { dir, files };
+  return { dir, warmDir, files };
+}
+
+/**
+ * `warm/`: every user (or the group's members) may add a file, and only its owner may remove or
+ * replace it (sticky), like /tmp. Set up through a descriptor of the folder itself (O_NOFOLLOW).
+ */
+function initWarmFolder(warmDir: string, gid: number | null): void {
+  try {
+    mkdirSync(warmDir, { mode: 0o700 });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "EEXIST")
+      throw new UsageError(
+        `cannot create ${escapeText(warmDir)}: ${code ?? String(e)}`,
+        "lock-dir",
+        "name a directory on a local, writable file system for --dir",
+      );
+  }
+  let fd: number;
+  try {
+    fd = openSync(warmDir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (e) {
+    // Swapped for a link or a file since the check (only root can write the directory now).
+    throw new UsageError(
+      `${escapeText(warmDir)} is not a directory (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
+      "lock-dir-untrusted",
+      "remove it and run gpuplan locks init again",
+    );
+  }
+  try {
+    fchownSync(fd, 0, gid ?? 0);
+    fchmodSync(fd, gid === null ? 0o1777 : 0o1770);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function lstatOrNull(path: string): Stats | null {

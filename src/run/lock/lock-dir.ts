@@ -59,39 +59,66 @@ export function checkLockDir(dir: string): LockDirMode | null {
   return st === null ? null : trustLockDir(dir, st);
 }
 
+/**
+ * Why a folder of the lock directory is not one to trust, or null: a symlink (another user could
+ * point it anywhere), not a directory, owned by someone but this user or root, or writable by
+ * others without the sticky bit (they could delete or replace what is in it). The lock directory
+ * and its `warm/` folder are held to this one rule.
+ */
+export type FolderDistrust = "symlink" | "not-directory" | "owner" | "others-write";
+
+export function distrustOf(st: Stats): FolderDistrust | null {
+  if (st.isSymbolicLink()) return "symlink";
+  if (!st.isDirectory()) return "not-directory";
+  if (st.uid !== euid() && st.uid !== 0) return "owner";
+  const othersWrite = (st.mode & 0o022) !== 0;
+  const sticky = (st.mode & 0o1000) !== 0;
+  return othersWrite && !sticky ? "others-write" : null;
+}
+
+/**
+ * Where gpuplans that cannot write the lock directory (root's, 0755 or 0750, as `locks init`
+ * makes it) keep their `warm.<pid>.json`: root's, 1777 (or 1770 with a group), made by `locks init`.
+ */
+export const warmFolderPath = (dir: string): string => join(dir, "warm");
+
+/** `alice (uid 1001)`, or `uid 1001`: for messages about who owns a file. */
+export const ownerName = (uid: number): string => userName(uid);
+
 function trustLockDir(dir: string, st: Stats): LockDirMode {
-  const me = euid();
   const mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
   const fix =
     "use a directory of your own (GPUPLAN_LOCK_DIR), or on a shared server ask an admin to run `sudo gpuplan locks init`";
-  if (st.isSymbolicLink())
-    throw new UsageError(
-      `the GPU lock directory ${dir} is a symlink (owned by ${userName(st.uid)}); gpuplan does not follow it`,
-      "lock-dir-untrusted",
-      `another user could point it anywhere: remove it, or ${fix}`,
-    );
-  if (!st.isDirectory())
-    throw new UsageError(
-      `the GPU lock directory ${dir} is not a directory`,
-      "lock-dir",
-      `remove it, or ${fix}`,
-    );
-  if (st.uid !== me && st.uid !== 0)
-    throw new UsageError(
-      `the GPU lock directory ${dir} is owned by ${userName(st.uid)} (mode ${mode}), not by you or root: its owner could break the lock`,
-      "lock-dir-untrusted",
-      st.uid !== me && dir.startsWith("/tmp/gpuplan-locks")
-        ? `someone else created it first: ask them (or root) to remove it, or ${fix}`
-        : fix,
-    );
-  const othersWrite = (st.mode & 0o022) !== 0;
-  const sticky = (st.mode & 0o1000) !== 0;
-  if (othersWrite && !sticky)
-    throw new UsageError(
-      `the GPU lock directory ${dir} (owned by ${userName(st.uid)}, mode ${mode}) is writable by other users without the sticky bit: they could delete or replace its lock files`,
-      "lock-dir-untrusted",
-      `\`chmod 0700 ${dir}\` (private) or \`chmod 1777 ${dir}\`, or ${fix}`,
-    );
+  switch (distrustOf(st)) {
+    case "symlink":
+      throw new UsageError(
+        `the GPU lock directory ${dir} is a symlink (owned by ${userName(st.uid)}); gpuplan does not follow it`,
+        "lock-dir-untrusted",
+        `another user could point it anywhere: remove it, or ${fix}`,
+      );
+    case "not-directory":
+      throw new UsageError(
+        `the GPU lock directory ${dir} is not a directory`,
+        "lock-dir",
+        `remove it, or ${fix}`,
+      );
+    case "owner":
+      throw new UsageError(
+        `the GPU lock directory ${dir} is owned by ${userName(st.uid)} (mode ${mode}), not by you or root: its owner could break the lock`,
+        "lock-dir-untrusted",
+        dir.startsWith("/tmp/gpuplan-locks")
+          ? `someone else created it first: ask them (or root) to remove it, or ${fix}`
+          : fix,
+      );
+    case "others-write":
+      throw new UsageError(
+        `the GPU lock directory ${dir} (owned by ${userName(st.uid)}, mode ${mode}) is writable by other users without the sticky bit: they could delete or replace its lock files`,
+        "lock-dir-untrusted",
+        `\`chmod 0700 ${dir}\` (private) or \`chmod 1777 ${dir}\`, or ${fix}`,
+      );
+    case null:
+      break;
+  }
   // Root's directory that others may enter is the shared one; a user's own is theirs alone.
   return st.uid === 0 && (st.mode & 0o011) !== 0 ? "shared" : "private";
 }

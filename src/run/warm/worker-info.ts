@@ -3,16 +3,20 @@
  * small JSON file, `warm.<pid>.json`, in the lock directory beside the slot files. Like the slot
  * info files it is only a label (the slot flocks are the truth): a file whose gpuplan or worker
  * processes are gone (kill -9 leaves it behind) is ignored, never trusted.
- * A shared lock directory (1777) lets any user plant a `warm.<pid>.json`: only a regular file of
- * at most MAX_INFO_BYTES with the exact shape below is read; a FIFO, a link to /dev/zero, a huge
- * or malformed file is skipped.
+ * The shared directory `locks init` makes is root's alone (0755): a gpuplan that cannot write it
+ * writes to its `warm/` folder (root's, sticky, 1777) instead, and `gpuplan locks` reads both.
+ * Where others may write (warm/, an older 1777 lock directory) any user can plant a
+ * `warm.<pid>.json`: only a regular file of at most MAX_INFO_BYTES with the exact shape below is
+ * read; a FIFO, a link to /dev/zero, a huge or malformed file is skipped.
  */
 
 import { randomBytes } from "node:crypto";
 import {
+  accessSync,
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   openSync,
   readdirSync,
   readSync,
@@ -24,6 +28,8 @@ import {
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type { LockWarmWorker } from "../../schema-types/locks.js";
+import { escapeText } from "../../text/safe-text.js";
+import { distrustOf, type FolderDistrust, ownerName, warmFolderPath } from "../lock/lock-dir.js";
 import type { WarmWorkerInfo } from "./worker-pool.js";
 
 /** One warm worker in `gpuplan locks --json` (`workers[]`), as schemas/locks.schema.json defines it. */
@@ -39,30 +45,109 @@ interface WarmInfoFile {
 const FILE = /^warm\.(\d+)\.json$/;
 const warmInfoPath = (dir: string, pid: number) => join(dir, `warm.${pid}.json`);
 
-/** Rewrite this process's file (or remove it when no worker is left). Best effort: a label never fails a run. */
-export function writeWarmInfo(dir: string, run: string, workers: readonly WarmWorkerInfo[]): void {
-  const path = warmInfoPath(dir, process.pid);
-  try {
-    if (workers.length === 0) {
-      unlinkSync(path);
-      return;
+/**
+ * This process's record writer: each call rewrites its file (or removes it when no worker is
+ * left). Best effort, a label never fails a run; but the first time it cannot be written,
+ * `onUnwritten` hears why (once), since `gpuplan locks` will then not list this run's workers.
+ */
+export function createWarmInfoWriter(
+  lockDir: string,
+  run: string,
+  onUnwritten: (why: string) => void,
+): (workers: readonly WarmWorkerInfo[]) => void {
+  /** Where the file goes, chosen at the first write; null until then. */
+  let folder: string | null = null;
+  let written = false;
+  let told = false;
+  return (workers) => {
+    try {
+      if (workers.length === 0) {
+        if (written && folder !== null) unlinkSync(warmInfoPath(folder, process.pid));
+        written = false;
+        return;
+      }
+      folder ??= chooseFolder(lockDir);
+      writeNewFile(warmInfoPath(folder, process.pid), infoText(run, workers));
+      written = true;
+    } catch (e) {
+      if (told) return;
+      told = true;
+      onUnwritten(
+        `warm workers of this run will not be listed by \`gpuplan locks\`: ${e instanceof WhyNot ? e.message : `cannot write ${escapeText(warmInfoPath(folder ?? lockDir, process.pid))} (${errorCode(e)})`}`,
+      );
     }
-    const file: WarmInfoFile = {
-      pid: process.pid,
-      host: hostname(),
-      run,
-      workers: workers.map((w) => ({
-        key: w.key,
-        gpu: w.device,
-        pid: w.pid,
-        busy: w.busy,
-        idleSince: w.idleSince === null ? null : new Date(w.idleSince).toISOString(),
-      })),
-    };
-    writeNewFile(path, `${JSON.stringify(file)}\n`);
-  } catch {
-    // Unwritable directory, or nothing to remove: `gpuplan locks` just shows fewer workers.
+  };
+}
+
+class WhyNot extends Error {}
+
+/**
+ * The lock directory where this user may write it (a private one, root's own run, an older 1777
+ * shared one); else its `warm/` folder, when that is one to trust (lock-dir.ts distrustOf).
+ */
+function chooseFolder(lockDir: string): string {
+  if (isWritable(lockDir)) return lockDir;
+  const warm = warmFolderPath(lockDir);
+  let why: string | null;
+  try {
+    const st = lstatSync(warm);
+    why = folderDistrustWords(distrustOf(st), st.uid);
+  } catch (e) {
+    if (errorCode(e) !== "ENOENT") throw e;
+    throw new WhyNot(
+      `the lock directory ${escapeText(lockDir)} is not yours to write and has no warm/ folder (an older set-up): an admin can add it with \`sudo gpuplan locks init\``,
+    );
   }
+  if (why !== null) throw new WhyNot(`${escapeText(warm)} ${why}; gpuplan does not write there`);
+  if (!isWritable(warm))
+    throw new WhyNot(
+      `${escapeText(warm)} is not writable by you (an admin's \`gpuplan locks init\` makes it so)`,
+    );
+  return warm;
+}
+
+/** access(2) asks with the real uid, which is gpuplan's (it is never setuid). */
+function isWritable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A few words for why a folder is not one to trust, or null when it is. */
+function folderDistrustWords(distrust: FolderDistrust | null, uid: number): string | null {
+  switch (distrust) {
+    case null:
+      return null;
+    case "symlink":
+      return "is a symbolic link";
+    case "not-directory":
+      return "is not a directory";
+    case "owner":
+      return `is owned by ${escapeText(ownerName(uid))}, not by you or root`;
+    case "others-write":
+      return "is writable by others without the sticky bit";
+  }
+}
+
+const errorCode = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? String(e);
+
+function infoText(run: string, workers: readonly WarmWorkerInfo[]): string {
+  const file: WarmInfoFile = {
+    pid: process.pid,
+    host: hostname(),
+    run,
+    workers: workers.map((w) => ({
+      key: w.key,
+      gpu: w.device,
+      pid: w.pid,
+      busy: w.busy,
+      idleSince: w.idleSince === null ? null : new Date(w.idleSince).toISOString(),
+    })),
+  };
+  return `${JSON.stringify(file)}\n`;
 }
 
 /**
@@ -86,44 +171,65 @@ function writeNewFile(path: string, text: string): void {
 export const MAX_INFO_BYTES = 4 * 1024 * 1024;
 
 /**
- * Every live warm worker recorded in the lock directory, by GPU then key. A file that is not
- * readable as one of ours is passed to `onSkip` (its path and why) and otherwise ignored.
+ * Every live warm worker recorded in the lock directory and its `warm/` folder, by GPU then key.
+ * A file (or a warm/ folder) that is not readable as one of ours is passed to `onSkip` (its path
+ * and why) and otherwise ignored.
  */
 export function readWarmWorkers(
   dir: string,
   isAlive: (pid: number) => boolean,
   onSkip?: (path: string, reason: string) => void,
 ): WarmWorkerState[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
   const out: WarmWorkerState[] = [];
-  for (const name of names) {
-    if (!FILE.test(name)) continue;
-    const path = join(dir, name);
-    const file = readInfoFile(path);
-    if (typeof file === "string") {
-      onSkip?.(path, file); // Half-written, planted or not ours.
+  // The lock directory first: in a shared one only root writes there, so a gpuplan pid recorded
+  // twice (a file planted in warm/ under a live gpuplan's pid) is listed once, from root's.
+  const seen = new Set<number>();
+  for (const folder of [dir, ...trustedWarmFolder(dir, onSkip)]) {
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
       continue;
     }
-    if (file.host !== hostname() || !isAlive(file.pid)) continue;
-    for (const w of file.workers) {
-      if (w.pid !== null && !isAlive(w.pid)) continue;
-      out.push({
-        key: w.key,
-        gpu: w.gpu,
-        pid: w.pid,
-        gpuplanPid: file.pid,
-        run: file.run,
-        busy: w.busy,
-        idleSince: w.idleSince,
-      });
+    for (const name of names) {
+      if (!FILE.test(name)) continue;
+      const path = join(folder, name);
+      const file = readInfoFile(path);
+      if (typeof file === "string") {
+        onSkip?.(path, file); // Half-written, planted or not ours.
+        continue;
+      }
+      if (file.host !== hostname() || !isAlive(file.pid) || seen.has(file.pid)) continue;
+      seen.add(file.pid);
+      for (const w of file.workers) {
+        if (w.pid !== null && !isAlive(w.pid)) continue;
+        out.push({
+          key: w.key,
+          gpu: w.gpu,
+          pid: w.pid,
+          gpuplanPid: file.pid,
+          run: file.run,
+          busy: w.busy,
+          idleSince: w.idleSince,
+        });
+      }
     }
   }
   return out.sort((a, b) => a.gpu.localeCompare(b.gpu) || a.key.localeCompare(b.key));
+}
+
+/** `[dir/warm]` when it exists and is one to trust; none otherwise (an untrusted one told to onSkip). */
+function trustedWarmFolder(dir: string, onSkip?: (path: string, reason: string) => void): string[] {
+  const warm = warmFolderPath(dir);
+  try {
+    const st = lstatSync(warm);
+    const why = folderDistrustWords(distrustOf(st), st.uid);
+    if (why === null) return [warm];
+    onSkip?.(warm, why.replace(/^is /, ""));
+  } catch {
+    // No warm/ folder: a private directory, or a shared one set up before it existed.
+  }
+  return [];
 }
 
 /**
@@ -163,7 +269,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 const isPid = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
 const isTime = (v: unknown): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v));
 
-/** What writeWarmInfo writes, and nothing else (schemas/locks.schema.json forbids other keys). */
+/** What createWarmInfoWriter writes, and nothing else (schemas/locks.schema.json forbids other keys). */
 function isWarmInfoFile(v: unknown): v is WarmInfoFile {
   return (
     isObject(v) &&

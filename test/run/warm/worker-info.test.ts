@@ -10,7 +10,7 @@ import {
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readWarmWorkers, writeWarmInfo } from "../../../src/run/warm/worker-info.js";
+import { createWarmInfoWriter, readWarmWorkers } from "../../../src/run/warm/worker-info.js";
 import type { WarmWorkerInfo } from "../../../src/run/warm/worker-pool.js";
 import { formatWarmWorkers } from "../../../src/ui/locks-table.js";
 import { execute, type Harness } from "../helpers/harness.js";
@@ -35,7 +35,9 @@ describe("warm workers in gpuplan locks", () => {
       busy: false,
       idleSince: Date.parse("2026-11-22T01:00:00Z"),
     };
-    writeWarmInfo(dir, "run-1", [idle]);
+    const told: string[] = [];
+    const write = createWarmInfoWriter(dir, "run-1", (why) => told.push(why));
+    write([idle]);
     expect(readWarmWorkers(dir, () => true)).toEqual([
       {
         key: "cyto3",
@@ -54,8 +56,9 @@ describe("warm workers in gpuplan locks", () => {
       JSON.stringify({ pid: 999999, host: hostname(), run: "x", workers: [idle] }),
     );
     expect(readWarmWorkers(dir, (pid) => pid !== 999999)).toHaveLength(1);
-    writeWarmInfo(dir, "run-1", []);
+    write([]);
     expect(readdirSync(dir)).toEqual(["warm.999999.json"]);
+    expect(told).toEqual([]);
   });
 
   it("formats a table with idle time", () => {
@@ -108,7 +111,7 @@ describe("writing warm.<pid>.json in a directory others may write", () => {
       busy: true,
       idleSince: null,
     };
-    writeWarmInfo(dir, "run-1", [worker]);
+    createWarmInfoWriter(dir, "run-1", () => {})([worker]);
     expect(readFileSync(victim, "utf8")).toBe("export PATH=/usr/bin\n");
     expect(lstatSync(join(dir, `warm.${process.pid}.json`)).isFile()).toBe(true);
     expect(readWarmWorkers(dir, () => true).map((w) => w.key)).toEqual(["k"]);
