@@ -242,7 +242,14 @@ export class WorkerPool {
     let entry = this.entries.get(id);
     // A worker that died while idle, or another command under the same key, is not reused.
     if (entry && !entry.process.alive) await this.evict(entry, "error", context);
-    else if (entry && entry.argvKey !== JSON.stringify(request.argv))
+    else if (entry && entry.process.broken !== null) {
+      // It broke the protocol after its last task (a second reply to it): this task is not to
+      // blame, so it starts a fresh worker, as after any error; both logs say why.
+      const why = `gpuplan: the warm worker ${entry.key} (pid ${entry.process.pid ?? "?"}) broke the protocol after its last task: ${entry.process.broken}; a fresh one is started`;
+      entry.log?.write(`${why}\n`);
+      void request.onLine("stderr", why);
+      await this.evict(entry, "error", context);
+    } else if (entry && entry.argvKey !== JSON.stringify(request.argv))
       await this.evict(entry, "replacement", context);
     else if (entry && entry.ttlMs !== null && Date.now() - entry.lastUsed > entry.ttlMs)
       await this.evict(entry, "expired", context);
@@ -478,7 +485,7 @@ export class WorkerPool {
         return {
           ...base,
           status: detectOom(tail) ? "oom" : "error",
-          message: `the worker exited during the task (${describeExit(reply.exit)})`,
+          message: `the worker exited without answering its task (${describeExit(reply.exit)})`,
           result: null,
           exit: reply.exit,
         };

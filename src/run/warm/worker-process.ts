@@ -74,6 +74,8 @@ export class WorkerProcess {
   private waiter: Waiter | null = null;
   /** A protocol line that came while nothing was awaited: the next wait reports it. */
   private stray: string | null = null;
+  /** The id of the last task whose reply was taken: a second reply for it is told apart from a stray id. */
+  private answered: string | null = null;
   /** Passes on each stream's unfinished last line once its pipe is closed. */
   private readonly flushers: (() => void)[] = [];
 
@@ -110,6 +112,11 @@ export class WorkerProcess {
     return this.exit === null;
   }
 
+  /** How it broke the protocol while no task ran (a second reply), or null: such a worker is not reused. */
+  get broken(): string | null {
+    return this.stray;
+  }
+
   resetTail(): void {
     this.stderrTail.length = 0;
   }
@@ -124,16 +131,23 @@ export class WorkerProcess {
 
   /** Sends one task and waits for its reply. */
   send(task: TaskMessage, timeoutMs: number | null, signal?: AbortSignal): Promise<TaskResult> {
+    // A protocol break that came while idle fails this task before it is sent: the worker is broken
+    // and replaced, and the task must not run in it meanwhile.
+    const broken = this.stray !== null;
     const done = this.await(timeoutMs, signal, (m): TaskResult => {
       if (m.type === "ready") return { type: "invalid", reason: '{"ready": true} while a task ran' };
       if (m.type === "reply" && m.id !== task.id)
         return {
           type: "invalid",
-          reason: `a reply for task ${clipWorkerText(m.id)} while task ${task.id} ran`,
+          reason:
+            m.id === this.answered
+              ? `${secondReply(m.id)}, while task ${task.id} ran`
+              : `a reply for task ${clipWorkerText(m.id)} while task ${task.id} ran`,
         };
+      if (m.type === "reply") this.answered = m.id;
       return m;
     });
-    if (this.alive) this.child.stdin?.write(encodeTask(task));
+    if (this.alive && !broken) this.child.stdin?.write(encodeTask(task));
     return done;
   }
 
@@ -334,7 +348,11 @@ export class WorkerProcess {
       if (message) {
         // A protocol line nobody waits for is a protocol break too: it is reported with the next wait.
         if (this.waiter) this.waiter(message);
-        else this.stray ??= `an unexpected protocol line: ${line.trim().slice(0, 200)}`;
+        else
+          this.stray ??=
+            message.type === "reply" && message.id === this.answered
+              ? `${secondReply(message.id)}, after that task had ended`
+              : `an unexpected protocol line: ${line.trim().slice(0, 200)}`;
         return undefined;
       }
     } else {
@@ -344,3 +362,7 @@ export class WorkerProcess {
     return this.options.onLine(stream, line);
   }
 }
+
+/** A reply for a task the worker had answered already: its fault against that task's id, said so. */
+const secondReply = (id: string): string =>
+  `the worker answered task ${clipWorkerText(id)} a second time (one reply per task)`;

@@ -30,13 +30,23 @@ export function describeEnding(end: StepEnding): string {
     case "interrupted":
       return `interrupted${after}`;
     default:
+      // No exit to tell of (a worker that broke the protocol is stopped by gpuplan, a step that
+      // could not start never ran): the status, as the summary says it; the hint says why.
+      if (end.exitCode === null && end.signal === null) return `failed: ${escapeText(end.status)}${after}`;
       return `failed: ${describeExit(end)}${after}`;
   }
 }
 
-/** "exit 1", "killed by SIGKILL", or "exit unknown" when the child left no status. */
-function describeExit(end: { exitCode: number | null; signal: string | null }): string {
+/**
+ * "exit 1", "killed by SIGKILL", or "exit unknown" when the child left no status. An error or an
+ * OOM with exit 0 is a warm worker that ended without answering (a plain step's exit 0 is ok:
+ * classify-failure.ts), which "exit 0" alone read as success; an interrupted or timed-out step
+ * may well have exited 0 on its signal.
+ */
+function describeExit(end: { status: string; exitCode: number | null; signal: string | null }): string {
   if (end.signal) return `killed by ${end.signal}`;
+  if (end.exitCode === 0 && (end.status === "error" || end.status === "oom"))
+    return "exited 0 without answering its task";
   if (end.exitCode !== null) return `exit ${end.exitCode}`;
   return "exit unknown";
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { describeEnding, describeFailure } from "../../../src/ui/run/format.js";
 import { execute, type Harness } from "../helpers/harness.js";
 import { count, warmPlan, workerRecords, workerStep } from "./helpers.js";
 
@@ -35,6 +36,47 @@ describe("warm workers: failures", () => {
     const loads = workerRecords(h.dir).filter((r) => r.what === "load");
     expect(new Set(loads.map((r) => r.pid)).size).toBe(2);
     expect(h.lock.held.get("cuda:0")).toBe(0);
+  });
+
+  it("a worker that exits 0 without answering: said so, not a bare `exit 0` that reads as success", async () => {
+    h = await execute(modes(["--exit-0"]));
+    const failure = h.summary.failures[0]!;
+    expect(failure).toMatchObject({ pipeline: "p-1", status: "error", exitCode: 0 });
+    expect(describeFailure(failure)).toBe("exited 0 without answering its task");
+    expect(failure.hint).toContain("the worker exited without answering its task (exit code 0)");
+    const end = h.events.find((e) => e.event === "gpu.step.end")!;
+    expect(end.event === "gpu.step.end" && describeEnding(end)).toMatch(
+      /^failed: exited 0 without answering its task after /,
+    );
+  });
+
+  it("a second reply to a task, while idle: the next task is not blamed, it starts a fresh worker (the guide's promise)", async () => {
+    h = await execute(modes(["--reply-twice", "--ok"]));
+    expect(h.summary).toMatchObject({ ok: 2, failed: 0 });
+    expect(count(h.events, "gpu.model.cache_evict", "error")).toBe(1);
+    expect(count(h.events, "gpu.model.load_start")).toBe(2);
+    // The broken worker was sent nothing more.
+    const tasks = workerRecords(h.dir).filter((r) => r.what === "task");
+    expect(new Set(tasks.map((r) => r.pid)).size).toBe(2);
+    // Its log and the next task's log say whose reply it was.
+    expect(readFileSync(join(h.runDir, "logs", "p-2@seg.log"), "utf8")).toContain(
+      "broke the protocol after its last task: the worker answered task p-1/seg#1 a second time (one reply per task), after that task had ended; a fresh one is started",
+    );
+  });
+
+  it("a second reply to a task while the next one runs: that task fails, naming the task answered twice; no `exit unknown`", async () => {
+    const plan = modes(["--ok", "--ok"]);
+    plan.pipelines[0]!.steps[0]!.worker!.args = ["--reply-twice-late", "300"];
+    plan.pipelines[1]!.steps[0]!.worker!.args = ["--sleep", "3000"];
+    h = await execute(plan);
+    expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
+    const failure = h.summary.failures[0]!;
+    expect(failure).toMatchObject({ pipeline: "p-2", status: "error", exitCode: null });
+    expect(failure.hint).toContain(
+      "protocol: the worker answered task p-1/seg#1 a second time (one reply per task), while task p-2/seg#1 ran",
+    );
+    const end = h.events.find((e) => e.event === "gpu.step.end" && e.pipeline === "p-2")!;
+    expect(end.event === "gpu.step.end" && describeEnding(end)).toMatch(/^failed: error after /);
   });
 
   it("a reply line over the 16 MiB limit (64 MiB without a newline) fails its task with a clear error, memory bounded", async () => {
