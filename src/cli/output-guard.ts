@@ -15,6 +15,7 @@
  * The guard goes on a stream when gpuplan first asks for it.
  */
 import { writeSync } from "node:fs";
+import type { StreamSink } from "../run/record/stream-target.js";
 
 type Write = NodeJS.WriteStream["write"];
 type WriteCallback = (error?: Error | null) => void;
@@ -56,6 +57,25 @@ export function printOut(text: string): void {
 /** Print a whole text on stderr. */
 export function printErr(text: string): void {
   print(channels.stderr, text);
+}
+
+/**
+ * stdout or stderr as a run's events stream (`--ui json`, `--events /dev/stdout`): through the
+ * guarded stream, in order with everything else printed there; `done` says when the stream has
+ * taken the bytes, and says EPIPE when the reader has gone (the guard itself keeps that quiet).
+ */
+export function sinkOf(name: "stdout" | "stderr"): StreamSink {
+  const channel = channels[name];
+  const gone = () => Object.assign(new Error(`write EPIPE (${name})`), { code: "EPIPE" });
+  return {
+    write(bytes, done) {
+      if (channel.lost) {
+        process.nextTick(done, channel.failure ?? gone());
+        return;
+      }
+      streamOf(channel).write(bytes, (e) => done(e ?? (channel.lost ? (channel.failure ?? gone()) : null)));
+    },
+  };
 }
 
 function print(channel: Channel, text: string): void {

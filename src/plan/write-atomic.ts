@@ -125,7 +125,7 @@ async function ownTarget(path: string): Promise<Target> {
  * the link anew would truncate a file the shell opened for appending (`>> log`), and a pipe's
  * link does not even name a path.
  */
-function descriptorOf(path: string): number | null {
+export function descriptorOf(path: string): number | null {
   const named = { "/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2 }[path];
   if (named !== undefined) return named;
   const m = /^(?:\/dev\/fd|\/proc\/self\/fd|\/proc\/thread-self\/fd)\/([0-9]+)$/.exec(path);

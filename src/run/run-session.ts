@@ -19,6 +19,7 @@ import { createRunDir, type JournalStart, openJournal, openJournalFile } from ".
 import type { MemorySampler } from "./record/memory-snapshot.js";
 import { type RecordFailure, recordFailures } from "./record/record-failures.js";
 import { takeRunLock } from "./record/run-lock.js";
+import type { StreamSink } from "./record/stream-target.js";
 import type { OpenRunView } from "./run-view.js";
 import type { SpawnMethod } from "./step/spawn/start-process.js";
 import { isStepSessionAlive, liveSessions } from "./step/step-session.js";
@@ -28,6 +29,8 @@ export interface SessionOptions {
   input: string;
   /** `--events FILE`: a copy of the events, appended. */
   eventsFile?: string;
+  /** `--events` names a stream gpuplan already has and cannot open anew (a socket as stdout): written through this. */
+  eventsSink?: StreamSink;
   wait: boolean;
   lockTimeoutMs?: number;
   /** The view, as the CLI chose it (UI mode, colour level, where it writes). */
@@ -125,6 +128,10 @@ async function runPrepared(
   const events = openEventFiles(
     [task?.events ?? join(runDir, "events.jsonl"), ...(options.eventsFile ? [options.eventsFile] : [])],
     failures,
+    {
+      ...(options.eventsFile &&
+        options.eventsSink && { sinks: new Map([[options.eventsFile, options.eventsSink]]) }),
+    },
   );
   // Before the view takes the terminal: what the run waits for is said on stderr as it is.
   const signals = listenForInterrupts();
@@ -134,7 +141,10 @@ async function runPrepared(
     signals.interrupt,
     options.onWaitForEarlierAttempt,
   );
-  const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
+  const view = await options.openView({
+    plan,
+    pipelines: pipelines.map((p) => p.name),
+  });
   let done: ExecuteResult;
   const { executeRun } = await import("./executor/execute-run.js");
   const { createWarmInfoWriter } = await import("./warm/worker-info.js");

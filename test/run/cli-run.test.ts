@@ -469,6 +469,74 @@ describe("gpuplan run (CLI)", () => {
     expect(readFileSync(read, "utf8").length).toBeGreaterThan(64 * 1024);
   }, 60_000);
 
+  /** Runs gpuplan with the given stdio (Node's "pipe" is a socket pair); resolves with its exit and what came out. */
+  const runWithSockets = (cwd: string, args: string[], stdio: ("ignore" | "pipe")[], pauseMs = 0) =>
+    new Promise<{ code: number | null; out: string; fd3: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [join(ROOT, "bin/gpuplan.js"), ...args], {
+        cwd,
+        env: { ...process.env, ...NO_GPU, NO_COLOR: "1" },
+        stdio,
+      });
+      cleanups.push(() => child.kill("SIGKILL"));
+      const got = { out: "", fd3: "", stderr: "" };
+      child.stdout?.on("data", (d) => (got.out += String(d)));
+      child.stdio[3]?.on("data", (d) => (got.fd3 += String(d)));
+      child.stderr?.on("data", (d) => (got.stderr += String(d)));
+      // A reader that falls behind: it reads nothing for a while.
+      if (pauseMs > 0) {
+        child.stdout?.pause();
+        setTimeout(() => child.stdout?.resume(), pauseMs);
+      }
+      child.on("close", (code) => resolve({ code, ...got }));
+    });
+  /** `n` steps of `true`, CPU only. */
+  const writeTruePlan = (cwd: string, n: number) => {
+    const steps = Array.from({ length: n }, (_, i) => `      - { id: s${i}, run: ["true"], memory: numpy }`);
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      `version: 1\nregistry: { platform_priority: [cpu] }\npipelines:\n  - name: p\n    steps:\n${steps.join("\n")}\n`,
+    );
+  };
+  const ownEvents = (cwd: string) =>
+    readFileSync(join(cwd, ".gpuplan/runs", runIds(cwd)[0]!, "events.jsonl"), "utf8");
+
+  it("--events /dev/stdout, /proc/self/fd/1 and /dev/fd/3 reach a socket (a Node parent's pipes, systemd): every event, exit 0", async () => {
+    for (const [path, stdio] of [
+      ["/dev/stdout", ["ignore", "pipe", "pipe"]],
+      ["/proc/self/fd/1", ["ignore", "pipe", "pipe"]],
+      ["/dev/fd/3", ["ignore", "ignore", "pipe", "pipe"]],
+    ] as const) {
+      const cwd = temp();
+      writeTruePlan(cwd, 3);
+      const r = await runWithSockets(cwd, ["run", "p.yaml", "--ui", "plain", "--events", path], [...stdio]);
+      // Opening the socket's /proc link said ENXIO, read as a FIFO nobody reads: nothing, exit 2.
+      expect(r.code, `${path}: ${r.stderr}`).toBe(0);
+      expect(r.stderr).not.toMatch(/records-incomplete/);
+      expect(path === "/dev/fd/3" ? r.fd3 : r.out).toBe(ownEvents(cwd));
+    }
+  }, 60_000);
+
+  it("--events naming a UNIX socket by its path, or a descriptor gpuplan was not given, is a usage error before the run (no crash)", async () => {
+    const cwd = temp();
+    writeTruePlan(cwd, 1);
+    const sock = join(cwd, "s.sock");
+    const server = (await import("node:net")).createServer();
+    await new Promise<void>((r) => server.listen(sock, r));
+    cleanups.push(() => server.close());
+    const r = await runWithSockets(cwd, ["run", "p.yaml", "--events", sock], ["ignore", "pipe", "pipe"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/s\.sock: it is a UNIX socket.*\[unwritable-file\]/);
+    expect(existsSync(join(cwd, ".gpuplan"))).toBe(false);
+    // Descriptors 3–12 are the event loop's own pipes and eventfds here, or not open: writing
+    // events into its wakeup pipe crashed gpuplan (SIGSEGV).
+    for (let fd = 3; fd <= 12; fd++) {
+      const e = gpuplan(["run", "p.yaml", "--events", `/dev/fd/${fd}`], { cwd, env: NO_GPU });
+      expect(hasCrashed(e), `${fd}: ${e.stderr}`).toBe(false);
+      expect(e.exitCode, `${fd}: ${e.stderr}`).toBe(2);
+      expect(e.stderr).toContain(`without descriptor ${fd} open  [unwritable-file]`);
+    }
+  }, 60_000);
+
   it("--events naming the plan or pipeline file it runs is refused, the file untouched (exit 2)", () => {
     const cwd = temp();
     copyFileSync(EXAMPLE, join(cwd, "p.yaml"));

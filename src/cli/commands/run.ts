@@ -3,6 +3,7 @@
  * it out (src/run/run-session.ts), print what went wrong and choose the exit code — the
  * only part of the run that prints or decides how it ends.
  */
+import type { Stats } from "node:fs";
 import { dirname, join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
@@ -11,6 +12,7 @@ import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
+import type { StreamSink } from "../../run/record/stream-target.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { jsonText } from "../../text/json-text.js";
@@ -18,7 +20,7 @@ import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSize } from "../../units/size.js";
 import { writeErr, writeOut } from "../output.js";
-import { stderr, stdout } from "../output-guard.js";
+import { sinkOf, stderr, stdout } from "../output-guard.js";
 import { colorLevelOf, paintFor } from "../paint.js";
 import { checkRunFlagScope } from "../run-flag-scope.js";
 import type { SlurmRunOptions } from "./run-slurm.js";
@@ -50,7 +52,7 @@ export default async function run(file: string | undefined, given: RunOptions): 
   const options = { ...given, executor: given.executor ?? (await defaultExecutor(given.resume)) };
   checkRunFlagScope(options.executor, options.flagsGiven ?? []);
   // A path mistake in --events is found before anything starts, not after the run directory exists.
-  if (options.events !== undefined) await checkEventsFile(options.events, file);
+  const eventsSink = options.events !== undefined ? await checkEventsFile(options.events, file) : undefined;
   const detect: DetectInventory = async (o) =>
     (await import("../../detect/index.js")).detectInventory({
       lockDir: options.lockDir,
@@ -109,6 +111,7 @@ export default async function run(file: string | undefined, given: RunOptions): 
   const result = await runSession(prepared.run, {
     input: file ?? join(runDir, "plan.json"),
     ...(options.events && { eventsFile: options.events }),
+    ...(eventsSink && { eventsSink }),
     wait: options.wait,
     ...(options.lockTimeout !== undefined && { lockTimeoutMs: options.lockTimeout }),
     openView: (context) => openView(context, options.ui),
@@ -181,9 +184,11 @@ export async function openView(context: RunViewContext, ui: RunOptions["ui"]): P
 /**
  * `--events FILE` is appended to (several runs may share one), with its folder made when missing;
  * open it once now so that a directory, a file where a folder is needed or a read-only folder is a
- * usage error before the run starts.
+ * usage error before the run starts. A descriptor gpuplan already has (`/dev/stdout`, `/dev/fd/N`)
+ * that open() cannot reach — a socket, as stdout is under systemd or a Node parent's pipes — is
+ * written through as it is: the sink returned. A UNIX socket by its path is refused.
  */
-async function checkEventsFile(path: string, input: string | undefined): Promise<void> {
+async function checkEventsFile(path: string, input: string | undefined): Promise<StreamSink | undefined> {
   // Loaded here, as only --events needs it; not by import(), which would cost this command's
   // bundle chunk its code cache (scripts/bundle.mjs).
   const { mkdir, open, stat } = process.getBuiltinModule("node:fs/promises");
@@ -198,16 +203,53 @@ async function checkEventsFile(path: string, input: string | undefined): Promise
       "conflicting-options",
       "write the events to their own file, e.g. --events events.jsonl",
     );
+  const { descriptorOf } = await import("../../plan/write-atomic.js");
+  const fd = descriptorOf(path);
+  if (fd !== null) {
+    const sink = await descriptorSink(fd, events);
+    if (sink) return sink;
+  } else if (events?.isSocket())
+    // open() of a socket fails (ENXIO); connecting is a protocol of its own (journald's needs a header).
+    throw new UsageError(
+      `cannot write events file ${path}: it is a UNIX socket, which gpuplan does not connect to`,
+      "unwritable-file",
+      "give a FIFO (mkfifo) or a file, or connect the socket to gpuplan's stdout and give --events /dev/stdout",
+    );
   try {
     const existing = events;
     if (existing?.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
     // A FIFO or a device is written to as a stream; opening it here would block or end its reader.
-    if (existing && !existing.isFile()) return;
+    if (existing && !existing.isFile()) return undefined;
     await mkdir(dirname(path), { recursive: true });
     await (await open(path, "a")).close();
+    return undefined;
   } catch (e) {
     throw fileError(e, path, "write", "events file");
   }
+}
+
+/**
+ * `--events` naming descriptor `fd` of gpuplan's own: stdout and stderr (not files) go through
+ * gpuplan's own stream, one writer keeping lines whole and in order with what else is printed
+ * there; another descriptor that is a socket gets a stream of its own. Anything else (a file, a
+ * pipe, a device) is opened by its path as before: undefined.
+ */
+async function descriptorSink(fd: number, stats: Stats | null): Promise<StreamSink | undefined> {
+  // Writing events into the event loop's own wakeup pipe (--events /dev/fd/7) crashed gpuplan (SIGSEGV).
+  if (stats === null || (fd > 2 && isEventLoopDescriptor(fd)))
+    throw new UsageError(
+      `cannot write events file /dev/fd/${fd}: gpuplan was started without descriptor ${fd} open`,
+      "unwritable-file",
+      "open it for gpuplan (e.g. 3>&1), or name a file",
+    );
+  if (stats.isFile()) return undefined;
+  if (fd === 1 || fd === 2) return sinkOf(fd === 1 ? "stdout" : "stderr");
+  if (!stats.isSocket()) return undefined;
+  const { Socket } = process.getBuiltinModule("node:net");
+  const socket = new Socket({ fd, readable: false, writable: true });
+  // Errors reach each write's callback (the stream target reports them); unref: it never holds the exit.
+  socket.on("error", () => undefined).unref();
+  return { write: (bytes, done) => socket.write(bytes, (e) => done(e ?? null)) };
 }
 
 /**
@@ -233,6 +275,37 @@ async function refuseWhileInSlurm(prepared: PreparedRun): Promise<void> {
     }
     await prepared.runLock?.release();
     throw e;
+  }
+}
+
+/**
+ * Whether descriptor `fd` is one Node opened for its event loop (Linux's /proc): an eventfd or
+ * epoll, or a pipe whose reading end this process holds too (its wakeup and signal pipes). A
+ * pipe gpuplan was handed to write to has its reader elsewhere.
+ */
+function isEventLoopDescriptor(fd: number): boolean {
+  const { readdirSync, readFileSync, readlinkSync } = process.getBuiltinModule("node:fs");
+  const linkOf = (n: number | string) => readlinkSync(`/proc/self/fd/${n}`);
+  const isReadEnd = (n: string) =>
+    (Number.parseInt(
+      /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${n}`, "utf8"))?.[1] ?? "1",
+      8,
+    ) &
+      3) ===
+    0;
+  try {
+    const link = linkOf(fd);
+    if (link.startsWith("anon_inode:")) return true;
+    if (!link.startsWith("pipe:")) return false;
+    return readdirSync("/proc/self/fd").some((n) => {
+      try {
+        return linkOf(n) === link && isReadEnd(n);
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
   }
 }
 

@@ -8,13 +8,20 @@
  * in the file when it returns; a FIFO, a socket or a device is written without blocking
  * (stream-target.ts), so a slow reader never holds the run, and what it has not taken yet beyond
  * a bound in memory is read back from the run's own file (the first), which holds every line.
+ * The same goes for a stream gpuplan already has (a socket as stdout, named `/dev/stdout`).
  */
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import type { RunEvent } from "./events.js";
 import { createLineBatcher } from "./line-batcher.js";
 import type { RecordFailures } from "./record-failures.js";
-import { createStreamTarget, openStreamPath, type Replay, type StreamTarget } from "./stream-target.js";
+import {
+  createStreamTarget,
+  openStreamPath,
+  type Replay,
+  type StreamSink,
+  type StreamTarget,
+} from "./stream-target.js";
 
 /** How long an event may wait for others to share its write (a reader tailing the file sees it this late). */
 const BATCH_DELAY_MS = 20;
@@ -45,6 +52,8 @@ interface EventFilesCloseOptions {
 export interface EventFilesOptions {
   /** What may wait in memory for a FIFO's or a device's slow reader (stream-target.ts's default otherwise). */
   maxBacklogBytes?: number;
+  /** Paths among those given that name a stream gpuplan already has (its stdout): written through it, not opened. */
+  sinks?: ReadonlyMap<string, StreamSink>;
 }
 
 type Target =
@@ -62,11 +71,14 @@ export function openEventFiles(
   const replayFd = own && paths.length > 1 ? openSync(own.path, "r") : null;
   const replay: Replay | undefined =
     replayFd === null ? undefined : (into, position) => readSync(replayFd, into, 0, into.length, position);
+  const lost = (path: string) => (e: unknown) => failures?.lost(path, e);
   const targets: Target[] = [
-    own ?? openStreamTarget(paths[0]!, failures, options, undefined),
-    ...paths
-      .slice(1)
-      .map((path) => openFileTarget(path) ?? openStreamTarget(path, failures, options, replay)),
+    own ?? openStreamTarget(paths[0]!, lost(paths[0]!), options, undefined),
+    ...paths.slice(1).map((path) => {
+      const sink = options.sinks?.get(path);
+      if (sink) return streamTarget(path, sink, lost(path), options, replay);
+      return openFileTarget(path) ?? openStreamTarget(path, lost(path), options, replay);
+    }),
   ];
   let filesClosed = false;
   const lines = createLineBatcher((text) => {
@@ -131,12 +143,22 @@ function openFileTarget(path: string): (Target & { kind: "file" }) | null {
 
 function openStreamTarget(
   path: string,
-  failures: RecordFailures | undefined,
+  lost: (e: unknown) => void,
   options: EventFilesOptions,
   replay: Replay | undefined,
 ): Target {
-  const stream = createStreamTarget(path, openStreamPath(path), {
-    lost: (e) => failures?.lost(path, e),
+  return streamTarget(path, openStreamPath(path), lost, options, replay);
+}
+
+function streamTarget(
+  path: string,
+  to: number | null | StreamSink,
+  lost: (e: unknown) => void,
+  options: EventFilesOptions,
+  replay: Replay | undefined,
+): Target {
+  const stream = createStreamTarget(path, to, {
+    lost,
     ...(options.maxBacklogBytes !== undefined && { maxBacklogBytes: options.maxBacklogBytes }),
     ...(replay && { replay }),
   });

@@ -8,7 +8,9 @@
  * slow reader thus loses nothing and costs neither memory nor the steps' time; at the end the
  * run waits for it as any Unix writer waits for a slow pipe (Ctrl-C stops the wait). Only a
  * reader that went away (EPIPE), another write error, or a FIFO nobody ever opened loses events
- * (`lost`).
+ * (`lost`). A descriptor gpuplan was started with and cannot open anew (a socket as stdout: open()
+ * of /proc/self/fd/1 says ENXIO) is written through a `StreamSink` instead, one write in flight at
+ * a time, so the same backlog holds what its reader has not taken.
  */
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { errnoOf } from "../../problems/file-errors.js";
@@ -20,6 +22,15 @@ const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
 const RETRY_MS = 25;
 /** How much of the events file is read back at a time. */
 const REPLAY_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * A stream of gpuplan's own (its stdout, a socket descriptor it was handed) that takes bytes
+ * without blocking and says when it has taken them: `done` once they are out (or with the error;
+ * the reader leaving is EPIPE). Never handed more than one write at a time.
+ */
+export interface StreamSink {
+  write(bytes: Buffer, done: (error: Error | null) => void): void;
+}
 
 /** The run's own events file, read back at a byte offset (`pread`): how many bytes it gave. */
 export type Replay = (into: Buffer, position: number) => number;
@@ -73,12 +84,19 @@ type Segment = { bytes: Buffer } | { from: number; to: number };
 
 const sizeOf = (s: Segment) => ("bytes" in s ? s.bytes.length : s.to - s.from);
 
-/** `fd`: opened non-blocking (openStreamPath), or null while a FIFO has no reader. */
+/**
+ * `to`: a descriptor opened non-blocking (openStreamPath), null while a FIFO has no reader, or a
+ * sink (a stream gpuplan already has).
+ */
 export function createStreamTarget(
   path: string,
-  fd: number | null,
+  to: number | null | StreamSink,
   options: StreamTargetOptions,
 ): StreamTarget {
+  const sink = typeof to === "object" && to !== null ? to : null;
+  let fd = typeof to === "number" ? to : null;
+  /** A sink's write not yet taken: nothing more is handed to it until then. */
+  let inFlight = false;
   const maxBacklog = options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
   const queue: Segment[] = [];
   /** Bytes waiting in memory (the bound), and in all (what the reader has yet to take). */
@@ -117,7 +135,7 @@ export function createStreamTarget(
   };
   const pump = () => {
     if (broken) return;
-    if (fd === null) {
+    if (sink === null && fd === null) {
       try {
         fd = openStreamPath(path);
       } catch (e) {
@@ -138,7 +156,10 @@ export function createStreamTarget(
           fail(new Error("the run's events file no longer holds the events its reader had yet to take"));
           return;
         }
-        written = writeSync(fd, bytes);
+        if (sink !== null) {
+          if (inFlight) return;
+          written = send(sink, bytes, "bytes" in head);
+        } else written = writeSync(fd!, bytes);
       } catch (e) {
         if (errnoOf(e) === "EAGAIN") {
           schedule();
@@ -156,6 +177,18 @@ export function createStreamTarget(
       }
     }
   };
+  /** Hand bytes to the sink; they count as taken, and the next are handed over once it says so. */
+  const send = (target: StreamSink, bytes: Buffer, own: boolean): number => {
+    inFlight = true;
+    // The read-back buffer is reused for the next chunk: the sink gets a copy of its bytes.
+    target.write(own ? bytes : Buffer.from(bytes), (error) => {
+      inFlight = false;
+      if (broken) return;
+      if (error) fail(error);
+      else pump();
+    });
+    return bytes.length;
+  };
   const enqueue = (text: string, at: number | null) => {
     const size = Buffer.byteLength(text);
     const tail = queue.at(-1);
@@ -170,7 +203,7 @@ export function createStreamTarget(
     } else {
       options.lost(
         new Error(
-          fd === null
+          sink === null && fd === null
             ? "nobody opened it for reading, and over " +
                 `${Math.round(maxBacklog / (1024 * 1024))} MiB of events waited; events are dropped`
             : `its reader fell behind by over ${Math.round(maxBacklog / (1024 * 1024))} MiB, ` +
@@ -196,11 +229,12 @@ export function createStreamTarget(
       const graceOnly = stop?.aborted === true;
       let told = false;
       pump();
-      while (queue.length > 0 && !broken && (graceOnly || !stop?.aborted)) {
+      const hasReader = () => sink !== null || fd !== null;
+      while ((queue.length > 0 || inFlight) && !broken && (graceOnly || !stop?.aborted)) {
         const waited = performance.now() - started;
         // A FIFO nobody opened has no reader to wait for: a short grace, then it is given up.
-        if ((fd === null || graceOnly) && waited >= graceMs) break;
-        if (!told && fd !== null && waited >= waitNoticeMs) {
+        if ((!hasReader() || graceOnly) && waited >= graceMs) break;
+        if (!told && hasReader() && waited >= waitNoticeMs) {
           told = true;
           onWait?.(pending);
         }
@@ -212,7 +246,7 @@ export function createStreamTarget(
       if (queue.length > 0 && !broken)
         options.lost(
           new Error(
-            fd === null
+            !hasReader()
               ? "nobody opened it for reading; events are dropped"
               : `stopped while its reader had ${formatSize(pending)} of events yet to take`,
           ),
