@@ -31,6 +31,11 @@ export interface SessionOptions {
   eventsFile?: string;
   /** `--events` names a stream gpuplan already has and cannot open anew (a socket as stdout): written through this. */
   eventsSink?: StreamSink;
+  /**
+   * `--ui json`: the view's output, where the session writes the events itself, as the run's
+   * events file holds them, with `--events`'s bounded backlog (the view adds its summary line).
+   */
+  viewEvents?: { sink: StreamSink; name: string };
   wait: boolean;
   lockTimeoutMs?: number;
   /** The view, as the CLI chose it (UI mode, colour level, where it writes). */
@@ -131,6 +136,7 @@ async function runPrepared(
     {
       ...(options.eventsFile &&
         options.eventsSink && { sinks: new Map([[options.eventsFile, options.eventsSink]]) }),
+      ...(options.viewEvents && { view: options.viewEvents.sink, viewName: options.viewEvents.name }),
     },
   );
   // Before the view takes the terminal: what the run waits for is said on stderr as it is.
@@ -144,6 +150,7 @@ async function runPrepared(
   const view = await options.openView({
     plan,
     pipelines: pipelines.map((p) => p.name),
+    ...(options.viewEvents && { eventLines: { append: (text: string) => events.writeToView(text) } }),
   });
   let done: ExecuteResult;
   const { executeRun } = await import("./executor/execute-run.js");

@@ -26,6 +26,12 @@ export interface RunViewContext {
   plan: GpuplanPlan;
   /** Pipelines selected for this run (names). */
   pipelines: string[];
+  /**
+   * Present when the session writes the events to the view's output itself (`--ui json`), byte
+   * for byte as the run's events file holds them: the view writes nothing for them, and adds its
+   * own last line through `append`, behind them.
+   */
+  eventLines?: { append(text: string): void };
 }
 
 /** Opens the view once the run's folder, journal and lock are in place. */

@@ -537,6 +537,18 @@ describe("gpuplan run (CLI)", () => {
     }
   }, 60_000);
 
+  it("--ui json to a socket that falls behind: the lines are the run's events.jsonl byte for byte, then the summary; exit 0", async () => {
+    const cwd = temp();
+    writeTruePlan(cwd, 120);
+    const r = await runWithSockets(cwd, ["run", "p.yaml", "--ui", "json"], ["ignore", "pipe", "pipe"], 2000);
+    expect(r.code, r.stderr).toBe(0);
+    const own = ownEvents(cwd);
+    expect(r.out.startsWith(own)).toBe(true);
+    const rest = r.out.slice(own.length).split("\n");
+    expect(rest).toHaveLength(2);
+    expect(JSON.parse(rest[0]!)).toMatchObject({ event: "run.summary", ok: 120 });
+  }, 60_000);
+
   it("--events naming the plan or pipeline file it runs is refused, the file untouched (exit 2)", () => {
     const cwd = temp();
     copyFileSync(EXAMPLE, join(cwd, "p.yaml"));

@@ -112,6 +112,8 @@ export default async function run(file: string | undefined, given: RunOptions): 
     input: file ?? join(runDir, "plan.json"),
     ...(options.events && { eventsFile: options.events }),
     ...(eventsSink && { eventsSink }),
+    // The JSON view's lines are the events file's: the session writes them, bounded (json-view.ts).
+    ...(options.ui === "json" && { viewEvents: { sink: sinkOf("stdout"), name: "stdout" } }),
     wait: options.wait,
     ...(options.lockTimeout !== undefined && { lockTimeoutMs: options.lockTimeout }),
     openView: (context) => openView(context, options.ui),

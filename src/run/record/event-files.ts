@@ -8,10 +8,13 @@
  * in the file when it returns; a FIFO, a socket or a device is written without blocking
  * (stream-target.ts), so a slow reader never holds the run, and what it has not taken yet beyond
  * a bound in memory is read back from the run's own file (the first), which holds every line.
- * The same goes for a stream gpuplan already has (a socket as stdout, named `/dev/stdout`).
+ * The same goes for a stream gpuplan already has (a socket as stdout, named `/dev/stdout`) and
+ * for `--ui json`'s stdout (`view`): its lines are these very bytes (jsonText, as the view prints
+ * JSON), so it too is a copy of the run's own file, and a slow reader of it costs no memory.
  */
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { jsonText } from "../../text/json-text.js";
 import type { RunEvent } from "./events.js";
 import { createLineBatcher } from "./line-batcher.js";
 import type { RecordFailures } from "./record-failures.js";
@@ -40,6 +43,8 @@ export interface EventFiles {
   close(options?: EventFilesCloseOptions): Promise<void>;
   /** The first half of close(): flush and close the regular files now (the run folder's own). */
   closeFiles(): void;
+  /** A line for the view's output alone (its summary), behind every event written so far. */
+  writeToView(text: string): void;
 }
 
 interface EventFilesCloseOptions {
@@ -54,6 +59,12 @@ export interface EventFilesOptions {
   maxBacklogBytes?: number;
   /** Paths among those given that name a stream gpuplan already has (its stdout): written through it, not opened. */
   sinks?: ReadonlyMap<string, StreamSink>;
+  /**
+   * `--ui json`'s stdout: one more copy of the events, said as `viewName` while the end waits for
+   * it. Its losses are the view's (the reader leaving is quiet, as for any view), not a record's.
+   */
+  view?: StreamSink;
+  viewName?: string;
 }
 
 type Target =
@@ -68,7 +79,7 @@ export function openEventFiles(
 ): EventFiles {
   for (const path of paths.slice(1)) mkdirSync(dirname(path), { recursive: true });
   const own = openFileTarget(paths[0]!);
-  const replayFd = own && paths.length > 1 ? openSync(own.path, "r") : null;
+  const replayFd = own && (paths.length > 1 || options.view) ? openSync(own.path, "r") : null;
   const replay: Replay | undefined =
     replayFd === null ? undefined : (into, position) => readSync(replayFd, into, 0, into.length, position);
   const lost = (path: string) => (e: unknown) => failures?.lost(path, e);
@@ -80,6 +91,10 @@ export function openEventFiles(
       return openFileTarget(path) ?? openStreamTarget(path, lost(path), options, replay);
     }),
   ];
+  // The view's copy reads back from the run's own file too, which holds every line of it.
+  const view =
+    options.view && streamTarget(options.viewName ?? "stdout", options.view, () => {}, options, replay);
+  if (view) targets.push(view);
   let filesClosed = false;
   const lines = createLineBatcher((text) => {
     // Where this batch starts in the run's own file, for the streams that read it back; null when not there.
@@ -110,8 +125,14 @@ export function openEventFiles(
     for (const t of targets) if (t.kind === "file") closeSync(t.fd);
   };
   return {
-    write: (event) => lines.push(`${JSON.stringify(event)}\n`),
+    // jsonText, as the JSON view prints: the view's copy is read back from this file byte for byte.
+    write: (event) => lines.push(`${jsonText(event)}\n`),
     closeFiles,
+    writeToView(text) {
+      if (view?.kind !== "stream") return;
+      lines.flush();
+      view.stream.write(text, null);
+    },
     async close({ stop, onWait } = {}) {
       closeFiles();
       try {

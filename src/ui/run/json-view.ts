@@ -5,6 +5,9 @@
  * schemas/run-events.schema.json describes. A run stopped by an error (an untrusted lock
  * directory) ends without the summary: the error is on stderr, the exit code says it. Step output is not
  * streamed: it is in the per-step logs. Nothing else is written, to stdout or stderr.
+ * In a run, the session writes the event lines itself (`eventLines`): they are the run's
+ * events.jsonl byte for byte, so what a slow reader has not taken is read back from there rather
+ * than held in memory (src/run/record/event-files.ts); the view then adds only the summary.
  */
 import type { RunEvent } from "../../run/record/events.js";
 import type { RunSummaryEvent } from "../../schema-types/run-events.js";
@@ -15,7 +18,7 @@ import { writeOut } from "./write-out.js";
 export function createJsonView(options: ViewOptions, now: () => Date = () => new Date()): RunView {
   return {
     onEvent(event: RunEvent) {
-      options.out.write(`${jsonText(event)}\n`);
+      if (!options.eventLines) options.out.write(`${jsonText(event)}\n`);
     },
     onOutput() {},
     async close(summary: RunSummary | null) {
@@ -30,7 +33,8 @@ export function createJsonView(options: ViewOptions, now: () => Date = () => new
         device: null,
         ...rest,
       };
-      await writeOut(options.out, `${jsonText(line)}\n`);
+      if (options.eventLines) options.eventLines.append(`${jsonText(line)}\n`);
+      else await writeOut(options.out, `${jsonText(line)}\n`);
     },
   };
 }

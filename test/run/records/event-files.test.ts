@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openEventFiles } from "../../../src/run/record/event-files.js";
 import type { RunEvent } from "../../../src/run/record/events.js";
 import { type RecordFailure, recordFailures } from "../../../src/run/record/record-failures.js";
-import { openStreamPath } from "../../../src/run/record/stream-target.js";
+import { openStreamPath, type StreamSink } from "../../../src/run/record/stream-target.js";
+import { jsonText } from "../../../src/text/json-text.js";
 import { tempDir } from "../../helpers/cli.js";
 
 const cleanups: (() => void)[] = [];
@@ -176,4 +177,90 @@ describe("events to a FIFO", () => {
       { file: fifo, reason: "nobody opened it for reading; events are dropped" },
     ]);
   }, 30_000);
+});
+
+describe("events to a stream gpuplan already has (--ui json's stdout, a socket as stdout)", () => {
+  /** A sink that takes nothing until released: what a reader that does not read looks like. */
+  const stalledSink = () => {
+    const got: Buffer[] = [];
+    const waiting: (() => void)[] = [];
+    let open = false;
+    const sink: StreamSink = {
+      write(bytes, done) {
+        got.push(Buffer.from(bytes));
+        if (open) setImmediate(done, null);
+        else waiting.push(() => done(null));
+      },
+    };
+    const release = () => {
+      open = true;
+      for (const w of waiting.splice(0)) w();
+    };
+    return { sink, got, release };
+  };
+
+  it("a view that does not read holds no more than the bound in memory: the rest is read back from the run's own file, and it gets every line, then its summary", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const own = join(dir, "events.jsonl");
+    const failures = recordFailures();
+    const view = stalledSink();
+    const events = openEventFiles([own], failures, { maxBacklogBytes: 64 * 1024, view: view.sink });
+    // ~1.2 MB, far past the 64 KiB bound.
+    for (let i = 0; i < 4000; i++) events.write(event(i));
+    events.writeToView('{"event":"run.summary"}\n');
+    events.closeFiles();
+    // What waited in the file is read from there when the reader gets to it: changed in place
+    // now (same length), it shows which lines came from memory and which from the file.
+    const text = readFileSync(own, "utf8");
+    writeFileSync(own, text.replaceAll("x", "y"));
+    view.release();
+    await events.close();
+    const got = Buffer.concat(view.got).toString("utf8");
+    const lines = got.split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines.at(-1)).toBe('{"event":"run.summary"}');
+    expect(lines.slice(0, -1).map((l) => (JSON.parse(l) as { i: number }).i)).toEqual([
+      ...Array(4000).keys(),
+    ]);
+    const fromMemory = lines.filter((l) => l.includes("xxx")).join("\n").length;
+    expect(fromMemory).toBeGreaterThan(0);
+    expect(fromMemory).toBeLessThanOrEqual(64 * 1024 + 64 * 1024);
+    expect(got.length).toBe(text.length + '{"event":"run.summary"}\n'.length);
+    // The view's losses are not the records'.
+    expect(failures.incomplete()).toEqual([]);
+  }, 30_000);
+
+  it("a view whose reader went away (EPIPE) stops being written, and that is no record's loss", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    let writes = 0;
+    const sink: StreamSink = {
+      write(_bytes, done) {
+        writes++;
+        setImmediate(done, Object.assign(new Error("write EPIPE"), { code: "EPIPE" }));
+      },
+    };
+    const failures = recordFailures();
+    const events = openEventFiles([join(dir, "events.jsonl")], failures, { view: sink });
+    events.write(event(0));
+    events.closeFiles();
+    await new Promise((r) => setTimeout(r, 50));
+    events.writeToView("{}\n");
+    await events.close();
+    expect(writes).toBe(1);
+    expect(failures.incomplete()).toEqual([]);
+  });
+
+  it("the run's own file is written as the JSON view prints (jsonText): a C1 control is escaped, so the view's lines are its bytes", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const own = join(dir, "events.jsonl");
+    const events = openEventFiles([own]);
+    const e = { event: "test.line", name: "a\u009b2Jb\u2028" } as unknown as RunEvent;
+    events.write(e);
+    await events.close();
+    expect(readFileSync(own, "utf8")).toBe(`${jsonText(e)}\n`);
+    expect(readFileSync(own, "utf8")).toContain("\\u009b");
+  });
 });
