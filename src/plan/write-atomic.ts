@@ -58,6 +58,13 @@ export async function writeFileAtomic(
   try {
     const target = choice === "chosen" ? await ownTarget(path) : await resolveTarget(path);
     if (target.kind === "fd") {
+      // Node's own wakeup pipe or eventfd (-o /dev/fd/7): writing there crashed gpuplan (SIGSEGV).
+      if (target.fd > 2 && (isEventLoopDescriptor(target.fd) || !isOpenDescriptor(target.fd)))
+        throw new UsageError(
+          `cannot write ${what} ${path}: gpuplan was started without descriptor ${target.fd} open`,
+          "unwritable-file",
+          "open it for gpuplan (e.g. 3>&1), or name a file",
+        );
       await writeToDescriptor(target.fd, text);
       return "stream";
     }
@@ -130,6 +137,47 @@ export function descriptorOf(path: string): number | null {
   if (named !== undefined) return named;
   const m = /^(?:\/dev\/fd|\/proc\/self\/fd|\/proc\/thread-self\/fd)\/([0-9]+)$/.exec(path);
   return m ? Number(m[1]) : null;
+}
+
+/** Whether `fd` is open in this process at all (a /dev/fd/N gpuplan was not started with is not). */
+function isOpenDescriptor(fd: number): boolean {
+  try {
+    process.getBuiltinModule("node:fs").fstatSync(fd);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether descriptor `fd` is one Node opened for its event loop (Linux's /proc): an eventfd or
+ * epoll, or a pipe whose reading end this process holds too (its wakeup and signal pipes). A
+ * pipe gpuplan was handed to write to has its reader elsewhere.
+ */
+export function isEventLoopDescriptor(fd: number): boolean {
+  const { readdirSync, readFileSync, readlinkSync } = process.getBuiltinModule("node:fs");
+  const linkOf = (n: number | string) => readlinkSync(`/proc/self/fd/${n}`);
+  const isReadEnd = (n: string) =>
+    (Number.parseInt(
+      /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${n}`, "utf8"))?.[1] ?? "1",
+      8,
+    ) &
+      3) ===
+    0;
+  try {
+    const link = linkOf(fd);
+    if (link.startsWith("anon_inode:")) return true;
+    if (!link.startsWith("pipe:")) return false;
+    return readdirSync("/proc/self/fd").some((n) => {
+      try {
+        return linkOf(n) === link && isReadEnd(n);
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
 }
 
 async function replaceAtomically(

@@ -92,6 +92,16 @@ describe("compile -o: path mistakes (exit 2, with a hint)", () => {
     expect(r.stderr).toContain(`hint: check that you may write in ${locked}`);
   });
 
+  it("/dev/fd/N that gpuplan was not started with: Node's own pipes and eventfds (writing there crashed it, SIGSEGV), or not open", () => {
+    for (const fd of [3, 5, 7, 9, 12, 50]) {
+      const r = gpuplan(["compile", CPU_EXAMPLE, "-o", `/dev/fd/${fd}`], { env: NO_GPU, cwd: t.dir });
+      expectUsageError(
+        r,
+        `cannot write plan /dev/fd/${fd}: gpuplan was started without descriptor ${fd} open`,
+      );
+    }
+  });
+
   it("the pipeline file itself is refused, and left as it was", () => {
     const pipeline = join(t.dir, "p.yaml");
     writeFileSync(pipeline, readFileSync(EXAMPLE));

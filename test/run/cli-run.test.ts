@@ -537,6 +537,19 @@ describe("gpuplan run (CLI)", () => {
     }
   }, 60_000);
 
+  it("--events /dev/stdout beside --ui json is refused: the view writes the events there already (twice, and lines could interleave)", () => {
+    const cwd = temp();
+    writeTruePlan(cwd, 2);
+    for (const path of ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]) {
+      const r = gpuplan(["run", "p.yaml", "--ui", "json", "--events", path], { cwd, env: NO_GPU });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`--events ${path} with --ui json`);
+      expect(r.stderr).toContain("[conflicting-options]");
+    }
+    expect(existsSync(join(cwd, ".gpuplan"))).toBe(false);
+  });
+
   it("--ui json to a socket that falls behind: the lines are the run's events.jsonl byte for byte, then the summary; exit 0", async () => {
     const cwd = temp();
     writeTruePlan(cwd, 120);

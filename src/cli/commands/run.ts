@@ -52,6 +52,7 @@ export default async function run(file: string | undefined, given: RunOptions): 
   const options = { ...given, executor: given.executor ?? (await defaultExecutor(given.resume)) };
   checkRunFlagScope(options.executor, options.flagsGiven ?? []);
   // A path mistake in --events is found before anything starts, not after the run directory exists.
+  if (options.events !== undefined && options.ui === "json") await refuseEventsOnJsonStdout(options.events);
   const eventsSink = options.events !== undefined ? await checkEventsFile(options.events, file) : undefined;
   const detect: DetectInventory = async (o) =>
     (await import("../../detect/index.js")).detectInventory({
@@ -184,6 +185,21 @@ export async function openView(context: RunViewContext, ui: RunOptions["ui"]): P
 }
 
 /**
+ * `--ui json` writes the events to stdout already; `--events /dev/stdout` beside it wrote each one
+ * twice, and the two writers (each reading back from events.jsonl past its memory bound) could
+ * interleave parts of lines.
+ */
+async function refuseEventsOnJsonStdout(path: string): Promise<void> {
+  const { descriptorOf } = await import("../../plan/write-atomic.js");
+  if (descriptorOf(path) === 1)
+    throw new UsageError(
+      `--events ${path} with --ui json: the json view writes the events to stdout already`,
+      "conflicting-options",
+      "leave out --events, or send the events elsewhere (--events events.jsonl)",
+    );
+}
+
+/**
  * `--events FILE` is appended to (several runs may share one), with its folder made when missing;
  * open it once now so that a directory, a file where a folder is needed or a read-only folder is a
  * usage error before the run starts. A descriptor gpuplan already has (`/dev/stdout`, `/dev/fd/N`)
@@ -205,10 +221,10 @@ async function checkEventsFile(path: string, input: string | undefined): Promise
       "conflicting-options",
       "write the events to their own file, e.g. --events events.jsonl",
     );
-  const { descriptorOf } = await import("../../plan/write-atomic.js");
+  const { descriptorOf, isEventLoopDescriptor } = await import("../../plan/write-atomic.js");
   const fd = descriptorOf(path);
   if (fd !== null) {
-    const sink = await descriptorSink(fd, events);
+    const sink = await descriptorSink(fd, events, isEventLoopDescriptor);
     if (sink) return sink;
   } else if (events?.isSocket())
     // open() of a socket fails (ENXIO); connecting is a protocol of its own (journald's needs a header).
@@ -236,7 +252,11 @@ async function checkEventsFile(path: string, input: string | undefined): Promise
  * there; another descriptor that is a socket gets a stream of its own. Anything else (a file, a
  * pipe, a device) is opened by its path as before: undefined.
  */
-async function descriptorSink(fd: number, stats: Stats | null): Promise<StreamSink | undefined> {
+async function descriptorSink(
+  fd: number,
+  stats: Stats | null,
+  isEventLoopDescriptor: (fd: number) => boolean,
+): Promise<StreamSink | undefined> {
   // Writing events into the event loop's own wakeup pipe (--events /dev/fd/7) crashed gpuplan (SIGSEGV).
   if (stats === null || (fd > 2 && isEventLoopDescriptor(fd)))
     throw new UsageError(
@@ -277,37 +297,6 @@ async function refuseWhileInSlurm(prepared: PreparedRun): Promise<void> {
     }
     await prepared.runLock?.release();
     throw e;
-  }
-}
-
-/**
- * Whether descriptor `fd` is one Node opened for its event loop (Linux's /proc): an eventfd or
- * epoll, or a pipe whose reading end this process holds too (its wakeup and signal pipes). A
- * pipe gpuplan was handed to write to has its reader elsewhere.
- */
-function isEventLoopDescriptor(fd: number): boolean {
-  const { readdirSync, readFileSync, readlinkSync } = process.getBuiltinModule("node:fs");
-  const linkOf = (n: number | string) => readlinkSync(`/proc/self/fd/${n}`);
-  const isReadEnd = (n: string) =>
-    (Number.parseInt(
-      /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${n}`, "utf8"))?.[1] ?? "1",
-      8,
-    ) &
-      3) ===
-    0;
-  try {
-    const link = linkOf(fd);
-    if (link.startsWith("anon_inode:")) return true;
-    if (!link.startsWith("pipe:")) return false;
-    return readdirSync("/proc/self/fd").some((n) => {
-      try {
-        return linkOf(n) === link && isReadEnd(n);
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
   }
 }
 
