@@ -4,6 +4,8 @@
  * submit.sh that submits them all. Everything that reaches a shell is single-quoted; what goes
  * on an `#SBATCH` line (read by sbatch, unquoted) was checked to be plain before it gets here.
  */
+
+import { countNoun } from "../text/count-noun.js";
 import { displayText } from "../text/safe-text.js";
 import { shellWord } from "../text/shell-word.js";
 import type { JobArrayPlan } from "./job-arrays.js";
@@ -65,7 +67,7 @@ export function renderSbatchScript(array: JobArrayPlan, ctx: ScriptContext): str
   const lines = [
     "#!/bin/bash",
     `# gpuplan ${ctx.gpuplanVersion} export --to slurm: plan ${comment(ctx.planName)} (${comment(ctx.planLabel)})`,
-    `# Job array ${array.index} of ${ctx.arrayCount}: ${n} of the plan's ${ctx.pipelineCount} pipelines, one array task each,`,
+    `# Job array ${array.index} of ${ctx.arrayCount}: ${n} of the plan's ${countNoun(ctx.pipelineCount, "pipeline")}, one array task each,`,
     `# each asking for ${what}. Slurm gives every task of an array the same request,`,
     "# so pipelines that need other resources are in other arrays.",
     "#",
@@ -191,7 +193,7 @@ export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContex
   return [
     "#!/bin/bash",
     `# gpuplan ${ctx.gpuplanVersion} export --to slurm: submit plan ${comment(ctx.planName)} as ${scripts.length} job array${scripts.length === 1 ? "" : "s"}`,
-    `# (${ctx.pipelineCount} pipelines). Usage: ./submit.sh [more sbatch options, e.g. --hold]`,
+    `# (${countNoun(ctx.pipelineCount, "pipeline")}). Usage: ./submit.sh [more sbatch options, e.g. --hold]`,
     "# Prints each script's job id, and appends it to jobs.txt. Each array is one run, in",
     "# .gpuplan/runs/slurm-JOB in the project folder (step logs, journals, events), as gpuplan run",
     "# makes; Slurm's own output goes to logs/.",

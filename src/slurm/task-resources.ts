@@ -13,6 +13,7 @@
  */
 import { type Problem, warning } from "../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline, PlanRegistryEntry } from "../schema-types/plan.js";
+import { countNoun } from "../text/count-noun.js";
 import { displayText } from "../text/safe-text.js";
 import { formatSize } from "../units/size.js";
 import { GPU_MODELS, MiB } from "./gpu-models.js";
@@ -96,7 +97,7 @@ export function taskRequest(
     }
   } else if (node) {
     const parallel = plan.settings.maxParallelPipelines;
-    share = { of: parallel, reason: `the plan's ${parallel} pipelines at once` };
+    share = { of: parallel, reason: `the plan's ${countNoun(parallel, "pipeline")} at once` };
   }
   let cpusPerTask = 1;
   if (options.cpusPerTask !== undefined) {

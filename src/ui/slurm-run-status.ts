@@ -1,5 +1,6 @@
 /** `gpuplan status RUN` for people: a line for the run, then one per pipeline with its task and where it runs. */
 import type { PipelineStatus, SlurmRunStatus } from "../slurm/follow/run-status.js";
+import { countNoun } from "../text/count-noun.js";
 import { escapeText } from "../text/safe-text.js";
 import type { Paint } from "./paint.js";
 import { formatTable } from "./table.js";
@@ -16,7 +17,7 @@ export function formatSlurmRunStatus(run: string, status: SlurmRunStatus, paint:
     where(p),
   ]);
   return [
-    `run ${escapeText(run)} on Slurm (job${status.jobs.length === 1 ? "" : "s"} ${status.jobs.join(" ") || "none"}): ${status.pipelines.length} pipelines — ${summary}`,
+    `run ${escapeText(run)} on Slurm (job${status.jobs.length === 1 ? "" : "s"} ${status.jobs.join(" ") || "none"}): ${countNoun(status.pipelines.length, "pipeline")} — ${summary}`,
     ...formatTable(
       [{ header: "PIPELINE" }, { header: "STATE" }, { header: "TASK" }, { header: "WHERE / WHY" }],
       rows,

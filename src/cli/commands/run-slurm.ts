@@ -11,6 +11,7 @@ import type { GpuplanSlurmSubmission } from "../../schema-types/slurm-submit.js"
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import type { RunCommand } from "../../slurm/read-cluster.js";
+import { countNoun } from "../../text/count-noun.js";
 import { escapeText } from "../../text/safe-text.js";
 import { shellWord } from "../../text/shell-word.js";
 import { formatHuman } from "../../ui/problems/human.js";
@@ -116,7 +117,7 @@ export async function runOnSlurmCommand(
       writeOut(
         options.ui === "json"
           ? `${JSON.stringify(report, null, 2)}\n`
-          : `${run} submitted as Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (${submission.submitted.length} pipelines)\n` +
+          : `${run} submitted as Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (${countNoun(submission.submitted.length, "pipeline")})\n` +
               `  watch: gpuplan status ${runWord}    resume what did not complete: gpuplan run --resume ${runWord} --executor slurm\n`,
       );
       return EXIT.ok;

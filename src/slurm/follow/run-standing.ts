@@ -5,6 +5,7 @@
  * asked (as `gpuplan status` asks it): whether it is still queued or running, or how it ended.
  */
 import { UsageError, VendorError } from "../../problems/errors.js";
+import { countNoun } from "../../text/count-noun.js";
 import type { RunCommand } from "../read-cluster.js";
 import { readSlurmRecord, type TaskEnd, taskEnds } from "./run-record.js";
 import { type PipelineStatus, readSlurmRunStatus } from "./run-status.js";
@@ -76,7 +77,7 @@ export async function readSlurmRunStanding(
       status: "submitted",
       endedAt: null,
       active: true,
-      problem: `${active.length} of its ${read.length} pipelines ${active.length === 1 ? "is" : "are"} queued or running on Slurm and no gpuplan follows them: ${watch}`,
+      problem: `${active.length} of its ${countNoun(read.length, "pipeline")} ${active.length === 1 ? "is" : "are"} queued or running on Slurm and no gpuplan follows them: ${watch}`,
     };
   const unknown = read.filter((p) => p.state === "unknown").map((p) => p.job!);
   return {

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { REPORT_CLIENT_JS } from "../../generated/report-client.js";
 import type { Counts, Placement, ReportHeader, ReportModel } from "../../report/model.js";
+import { countNoun } from "../../text/count-noun.js";
 import { formatDuration } from "../../units/duration.js";
 import { formatSize } from "../../units/size.js";
 import { REPORT_CSS } from "./report-css.js";
@@ -117,7 +118,7 @@ function factsHtml(h: ReportHeader): string {
     rows.push(fact("plan file", esc(h.input ?? "")));
   }
   if (h.maxParallelPipelines !== null)
-    rows.push(fact("host lanes", `${h.maxParallelPipelines} pipelines at once`));
+    rows.push(fact("host lanes", `${countNoun(h.maxParallelPipelines, "pipeline")} at once`));
   const gpus = h.gpus.length
     ? `<ul class="gpus">${h.gpus
         .map(

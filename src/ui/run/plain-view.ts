@@ -6,6 +6,7 @@
 import type { RunEvent, RunEventOf } from "../../run/record/events.js";
 import { createLineBatcher } from "../../run/record/line-batcher.js";
 import { isFinalState } from "../../slurm/follow/squeue-tasks.js";
+import { countNoun } from "../../text/count-noun.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
 import { formatSize } from "../../units/size.js";
@@ -75,7 +76,7 @@ function describeEvent(event: RunEvent, paint: Paint): string | null {
   const e = escapeText;
   switch (event.event) {
     case "run.start":
-      return `${head} started run ${e(event.run)} (${event.pipelines.length} pipelines) in ${e(event.runDir)}`;
+      return `${head} started run ${e(event.run)} (${countNoun(event.pipelines.length, "pipeline")}) in ${e(event.runDir)}`;
     case "gpu.lock.wait": {
       const what =
         event.slots > 1
