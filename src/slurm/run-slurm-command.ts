@@ -3,6 +3,7 @@
  * a cap on what it may print, and the caller's environment (so SLURM_CONF applies).
  */
 import { execFile } from "node:child_process";
+import { forgetsEveryJob } from "./follow/squeue-tasks.js";
 import type { CommandOutput, RunCommand } from "./read-cluster.js";
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
@@ -56,11 +57,15 @@ export function slurmCommandRunner(
 }
 
 /**
- * `run`, except that a command which did not answer (not on PATH, past its time limit) is not
- * asked again: its answer stands for every later call. For one command that asks Slurm about many
- * runs (`gpuplan runs`, `--prune`), where each would otherwise wait out the limit anew (50 Slurm
- * runs with the controller down: 50 minutes). Calls made while a command's first call is under
- * way wait for its answer first: runs are read several at once, and each would start its own wait.
+ * `run`, except that a read that did not answer (not on PATH, past its time limit, or failed with
+ * an exit status: the controller down, accounting disabled) is not asked again: its answer stands
+ * for every later call. For one command that asks Slurm about many runs (`gpuplan runs`,
+ * `--prune`), where each would otherwise wait out the limit anew (50 Slurm runs with the
+ * controller down: 50 minutes) or start its own squeue (3,000 runs: 3,000 squeues, each a
+ * connection the controller refuses). squeue's "Invalid job id specified" is that call's answer
+ * about its own jobs (forgotten past MinJobAge), never remembered. Calls made while a command's
+ * first call is under way wait for its answer first: runs are read several at once, and each
+ * would start its own wait.
  */
 export function rememberUnanswered(run: RunCommand): RunCommand {
   const unanswered = new Map<string, CommandOutput>();
@@ -71,10 +76,17 @@ export function rememberUnanswered(run: RunCommand): RunCommand {
     const known = unanswered.get(command);
     if (known) return known;
     const call = run(command, args).then((out) => {
-      if (out.failure === "timeout" || out.failure === "not-found") unanswered.set(command, out);
+      if (isUnanswered(command, out)) unanswered.set(command, out);
       return out;
     });
     if (!first) firstCalls.set(command, call);
     return call;
   };
+}
+
+/** Whether `out` says Slurm cannot be asked at all, rather than answering this call. */
+function isUnanswered(command: string, out: CommandOutput): boolean {
+  if (out.failure === "timeout" || out.failure === "not-found") return true;
+  // scancel and sbatch act: each call's failure is its own. A read's exit status is Slurm's.
+  return READS.has(command) && out.failure === undefined && out.status !== 0 && !forgetsEveryJob(out);
 }

@@ -425,3 +425,24 @@ describe("an exported array's run (gpuplan export, then sbatch): .gpuplan/runs/s
     expect(readdirSync(join(f.cwd, ".gpuplan/runs"))).toEqual([local]);
   });
 });
+
+describe("gpuplan runs with the Slurm controller down", () => {
+  it("asks squeue once for every Slurm run listed: its failure (an exit status) stands for the others", () => {
+    const f = fake();
+    for (let i = 0; i < 4; i++) submit(f);
+    writeFileSync(
+      join(f.bin, "squeue"),
+      `#!/bin/sh\necho squeue >> '${join(f.cwd, "calls.txt")}'\necho 'squeue: error: Unable to contact slurm controller (connect failure)' >&2\nexit 1\n`,
+    );
+    chmodSync(join(f.bin, "squeue"), 0o755);
+    const runs = listing(f);
+    expect(runs).toHaveLength(4);
+    for (const r of runs) {
+      expect(r).toMatchObject({ status: "submitted", resumable: true });
+      expect(r.problem).toContain(
+        "`squeue` failed (exit 1): squeue: error: Unable to contact slurm controller",
+      );
+    }
+    expect(calls(f)).toEqual(["squeue"]);
+  });
+});

@@ -1,6 +1,6 @@
 // The runner of Slurm's client commands: an interrupt stops a read under way (a hung squeue must
 // not hold Ctrl-C for its time limit), while scancel still runs after it. Stand-ins on PATH.
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -40,7 +40,7 @@ describe("rememberUnanswered", () => {
     expect(first.failure).toBe("timeout");
     expect(await run("squeue", ["-j", "2"])).toBe(first);
     expect(asked).toBe(1);
-    // A command that answered is asked again (a failure with an exit status is that call's own).
+    // A command that answered is asked again, as is one that acts (scancel: each failure is its own).
     await run("scancel", ["7"]);
     await run("scancel", ["8"]);
     expect(asked).toBe(3);
@@ -61,5 +61,41 @@ describe("rememberUnanswered", () => {
     // Once the first answered, the others run side by side: scancel answers, so each call is its own.
     await Promise.all([run("scancel", ["7"]), run("scancel", ["8"]), run("scancel", ["9"])]);
     expect(asked).toBe(4);
+  });
+
+  it("a read that fails with an exit status (the controller down) is asked once; squeue's forgotten job id each time", async () => {
+    const counted = join(dir, "counted");
+    writeFileSync(join(dir, "count"), `#!/bin/sh\necho "$1" >> "${counted}"\necho "$2" >&2\nexit 1\n`);
+    chmodSync(join(dir, "count"), 0o755);
+    const runner = slurmCommandRunner(env, 60_000);
+    const asked: string[] = [];
+    // Each Slurm command is the one fake, told what to say: the command name goes first.
+    const run = rememberUnanswered((command, args) => {
+      asked.push(command);
+      return runner("count", [command, ...args]);
+    });
+    const down = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)";
+    const outs = await Promise.all([1, 2, 3].map(() => run("squeue", [down])));
+    expect(outs.map((o) => o.status)).toEqual([1, 1, 1]);
+    expect(outs[1]!.stderr).toContain("Unable to contact slurm controller");
+    expect(await run("squeue", [down])).toBe(outs[0]);
+    expect(asked).toEqual(["squeue"]);
+    const disabled = "sacct: error: Slurm accounting storage is disabled";
+    await run("sacct", [disabled]);
+    await run("sacct", [disabled]);
+    expect(asked).toEqual(["squeue", "sacct"]);
+    // A job Slurm forgot is that call's answer: the next squeue is asked again.
+    const forgot = "slurm_load_jobs error: Invalid job id specified";
+    const scontrol = rememberUnanswered((command, args) => {
+      asked.push(command);
+      return runner("count", [command, ...args]);
+    });
+    await scontrol("squeue", [forgot]);
+    await scontrol("squeue", [forgot]);
+    // scancel acts: its failure is that call's own.
+    await scontrol("scancel", ["scancel: error: Kill job error on job id 7: Invalid job id specified"]);
+    await scontrol("scancel", ["no"]);
+    expect(asked).toEqual(["squeue", "sacct", "squeue", "squeue", "scancel", "scancel"]);
+    expect(readFileSync(counted, "utf8").trim().split("\n")).toHaveLength(6);
   });
 });
