@@ -88,3 +88,21 @@ export function countArgument(bounds: { min?: number } = {}): (value: string, pr
     return n;
   };
 }
+
+/**
+ * A path option's parser (a file, a folder, a run): anything but the empty text. `-o "$OUT"` with
+ * OUT unset gives `""`, which each command read its own way — `--history ""` as the runs folder
+ * itself ("not a gpuplan run folder", exit 1), `--lock-dir ""` as the current folder.
+ */
+export function pathArgument(): (value: string, previous?: unknown) => string {
+  return (value) => {
+    if (value === "") invalid("invalid-option-value", "It is empty: name a file or folder.");
+    return value;
+  };
+}
+
+/** pathArgument for a repeatable or variadic option: each value checked, all of them kept in order. */
+export function pathsArgument(): (value: string, previous: string[] | undefined) => string[] {
+  const check = pathArgument();
+  return (value, previous) => [...(previous ?? []), check(value)];
+}

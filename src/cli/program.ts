@@ -17,7 +17,14 @@ import type { Code } from "../problems/codes.js";
 import { DEFAULT_CPU_PINNING, DEFAULT_KILL_GRACE_MS, DEFAULT_SPAWN } from "../run/executor/run-defaults.js";
 import { DEFAULT_LOCK_DIR_TEXT, defaultLockDir, SYSTEM_LOCK_DIR } from "../run/lock/default-lock-dir.js";
 import { VERSION } from "../version.js";
-import { countArgument, durationArgument, sizeArgument, takeArgumentFailureCode } from "./arg-parsers.js";
+import {
+  countArgument,
+  durationArgument,
+  pathArgument,
+  pathsArgument,
+  sizeArgument,
+  takeArgumentFailureCode,
+} from "./arg-parsers.js";
 import { CommandLineError } from "./command-line-error.js";
 import { writeErr, writeOut } from "./output.js";
 import type { ReportFormat } from "./report-failure.js";
@@ -55,8 +62,16 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
     configure(program.command("compile"))
       .description("check a pipeline file and write a deterministic GPU plan")
       .argument("<file>", "pipeline YAML file (- reads it from stdin)")
-      .option("-o, --output <plan>", "write the plan here (atomically; - for stdout) instead of stdout")
-      .option("--inventory <file>", "compile against an inventory file (detect --json output or short form)")
+      .option(
+        "-o, --output <plan>",
+        "write the plan here (atomically; - for stdout) instead of stdout",
+        pathArgument(),
+      )
+      .option(
+        "--inventory <file>",
+        "compile against an inventory file (detect --json output or short form)",
+        pathArgument(),
+      )
       .option(
         "--target <name>",
         "compile against a target profile: built-in or custom (see `gpuplan targets`)",
@@ -64,12 +79,13 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .option(
         "--targets-dir <dir>",
         "folder of custom targets (inventory files NAME.yaml); default: .gpuplan/targets next to the pipeline and in the current folder",
+        pathArgument(),
       )
       .option(
         "--check <plan>",
         "exit 1 when PLAN is not what compile would write now (CI staleness gate); repeatable: each plan is checked against the target or inventory it records, unless --target/--inventory names one",
-        collect,
-        [],
+        pathsArgument(),
+        [] as string[],
       )
       .addOption(
         new Option("--format <format>", "how to report problems")
@@ -80,6 +96,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .option(
         "--history <runs...>",
         "learn step estimates and VRAM from earlier runs: run ids or run folders, or auto (this file's newest runs)",
+        pathsArgument(),
       )
       .option("--strict", "treat warnings as errors")
       // Live detection marks gpuplan's own GPU processes by the slot lock's holders.
@@ -96,7 +113,11 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
     configure(program.command("detect"))
       .description("find NVIDIA and AMD GPUs and the CPU")
       .option("--json", "print the inventory as JSON (schema gpuplan/inventory@1)")
-      .option("--save <file>", "also write the inventory JSON to FILE, for compile --inventory")
+      .option(
+        "--save <file>",
+        "also write the inventory JSON to FILE, for compile --inventory",
+        pathArgument(),
+      )
       .option("--all", "ignore CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and friends")
       .addOption(
         new Option(
@@ -135,7 +156,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
         "plan JSON from gpuplan compile, or a pipeline YAML file (with --resume: the run's own)",
       )
       .option("--pipeline <name>", "run only this pipeline (repeatable)", collect, [])
-      .option("--events <file>", "also append the JSON Lines events to FILE")
+      .option("--events <file>", "also append the JSON Lines events to FILE", pathArgument())
       .option("--no-wait", "exit 75 at once when a GPU slot is busy instead of waiting")
       .addOption(
         new Option(
@@ -143,7 +164,11 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
           "give up waiting for a GPU slot after this long (e.g. 10m)",
         ).argParser(durationArgument()),
       )
-      .option("--resume <run>", "continue run RUN (id or directory), skipping steps that completed")
+      .option(
+        "--resume <run>",
+        "continue run RUN (id or directory), skipping steps that completed",
+        pathArgument(),
+      )
       .addOption(
         new Option("--ui <mode>", "how to show progress")
           .choices(["auto", "tui", "plain", "json"] as const)
@@ -200,6 +225,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .option(
         "--inventory <file>",
         "with --executor slurm: the node type the tasks land on (detect --slurm --save); default: the plan's own",
+        pathArgument(),
       );
     // Then the sbatch request flags (with --executor slurm), then the array task's own.
     withSlurmRequestOptions(runCli, collect)
@@ -231,10 +257,11 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
           .choices(["slurm"] as const)
           .makeOptionMandatory(),
       )
-      .requiredOption("-o, --output <dir>", "folder to write (new or empty; see --force)")
+      .requiredOption("-o, --output <dir>", "folder to write (new or empty; see --force)", pathArgument())
       .option(
         "--inventory <file>",
         "the node type the tasks land on (detect --slurm --save); default: the plan's own inventory",
+        pathArgument(),
       );
     withSlurmRequestOptions(exportCli, collect)
       .option("--json", "print what was written as JSON (schema gpuplan/slurm-export@1)")
@@ -280,6 +307,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .option(
         "-o, --output <file>",
         "write here (- for stdout); default: stdout, or beside the run on a terminal",
+        pathArgument(),
       )
       .addOption(
         new Option("--format <format>", "an HTML page, or Chrome trace events (Perfetto, chrome://tracing)")
@@ -309,6 +337,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .option(
         "--targets-dir <dir>",
         "folder of custom targets (default: .gpuplan/targets in the current folder)",
+        pathArgument(),
       )
       .action((options) => runCommand(format, () => import("./commands/targets.js"), options));
   }
@@ -409,6 +438,7 @@ function flagsGiven(command: CommandUnknownOpts): string[] {
 const lockDirOption = () =>
   new Option("--lock-dir <dir>", "the GPU slot lock directory, shared by the gpuplans that share GPUs")
     .env("GPUPLAN_LOCK_DIR")
+    .argParser(pathArgument())
     .default(defaultLockDir(), DEFAULT_LOCK_DIR_TEXT);
 
 /**

@@ -2,7 +2,7 @@
 // help), carry a code, and keep the requested report format; -v is the version; `compile -` reads
 // stdin; --check never suggests overwriting a file that is not a plan; counts read naturally;
 // our own bugs print versions and how to report them.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { stderr, stdout } from "../../src/cli/output-guard.js";
@@ -50,6 +50,43 @@ describe("usage errors", () => {
     expect(r.stderr).toMatch(/\n {2}hint: .*see gpuplan[a-z ]* --help\n$/);
     expect(r.stderr).not.toContain("Options:");
     expect(hasCrashed(r)).toBe(false);
+  });
+
+  it('an empty path (`-o "$OUT"` with OUT unset) is an invalid value, never the current or the runs folder', () => {
+    // A run in the runs folder: --history "" read the folder itself as a run (exit 1).
+    mkdirSync(join(t.dir, ".gpuplan/runs/20261122T011500Z-3fa9c1"), { recursive: true });
+    writeFileSync(join(t.dir, "plan.json"), "{}");
+    const cases: [string[], string][] = [
+      [["compile", EXAMPLE, "--history", ""], "--history <runs...>"],
+      [["compile", EXAMPLE, "--history", "auto", ""], "--history <runs...>"],
+      [["compile", EXAMPLE, "-o", ""], "-o, --output <plan>"],
+      [["compile", EXAMPLE, "--inventory", ""], "--inventory <file>"],
+      [["compile", EXAMPLE, "--targets-dir", ""], "--targets-dir <dir>"],
+      [["compile", EXAMPLE, "--check", "plan.json", "--check", ""], "--check <plan>"],
+      [["compile", EXAMPLE, "--lock-dir", ""], "--lock-dir <dir>"],
+      [["detect", "--save", ""], "--save <file>"],
+      [["detect", "--lock-dir", ""], "--lock-dir <dir>"],
+      [["run", "plan.json", "--events", ""], "--events <file>"],
+      [["run", "--resume", ""], "--resume <run>"],
+      [["run", "plan.json", "--inventory", ""], "--inventory <file>"],
+      [["run", "plan.json", "--lock-dir", ""], "--lock-dir <dir>"],
+      [["export", "plan.json", "--to", "slurm", "-o", ""], "-o, --output <dir>"],
+      [["export", "plan.json", "--to", "slurm", "-o", "out", "--inventory", ""], "--inventory <file>"],
+      [["report", "-o", ""], "-o, --output <file>"],
+      [["targets", "--targets-dir", ""], "--targets-dir <dir>"],
+      [["locks", "--lock-dir", ""], "--lock-dir <dir>"],
+    ];
+    for (const [args, option] of cases) {
+      const r = gpuplan(args, { cwd: t.dir });
+      expect(r.stderr, args.join(" ")).toMatch(
+        new RegExp(
+          `^gpuplan: error: option '${option.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}' argument '' is invalid\\. It is empty: name a file or folder\\.  \\[invalid-option-value\\]\\n`,
+        ),
+      );
+      expect(r.exitCode, args.join(" ")).toBe(2);
+      expect(hasCrashed(r)).toBe(false);
+    }
+    expect(existsSync(join(t.dir, "out"))).toBe(false);
   });
 
   it("under --format json (or --json), a bad flag and a missing file are still a JSON report on stdout", () => {
