@@ -11,13 +11,14 @@ import { basename, join, resolve } from "node:path";
 import { error, type Problem, warning } from "../problems/problem.js";
 import {
   findRunDir,
-  listRunIds,
   type RunFolder,
   type RunHead,
   readRunEvents,
   readRunHead,
 } from "../report/run-folder.js";
+import { RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import { RUNS_DIR } from "../run/record/journal.js";
+import { runIdsNewestFirst } from "../runs/run-order.js";
 import { stepKey } from "./step-key.js";
 
 /** How many of the newest runs of the pipeline file `--history auto` learns from. */
@@ -58,7 +59,11 @@ export async function readHistory(
   const history: History = { runs: [], steps: new Map(), notes: [], problems: [] };
   const auto = refs.length === 1 && refs[0] === "auto";
   const dirs = auto
-    ? (await listRunIds(runsDir)).reverse().map((id) => resolve(runsDir, id))
+    ? // gpuplan run's runs only: an exported array's slurm-JOB keeps its events in its tasks' files
+      // (slurm/events/), which history does not read, and would take the place of a run it can.
+      (await runIdsNewestFirst(runsDir))
+        .filter((id) => RUN_ID_PATTERN.test(id))
+        .map((id) => resolve(runsDir, id))
     : await Promise.all(refs.map((r) => findRunDir(r, runsDir)));
   const own: RunFolder[] = [];
   const seen = new Set<string>();

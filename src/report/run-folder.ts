@@ -7,14 +7,14 @@
  * gives a report of what could be read, with notes saying what could not. Files are read only
  * when they are regular files inside the folder, never through a link (open-in-folder.ts).
  */
-import { lstat, readdir, stat } from "node:fs/promises";
+import { lstat, stat } from "node:fs/promises";
 import { basename, join, relative, resolve, sep } from "node:path";
 import { checkPlan, parsePlanText } from "../plan/read-plan.js";
 import { UsageError } from "../problems/errors.js";
-import { RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runDirOf } from "../run/record/run-dir-of.js";
+import { runIdsNewestFirst } from "../runs/run-order.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { MAX_SOURCE_BYTES } from "../source/read-source-text.js";
 import { attemptKey } from "./attempts.js";
@@ -62,8 +62,8 @@ const OK_TAILS_BUDGET = 600_000;
  */
 export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): Promise<string> {
   if (run === undefined) {
-    const ids = await listRunIds(runsDir);
-    const latest = ids.at(-1);
+    // Ordered as gpuplan runs lists them: an exported array's slurm-JOB by when it started, not its name.
+    const [latest] = await runIdsNewestFirst(runsDir);
     if (latest === undefined)
       throw new UsageError(`no runs in ${runsDir}`, "unknown-run", "run one with gpuplan run PLAN");
     return join(runsDir, latest);
@@ -91,7 +91,7 @@ const RUN_FILES = ["journal.jsonl", "plan.json", "events.jsonl"];
  */
 export async function checkRunFolder(dir: string, run: string, runsDir = RUNS_DIR): Promise<void> {
   for (const name of RUN_FILES) if (await lstat(join(dir, name)).catch(() => null)) return;
-  const holdsRuns = (await listRunIds(dir)).length > 0;
+  const holdsRuns = (await runIdsNewestFirst(dir)).length > 0;
   throw new UsageError(
     `${run} is not a run folder: it has none of ${RUN_FILES.join(", ")}`,
     "unknown-run",
@@ -99,15 +99,6 @@ export async function checkRunFolder(dir: string, run: string, runsDir = RUNS_DI
       ? `it holds runs: name one of them (gpuplan runs lists them), or leave the run out for the newest`
       : `name a run id or a run folder (${runsDir}/<id>); gpuplan runs lists the runs in ${runsDir}/`,
   );
-}
-
-/** Run ids in the runs folder, oldest first (ids sort by their start time). */
-export async function listRunIds(runsDir = RUNS_DIR): Promise<string[]> {
-  const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((e) => e.isDirectory() && RUN_ID_PATTERN.test(e.name))
-    .map((e) => e.name)
-    .sort();
 }
 
 export async function readRunFolder(runDir: string): Promise<RunFolder> {

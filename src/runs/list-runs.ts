@@ -8,10 +8,10 @@ import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
-import { RUN_ID_PATTERN, runIdTime, SLURM_RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
+import { byNewest, isRunId, runStartMs } from "./run-order.js";
 
 export type { RunListing } from "../schema-types/runs.js";
 
@@ -24,9 +24,6 @@ export type RunInUse = (runDir: string) => Promise<boolean>;
  * healthy runs were listed as damaged.
  */
 const RUNS_AT_ONCE = 8;
-
-/** Whether `name` is a run folder's: gpuplan run's (`20261122T011500Z-3fa9c1`) or an exported array's (`slurm-JOB`). */
-const isRunId = (name: string): boolean => RUN_ID_PATTERN.test(name) || SLURM_RUN_ID_PATTERN.test(name);
 
 /**
  * Runs newest first (by when they started); folders that are not runs (other names, symlinks,
@@ -67,22 +64,12 @@ export async function listRuns(runsDir: string, inUse?: RunInUse, slurm?: RunCom
   return newestFirst(runs);
 }
 
-/**
- * gpuplan run's ids say when the run started; an exported array's `slurm-JOB` does not, and its
- * journal header (written by its first task to start) does — or, without one, its folder's time.
- * A prune keeps the newest: `slurm-JOB` must not sort above every run for its name.
- */
+/** The runs newest first by when they started (run-order.ts: the order report's newest run agrees with). */
 async function newestFirst(runs: RunListing[]): Promise<RunListing[]> {
   const keyed = await Promise.all(
-    runs.map(async (r) => {
-      const started = runIdTime(r.id) ?? (r.startedAt !== null ? Date.parse(r.startedAt) : Number.NaN);
-      const key = Number.isFinite(started) ? started : ((await lstat(r.dir).catch(() => null))?.mtimeMs ?? 0);
-      return { r, key };
-    }),
+    runs.map(async (r) => ({ r, id: r.id, start: await runStartMs(r.dir, r.id, r.startedAt) })),
   );
-  return keyed
-    .sort((a, b) => b.key - a.key || (a.r.id < b.r.id ? 1 : a.r.id > b.r.id ? -1 : 0))
-    .map((k) => k.r);
+  return keyed.sort(byNewest).map((k) => k.r);
 }
 
 const isFdLimit = (e: unknown): boolean => {

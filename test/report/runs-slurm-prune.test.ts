@@ -426,6 +426,71 @@ describe("an exported array's run (gpuplan export, then sbatch): .gpuplan/runs/s
   });
 });
 
+describe("report's newest run (no run named) is runs' first: an exported array's slurm-JOB by when it started", () => {
+  function exportedRun(f: Fake): void {
+    for (const args of [
+      ["compile", "p.yaml", "-o", "plan.json"],
+      ["export", "plan.json", "--to", "slurm", "-o", "out"],
+    ]) {
+      const r = gpuplan(args, { cwd: f.cwd, env: f.env });
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+  }
+  /** Task `i` of exported array 77 as Slurm would start it (see the describe above). */
+  function runTask(f: Fake, i: number): void {
+    const r = spawnSync("/bin/bash", ["out/01-cpu.sbatch"], {
+      cwd: f.cwd,
+      env: {
+        ...process.env,
+        ...f.env,
+        PATH: `${f.bin}:/usr/bin:/bin`,
+        SLURM_ARRAY_JOB_ID: "77",
+        SLURM_ARRAY_TASK_ID: String(i),
+      },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+  }
+  const startedAt = (f: Fake, at: Date) => {
+    const journal = join(f.cwd, ".gpuplan/runs/slurm-77/journal.jsonl");
+    const iso = at.toISOString().replace(/\.\d+Z$/, ".000Z");
+    writeFileSync(
+      journal,
+      readFileSync(journal, "utf8").replace(/"startedAt":"[^"]+"/, `"startedAt":"${iso}"`),
+    );
+  };
+  const reportedRun = (f: Fake): string => {
+    const r = gpuplan(["report", "-o", "-", "--format", "trace"], { cwd: f.cwd, env: f.env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    return r.stdout;
+  };
+
+  it("a slurm-JOB started after the newest dated run is reported; one started before it is not", () => {
+    const f = fake();
+    exportedRun(f);
+    const local = gpuplan(["run", "p.yaml"], {
+      cwd: f.cwd,
+      env: { ...f.env, PATH: `${f.bin}:/usr/bin:/bin` },
+    });
+    expect(local.exitCode, local.stderr).toBe(0);
+    const [dated] = readdirSync(join(f.cwd, ".gpuplan/runs"));
+    runTask(f, 0);
+    runTask(f, 1);
+    const datedAt = Date.parse(
+      dated!.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-.*$/, "$1-$2-$3T$4:$5:$6Z"),
+    );
+    startedAt(f, new Date(datedAt + 60_000));
+    expect(listing(f).map((r) => r.id)).toEqual(["slurm-77", dated]);
+    expect(reportedRun(f)).toContain("slurm-77");
+    // Started an hour before the dated run: by its name it would still sort first.
+    startedAt(f, new Date(datedAt - 3600_000));
+    expect(listing(f).map((r) => r.id)).toEqual([dated, "slurm-77"]);
+    const page = reportedRun(f);
+    expect(page).toContain(dated);
+    expect(page).not.toContain("slurm-77");
+  });
+});
+
 describe("gpuplan runs with the Slurm controller down", () => {
   it("asks squeue once for every Slurm run listed: its failure (an exit status) stands for the others", () => {
     const f = fake();
