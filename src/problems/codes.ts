@@ -511,7 +511,7 @@ export const CODES = {
   "resume-plan-unverified": problem(
     "warning",
     "`--resume`: the run's plan.json could not be checked",
-    "The run folder was made by a gpuplan that recorded no digest of its plan in the journal (older versions, and the folders exported sbatch scripts make): plan.json is resumed as it is now. Were it changed since the run started, its steps would run as if the old plan's had finished; newer runs refuse that (`resume-plan-changed`).",
+    "The run folder was made by a gpuplan that recorded no digest of its plan in the journal (older versions, the folders older exported sbatch scripts made, and those made on a node without sha256sum): plan.json is resumed as it is now. Were it changed since the run started, its steps would run as if the old plan's had finished; newer runs refuse that (`resume-plan-changed`).",
     "make sure plan.json is still the plan the run started with",
   ),
   "records-incomplete": failure(

@@ -15,7 +15,7 @@ import { type RunProgress, readSlurmRunProgress } from "./follow/run-progress.js
 export interface TaskOfRun extends RunProgress {
   runId: string;
   runDir: string;
-  /** The digest of plan.json the run's journal recorded when it was submitted (none: an older or exported run). */
+  /** The digest of plan.json the run's journal recorded when it was submitted (none: an older run, or an exported array's whose node had no sha256sum). */
   planSha256?: string;
 }
 

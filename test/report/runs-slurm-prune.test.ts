@@ -426,6 +426,42 @@ describe("an exported array's run (gpuplan export, then sbatch): .gpuplan/runs/s
   });
 });
 
+describe("an exported array's plan.json, checked against the digest its first task recorded", () => {
+  it("a resume of a changed plan.json is refused (resume-plan-changed)", () => {
+    const f = fake();
+    for (const args of [
+      ["compile", "p.yaml", "-o", "plan.json"],
+      ["export", "plan.json", "--to", "slurm", "-o", "out"],
+    ]) {
+      const r = gpuplan(args, { cwd: f.cwd, env: f.env });
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+    const r = spawnSync("/bin/bash", ["out/01-cpu.sbatch"], {
+      cwd: f.cwd,
+      env: {
+        ...process.env,
+        ...f.env,
+        PATH: `${f.bin}:/usr/bin:/bin`,
+        SLURM_ARRAY_JOB_ID: "77",
+        SLURM_ARRAY_TASK_ID: "0",
+      },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    // Task 1 was cancelled before it started: Slurm has forgotten it, the run can be resumed.
+    command(f, "squeue", "", 1, "slurm_load_jobs error: Invalid job id specified\n");
+    expect(listing(f)[0]).toMatchObject({ id: "slurm-77", status: "interrupted", resumable: true });
+    const plan = join(f.cwd, ".gpuplan/runs/slurm-77/plan.json");
+    writeFileSync(plan, readFileSync(plan, "utf8").replace('"sleep"', '"true"'));
+    const resumed = gpuplan(["run", "--resume", "slurm-77", "--executor", "slurm", "--detach"], {
+      cwd: f.cwd,
+      env: f.env,
+    });
+    expect(resumed.stderr).toContain("[resume-plan-changed]");
+    expect(resumed.exitCode).toBe(2);
+  });
+});
+
 describe("report's newest run (no run named) is runs' first: an exported array's slurm-JOB by when it started", () => {
   function exportedRun(f: Fake): void {
     for (const args of [

@@ -3,6 +3,7 @@
 // type, GRES types, time limits, shards, settings from the pipeline file, and scripts that bash
 // runs as written whatever the pipeline names hold.
 import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -426,6 +427,8 @@ describe("the generated script under bash (no Slurm: the variables a task gets, 
       pipelines: out.arrays[1]!.pipelines,
     });
     expect(new Date(header.startedAt).getTime()).not.toBeNaN();
+    // The digest run --resume checks plan.json against, as gpuplan run records it.
+    expect(header.planSha256).toBe(createHash("sha256").update('{"plan":"as exported"}\n').digest("hex"));
     expect(JSON.parse(readFileSync(join(runDir, "slurm/jobs.json"), "utf8"))).toEqual({
       schema: "gpuplan/slurm-run@1",
       arrays: [{ job: "77", script: out.arrays[1]!.script, pipelines: out.arrays[1]!.pipelines }],
@@ -438,6 +441,29 @@ describe("the generated script under bash (no Slurm: the variables a task gets, 
       "owner",
       "started",
     ]);
+  });
+
+  it("a node whose sha256sum is missing or says something else: the run folder is made without a digest", () => {
+    const { plan, shape } = planFor(MIXED);
+    const cpu = exported(plan, shape).files[1]!.text;
+    const bin = join(dir, "odd-sha256sum");
+    mkdirSync(bin, { recursive: true });
+    for (const [name, script] of [
+      ["failing", "exit 1"],
+      ["odd", "echo 'SHA256 (stdin) = 0123'"],
+      ["escaped", `printf '\\\\%s  -\\n' ${"a".repeat(64)}`],
+    ]) {
+      writeFileSync(join(bin, "sha256sum"), `#!/bin/sh\n${script}\n`);
+      chmodSync(join(bin, "sha256sum"), 0o755);
+      rmSync(join(projectDir, ".gpuplan"), { recursive: true, force: true });
+      const r = runTask(cpu, { SLURM_ARRAY_TASK_ID: "0", PATH: `${bin}:${process.env.PATH}` });
+      expect(r.status, `${name}: ${r.stderr}`).toBe(0);
+      expect(r.argv[0], name).toBe("run");
+      const header = JSON.parse(readFileSync(join(runDir, "journal.jsonl"), "utf8"));
+      expect(header, name).toMatchObject({ type: "run", run: "slurm-77", baseDir: projectDir });
+      expect(header, name).not.toHaveProperty("planSha256");
+    }
+    rmSync(join(projectDir, ".gpuplan"), { recursive: true, force: true });
   });
 
   it("a run folder slurm-JOB another array made (job ids repeat) is never adopted: the task refuses, nothing run", () => {

@@ -143,7 +143,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
       const task = await loadTaskOfRun(file, request.slurmTask);
       // A task runs the plan.json it was handed: one changed after the run was submitted would run
       // its own steps, and skip those the old plan completed. Unchecked where no digest was kept
-      // (an exported array's folder): every task would say so.
+      // (an older run's, or an exported array's made where sha256sum was missing): every task would say so.
       if (task.planSha256 !== undefined) {
         const { checkPlanDigest } = await import("../record/plan-digest.js");
         // Only the current format is kept as given (load-run-input.ts): anything else was not written by the run.

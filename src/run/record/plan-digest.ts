@@ -19,7 +19,7 @@ export function planDigest(bytes: Uint8Array): string {
  * and GPUs as if the old plan's steps had finished ok (Nextflow and Snakemake refuse to resume a
  * changed workflow's tasks for the same reason). The digest guards against accidents, not
  * against someone who can rewrite the journal too. A journal from before the digest (an older
- * gpuplan, an exported sbatch script's folder) resumes unchecked, with a warning saying so.
+ * gpuplan or its exported sbatch scripts, or one whose node had no sha256sum) resumes unchecked, with a warning saying so.
  */
 export function checkPlanDigest(
   planPath: string,
@@ -33,7 +33,7 @@ export function checkPlanDigest(
     return [
       warning({
         code: "resume-plan-unverified",
-        message: `run ${run}: its journal keeps no digest of its plan (an older gpuplan made it, or an exported sbatch script): plan.json is resumed as it is now, unchecked`,
+        message: `run ${run}: its journal keeps no digest of its plan (an older gpuplan or its exported sbatch script made it, or a node without sha256sum): plan.json is resumed as it is now, unchecked`,
         hint: "make sure plan.json is still the plan the run started with; a changed one runs its own steps as if the old plan's had finished",
         file: planPath,
       }),
