@@ -160,8 +160,14 @@ async function describeRun(
     const standing = await readSlurmRunStanding(dir, id, pipelines, slurm);
     const endedAt = standing.status === "submitted" ? null : standing.endedAt;
     const wallMs = endedAt ? Date.parse(endedAt) - Date.parse(header.startedAt) : Number.NaN;
+    const changed =
+      standing.status !== "ok" &&
+      standing.status !== "damaged" &&
+      !standing.active &&
+      hasPlan &&
+      (await planChanged(dir, header.planSha256));
     const resumable =
-      standing.status !== "ok" && standing.status !== "damaged" && !standing.active && hasPlan;
+      standing.status !== "ok" && standing.status !== "damaged" && !standing.active && hasPlan && !changed;
     return {
       ...base,
       ...started,
@@ -173,11 +179,12 @@ async function describeRun(
       ...stepCounts([...lines, ...(await taskJournalLines(dir))]),
       resumable,
       resume: resumable ? resumeCommand : null,
-      problem:
-        standing.problem ??
-        (!hasPlan && standing.status !== "ok"
-          ? "its plan.json is missing or not a plan: it cannot be resumed"
-          : null),
+      problem: changed
+        ? PLAN_CHANGED
+        : (standing.problem ??
+          (!hasPlan && standing.status !== "ok"
+            ? "its plan.json is missing or not a plan: it cannot be resumed"
+            : null)),
     };
   }
   const counts = ended ? countsOf(lastEnd!) : stepCounts(lines);
@@ -192,7 +199,8 @@ async function describeRun(
           : "ok";
   const endedAt = ended && typeof lastEnd!.ts === "string" ? lastEnd!.ts : null;
   const wallMs = endedAt ? Math.max(0, Date.parse(endedAt) - Date.parse(header.startedAt)) : null;
-  const resumable = !running && status !== "ok" && hasPlan;
+  const changed = !running && status !== "ok" && hasPlan && (await planChanged(dir, header.planSha256));
+  const resumable = !running && status !== "ok" && hasPlan && !changed;
   return {
     ...base,
     ...started,
@@ -203,8 +211,9 @@ async function describeRun(
     ...counts,
     resumable,
     resume: resumable ? resumeCommand : null,
-    problem:
-      status === "submitted"
+    problem: changed
+      ? PLAN_CHANGED
+      : status === "submitted"
         ? `its pipelines were submitted to Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`
         : status === "unfinished"
           ? inUse
@@ -214,6 +223,26 @@ async function describeRun(
             ? "its plan.json is missing or not a plan: it cannot be resumed"
             : null,
   };
+}
+
+const PLAN_CHANGED =
+  "its plan.json is not the plan it started with (changed since: its SHA-256 is not the one its journal recorded): it cannot be resumed";
+
+/**
+ * Whether the run's plan.json is not the one its journal's header recorded (planSha256), which
+ * run --resume refuses (resume-plan-changed). Asked only of a run that could otherwise be resumed;
+ * one that recorded none (an older gpuplan's) cannot be told, and resumes with a warning.
+ */
+async function planChanged(dir: string, recorded: unknown): Promise<boolean> {
+  if (typeof recorded !== "string") return false;
+  const path = join(dir, "plan.json");
+  const bytes = await fdRetry(path, () => readFile(path)).catch((e: unknown) =>
+    e instanceof OutOfFds ? Promise.reject(e) : null,
+  );
+  // Unreadable since its name was read: the resume will say why.
+  if (bytes === null) return false;
+  const { planDigest } = await import("../run/record/plan-digest.js");
+  return planDigest(bytes) !== recorded;
 }
 
 /** Whether the run's journal was written after `mtimeMs` (its slurm/jobs.json's). */

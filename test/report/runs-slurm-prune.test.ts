@@ -427,7 +427,7 @@ describe("an exported array's run (gpuplan export, then sbatch): .gpuplan/runs/s
 });
 
 describe("an exported array's plan.json, checked against the digest its first task recorded", () => {
-  it("a resume of a changed plan.json is refused (resume-plan-changed)", () => {
+  it("a changed plan.json: runs lists the run as not resumable, saying why, and a resume is refused (resume-plan-changed)", () => {
     const f = fake();
     for (const args of [
       ["compile", "p.yaml", "-o", "plan.json"],
@@ -453,12 +453,49 @@ describe("an exported array's plan.json, checked against the digest its first ta
     expect(listing(f)[0]).toMatchObject({ id: "slurm-77", status: "interrupted", resumable: true });
     const plan = join(f.cwd, ".gpuplan/runs/slurm-77/plan.json");
     writeFileSync(plan, readFileSync(plan, "utf8").replace('"sleep"', '"true"'));
+    // runs says so first, without a resume: not resumable, and why.
+    expect(listing(f)[0]).toMatchObject({
+      id: "slurm-77",
+      status: "interrupted",
+      resumable: false,
+      resume: null,
+      problem:
+        "its plan.json is not the plan it started with (changed since: its SHA-256 is not the one its journal recorded): it cannot be resumed",
+    });
     const resumed = gpuplan(["run", "--resume", "slurm-77", "--executor", "slurm", "--detach"], {
       cwd: f.cwd,
       env: f.env,
     });
     expect(resumed.stderr).toContain("[resume-plan-changed]");
     expect(resumed.exitCode).toBe(2);
+  });
+});
+
+describe("gpuplan runs: a local run whose plan.json changed since it started", () => {
+  it("is not resumable, and says why; restored, it is resumable again", () => {
+    const f = fake();
+    const r = gpuplan(["run", "p.yaml"], { cwd: f.cwd, env: { ...f.env, PATH: `${f.bin}:/usr/bin:/bin` } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const [id] = readdirSync(join(f.cwd, ".gpuplan/runs"));
+    const runDir = join(f.cwd, ".gpuplan/runs", id!);
+    // Stopped before its end (kill -9): it never ended, and can be resumed.
+    const journal = join(runDir, "journal.jsonl");
+    const lines = readFileSync(journal, "utf8").trimEnd().split("\n");
+    writeFileSync(journal, `${lines.filter((l) => !l.startsWith('{"type":"end"')).join("\n")}\n`);
+    expect(listing(f)[0]).toMatchObject({ id, status: "unfinished", resumable: true });
+    const plan = join(runDir, "plan.json");
+    const original = readFileSync(plan, "utf8");
+    writeFileSync(plan, `${original} `);
+    expect(listing(f)[0]).toMatchObject({
+      id,
+      status: "unfinished",
+      resumable: false,
+      resume: null,
+      problem:
+        "its plan.json is not the plan it started with (changed since: its SHA-256 is not the one its journal recorded): it cannot be resumed",
+    });
+    writeFileSync(plan, original);
+    expect(listing(f)[0]).toMatchObject({ id, resumable: true });
   });
 });
 
