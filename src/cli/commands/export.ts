@@ -5,7 +5,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { PLAN_SCHEMA } from "../../plan/plan-text.js";
 import { checkPlan, type PlanCheck } from "../../plan/read-plan.js";
@@ -33,7 +33,7 @@ import {
   projectDir,
   type SlurmCliOptions,
 } from "../slurm-options.js";
-import { writeUserFile } from "../write-file.js";
+import { writeFolderFiles } from "../write-folder.js";
 
 export interface ExportOptions extends SlurmCliOptions {
   to: "slurm";
@@ -77,17 +77,14 @@ export default async function exportPlan(planFile: string, options: ExportOption
   const problems: Problem[] = [...settingsProblems, ...nodeProblems, ...result.problems];
   const failed = hasErrors(problems);
   if (!failed) {
-    await makeFolders(join(outDir, "logs")).catch((e: unknown) => {
-      throw fileError(e, join(outDir, "logs"), "write", "folder");
+    const made = (await stat(outDir).catch(() => null)) === null;
+    await makeFolders(outDir).catch((e: unknown) => {
+      throw fileError(e, outDir, "write", "folder");
     });
+    // All or none (write-folder.ts): Ctrl-C between two files left the first ones written.
     // The tasks run this copy: what was exported is what runs, even if plan.json changes later.
     // The names in the folder are gpuplan's: a link planted in a --force'd folder is replaced, not followed.
-    await writeUserFile(join(outDir, "plan.json"), text, "file", "chosen");
-    for (const f of result.files) {
-      const path = join(outDir, f.name);
-      await writeUserFile(path, f.text, "file", "chosen");
-      if (f.executable) await chmod(path, 0o755);
-    }
+    await writeFolderFiles(outDir, [{ name: "plan.json", text }, ...result.files], ["logs"], made);
   }
   if (options.json) {
     const report: GpuplanSlurmExport = {
