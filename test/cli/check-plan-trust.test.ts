@@ -121,6 +121,6 @@ describe("compile -o", () => {
     const r = gpuplan(["compile", "p.yaml", "--target", "cpu-only", "-o", ""], { cwd: repo });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toContain("-o needs a file name");
+    expect(r.stderr).toContain("It is empty: name a file or folder.  [invalid-option-value]");
   });
 });

@@ -64,12 +64,6 @@ export default async function compile(file: string, options: CompileOptions): Pr
       "--check never writes",
     );
   }
-  if (options.output === "")
-    throw new UsageError(
-      "-o needs a file name",
-      "invalid-option-value",
-      "name the plan file, or -o - for stdout",
-    );
   // `-o -` is stdout, the default.
   const output = options.output === "-" ? undefined : options.output;
   const checks = options.check ?? [];
