@@ -219,3 +219,21 @@ describe("what sbatch prints", () => {
     expect(r.stderr).not.toContain("(no message)");
   });
 });
+
+describe("a followed run's --events /dev/stdout", () => {
+  it("reaches stdout when it is a socket (a Node parent's pipes, systemd): every event of events.jsonl", () => {
+    // The tasks never report (nothing runs them): Slurm says both completed, and the follower
+    // closes the pipelines out from that. Opening /dev/stdout anew says ENXIO for a socket.
+    answer("sbatch", "4242\n");
+    answer("squeue", "");
+    answer("sacct", "4242_0|COMPLETED|0:0|node3\n4242_1|COMPLETED|0:0|node3\n");
+    const r = run(["run", "plan.json", "--executor", "slurm", "--events", "/dev/stdout", "--ui", "plain"]);
+    answer("sacct", "");
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    const runDir = /run dir: (\S+)/.exec(r.stderr)?.[1];
+    expect(runDir, r.stderr).toBeDefined();
+    const recorded = readFileSync(join(dir, runDir!, "events.jsonl"), "utf8");
+    expect(recorded.split("\n").length).toBeGreaterThan(2);
+    expect(r.stdout).toBe(recorded);
+  });
+});

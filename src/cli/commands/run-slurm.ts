@@ -7,6 +7,7 @@ import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
+import type { StreamSink } from "../../run/record/stream-target.js";
 import type { GpuplanSlurmSubmission } from "../../schema-types/slurm-submit.js";
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
@@ -40,6 +41,8 @@ export async function runOnSlurmCommand(
   file: string,
   options: RunOptions & SlurmRunOptions,
   prepared: PreparedRun,
+  /** `--events` as a stream gpuplan already has (run.ts checkEventsFile): a socket as stdout. */
+  eventsSink?: StreamSink,
 ): Promise<number> {
   const flags = parseSlurmFlags(options);
   // Slurm requeues a task whose node failed unless told not to (JobRequeue=1 is its default): the
@@ -95,6 +98,7 @@ export async function runOnSlurmCommand(
     const result = await runOnSlurm(prepared, submission, {
       input: file,
       ...(options.events && { eventsFile: options.events }),
+      ...(eventsSink && { eventsSink }),
       openView: (context) => openView(context, options.ui),
       detach: options.detach ?? false,
       requeue: options.requeue ?? false,

@@ -85,7 +85,7 @@ export default async function run(file: string | undefined, given: RunOptions): 
   if (options.executor === "slurm") {
     await prepared.run.runLock?.release();
     const { runOnSlurmCommand } = await import("./run-slurm.js");
-    return runOnSlurmCommand(file ?? join(runDir, "plan.json"), options, prepared.run);
+    return runOnSlurmCommand(file ?? join(runDir, "plan.json"), options, prepared.run, eventsSink);
   }
   // A Slurm run resumed here: its tasks still in Slurm would run the same steps beside this run.
   if (prepared.run.resumed && !options.dryRun) await refuseWhileInSlurm(prepared.run);

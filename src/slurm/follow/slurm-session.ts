@@ -17,6 +17,7 @@ import { openEventFiles } from "../../run/record/event-files.js";
 import { type EventDraft, RUN_EVENTS_SCHEMA, type RunEvent, stampEvent } from "../../run/record/events.js";
 import { createRunDir, openJournal, stepKey } from "../../run/record/journal.js";
 import { takeRunLock } from "../../run/record/run-lock.js";
+import type { StreamSink } from "../../run/record/stream-target.js";
 import type { OpenRunView } from "../../run/run-view.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
@@ -78,6 +79,11 @@ export async function completedPipelines(prepared: PreparedRun): Promise<Set<str
 export interface SlurmSessionOptions {
   input: string;
   eventsFile?: string;
+  /**
+   * `--events` names a stream gpuplan already has and cannot open anew (a socket as stdout, as
+   * under systemd or a Node parent's pipes): written through this, as a local run does.
+   */
+  eventsSink?: StreamSink;
   /** The view, as the CLI chose it (UI mode, colour level, where it writes). */
   openView: OpenRunView;
   detach: boolean;
@@ -216,10 +222,15 @@ async function follow(
 ): Promise<RunSummary> {
   const { plan, pipelines, runId } = prepared;
   const { runDir } = submission;
-  const events = openEventFiles([
-    join(runDir, "events.jsonl"),
-    ...(options.eventsFile ? [options.eventsFile] : []),
-  ]);
+  const events = openEventFiles(
+    [join(runDir, "events.jsonl"), ...(options.eventsFile ? [options.eventsFile] : [])],
+    undefined,
+    // Opening /dev/stdout anew fails for a socket (ENXIO): it read as a FIFO nobody reads, and
+    // every event was dropped without a word.
+    options.eventsFile && options.eventsSink
+      ? { sinks: new Map([[options.eventsFile, options.eventsSink]]) }
+      : {},
+  );
   const view = await options.openView({ plan, pipelines: pipelines.map((p) => p.name) });
   let tally = createTally(pipelines);
   const pending: Promise<void>[] = [];
