@@ -32,7 +32,8 @@ interface JournalHeader {
   /**
    * SHA-256 (hex) of plan.json's bytes as the run wrote them: `--resume` refuses a plan.json that
    * no longer matches, since the journal's completed steps are that plan's. Absent in journals of
-   * older gpuplans (and of run folders an exported sbatch script made), which resume unchecked.
+   * older gpuplans (and of run folders their exported sbatch scripts made, or an exported array's
+   * first task on a node without sha256sum), which resume unchecked.
    */
   planSha256?: string;
 }
