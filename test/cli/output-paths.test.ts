@@ -179,4 +179,31 @@ describe("detect --save and run --events", () => {
     expect(ok.exitCode, ok.stderr).toBe(0);
     expect(readFileSync(join(t.dir, "new", "e.jsonl"), "utf8")).toContain('"event":"run.end"');
   });
+
+  it.skipIf(process.platform !== "linux")(
+    "run --events where no folder can be made (under /proc) is a usage error, not a hang",
+    () => {
+      // Node's recursive mkdir spun there at full CPU for good: run never started nor ended.
+      const r = spawnSync(
+        process.execPath,
+        [
+          join(ROOT, "bin/gpuplan.js"),
+          "run",
+          CPU_EXAMPLE,
+          "--ui",
+          "plain",
+          "--events",
+          "/proc/self/x/e.jsonl",
+        ],
+        { cwd: t.dir, env: { ...process.env, ...NO_GPU }, encoding: "utf8", timeout: 15_000 },
+      );
+      expect(r.error, "still running after 15 s").toBeUndefined();
+      expectUsageError(
+        { exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr },
+        "cannot write events file /proc/self/x/e.jsonl: the folder /proc/self/x does not exist",
+      );
+      expect(existsSync(join(t.dir, ".gpuplan"))).toBe(false);
+    },
+    30_000,
+  );
 });

@@ -209,7 +209,7 @@ async function refuseEventsOnJsonStdout(path: string): Promise<void> {
 async function checkEventsFile(path: string, input: string | undefined): Promise<StreamSink | undefined> {
   // Loaded here, as only --events needs it; not by import(), which would cost this command's
   // bundle chunk its code cache (scripts/bundle.mjs).
-  const { mkdir, open, stat } = process.getBuiltinModule("node:fs/promises");
+  const { open, stat } = process.getBuiltinModule("node:fs/promises");
   const [events, plan] = await Promise.all([
     stat(path).catch(() => null),
     input && stat(input).catch(() => null),
@@ -238,7 +238,9 @@ async function checkEventsFile(path: string, input: string | undefined): Promise
     if (existing?.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
     // A FIFO or a device is written to as a stream; opening it here would block or end its reader.
     if (existing && !existing.isFile()) return undefined;
-    await mkdir(dirname(path), { recursive: true });
+    // Not mkdir's recursive option: it spins forever under /proc (make-folders.ts).
+    const { makeFoldersSync } = await import("../../run/record/make-folders.js");
+    makeFoldersSync(dirname(path));
     await (await open(path, "a")).close();
     return undefined;
   } catch (e) {

@@ -14,13 +14,13 @@ import {
   fchmodSync,
   fstatSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
   type Stats,
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
+import { makeFoldersSync } from "../record/make-folders.js";
 import { defaultLockDir } from "./default-lock-dir.js";
 
 /** The directory given (the CLI resolves --lock-dir and GPUPLAN_LOCK_DIR), else the default; always absolute. */
@@ -43,7 +43,8 @@ export function ensureLockDir(dir: string): LockDirMode {
   let st = lstatOrNull(dir);
   if (st === null) {
     try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      // Not mkdir's recursive option: it spins forever under /proc (make-folders.ts).
+      makeFoldersSync(dir, 0o700);
     } catch (e) {
       if (errorCode(e) !== "EEXIST") throw lockDirError(dir, e);
     }

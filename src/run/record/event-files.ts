@@ -12,11 +12,12 @@
  * for `--ui json`'s stdout (`view`): its lines are these very bytes (jsonText, as the view prints
  * JSON), so it too is a copy of the run's own file, and a slow reader of it costs no memory.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { jsonText } from "../../text/json-text.js";
 import type { RunEvent } from "./events.js";
 import { createLineBatcher } from "./line-batcher.js";
+import { makeFoldersSync } from "./make-folders.js";
 import type { RecordFailures } from "./record-failures.js";
 import {
   createStreamTarget,
@@ -77,7 +78,7 @@ export function openEventFiles(
   failures?: RecordFailures,
   options: EventFilesOptions = {},
 ): EventFiles {
-  for (const path of paths.slice(1)) mkdirSync(dirname(path), { recursive: true });
+  for (const path of paths.slice(1)) makeFoldersSync(dirname(path));
   const own = openFileTarget(paths[0]!);
   const replayFd = own && (paths.length > 1 || options.view) ? openSync(own.path, "r") : null;
   const replay: Replay | undefined =
