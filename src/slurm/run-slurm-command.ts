@@ -59,7 +59,7 @@ export function slurmCommandRunner(
 /**
  * `run`, except that a read that did not answer (not on PATH, past its time limit, or failed with
  * an exit status: the controller down, accounting disabled) is not asked again: its answer stands
- * for every later call. For one command that asks Slurm about many runs (`gpuplan runs`,
+ * for every later call asking the same of other jobs. For one command that asks Slurm about many runs (`gpuplan runs`,
  * `--prune`), where each would otherwise wait out the limit anew (50 Slurm runs with the
  * controller down: 50 minutes) or start its own squeue (3,000 runs: 3,000 squeues, each a
  * connection the controller refuses). squeue's "Invalid job id specified" is that call's answer
@@ -71,17 +71,27 @@ export function rememberUnanswered(run: RunCommand): RunCommand {
   const unanswered = new Map<string, CommandOutput>();
   const firstCalls = new Map<string, Promise<CommandOutput>>();
   return async (command, args) => {
-    const first = firstCalls.get(command);
+    const key = questionOf(command, args);
+    const first = firstCalls.get(key);
     if (first) await first.catch(() => undefined);
-    const known = unanswered.get(command);
+    const known = unanswered.get(key);
     if (known) return known;
     const call = run(command, args).then((out) => {
-      if (isUnanswered(command, out)) unanswered.set(command, out);
+      if (isUnanswered(command, out)) unanswered.set(key, out);
       return out;
     });
-    if (!first) firstCalls.set(command, call);
+    if (!first) firstCalls.set(key, call);
     return call;
   };
+}
+
+/**
+ * What a call asks, less which jobs: calls that differ only in `-j JOBS` ask the same source. Not
+ * the command alone: `sacct -X` failing where accounting storage is disabled is exactly when its
+ * fallback `sacct -c` (the job completion log, sacct-tasks.ts) must still be asked.
+ */
+function questionOf(command: string, args: readonly string[]): string {
+  return JSON.stringify([command, ...args.map((a, i) => (args[i - 1] === "-j" ? "" : a))]);
 }
 
 /** Whether `out` says Slurm cannot be asked at all, rather than answering this call. */

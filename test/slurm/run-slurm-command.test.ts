@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { sacctTaskStates } from "../../src/slurm/follow/sacct-tasks.js";
 import { rememberUnanswered, slurmCommandRunner } from "../../src/slurm/run-slurm-command.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-slurm-runner-"));
@@ -29,6 +30,22 @@ describe("slurmCommandRunner with an interrupt", () => {
 });
 
 describe("rememberUnanswered", () => {
+  it("sacct -X failing (accounting storage disabled) still lets its fallback, the completion log (sacct -c), be asked", async () => {
+    const asked: string[] = [];
+    const slurm = rememberUnanswered(async (command, args) => {
+      asked.push(`${command} ${args.join(" ")}`);
+      if (args.includes("-X"))
+        return { status: 1, stdout: "", stderr: "sacct: error: Slurm accounting storage is disabled\n" };
+      return { status: 0, stdout: "4243|TIMEOUT|0:0|node3\n", stderr: "" };
+    });
+    const found = await sacctTaskStates(slurm, [{ name: "4242_0", rawJob: "4243" }]);
+    expect(asked.map((a) => a.split(" -j")[0])).toEqual(["sacct -n -P -X", "sacct -c -n -P"]);
+    expect(found.get("4242_0")).toMatchObject({ state: "TIMEOUT" });
+    // The same question of other jobs is not asked again.
+    await sacctTaskStates(slurm, [{ name: "4250_0", rawJob: "4251" }]);
+    expect(asked.filter((a) => a.includes("-X"))).toHaveLength(1);
+  });
+
   it("a command past its time limit is asked once, its answer given to every later call; others are asked each time", async () => {
     const runner = slurmCommandRunner(env, 300);
     let asked = 0;
