@@ -12,7 +12,7 @@ import { makeSlurmDirs } from "../../src/slurm/follow/run-record.js";
 import { parseSqueue } from "../../src/slurm/follow/squeue-tasks.js";
 import { closeOutPipeline, type StepProgress, slurmEnding } from "../../src/slurm/follow/task-ending.js";
 import { createTaskEventReader } from "../../src/slurm/follow/task-events.js";
-import { describeFailure } from "../../src/ui/run/format.js";
+import { describeEnding, describeFailure } from "../../src/ui/run/format.js";
 
 const pad = (fields: string[]) => fields.map((f) => `${f.padEnd(20)}|`).join("");
 
@@ -162,6 +162,23 @@ describe("Slurm's endings as gpuplan outcomes", () => {
       exitCode: 1,
       stderrTail: ["gpuplan: error: …  [gpu-missing]"],
     });
+  });
+
+  it("a task Slurm ended with exit 0 before anything ran: the step's exit is unknown, not 0 (read as a worker that never answered)", () => {
+    const task = {
+      job: "5",
+      task: 0,
+      name: "5_0",
+      state: "CANCELLED",
+      reason: null,
+      node: "n1",
+      exitCode: 0,
+      signal: null,
+    };
+    const [end] = closeOutPipeline(pipeline, new Map(), task, [], "/l.err", 0);
+    expect(end).toMatchObject({ event: "gpu.step.end", status: "error", exitCode: null, signal: null });
+    expect(end && "hint" in end ? end.hint : "").toContain("cancelled");
+    expect(describeEnding(end as never)).not.toContain("without answering");
   });
 });
 

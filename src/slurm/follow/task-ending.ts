@@ -78,7 +78,10 @@ export function closeOutPipeline(
         step: step.id,
         device: seen?.phase === "running" ? seen.device : step.device,
         status,
-        exitCode: seen ? null : task.exitCode,
+        // The batch script's exit, carried onto the step that never ran — except 0, which says
+        // nothing of it (a cancelled or node-failed task) and the views read as a warm worker that
+        // exited without answering; the hint says Slurm's state and exit either way.
+        exitCode: seen || task.exitCode === 0 ? null : task.exitCode,
         signal: seen ? null : signal,
         durationMs: seen?.phase === "running" ? Math.max(0, Math.round(nowMs - seen.startedMs)) : 0,
         attempt:
