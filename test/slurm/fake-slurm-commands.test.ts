@@ -3,6 +3,7 @@
 // tasks as gone; a resume here (--executor local) is refused while tasks of the run are still in
 // Slurm; an sbatch that prints a notice before the job id is read right, and one that prints no
 // job id says so. Each stand-in prints FAKE/NAME.out and FAKE/NAME.err and exits with FAKE/NAME.rc.
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -235,5 +236,24 @@ describe("a followed run's --events /dev/stdout", () => {
     const recorded = readFileSync(join(dir, runDir!, "events.jsonl"), "utf8");
     expect(recorded.split("\n").length).toBeGreaterThan(2);
     expect(r.stdout).toBe(recorded);
+  });
+
+  it("an --events FIFO nobody opens: the follower says the events are lost (records-incomplete, exit 2), the run folder keeps them", () => {
+    answer("sbatch", "4243\n");
+    answer("squeue", "");
+    answer("sacct", "4243_0|COMPLETED|0:0|node3\n4243_1|COMPLETED|0:0|node3\n");
+    const fifo = join(dir, "nobody.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const r = run(["run", "plan.json", "--executor", "slurm", "--events", fifo, "--ui", "plain"]);
+    answer("sacct", "");
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("nobody opened it for reading");
+    expect(r.stderr).toMatch(
+      /error: the run's records are incomplete: .*nobody\.fifo.*\[records-incomplete\]/,
+    );
+    expect(r.stderr).toContain("keeps its own copy of the events");
+    const runDir = /run dir: (\S+)/.exec(r.stderr)?.[1];
+    expect(readFileSync(join(dir, runDir!, "events.jsonl"), "utf8")).toContain('"run.end"');
   });
 });

@@ -26,7 +26,13 @@ import {
   projectDir,
   type SlurmCliOptions,
 } from "../slurm-options.js";
-import { openView, type RunOptions } from "./run.js";
+import {
+  openView,
+  type RunOptions,
+  sayRecordsIncomplete,
+  sayWaitingForEventsReader,
+  warnRecordFailure,
+} from "./run.js";
 
 export interface SlurmRunOptions extends SlurmCliOptions {
   inventory?: string;
@@ -100,6 +106,8 @@ export async function runOnSlurmCommand(
       ...(options.events && { eventsFile: options.events }),
       ...(eventsSink && { eventsSink }),
       openView: (context) => openView(context, options.ui),
+      onRecordFailure: warnRecordFailure,
+      onWaitForEventsReader: sayWaitingForEventsReader,
       detach: options.detach ?? false,
       requeue: options.requeue ?? false,
       // An interrupt stops a squeue under way: a hung one must not hold Ctrl-C for a minute.
@@ -126,10 +134,12 @@ export async function runOnSlurmCommand(
       );
       return EXIT.ok;
     }
+    sayRecordsIncomplete(result.recordsIncomplete, options.events, submission.runDir);
     if (result.summary.interrupted) {
       writeErr(`gpuplan: cancelled Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (scancel)\n`);
       return EXIT.interrupted;
     }
+    if (result.recordsIncomplete.length > 0) return EXIT.usage;
     return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
   } finally {
     signals.dispose();

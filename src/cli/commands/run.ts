@@ -12,6 +12,7 @@ import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
+import type { RecordFailure } from "../../run/record/record-failures.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
@@ -128,18 +129,9 @@ export default async function run(file: string | undefined, given: RunOptions): 
         `gpuplan: waiting for ${escapeText(a.pipeline)}/${escapeText(a.step)} (attempt ${a.attempt}, pid ${a.pid}), ` +
           "started before gpuplan was stopped and still running, to end; then it runs again\n",
       ),
-    onWaitForEventsReader: (path, bytes) =>
-      writeErr(
-        `gpuplan: the steps are done; waiting for the reader of ${escapeText(path)} to take the last ` +
-          `${formatSize(bytes)} of events (Ctrl-C stops waiting; the run folder has every event)\n`,
-      ),
+    onWaitForEventsReader: sayWaitingForEventsReader,
     onWarmInfoUnwritten: (why) => writeErr(`gpuplan: ${why}\n`),
-    onRecordFailure: ({ file, reason }) => {
-      const code: Code = "records-incomplete";
-      writeErr(
-        `gpuplan: warning: cannot write ${escapeText(file)} (${escapeText(reason)}); the steps go on  [${code}]\n`,
-      );
-    },
+    onRecordFailure: warnRecordFailure,
   });
   if (result.busy) {
     const { busyGpuMessage } = await import("../../ui/busy-gpu-message.js");
@@ -148,28 +140,50 @@ export default async function run(file: string | undefined, given: RunOptions): 
     writeErr(`gpuplan: error: ${message}  [${code}]\n  hint: ${hint}\n`);
     return EXIT.busy;
   }
-  if (result.recordsIncomplete.length > 0) {
-    const code: Code = "records-incomplete";
-    const files = result.recordsIncomplete
-      .map((f) => `${escapeText(f.file)} (${escapeText(f.reason)})`)
-      .join(", ");
-    // --events loses what its reader left behind (EPIPE) or a disk refused; the run folder keeps its own copy.
-    const hints = [
-      ...(result.recordsIncomplete.some((f) => f.file !== options.events) ? ["free some space (df -h)"] : []),
-      ...(result.recordsIncomplete.some((f) => f.file === options.events)
-        ? [`the run folder ${escapeText(runDir)} keeps its own copy of the events`]
-        : []),
-    ];
-    writeErr(
-      `gpuplan: error: the run's records are incomplete: ${files} lost what could not be written  [${code}]\n` +
-        `  hint: ${hints.join("; ")}; steps recorded in the journal are not run again by --resume\n`,
-    );
-  }
+  sayRecordsIncomplete(result.recordsIncomplete, options.events, runDir);
   // A signal while the end waited for a slow --events reader ends the run as it would have mid-run.
   if (result.summary.interrupted || result.interruptedBy !== null)
     return interruptedExit(result.interruptedBy);
   if (result.recordsIncomplete.length > 0) return EXIT.usage;
   return result.summary.failed > 0 ? EXIT.problems : EXIT.ok;
+}
+
+/** The steps are done and the --events reader has kept the end waiting a second. */
+export function sayWaitingForEventsReader(path: string, bytes: number): void {
+  writeErr(
+    `gpuplan: the steps are done; waiting for the reader of ${escapeText(path)} to take the last ` +
+      `${formatSize(bytes)} of events (Ctrl-C stops waiting; the run folder has every event)\n`,
+  );
+}
+
+/** A record file's first write failure, as it happens (a full disk, an --events reader gone): the steps go on. */
+export function warnRecordFailure({ file, reason }: RecordFailure): void {
+  const code: Code = "records-incomplete";
+  writeErr(
+    `gpuplan: warning: cannot write ${escapeText(file)} (${escapeText(reason)}); the steps go on  [${code}]\n`,
+  );
+}
+
+/** At the run's end: which record files lost what, and what still holds it (exit 2 follows). */
+export function sayRecordsIncomplete(
+  lost: readonly RecordFailure[],
+  events: string | undefined,
+  runDir: string,
+): void {
+  if (lost.length === 0) return;
+  const code: Code = "records-incomplete";
+  const files = lost.map((f) => `${escapeText(f.file)} (${escapeText(f.reason)})`).join(", ");
+  // --events loses what its reader left behind (EPIPE) or a disk refused; the run folder keeps its own copy.
+  const hints = [
+    ...(lost.some((f) => f.file !== events) ? ["free some space (df -h)"] : []),
+    ...(lost.some((f) => f.file === events)
+      ? [`the run folder ${escapeText(runDir)} keeps its own copy of the events`]
+      : []),
+  ];
+  writeErr(
+    `gpuplan: error: the run's records are incomplete: ${files} lost what could not be written  [${code}]\n` +
+      `  hint: ${hints.join("; ")}; steps recorded in the journal are not run again by --resume\n`,
+  );
 }
 
 /**

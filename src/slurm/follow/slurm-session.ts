@@ -16,6 +16,7 @@ import type { PreparedRun } from "../../run/prepare/prepare-run.js";
 import { openEventFiles } from "../../run/record/event-files.js";
 import { type EventDraft, RUN_EVENTS_SCHEMA, type RunEvent, stampEvent } from "../../run/record/events.js";
 import { createRunDir, openJournal, stepKey } from "../../run/record/journal.js";
+import { type RecordFailure, type RecordFailures, recordFailures } from "../../run/record/record-failures.js";
 import { takeRunLock } from "../../run/record/run-lock.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
 import type { OpenRunView } from "../../run/run-view.js";
@@ -86,6 +87,10 @@ export interface SlurmSessionOptions {
   eventsSink?: StreamSink;
   /** The view, as the CLI chose it (UI mode, colour level, where it writes). */
   openView: OpenRunView;
+  /** A record file's first write failure (an --events reader gone, a full disk), as it happens. */
+  onRecordFailure?: (failure: RecordFailure) => void;
+  /** The arrays are done and the `--events` reader has kept the end waiting a second: its path and the bytes it has yet to take. */
+  onWaitForEventsReader?: (path: string, pendingBytes: number) => void;
   detach: boolean;
   requeue: boolean;
   slurm: RunCommand;
@@ -96,7 +101,7 @@ export interface SlurmSessionOptions {
 
 export type SlurmSessionResult =
   | { kind: "detached"; arrays: SubmittedArray[] }
-  | { kind: "followed"; arrays: SubmittedArray[]; summary: RunSummary };
+  | { kind: "followed"; arrays: SubmittedArray[]; summary: RunSummary; recordsIncomplete: RecordFailure[] };
 
 export async function runOnSlurm(
   prepared: PreparedRun,
@@ -147,8 +152,9 @@ async function submitAndFollow(
     const arrays = await submitArrays(submission, options.slurm);
     await recordArrays(runDir, arrays);
     if (options.detach) return { kind: "detached", arrays };
-    const summary = await follow(prepared, submission, arrays, journal, options);
-    return { kind: "followed", arrays, summary };
+    const failures = recordFailures(options.onRecordFailure);
+    const summary = await follow(prepared, submission, arrays, journal, failures, options);
+    return { kind: "followed", arrays, summary, recordsIncomplete: failures.incomplete() };
   } finally {
     await journal.close();
   }
@@ -218,13 +224,14 @@ async function follow(
   submission: Submission,
   arrays: SubmittedArray[],
   journal: Awaited<ReturnType<typeof openJournal>>,
+  failures: RecordFailures,
   options: SlurmSessionOptions,
 ): Promise<RunSummary> {
   const { plan, pipelines, runId } = prepared;
   const { runDir } = submission;
   const events = openEventFiles(
     [join(runDir, "events.jsonl"), ...(options.eventsFile ? [options.eventsFile] : [])],
-    undefined,
+    failures,
     // Opening /dev/stdout anew fails for a socket (ENXIO): it read as a FIFO nobody reads, and
     // every event was dropped without a word.
     options.eventsFile && options.eventsSink
@@ -330,7 +337,10 @@ async function follow(
   });
   const summary = summarize(tally);
   await view.close(summary);
-  await events.close({ stop: options.signal });
+  await events.close({
+    stop: options.signal,
+    ...(options.onWaitForEventsReader && { onWait: options.onWaitForEventsReader }),
+  });
   await sortEvents(join(runDir, "events.jsonl"));
   return summary;
 }
