@@ -61,7 +61,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
   if (wants("compile")) {
     configure(program.command("compile"))
       .description("check a pipeline file and write a deterministic GPU plan")
-      .argument("<file>", "pipeline YAML file (- reads it from stdin)")
+      .argument("<file>", "pipeline YAML file (- reads it from stdin)", pathArgument())
       .option(
         "-o, --output <plan>",
         "write the plan here (atomically; - for stdout) instead of stdout",
@@ -154,6 +154,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .argument(
         "[plan]",
         "plan JSON from gpuplan compile, or a pipeline YAML file (with --resume: the run's own)",
+        pathArgument(),
       )
       .option("--pipeline <name>", "run only this pipeline (repeatable)", collect, [])
       .option("--events <file>", "also append the JSON Lines events to FILE", pathArgument())
@@ -251,7 +252,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .description(
         "write a plan as Slurm job arrays (commented sbatch scripts, one task per pipeline) and submit.sh",
       )
-      .argument("<plan>", "plan JSON from gpuplan compile")
+      .argument("<plan>", "plan JSON from gpuplan compile", pathArgument())
       .addOption(
         new Option("--to <scheduler>", "where the plan goes")
           .choices(["slurm"] as const)
@@ -274,7 +275,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .description(
         "a run submitted with run --executor slurm (detached or not): each pipeline pending, running, done or failed",
       )
-      .argument("<run>", "run id or folder")
+      .argument("<run>", "run id or folder", pathArgument())
       .option("--json", "print as JSON (schema gpuplan/slurm-run-status@1)")
       .action((run, options) => runCommand(format, () => import("./commands/status.js"), run, options));
   }
@@ -303,7 +304,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
   if (wants("report")) {
     configure(program.command("report"))
       .description("a run (the newest by default) or a plan as one HTML page: timeline, memory, steps")
-      .argument("[run]", "run id or folder, or a plan JSON file")
+      .argument("[run]", "run id or folder, or a plan JSON file", pathArgument())
       .option(
         "-o, --output <file>",
         "write here (- for stdout); default: stdout, or beside the run on a terminal",

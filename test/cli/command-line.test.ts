@@ -89,6 +89,27 @@ describe("usage errors", () => {
     expect(existsSync(join(t.dir, "out"))).toBe(false);
   });
 
+  it("an empty argument where a file, plan or run is named is a usage error (it read as 'cannot read plan : no such file', or a run folder called '')", () => {
+    const cases: [string[], string][] = [
+      [["compile", ""], "file"],
+      [["run", ""], "plan"],
+      [["export", "", "--to", "slurm", "-o", "out"], "plan"],
+      [["status", ""], "run"],
+      [["report", ""], "run"],
+    ];
+    for (const [args, name] of cases) {
+      const r = gpuplan(args, { cwd: t.dir });
+      expect(r.stderr, args.join(" ")).toMatch(
+        new RegExp(
+          `^gpuplan: error: command-argument value '' is invalid for argument '${name}'\\. It is empty: name a file or folder\\.  \\[invalid-option-value\\]\\n`,
+        ),
+      );
+      expect(r.exitCode, args.join(" ")).toBe(2);
+      expect(hasCrashed(r)).toBe(false);
+    }
+    expect(existsSync(join(t.dir, "out"))).toBe(false);
+  });
+
   it("under --format json (or --json), a bad flag and a missing file are still a JSON report on stdout", () => {
     for (const args of [
       ["compile", EXAMPLE, "--format", "json", "--frobnicate"],
