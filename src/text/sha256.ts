@@ -17,12 +17,14 @@ export function sha256Hex(text: string): string {
   // A UTF-16 unit is at least one UTF-8 byte, so a longer text cannot be small: it is not encoded
   // here. One that could be is encoded once, for whichever hash takes it.
   const bytes = text.length <= SMALL_TEXT_BYTES ? Buffer.from(text, "utf8") : null;
-  if (bytes !== null && bytes.length <= SMALL_TEXT_BYTES) return sha256OfBytes(bytes);
+  return sha256Of(bytes ?? text);
+}
+
+/** SHA-256 as hex of bytes (a file as read: a run's plan.json), or of a string's UTF-8. */
+export function sha256Of(data: Uint8Array | string): string {
+  if (typeof data !== "string" && data.length <= SMALL_TEXT_BYTES) return sha256OfBytes(data);
   const { createHash } = process.getBuiltinModule("node:crypto");
-  // A string is hashed as its UTF-8.
-  return createHash("sha256")
-    .update(bytes ?? text)
-    .digest("hex");
+  return createHash("sha256").update(data).digest("hex");
 }
 
 // FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first

@@ -5,8 +5,8 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, stat } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { PLAN_SCHEMA } from "../../plan/plan-text.js";
 import { checkPlan, type PlanCheck } from "../../plan/read-plan.js";
 import { upgradePlan } from "../../plan/upgrade-plan.js";
@@ -15,6 +15,7 @@ import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import { toReportedProblem } from "../../problems/reported-problem.js";
+import { makeFoldersSync } from "../../run/record/make-folders.js";
 import type { GpuplanSlurmExport } from "../../schema-types/slurm-export.js";
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { exportPlanToSlurm } from "../../slurm/export-plan.js";
@@ -78,9 +79,11 @@ export default async function exportPlan(planFile: string, options: ExportOption
   const failed = hasErrors(problems);
   if (!failed) {
     const made = (await stat(outDir).catch(() => null)) === null;
-    await makeFolders(outDir).catch((e: unknown) => {
+    try {
+      makeFoldersSync(outDir);
+    } catch (e) {
       throw fileError(e, outDir, "write", "folder");
-    });
+    }
     // All or none (write-folder.ts): Ctrl-C between two files left the first ones written.
     // The tasks run this copy: what was exported is what runs, even if plan.json changes later.
     // The names in the folder are gpuplan's: a link planted in a --force'd folder is replaced, not followed.
@@ -163,22 +166,6 @@ async function refuse(
 }
 
 /** The output folder may be new, empty, or (with --force) hold anything. */
-/**
- * `mkdir -p`, one level at a time from the deepest folder that exists: Node 20's recursive mkdir
- * spins forever at full CPU when a level cannot be made with ENOENT (any path under /proc).
- */
-async function makeFolders(path: string): Promise<void> {
-  const missing: string[] = [];
-  for (let p = path; !(await stat(p).catch(() => null)); p = dirname(p)) {
-    missing.push(p);
-    if (dirname(p) === p) break;
-  }
-  for (const dir of missing.reverse())
-    await mkdir(dir).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== "EEXIST") throw e;
-    });
-}
-
 async function checkFolder(dir: string, force: boolean): Promise<void> {
   let entries: string[] = [];
   try {

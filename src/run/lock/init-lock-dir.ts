@@ -16,9 +16,10 @@ import {
   openSync,
   type Stats,
 } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { escapeText } from "../../text/safe-text.js";
+import { makeFoldersSync } from "../record/make-folders.js";
 import { gpuLockPath, openGpuLock, warmFolderPath } from "./lock-dir.js";
 
 export interface InitResult {
@@ -132,25 +133,16 @@ function lstatOrNull(path: string): Stats | null {
   }
 }
 
-/**
- * `mkdir -p` one level at a time, from the deepest that exists: Node 20's recursive mkdir spins
- * forever at full CPU where a level cannot be made with ENOENT (`--dir /proc/self/x` hung).
- */
+/** `mkdir -p` (make-folders.ts); ENOENT under /proc or /sys — where no directory can be made — said, not a stack. */
 function makeFolders(dir: string): void {
-  const missing: string[] = [];
-  for (let p = dir; lstatOrNull(p) === null && dirname(p) !== p; p = dirname(p)) missing.push(p);
-  for (const level of missing.reverse()) {
-    try {
-      mkdirSync(level, { mode: 0o755 });
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "EEXIST") continue;
-      // ENOENT under /proc or /sys: a place no directory can be made, said rather than a stack.
-      throw new UsageError(
-        `cannot create the shared lock directory ${escapeText(level)}: ${code ?? String(e)}`,
-        "lock-dir",
-        "name a directory on a local file system, e.g. --dir /var/lib/gpuplan/locks",
-      );
-    }
+  try {
+    makeFoldersSync(dir, 0o755);
+  } catch (e) {
+    const { code, path } = e as NodeJS.ErrnoException;
+    throw new UsageError(
+      `cannot create the shared lock directory ${escapeText(path ?? dir)}: ${code ?? String(e)}`,
+      "lock-dir",
+      "name a directory on a local file system, e.g. --dir /var/lib/gpuplan/locks",
+    );
   }
 }

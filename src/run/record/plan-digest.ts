@@ -5,13 +5,10 @@
  */
 import { UsageError } from "../../problems/errors.js";
 import { type Problem, warning } from "../../problems/problem.js";
+import { sha256Of } from "../../text/sha256.js";
 
 /** SHA-256 (hex) of a run's plan.json bytes, as its journal's header records it. */
-export function planDigest(bytes: Uint8Array): string {
-  // Loaded here, by a run that writes or resumes a folder: compile and --help never need it.
-  const { createHash } = process.getBuiltinModule("node:crypto");
-  return createHash("sha256").update(bytes).digest("hex");
-}
+export const planDigest = (bytes: Uint8Array): string => sha256Of(bytes);
 
 /**
  * The run's plan.json must be the one it started with: the journal's completed steps are that
