@@ -9,7 +9,20 @@
 import { rmSync } from "node:fs";
 import { type Content, type PathChoice, type WriteMode, writeFileAtomic } from "../plan/write-atomic.js";
 
+/** What a write cleans up after before stopping as the signal would (SIGQUIT is left as it is: a core dump). */
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** Hear STOP_SIGNALS with `handler` until the returned function is called. */
+export function listenForStop(handler: (signal: NodeJS.Signals) => void): () => void {
+  const handlers = STOP_SIGNALS.map((signal) => {
+    const heard = () => handler(signal);
+    process.on(signal, heard);
+    return [signal, heard] as const;
+  });
+  return () => {
+    for (const [signal, heard] of handlers) process.off(signal, heard);
+  };
+}
 
 /** `choice`: "chosen" when gpuplan picked the path itself (a link there is replaced, not followed). */
 export async function writeUserFile(
@@ -19,10 +32,10 @@ export async function writeUserFile(
   choice: PathChoice = "named",
 ): Promise<WriteMode> {
   let tmp: string | null = null;
-  let handlers: (readonly [NodeJS.Signals, () => void])[] = [];
+  let stopListening: (() => void) | null = null;
   const forget = () => {
-    for (const [signal, handler] of handlers) process.off(signal, handler);
-    handlers = [];
+    stopListening?.();
+    stopListening = null;
   };
   // Listened for only while a temporary file exists: a FIFO or a pipe is written with blocking
   // write(2)s that a handled signal does not end (it restarts them), and a reader that stopped
@@ -30,15 +43,11 @@ export async function writeUserFile(
   const watch = (t: string | null) => {
     tmp = t;
     if (t === null) forget();
-    else if (handlers.length === 0)
-      handlers = STOP_SIGNALS.map((signal) => {
-        const handler = () => {
-          if (tmp !== null) rmSync(tmp, { force: true });
-          forget();
-          process.kill(process.pid, signal);
-        };
-        process.on(signal, handler);
-        return [signal, handler] as const;
+    else
+      stopListening ??= listenForStop((signal) => {
+        if (tmp !== null) rmSync(tmp, { force: true });
+        forget();
+        process.kill(process.pid, signal);
       });
   };
   try {

@@ -14,8 +14,7 @@ import { join } from "node:path";
 import { UsageError } from "../problems/errors.js";
 import { fileError } from "../problems/file-errors.js";
 import { randomHex } from "../text/random-hex.js";
-
-const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+import { listenForStop } from "./write-file.js";
 
 export interface FolderFile {
   name: string;
@@ -46,22 +45,15 @@ export async function writeFolderFiles(
       } catch {}
     }
   };
-  const handlers = STOP_SIGNALS.map((signal) => {
-    const handler = () => {
-      if (committing) {
-        pending = signal;
-        return;
-      }
-      removeStaging();
-      forget();
-      process.kill(process.pid, signal);
-    };
-    process.on(signal, handler);
-    return [signal, handler] as const;
+  const forget = listenForStop((signal) => {
+    if (committing) {
+      pending = signal;
+      return;
+    }
+    removeStaging();
+    forget();
+    process.kill(process.pid, signal);
   });
-  const forget = () => {
-    for (const [signal, handler] of handlers) process.off(signal, handler);
-  };
   try {
     await mkdir(staging, { mode: 0o700 }).catch((e: unknown) => {
       throw fileError(e, staging, "write", "folder");
