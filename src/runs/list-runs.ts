@@ -160,14 +160,10 @@ async function describeRun(
     const standing = await readSlurmRunStanding(dir, id, pipelines, slurm);
     const endedAt = standing.status === "submitted" ? null : standing.endedAt;
     const wallMs = endedAt ? Date.parse(endedAt) - Date.parse(header.startedAt) : Number.NaN;
-    const changed =
-      standing.status !== "ok" &&
-      standing.status !== "damaged" &&
-      !standing.active &&
-      hasPlan &&
-      (await planChanged(dir, header.planSha256));
-    const resumable =
-      standing.status !== "ok" && standing.status !== "damaged" && !standing.active && hasPlan && !changed;
+    const couldResume =
+      standing.status !== "ok" && standing.status !== "damaged" && !standing.active && hasPlan;
+    const changed = couldResume && (await planChanged(dir, header.planSha256));
+    const resumable = couldResume && !changed;
     return {
       ...base,
       ...started,
@@ -199,8 +195,9 @@ async function describeRun(
           : "ok";
   const endedAt = ended && typeof lastEnd!.ts === "string" ? lastEnd!.ts : null;
   const wallMs = endedAt ? Math.max(0, Date.parse(endedAt) - Date.parse(header.startedAt)) : null;
-  const changed = !running && status !== "ok" && hasPlan && (await planChanged(dir, header.planSha256));
-  const resumable = !running && status !== "ok" && hasPlan && !changed;
+  const couldResume = !running && status !== "ok" && hasPlan;
+  const changed = couldResume && (await planChanged(dir, header.planSha256));
+  const resumable = couldResume && !changed;
   return {
     ...base,
     ...started,
