@@ -4,7 +4,6 @@
  * of the plan the tasks run. Flags win over the plan's `executor.slurm` settings.
  */
 
-import { randomBytes } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { PLAN_SCHEMA } from "../../plan/plan-text.js";
@@ -22,6 +21,7 @@ import { exportPlanToSlurm } from "../../slurm/export-plan.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { jsonText } from "../../text/json-text.js";
+import { randomHex } from "../../text/random-hex.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmExport } from "../../ui/slurm-export.js";
 import { VERSION } from "../../version.js";
@@ -73,7 +73,7 @@ export default async function exportPlan(planFile: string, options: ExportOption
     nodeBinary: process.execPath,
     gpuplanBinary: gpuplanBinary(),
     gpuplanVersion: VERSION,
-    exportId: randomBytes(8).toString("hex"),
+    exportId: randomHex(8),
   });
   const problems: Problem[] = [...settingsProblems, ...nodeProblems, ...result.problems];
   const failed = hasErrors(problems);

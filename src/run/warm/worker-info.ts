@@ -10,7 +10,6 @@
  * read; a FIFO, a link to /dev/zero, a huge or malformed file is skipped.
  */
 
-import { randomBytes } from "node:crypto";
 import {
   accessSync,
   closeSync,
@@ -28,6 +27,7 @@ import {
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type { LockWarmWorker } from "../../schema-types/locks.js";
+import { randomHex } from "../../text/random-hex.js";
 import { escapeText } from "../../text/safe-text.js";
 import { distrustOf, type FolderDistrust, ownerName, warmFolderPath } from "../lock/lock-dir.js";
 import type { WarmWorkerInfo } from "./worker-pool.js";
@@ -157,7 +157,7 @@ function infoText(run: string, workers: readonly WarmWorkerInfo[]): string {
  * Where the kernel refuses the rename (another user's file in a sticky directory) nothing is written.
  */
 function writeNewFile(path: string, text: string): void {
-  const temp = `${dirname(path)}/.${basename(path)}.${randomBytes(6).toString("hex")}`;
+  const temp = `${dirname(path)}/.${basename(path)}.${randomHex(6)}`;
   writeFileSync(temp, text, { mode: 0o644, flag: "wx" });
   try {
     renameSync(temp, path);
