@@ -57,6 +57,24 @@ describe("gpuplan report (CLI)", () => {
     );
   }, 30_000);
 
+  it("counts one step and one attempt in the singular (1 step, 1 attempt; not 1 steps)", () => {
+    const cwd = temp();
+    writeFileSync(
+      join(cwd, "one.yaml"),
+      "version: 1\nname: one\npipelines:\n  - name: p\n    steps:\n      - { id: s, run: [node, -e, '0'], memory: numpy }\n",
+    );
+    const ran = gpuplan(["run", "one.yaml", "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(ran.exitCode, ran.stderr).toBe(0);
+    const run = gpuplan(["report", "-o", "run.html"], { cwd, env: NO_GPU });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^gpuplan report: run \S+: 1 step, 1 attempt, ok; wrote run\.html/);
+    const compiled = gpuplan(["compile", "one.yaml", "-o", "plan.json"], { cwd, env: NO_GPU });
+    expect(compiled.exitCode, compiled.stderr).toBe(0);
+    const plan = gpuplan(["report", "plan.json", "-o", "plan.html"], { cwd, env: NO_GPU });
+    expect(plan.exitCode, plan.stderr).toBe(0);
+    expect(plan.stderr).toMatch(/plan one: 1 step; wrote plan\.html/);
+  }, 30_000);
+
   it("writes -o atomically; a run id or folder picks the run; a plan file gives the plan's page", () => {
     const cwd = temp();
     runCpuExample(cwd);

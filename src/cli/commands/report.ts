@@ -12,6 +12,7 @@ import { buildPlanReport } from "../../report/plan-report.js";
 import { checkRunFolder, findRunDir, readRunFolder } from "../../report/run-folder.js";
 import { buildRunReport } from "../../report/run-report.js";
 import { toChromeTrace } from "../../report/trace.js";
+import { countNoun } from "../../text/count-noun.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { renderReportHtml } from "../../ui/report/render-html.js";
@@ -55,8 +56,8 @@ export default async function report(target: string | undefined, options: Report
   const h = model.header;
   const what =
     h.kind === "run"
-      ? `${h.title}: ${h.counts.steps} steps, ${h.counts.attempts} attempts, ${h.status}`
-      : `${h.title}: ${h.counts.steps} steps`;
+      ? `${h.title}: ${countNoun(h.counts.steps, "step")}, ${countNoun(h.counts.attempts, "attempt")}, ${h.status}`
+      : `${h.title}: ${countNoun(h.counts.steps, "step")}`;
   // The run's id and the notes come from its folder: outside text, escaped for the terminal.
   writeErr(
     `${(await paintFor()).bold("gpuplan report:")} ${escapeText(what)}; ${output === "-" ? "on stdout" : `wrote ${escapeText(output)}`} (${formatSize(Buffer.byteLength(text))})\n`,
