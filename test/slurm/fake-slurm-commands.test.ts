@@ -4,7 +4,16 @@
 // Slurm; an sbatch that prints a notice before the job id is read right, and one that prints no
 // job id says so. Each stand-in prints FAKE/NAME.out and FAKE/NAME.err and exits with FAKE/NAME.rc.
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -206,6 +215,23 @@ describe("what sbatch prints", () => {
     const id = detached("NOTICE: maintenance on Friday 08:00-12:00\n4343;cluster1\n");
     const doc = JSON.parse(readFileSync(join(dir, ".gpuplan/runs", id, "slurm/jobs.json"), "utf8"));
     expect(doc.arrays.map((a: { job: string }) => a.job)).toEqual(["4343"]);
+  });
+
+  it("a refusal of the first array: says nothing was submitted and leaves no run folder (not an 'unfinished', resumable run)", () => {
+    const runsDir = join(dir, ".gpuplan/runs");
+    const before = existsSync(runsDir) ? readdirSync(runsDir).sort() : [];
+    answer("sbatch", "", 1, "sbatch: error: Batch job submission failed: Invalid partition name specified\n");
+    for (const args of [["--detach"], []]) {
+      const r = run(["run", "plan.json", "--executor", "slurm", ...args]);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toContain(
+        "sbatch refused 01-cpu.sbatch: nothing was submitted  [slurm-command-failed]",
+      );
+      expect(r.stderr).toContain("Invalid partition name specified");
+      expect(existsSync(runsDir) ? readdirSync(runsDir).sort() : []).toEqual(before);
+    }
+    answer("sbatch", "");
   });
 
   it("exit 0 and no job id: says the array may be queued and what sbatch printed, escaped", () => {

@@ -6,7 +6,7 @@
  * (follow-arrays.ts) and the run ends as a local one does: its summary from the same tally of the
  * same events, a run.end, the journal's end entry.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { VendorError } from "../../problems/errors.js";
@@ -116,11 +116,26 @@ export async function runOnSlurm(
   // --prune` must not take the folder between the first sbatch and slurm/jobs.json naming the
   // jobs (from there it asks Slurm), nor may a second gpuplan submit the run meanwhile.
   const runLock = await takeRunLock(runDir, runId);
+  let discard = false;
   try {
     await makeSlurmDirs(runDir);
     return await submitAndFollow(prepared, submission, options, planSha256);
+  } catch (e) {
+    // A new run whose first sbatch was refused has nothing on Slurm and never will: its folder
+    // read as a run gpuplan was killed in ('unfinished', resumable, the newest for report),
+    // and `status` said it did not run on Slurm. Like --dry-run, such a run leaves no folder.
+    discard = e instanceof NothingSubmitted && !prepared.resumed;
+    throw e instanceof NothingSubmitted ? e.refusal : e;
   } finally {
     await runLock.release();
+    if (discard) await rm(runDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** sbatch refused the first array: nothing of the run was submitted. */
+class NothingSubmitted extends Error {
+  constructor(readonly refusal: VendorError) {
+    super(refusal.message);
   }
 }
 
@@ -175,13 +190,14 @@ async function submitArrays(submission: Submission, slurm: RunCommand): Promise<
         );
       if (out.status === 0) throw unreadableJobId(a.script, a.jobName, script, out.stdout, arrays.length);
       const said = out.stderr.trim().split("\n").slice(-3).join(" / ") || out.failure || "(no message)";
-      throw new VendorError(
-        `sbatch refused ${a.script}${arrays.length > 0 ? ` (the ${arrays.length} array(s) submitted before it were cancelled)` : ""}`,
+      const refusal = new VendorError(
+        `sbatch refused ${a.script}${arrays.length > 0 ? ` (the ${arrays.length} array(s) submitted before it were cancelled)` : ": nothing was submitted"}`,
         out.failure === "not-found" ? "slurm-not-found" : "slurm-command-failed",
         `sbatch --parsable ${script}`,
         displayText(said, 400),
         "check the request in the script (gpuplan run --executor slurm --dry-run prints it) against sinfo / scontrol show partition",
       );
+      throw arrays.length === 0 ? new NothingSubmitted(refusal) : refusal;
     }
     arrays.push({ job, script: a.script, pipelines: a.pipelines });
   }
