@@ -44,7 +44,7 @@ const PIPELINE = [
 ].join("\n");
 
 /** What the stand-in `name` prints and how it exits; every call is appended to FAKE/calls. */
-function answer(name: string, out: string, rc = 0, err = ""): void {
+function answer(name: string, out: string, rc: number | "KILL" = 0, err = ""): void {
   writeFileSync(join(fake, `${name}.out`), out);
   writeFileSync(join(fake, `${name}.err`), err);
   writeFileSync(join(fake, `${name}.rc`), String(rc));
@@ -68,7 +68,10 @@ beforeAll(() => {
         'echo "$n $*" >> "$d/calls"',
         'cat "$d/$n.out" 2>/dev/null',
         'cat "$d/$n.err" >&2 2>/dev/null',
-        'exit "$(cat "$d/$n.rc" 2>/dev/null || echo 0)"',
+        'rc=$(cat "$d/$n.rc" 2>/dev/null || echo 0)',
+        // KILL: the command dies of a signal (no exit status of its own).
+        '[ "$rc" = KILL ] && kill -9 $$',
+        'exit "$rc"',
         "",
       ].join("\n"),
     );
@@ -232,6 +235,21 @@ describe("what sbatch prints", () => {
       expect(existsSync(runsDir) ? readdirSync(runsDir).sort() : []).toEqual(before);
     }
     answer("sbatch", "");
+  });
+
+  it("an sbatch killed by a signal before answering keeps the run folder: slurmctld may have queued the array", () => {
+    const runsDir = join(dir, ".gpuplan/runs");
+    const before = existsSync(runsDir) ? readdirSync(runsDir) : [];
+    answer("sbatch", "", "KILL");
+    const r = run(["run", "plan.json", "--executor", "slurm", "--detach"]);
+    answer("sbatch", "");
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("sbatch refused 01-cpu.sbatch  [slurm-command-failed]");
+    expect(r.stderr).not.toContain("nothing was submitted");
+    const added = readdirSync(runsDir).filter((id) => !before.includes(id));
+    expect(added).toHaveLength(1);
+    expect(existsSync(join(runsDir, added[0]!, "slurm", "01-cpu.sbatch"))).toBe(true);
   });
 
   it("exit 0 and no job id: says the array may be queued and what sbatch printed, escaped", () => {

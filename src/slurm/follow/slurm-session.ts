@@ -190,14 +190,19 @@ async function submitArrays(submission: Submission, slurm: RunCommand): Promise<
         );
       if (out.status === 0) throw unreadableJobId(a.script, a.jobName, script, out.stdout, arrays.length);
       const said = out.stderr.trim().split("\n").slice(-3).join(" / ") || out.failure || "(no message)";
+      // Only an sbatch that ended by itself with an error (or was not there) certainly submitted
+      // nothing; one killed by a signal, past its time limit or stopped may have been answered by
+      // slurmctld, and its run folder is where such an array's tasks would write.
+      const certain = out.failure === "not-found" || (out.status !== null && out.failure === undefined);
+      const nothing = arrays.length === 0 && certain;
       const refusal = new VendorError(
-        `sbatch refused ${a.script}${arrays.length > 0 ? ` (the ${arrays.length} array(s) submitted before it were cancelled)` : ": nothing was submitted"}`,
+        `sbatch refused ${a.script}${arrays.length > 0 ? ` (the ${arrays.length} array(s) submitted before it were cancelled)` : nothing ? ": nothing was submitted" : ""}`,
         out.failure === "not-found" ? "slurm-not-found" : "slurm-command-failed",
         `sbatch --parsable ${script}`,
         displayText(said, 400),
         "check the request in the script (gpuplan run --executor slurm --dry-run prints it) against sinfo / scontrol show partition",
       );
-      throw arrays.length === 0 ? new NothingSubmitted(refusal) : refusal;
+      throw nothing ? new NothingSubmitted(refusal) : refusal;
     }
     arrays.push({ job, script: a.script, pipelines: a.pipelines });
   }
