@@ -3,7 +3,8 @@
  * `auto`, the newest runs of this pipeline file in the runs folder, read through the report's
  * reader (src/report/run-folder.ts) and boiled down to samples per (pipeline template, step id).
  * Runs are taken in id order and samples only ever feed order-free statistics, so the same runs give
- * the same plan. A folder that cannot be read is a problem located at its file; a run of another
+ * the same plan. An exported array's `slurm-JOB` and other Slurm runs are read as `report` reads
+ * them: their tasks' events from slurm/events/ (run-folder.ts). A folder that cannot be read is a problem located at its file; a run of another
  * pipeline file is left out with a note.
  */
 import { realpath } from "node:fs/promises";
@@ -16,7 +17,6 @@ import {
   readRunEvents,
   readRunHead,
 } from "../report/run-folder.js";
-import { RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runIdsNewestFirst } from "../runs/run-order.js";
 import { stepKey } from "./step-key.js";
@@ -59,11 +59,9 @@ export async function readHistory(
   const history: History = { runs: [], steps: new Map(), notes: [], problems: [] };
   const auto = refs.length === 1 && refs[0] === "auto";
   const dirs = auto
-    ? // gpuplan run's runs only: an exported array's slurm-JOB keeps its events in its tasks' files
-      // (slurm/events/), which history does not read, and would take the place of a run it can.
-      (await runIdsNewestFirst(runsDir))
-        .filter((id) => RUN_ID_PATTERN.test(id))
-        .map((id) => resolve(runsDir, id))
+    ? // Local and Slurm runs alike (an exported array's slurm-JOB too: its tasks' events are read
+      // from slurm/events/), in the order gpuplan runs lists them.
+      (await runIdsNewestFirst(runsDir)).map((id) => resolve(runsDir, id))
     : await Promise.all(refs.map((r) => findRunDir(r, runsDir)));
   const own: RunFolder[] = [];
   const seen = new Set<string>();
@@ -146,7 +144,7 @@ function damageProblems(dir: string, folder: RunFolder, problems: Problem[]): vo
   for (const note of folder.notes) {
     // Each note starts with the name of the file in the run folder it is about.
     const name = note.slice(0, note.indexOf(":"));
-    const atLine = name === "events.jsonl" ? folder.firstBadEventLine : null;
+    const atLine = folder.firstBadLines.get(name) ?? null;
     problems.push(
       warning({
         code: "history-damaged-run",
@@ -184,20 +182,25 @@ function addSamples(folder: RunFolder, history: History): void {
       s.budgetBytes = Math.min(s.budgetBytes ?? step.memoryBudgetBytes, step.memoryBudgetBytes);
     }
   }
+  // One duration per step of a pipeline and run, its last ok attempt's: a Slurm task requeued after
+  // its step ended ok but before its journal said so runs the step again, and two durations of one
+  // step would weigh it twice in the median. (Peaks feed a maximum: a repeat cannot skew it.)
+  const okDurations = new Map<string, { s: StepSamples; ms: number }>();
   for (const e of folder.events) {
     if (e.event !== "gpu.step.end") continue;
     const template = templates.get(e.pipeline);
     if (template === undefined) continue;
     const s = samples(template, e.step);
-    if (e.status === "ok") {
-      s.durationsMs.push(e.durationMs);
-      s.durationRuns.add(id);
-    }
+    if (e.status === "ok") okDurations.set(`${e.pipeline}\u0000${e.step}`, { s, ms: e.durationMs });
     // A peak of 0 is a sampler that saw nothing of the step, not a step that held nothing: learned,
     // it replaced a typed vram with 0 (a budget of nothing, and CuPy's "no limit").
     if (e.peakVramBytes !== undefined && e.peakVramBytes > 0) {
       s.peaksBytes.push(e.peakVramBytes);
       s.peakRuns.add(id);
     }
+  }
+  for (const { s, ms } of okDurations.values()) {
+    s.durationsMs.push(ms);
+    s.durationRuns.add(id);
   }
 }

@@ -39,8 +39,11 @@ export interface RunFolder {
   /** The last stderr lines of each attempt, by attemptKey. */
   stderrTails: Map<string, string[]>;
   notes: string[];
-  /** The first line of events.jsonl that is not a run event (1-based), or null. */
-  firstBadEventLine: number | null;
+  /**
+   * The first line that is not a run event (1-based), of each events file that has one, by its
+   * name in the run folder: events.jsonl, a Slurm task's slurm/events/JOB_TASK.jsonl.
+   */
+  firstBadLines: Map<string, number>;
   /** When the events were read (epoch ms): no event can have happened later. */
   readAtMs?: number;
 }
@@ -120,31 +123,59 @@ export async function readRunHead(runDir: string): Promise<RunHead> {
 export async function readRunEvents(head: RunHead): Promise<RunFolder> {
   const notes = [...head.notes];
   const readAtMs = Date.now();
-  const { events, firstBadLine } = await readEvents(head.runDir, notes);
-  const stderrTails = await readStderrTails(head.runDir, events, notes);
-  return { ...head, events, stderrTails, notes, firstBadEventLine: firstBadLine, readAtMs };
+  const firstBadLines = new Map<string, number>();
+  const eventsNotes: string[] = [];
+  const { events, firstBadLine } = await readEvents(head.runDir, eventsNotes);
+  if (firstBadLine !== null) firstBadLines.set("events.jsonl", firstBadLine);
+  let all = events;
+  // A Slurm run's steps are recorded by its tasks (their own files); events.jsonl is the follower's
+  // merge of them, which an exported array's run and a detached one do not have.
+  if (await lstat(join(head.runDir, "slurm", "jobs.json")).catch(() => null)) {
+    const { readTaskEventFiles } = await import("./task-event-files.js");
+    const tasks = await readTaskEventFiles(
+      head.header?.run ?? head.id,
+      head.plan,
+      events,
+      (name, limit) => readInFolder(head.runDir, name, limit),
+      MAX_EVENTS_BYTES,
+    );
+    for (const [name, line] of tasks.firstBadLines) firstBadLines.set(name, line);
+    // Without a follower (an exported array's run) there is no events.jsonl: not a damage.
+    notes.push(...eventsNotes.filter((n) => n !== "events.jsonl: missing"), ...tasks.notes);
+    // In time order, as the follower merges them (a stable sort: events.jsonl's first at the same time).
+    if (tasks.events.length > 0) all = [...events, ...tasks.events].sort((a, b) => cmp(a.ts, b.ts));
+  } else notes.push(...eventsNotes);
+  const stderrTails = await readStderrTails(head.runDir, all, notes);
+  return { ...head, events: all, stderrTails, notes, firstBadLines, readAtMs };
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A regular file's text in the run folder, or why not ("missing", a link, a directory, a FIFO, too big). */
+async function readInFolder(
+  runDir: string,
+  name: string,
+  limit = MAX_SOURCE_BYTES,
+): Promise<string | { refused: string }> {
+  const opened = await openInFolder(await realFolder(runDir), join(runDir, name));
+  if ("refused" in opened) return opened;
+  const { handle, size } = opened;
+  try {
+    if (size > limit) return { refused: `${size} bytes, more than a report reads (${limit})` };
+    return await handle.readFile("utf8");
+  } catch (e) {
+    return { refused: (e as NodeJS.ErrnoException).code ?? (e as Error).message };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
 }
 
 /** A regular file's text in the run folder, or null with a note (missing, a link, a directory, a FIFO). */
 async function readRegularFile(runDir: string, name: string, notes: string[], limit = MAX_SOURCE_BYTES) {
-  const opened = await openInFolder(await realFolder(runDir), join(runDir, name));
-  if ("refused" in opened) {
-    notes.push(`${name}: ${opened.refused}`);
-    return null;
-  }
-  const { handle, size } = opened;
-  try {
-    if (size > limit) {
-      notes.push(`${name}: ${size} bytes, more than a report reads (${limit})`);
-      return null;
-    }
-    return await handle.readFile("utf8");
-  } catch (e) {
-    notes.push(`${name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    return null;
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
+  const text = await readInFolder(runDir, name, limit);
+  if (typeof text === "string") return text;
+  notes.push(`${name}: ${text.refused}`);
+  return null;
 }
 
 async function readHeader(runDir: string, notes: string[]): Promise<RunHeader | null> {

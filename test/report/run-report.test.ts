@@ -40,7 +40,7 @@ const folder = (plan: GpuplanPlan | null, evs: RunEvent[], tails = new Map<strin
   events: evs,
   stderrTails: tails,
   notes: [],
-  firstBadEventLine: null,
+  firstBadLines: new Map(),
 });
 
 describe("run report model", () => {

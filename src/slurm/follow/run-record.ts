@@ -22,7 +22,7 @@ export interface SubmittedArray {
   pipelines: string[];
 }
 
-interface SlurmRunRecord {
+export interface SlurmRunRecord {
   schema: "gpuplan/slurm-run@1";
   arrays: SubmittedArray[];
 }
@@ -65,19 +65,25 @@ export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return { schema: "gpuplan/slurm-run@1", arrays: [] };
     throw fileError(e, file, "read", "file");
   }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    data = undefined;
-  }
-  if (!isSlurmRecord(data))
+  const data = parseSlurmRecord(text);
+  if (!data)
     throw new UsageError(
       `${file} is damaged: it is not the list of the run's Slurm job arrays gpuplan wrote`,
       "damaged-run",
       "restore the file (each array's job id, script and pipelines), or start a new run",
     );
   return data;
+}
+
+/** slurm/jobs.json's text as the record gpuplan wrote, or null when it is not that (outside text). */
+export function parseSlurmRecord(text: string): SlurmRunRecord | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return isSlurmRecord(data) ? data : null;
 }
 
 const isStrings = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === "string");

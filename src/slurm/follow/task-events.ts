@@ -29,25 +29,47 @@ export function createTaskEventReader(run: string): TaskEventReader {
     read(task, path, pipeline) {
       const { text, offset } = readLines(path, cursors.get(task) ?? 0);
       cursors.set(task, offset);
-      const events: RunEvent[] = [];
-      let ended = false;
-      for (const line of text.split("\n")) {
-        if (!line.trim()) continue;
-        let data: unknown;
-        try {
-          data = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (!isTaskEvent(data, pipeline)) continue;
-        const event = data;
-        if (event.event === "run.end") ended = true;
-        if (event.event === "run.start" || event.event === "run.end") continue;
-        events.push({ ...event, run });
-      }
+      const { events, ended } = parseTaskLines(text, pipeline, run);
       return { events, ended };
     },
   };
+}
+
+/** What complete lines of a task's events file say (text: whole lines, each ending in a newline). */
+export interface TaskLines {
+  /** The task's run events, its run.start and run.end left out, with `run` in place of its own run id. */
+  events: RunEvent[];
+  /** Whether its run.end was among them. */
+  ended: boolean;
+  /** The 1-based numbers (within `text`) of the lines that are not the task's run events. */
+  badLines: number[];
+}
+
+/**
+ * The task's events among `text`'s lines — the one reading of a task's file, for the follower as
+ * it grows and for a run folder read afterwards (src/report/task-event-files.ts).
+ */
+export function parseTaskLines(text: string, pipeline: PlannedPipeline, run: string): TaskLines {
+  const events: RunEvent[] = [];
+  const badLines: number[] = [];
+  let ended = false;
+  text.split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    let data: unknown;
+    try {
+      data = JSON.parse(line);
+    } catch {
+      data = undefined;
+    }
+    if (!isTaskEvent(data, pipeline)) {
+      badLines.push(i + 1);
+      return;
+    }
+    if (data.event === "run.end") ended = true;
+    if (data.event === "run.start" || data.event === "run.end") return;
+    events.push({ ...data, run });
+  });
+  return { events, ended, badLines };
 }
 
 /** A run event by the schema, about the task's own pipeline (or none) and one of its steps (or none). */
