@@ -25,7 +25,7 @@ export interface VerifyContext {
   planFile: string;
   /** The command that makes a fresh plan, for hints. */
   recompile: string;
-  /** The command that plans for this very machine, for a plan whose GPUs it does not have. */
+  /** The command that plans for this very machine and runs, for a plan whose GPUs it does not have. */
   recompileHere?: string;
   /** Default `auto`. */
   mode?: BindMode;
@@ -141,7 +141,10 @@ function unboundProblems(
 ): Problem[] {
   if (unbound.length === 0) return [];
   const hint =
-    `this machine is not of the kind the plan was made for; plan for it: ${context.recompileHere ?? context.recompile}` +
+    "this machine is not of the kind the plan was made for; " +
+    (context.recompileHere
+      ? `run the pipeline file instead, which plans for this machine and leaves the plan as it is: ${context.recompileHere}`
+      : `plan for it: ${context.recompile}`) +
     " (or check CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES in this shell)";
   if (mode === "exact") {
     return unbound.map((w) => {

@@ -59,27 +59,28 @@ describe("suggested commands quote what comes from paths and plans", () => {
     expect(input.recompile).toBe(
       `gpuplan compile 'sub dir/$(touch PWNED)/gpu.yaml' --target 'dgx-h100; touch PWNED' -o '${file}'`,
     );
-    expect(input.recompileHere).toBe(`gpuplan compile 'sub dir/$(touch PWNED)/gpu.yaml' -o '${file}'`);
+    expect(input.recompileHere).toBe("gpuplan run 'sub dir/$(touch PWNED)/gpu.yaml'");
   });
 
-  it.skipIf(!fakeLibsBuilt)("run on a machine of another kind: 'plan for it' pastes as one command", () => {
-    const { dir, plan } = editedPlan(EVIL);
-    // Four of the plan's eight H100s: the run is refused with a hint to plan for this machine.
-    const scenario = join(dir, "four.scenario");
-    writeFileSync(
-      scenario,
-      `${readFileSync(join(SCENARIOS, "h100x8-mig.scenario"), "utf8")}\nnvml.count = 4\n`,
-    );
-    const env = fakeEnv(
-      "h100x8-mig.scenario",
-      { nvml: fakeLib("nvml") },
-      { GPUPLAN_FAKE_SCENARIO: scenario, GPUPLAN_LOCK_DIR: join(dir, "locks"), CI: "1" },
-    );
-    const r = gpuplan(["run", plan, "--ui", "plain"], { cwd: dir, env });
-    expect(hasCrashed(r), r.stderr).toBe(false);
-    expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.stderr).toContain(
-      "plan for it: gpuplan compile 'sub dir/$(touch PWNED)/gpu.yaml' -o 'plans/my plan.json'",
-    );
-  });
+  it.skipIf(!fakeLibsBuilt)(
+    "run on a machine of another kind: the command that plans for it pastes as one command",
+    () => {
+      const { dir, plan } = editedPlan(EVIL);
+      // Four of the plan's eight H100s: the run is refused with a hint to plan for this machine.
+      const scenario = join(dir, "four.scenario");
+      writeFileSync(
+        scenario,
+        `${readFileSync(join(SCENARIOS, "h100x8-mig.scenario"), "utf8")}\nnvml.count = 4\n`,
+      );
+      const env = fakeEnv(
+        "h100x8-mig.scenario",
+        { nvml: fakeLib("nvml") },
+        { GPUPLAN_FAKE_SCENARIO: scenario, GPUPLAN_LOCK_DIR: join(dir, "locks"), CI: "1" },
+      );
+      const r = gpuplan(["run", plan, "--ui", "plain"], { cwd: dir, env });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(r.stderr).toContain("leaves the plan as it is: gpuplan run 'sub dir/$(touch PWNED)/gpu.yaml'");
+    },
+  );
 });

@@ -155,7 +155,12 @@ describe.skipIf(!fakeLibsBuilt)("a plan compiled against a target runs on any ma
     expect(r.stderr).toContain(
       `the plan needs 8 × ${H100} (79.6 GiB, compute capability 9.0) for cuda:4, cuda:5, cuda:6, cuda:7 and the GPUs bound already; this machine has 4 that could stand in (it has 4 × ${H100} (79.6 GiB))`,
     );
-    expect(r.stderr).toContain("plan for it: gpuplan compile gpu.yaml -o plan.json");
+    // Never `compile … -o plan.json`: that would put this machine's plan under the name of the
+    // plan made for another.
+    expect(r.stderr).toContain(
+      "run the pipeline file instead, which plans for this machine and leaves the plan as it is: gpuplan run gpu.yaml",
+    );
+    expect(r.stderr).not.toContain("-o plan.json");
     expect(r.stderr).not.toMatch(/\[run\] started/);
   });
 

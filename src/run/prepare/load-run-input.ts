@@ -86,7 +86,9 @@ export async function loadRunInput(
     problems: [],
     ...((data as { schema?: unknown }).schema === PLAN_SCHEMA && { text }),
     recompile: `gpuplan compile ${shellWord(relative(cwd, pipeline) || pipeline)}${inventoryFlag(plan, file, cwd)} -o ${shellWord(file)}`,
-    recompileHere: `gpuplan compile ${shellWord(relative(cwd, pipeline) || pipeline)} -o ${shellWord(file)}`,
+    // Not `compile … -o ${file}`: that would put this machine's plan under the name of a plan
+    // made (and perhaps reviewed) for another kind of machine (plans/l4-x4.json).
+    recompileHere: `gpuplan run ${shellWord(relative(cwd, pipeline) || pipeline)}`,
   };
 }
 
