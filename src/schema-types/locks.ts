@@ -41,7 +41,7 @@ export interface GpuplanLocks {
    */
   gpus: LockGpu[];
   /**
-   * Warm workers of running gpuplan processes (from warm.<pid>.json beside the slots or in their warm/ folder; entries of dead processes are left out).
+   * Warm workers of running gpuplan processes (from warm.<pid>.<random>.json, or an older gpuplan's warm.<pid>.json, beside the slots or in their warm/ folder; entries of dead processes, and records not owned by root or by the user running the gpuplan they name, are left out).
    */
   workers: LockWarmWorker[];
 }

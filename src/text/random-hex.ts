@@ -1,9 +1,10 @@
 /**
  * Random bytes as hex, for names that must differ between two writers (a run id's suffix, a
- * temporary file's). Read from the kernel's /dev/urandom rather than through node:crypto, whose
+ * temporary file's) or that another user must not guess (a warm-worker record's name in the
+ * sticky warm/ folder). Read from the kernel's /dev/urandom rather than through node:crypto, whose
  * built-in modules (node:stream under them) a command would otherwise compile at start (~4–6 ms;
- * docs/decisions/0007-start-up.md); where there is no /dev/urandom, Math.random, which Node seeds
- * from OpenSSL's entropy. These names only have to differ, not be secret.
+ * docs/decisions/0007-start-up.md); where there is no /dev/urandom (neither Linux nor a BSD),
+ * Math.random, which Node seeds from OpenSSL's entropy.
  */
 import { closeSync, openSync, readSync } from "node:fs";
 

@@ -4,7 +4,7 @@
  * a lock file), and one root-owned lock file per GPU that every user (or the group given) can open
  * for locking. Each user's gpuplan then finds the directory by default and shares GPUs with the
  * others (docs/guides/locks.md). Its `warm/` folder, root's and sticky, is the one place users may
- * write: each gpuplan's `warm.<pid>.json`, for `gpuplan locks` (they cannot write the directory).
+ * write: each gpuplan's `warm.<pid>.<random>.json`, for `gpuplan locks` (they cannot write the directory).
  */
 import {
   closeSync,

@@ -79,7 +79,7 @@ export function distrustOf(st: Stats): FolderDistrust | null {
 
 /**
  * Where gpuplans that cannot write the lock directory (root's, 0755 or 0750, as `locks init`
- * makes it) keep their `warm.<pid>.json`: root's, 1777 (or 1770 with a group), made by `locks init`.
+ * makes it) keep their `warm.<pid>.<random>.json`: root's, 1777 (or 1770 with a group), made by `locks init`.
  */
 export const warmFolderPath = (dir: string): string => join(dir, "warm");
 

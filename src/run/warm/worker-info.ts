@@ -1,13 +1,16 @@
 /**
  * Warm workers as `gpuplan locks` sees them: each gpuplan process with warm workers keeps one
- * small JSON file, `warm.<pid>.json`, in the lock directory beside the slot files. Like the slot
- * info files it is only a label (the slot flocks are the truth): a file whose gpuplan or worker
- * processes are gone (kill -9 leaves it behind) is ignored, never trusted.
+ * small JSON file, `warm.<pid>.<random>.json`, in the lock directory beside the slot files. Like
+ * the slot info files it is only a label (the slot flocks are the truth): a file whose gpuplan or
+ * worker processes are gone (kill -9 leaves it behind) is ignored, never trusted.
  * The shared directory `locks init` makes is root's alone (0755): a gpuplan that cannot write it
  * writes to its `warm/` folder (root's, sticky, 1777) instead, and `gpuplan locks` reads both.
- * Where others may write (warm/, an older 1777 lock directory) any user can plant a
- * `warm.<pid>.json`: only a regular file of at most MAX_INFO_BYTES with the exact shape below is
- * read; a FIFO, a link to /dev/zero, a huge or malformed file is skipped.
+ * Where others may write (warm/, an older 1777 lock directory) any user can plant a file: only a
+ * regular file of at most MAX_INFO_BYTES with the exact shape below is read (a FIFO, a link to
+ * /dev/zero, a huge or malformed file is skipped), and only when its owner is root or the user
+ * who runs the gpuplan it names. The random part of the name is why a planted file cannot be in
+ * the way: under the bare pid another user could create `warm.<pid>.json` first (pids are
+ * guessable) and the sticky bit then refused that gpuplan's rename, so its workers went unlisted.
  */
 
 import {
@@ -21,6 +24,7 @@ import {
   readSync,
   renameSync,
   rmSync,
+  statSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -42,8 +46,12 @@ interface WarmInfoFile {
   workers: { key: string; gpu: string; pid: number | null; busy: boolean; idleSince: string | null }[];
 }
 
-const FILE = /^warm\.(\d+)\.json$/;
-const warmInfoPath = (dir: string, pid: number) => join(dir, `warm.${pid}.json`);
+/**
+ * A record's name: `warm.<pid>.<random hex>.json`, or `warm.<pid>.json` as gpuplan wrote it before
+ * the random part (an older gpuplan may still run against the same lock directory during an
+ * upgrade). The name decides nothing: a record is believed by its owner (isOwnersRecord).
+ */
+const FILE = /^warm\.\d+(?:\.[0-9a-f]+)?\.json$/;
 
 /**
  * This process's record writer: each call rewrites its file (or removes it when no worker is
@@ -55,6 +63,8 @@ export function createWarmInfoWriter(
   run: string,
   onUnwritten: (why: string) => void,
 ): (workers: readonly WarmWorkerInfo[]) => void {
+  // Unguessable (/dev/urandom), so no other user can create a file at it before this process does.
+  const name = `warm.${process.pid}.${randomHex(8)}.json`;
   /** Where the file goes, chosen at the first write; null until then. */
   let folder: string | null = null;
   let written = false;
@@ -62,18 +72,18 @@ export function createWarmInfoWriter(
   return (workers) => {
     try {
       if (workers.length === 0) {
-        if (written && folder !== null) unlinkSync(warmInfoPath(folder, process.pid));
+        if (written && folder !== null) unlinkSync(join(folder, name));
         written = false;
         return;
       }
       folder ??= chooseFolder(lockDir);
-      writeNewFile(warmInfoPath(folder, process.pid), infoText(run, workers));
+      writeNewFile(join(folder, name), infoText(run, workers));
       written = true;
     } catch (e) {
       if (told) return;
       told = true;
       onUnwritten(
-        `warm workers of this run will not be listed by \`gpuplan locks\`: ${e instanceof WhyNot ? e.message : `cannot write ${escapeText(warmInfoPath(folder ?? lockDir, process.pid))} (${errorCode(e)})`}`,
+        `warm workers of this run will not be listed by \`gpuplan locks\`: ${e instanceof WhyNot ? e.message : `cannot write ${escapeText(join(folder ?? lockDir, name))} (${errorCode(e)})`}`,
       );
     }
   };
@@ -152,9 +162,9 @@ function infoText(run: string, workers: readonly WarmWorkerInfo[]): string {
 
 /**
  * Write `path` as a new file of ours: a fresh temporary name (O_EXCL: never an existing file or a
- * link) renamed over it. Writing `path` itself followed what another user had planted there in a
- * directory anyone may write (1777): a link to this user's ~/.bashrc was overwritten with JSON.
- * Where the kernel refuses the rename (another user's file in a sticky directory) nothing is written.
+ * link) renamed over it, so a reader never sees half a record. Writing `path` itself followed
+ * whatever was there in a directory anyone may write (1777): a link to this user's ~/.bashrc was
+ * overwritten with JSON.
  */
 function writeNewFile(path: string, text: string): void {
   const temp = `${dirname(path)}/.${basename(path)}.${randomHex(6)}`;
@@ -180,10 +190,9 @@ export function readWarmWorkers(
   isAlive: (pid: number) => boolean,
   onSkip?: (path: string, reason: string) => void,
 ): WarmWorkerState[] {
-  const out: WarmWorkerState[] = [];
-  // The lock directory first: in a shared one only root writes there, so a gpuplan pid recorded
-  // twice (a file planted in warm/ under a live gpuplan's pid) is listed once, from root's.
-  const seen = new Set<number>();
+  // One record per gpuplan pid, the newest: a record a killed gpuplan left behind stays under its
+  // own random name, and a later gpuplan of the same user may be given the same pid.
+  const newest = new Map<number, { file: WarmInfoFile; modified: number }>();
   for (const folder of [dir, ...trustedWarmFolder(dir, onSkip)]) {
     let names: string[];
     try {
@@ -194,27 +203,37 @@ export function readWarmWorkers(
     for (const name of names) {
       if (!FILE.test(name)) continue;
       const path = join(folder, name);
-      const file = readInfoFile(path);
-      if (typeof file === "string") {
-        onSkip?.(path, file); // Half-written, planted or not ours.
+      const read = readInfoFile(path);
+      if (typeof read === "string") {
+        onSkip?.(path, read); // Half-written, planted or not ours.
         continue;
       }
-      if (file.host !== hostname() || !isAlive(file.pid) || seen.has(file.pid)) continue;
-      seen.add(file.pid);
-      for (const w of file.workers) {
-        if (w.pid !== null && !isAlive(w.pid)) continue;
-        out.push({
-          key: w.key,
-          gpu: w.gpu,
-          pid: w.pid,
-          gpuplanPid: file.pid,
-          run: file.run,
-          busy: w.busy,
-          idleSince: w.idleSince,
-        });
+      const { file, owner, modified } = read;
+      if (file.host !== hostname() || !isAlive(file.pid)) continue;
+      // Anyone may write warm/: a record naming another user's live gpuplan is hers only when she
+      // (or root) owns the file. Without this a planted record stood in for hers, or hid it.
+      const notOwners = ownerDistrust(file.pid, owner);
+      if (notOwners !== null) {
+        onSkip?.(path, notOwners);
+        continue;
       }
+      if ((newest.get(file.pid)?.modified ?? -1) < modified) newest.set(file.pid, { file, modified });
     }
   }
+  const out: WarmWorkerState[] = [];
+  for (const { file } of newest.values())
+    for (const w of file.workers) {
+      if (w.pid !== null && !isAlive(w.pid)) continue;
+      out.push({
+        key: w.key,
+        gpu: w.gpu,
+        pid: w.pid,
+        gpuplanPid: file.pid,
+        run: file.run,
+        busy: w.busy,
+        idleSince: w.idleSince,
+      });
+    }
   return out.sort((a, b) => a.gpu.localeCompare(b.gpu) || a.key.localeCompare(b.key));
 }
 
@@ -233,10 +252,30 @@ function trustedWarmFolder(dir: string, onSkip?: (path: string, reason: string) 
 }
 
 /**
- * The parsed file, or why not: it must be a regular file (not followed through a link; O_NONBLOCK
- * so a FIFO does not wait for a writer) of at most MAX_INFO_BYTES with a valid shape.
+ * Why a record of gpuplan `pid` owned by `owner` is not hers, or null when it is: the file must be
+ * root's or owned by the user who runs that process (/proc/PID's owner). Where the process's owner
+ * cannot be seen (no /proc, hidepid, or it just ended) only root's and this reader's own files are
+ * believed: those no other user could have planted.
  */
-function readInfoFile(path: string): WarmInfoFile | string {
+function ownerDistrust(pid: number, owner: number): string | null {
+  if (owner === 0) return null;
+  let runner: number | null = null;
+  try {
+    runner = statSync(`/proc/${pid}`).uid;
+  } catch {
+    if (owner === process.geteuid?.()) return null;
+  }
+  if (owner === runner) return null;
+  return runner === null
+    ? `owned by ${escapeText(ownerName(owner))}, and who runs process ${pid} cannot be seen`
+    : `owned by ${escapeText(ownerName(owner))}, not by ${escapeText(ownerName(runner))} who runs process ${pid}`;
+}
+
+/**
+ * The parsed file, its owner and when it was written, or why not: it must be a regular file (not followed through a
+ * link; O_NONBLOCK so a FIFO does not wait for a writer) of at most MAX_INFO_BYTES with a valid shape.
+ */
+function readInfoFile(path: string): { file: WarmInfoFile; owner: number; modified: number } | string {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -256,7 +295,9 @@ function readInfoFile(path: string): WarmInfoFile | string {
       n = readSync(fd, buffer, length, buffer.length - length, null);
     if (length > MAX_INFO_BYTES) return tooBig;
     const data: unknown = JSON.parse(buffer.toString("utf8", 0, length));
-    return isWarmInfoFile(data) ? data : "not a warm-worker record";
+    return isWarmInfoFile(data)
+      ? { file: data, owner: stat.uid, modified: stat.mtimeMs }
+      : "not a warm-worker record";
   } catch {
     return "not JSON (or being written)";
   } finally {

@@ -5,7 +5,7 @@
 // be written is said once. Needs root (init, and setpriv to be another user), as CI runs; skipped
 // elsewhere, saying so. What the other user runs (the built dist, node if need be) is copied to a
 // world-readable folder first: CI checks out under a 0700 `mktemp -d` she cannot enter.
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import {
@@ -19,7 +19,9 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -57,14 +59,22 @@ beforeAll(() => {
   copyFileSync(join(ROOT, "package.json"), join(app, "package.json"));
   writer = join(app, "write-warm.mjs");
   // The process records itself as its worker, so the record reads as live while it runs.
-  const script = `import { createWarmInfoWriter } from "./dist/run/warm/worker-info.js";
+  const script = `import { createInterface } from "node:readline";
+import { createWarmInfoWriter } from "./dist/run/warm/worker-info.js";
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+// "wait": say its pid first and write only once told to (a line), as a gpuplan whose pid
+// another user guessed; then hold.
+if (process.argv[4] === "wait") {
+  console.log(JSON.stringify({ pid: process.pid }));
+  await lines.next();
+}
 const told = [];
 const write = createWarmInfoWriter(process.argv[2], "her-run", (why) => told.push(why));
 for (let i = 0; i < Number(process.argv[3]); i++)
   write([{ key: "her-model", device: "cuda:0", pid: process.pid, busy: false, idleSince: 0 }]);
 console.log(JSON.stringify({ told, pid: process.pid }));
-// "hold": alive (and its record live) until its stdin closes.
-if (process.argv[4] === "hold") for await (const _ of process.stdin);
+// "hold", "wait": alive (and its record live) until its stdin closes.
+if (process.argv[4] !== undefined) while (!(await lines.next()).done);
 `;
   spawnSync("sh", ["-c", `cat > ${writer}`], { input: script });
   if (spawnSync("setpriv", [`--reuid=${NOBODY}`, "test", "-x", node]).status !== 0) {
@@ -89,7 +99,32 @@ function init(...args: string[]): string {
   return dir;
 }
 
-/** Her records as root's `gpuplan locks` reads them (her writer has exited: alive is assumed). */
+/** Her writer as uid 65534, kept alive ("hold", "wait"): its lines one at a time, and its stdin. */
+function startAs(dir: string, mode: "hold" | "wait") {
+  const child = spawn(
+    "setpriv",
+    [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", node, writer, dir, "1", mode],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  // Its next line, or its exit (a writer that failed) said at once rather than waited on.
+  const exited = new Promise<never>((_, reject) =>
+    child.once("exit", (code) => reject(new Error(`the writer exited (${code}) before writing`))),
+  );
+  exited.catch(() => {});
+  const next = async <T>(): Promise<T> => {
+    const line = await Promise.race([lines.next(), exited]);
+    return JSON.parse(line.value as string) as T;
+  };
+  return { child, next };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  child.stdin!.end();
+  if (child.exitCode === null && child.signalCode === null) await once(child, "exit");
+}
+
+/** Her records as root's `gpuplan locks` reads them (alive is assumed). */
 const listed = (dir: string, skipped: string[] = []) =>
   readWarmWorkers(
     dir,
@@ -108,28 +143,26 @@ describe.skipIf(!built || !isRoot)("warm workers in the shared lock directory", 
     expect([grouped.mode & 0o7777, grouped.uid, grouped.gid]).toEqual([0o1770, 0, NOBODY]);
   });
 
-  it("another user's record goes to warm/, where it is read back", () => {
+  it("another user's record goes to warm/, where it is read back while her gpuplan runs", async () => {
     const dir = init();
-    const { told, pid } = writeAs(dir);
-    expect(told).toEqual([]);
-    expect(readdirSync(join(dir, "warm"))).toEqual([`warm.${pid}.json`]);
-    expect(listed(dir)).toEqual(["her-model her-run"]);
+    const { child, next } = startAs(dir, "hold");
+    try {
+      const { told, pid } = await next<{ told: string[]; pid: number }>();
+      expect(told).toEqual([]);
+      expect(readdirSync(join(dir, "warm"))).toEqual([
+        expect.stringMatching(`^warm\\.${pid}\\.[0-9a-f]{16}\\.json$`),
+      ]);
+      expect(listed(dir)).toEqual(["her-model her-run"]);
+    } finally {
+      await stop(child);
+    }
   });
 
   it("`gpuplan locks` lists the warm worker of her live gpuplan", async () => {
     const dir = init();
-    const child = spawn(
-      "setpriv",
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", node, writer, dir, "1", "hold"],
-      { stdio: ["pipe", "pipe", "inherit"] },
-    );
+    const { child, next } = startAs(dir, "hold");
     try {
-      // Its line, or its exit (a writer that failed) said at once rather than waited on.
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).once("line", resolve);
-        child.once("exit", (code) => reject(new Error(`the writer exited (${code}) before writing`)));
-      });
-      const { pid } = JSON.parse(line) as { pid: number };
+      const { pid } = await next<{ pid: number }>();
       const r = gpuplan(["locks", "--json"], { env: { GPUPLAN_LOCK_DIR: dir } });
       expect(hasCrashed(r), r.stderr).toBe(false);
       expect(r.stderr).toBe("");
@@ -137,8 +170,45 @@ describe.skipIf(!built || !isRoot)("warm workers in the shared lock directory", 
         { key: "her-model", run: "her-run", pid, gpuplanPid: pid },
       ]);
     } finally {
-      child.stdin!.end();
-      await once(child, "exit");
+      await stop(child);
+    }
+  });
+
+  // Another user (uid 65533) guessed her gpuplan's pid and created warm.<pid>.json in warm/ first,
+  // with a record of her own making: the sticky bit refused her rename over it, so her worker went
+  // unlisted ("cannot write … (EPERM)") and the planted record was shown as hers.
+  it("a record planted under her pid neither blocks hers nor is shown as hers", async () => {
+    const dir = init();
+    const { child, next } = startAs(dir, "wait");
+    try {
+      const { pid } = await next<{ pid: number }>();
+      const planted = join(dir, "warm", `warm.${pid}.json`);
+      const forged = { key: "forged-model", gpu: "cuda:0", pid: null, busy: false, idleSince: null };
+      writeFileSync(planted, JSON.stringify({ pid, host: hostname(), run: "forged", workers: [forged] }), {
+        mode: 0o644,
+      });
+      chownSync(planted, NOBODY - 1, NOBODY - 1);
+      child.stdin!.write("write now\n");
+      const { told } = await next<{ told: string[] }>();
+      expect(told).toEqual([]);
+      const r = gpuplan(["locks", "--json"], { env: { GPUPLAN_LOCK_DIR: dir } });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(JSON.parse(r.stdout).workers).toEqual([
+        {
+          key: "her-model",
+          gpu: "cuda:0",
+          pid,
+          gpuplanPid: pid,
+          run: "her-run",
+          busy: false,
+          idleSince: expect.any(String),
+        },
+      ]);
+      expect(r.stderr).toBe(
+        `gpuplan: ignored ${planted}: owned by uid ${NOBODY - 1}, not by nobody (uid ${NOBODY}) who runs process ${pid}\n`,
+      );
+    } finally {
+      await stop(child);
     }
   });
 

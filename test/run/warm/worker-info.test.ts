@@ -5,6 +5,7 @@ import {
   readFileSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
@@ -97,25 +98,55 @@ describe("warm workers in gpuplan locks", () => {
   });
 });
 
-describe("writing warm.<pid>.json in a directory others may write", () => {
-  it("replaces a link planted under its name instead of writing through it", () => {
+describe("writing warm.<pid>.<random>.json in a directory others may write", () => {
+  const worker: WarmWorkerInfo = {
+    key: "k",
+    device: "cuda:0",
+    pid: process.pid,
+    busy: true,
+    idleSince: null,
+  };
+
+  it("a link planted under its pid is neither written through nor in the way", () => {
     dir = mkdtempSync(join(tmpdir(), "gpuplan-warm-info-"));
     // Another user's link to this user's file: writeFileSync followed it and overwrote the file.
     const victim = join(dir, "bashrc");
     writeFileSync(victim, "export PATH=/usr/bin\n");
     symlinkSync(victim, join(dir, `warm.${process.pid}.json`));
-    const worker: WarmWorkerInfo = {
-      key: "k",
-      device: "cuda:0",
-      pid: process.pid,
-      busy: true,
-      idleSince: null,
-    };
     createWarmInfoWriter(dir, "run-1", () => {})([worker]);
     expect(readFileSync(victim, "utf8")).toBe("export PATH=/usr/bin\n");
-    expect(lstatSync(join(dir, `warm.${process.pid}.json`)).isFile()).toBe(true);
-    expect(readWarmWorkers(dir, () => true).map((w) => w.key)).toEqual(["k"]);
-    // No temporary file is left beside it.
-    expect(readdirSync(dir).sort()).toEqual(["bashrc", `warm.${process.pid}.json`]);
+    const skipped: string[] = [];
+    expect(
+      readWarmWorkers(
+        dir,
+        () => true,
+        (path, why) => skipped.push(`${path}: ${why}`),
+      ).map((w) => w.key),
+    ).toEqual(["k"]);
+    expect(skipped).toEqual([`${join(dir, `warm.${process.pid}.json`)}: a symbolic link`]);
+    // Its own file beside the link, and no temporary file left.
+    const [ours, ...rest] = readdirSync(dir).filter(
+      (n) => n !== "bashrc" && n !== `warm.${process.pid}.json`,
+    );
+    expect(rest).toEqual([]);
+    expect(ours).toMatch(new RegExp(`^warm\\.${process.pid}\\.[0-9a-f]{16}\\.json$`));
+    expect(lstatSync(join(dir, ours!)).isFile()).toBe(true);
+  });
+
+  it("two records of one pid (one a killed gpuplan left, the pid given again): the newer is listed", () => {
+    dir = mkdtempSync(join(tmpdir(), "gpuplan-warm-info-"));
+    const left = join(dir, `warm.${process.pid}.0123456789abcdef.json`);
+    writeFileSync(
+      left,
+      JSON.stringify({
+        pid: process.pid,
+        host: hostname(),
+        run: "killed",
+        workers: [{ key: "old", gpu: "cuda:0", pid: null, busy: false, idleSince: null }],
+      }),
+    );
+    utimesSync(left, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+    createWarmInfoWriter(dir, "run-2", () => {})([worker]);
+    expect(readWarmWorkers(dir, () => true).map((w) => `${w.key} ${w.run}`)).toEqual(["k run-2"]);
   });
 });
