@@ -5,15 +5,16 @@
  * it), then renamed into place. Ctrl-C, SIGTERM or SIGHUP while staging removes the staging
  * folder — and the target, when this invocation made it — and stops the process as the signal
  * would; one during the renames (microseconds each) is acted on once they are done. The names are
- * gpuplan's own (write-atomic.ts's "chosen" paths): rename(2) replaces a link or FIFO planted at
- * one, never follows it, and a directory at one refuses the whole write before anything is renamed.
+ * gpuplan's own (write-atomic.ts's "chosen" paths): a link or FIFO planted at one is moved aside,
+ * never followed, and a directory at one refuses the whole write before anything is renamed. A
+ * rename that fails part-way is undone (move-into-place.ts).
  */
 import { rmdirSync, rmSync } from "node:fs";
-import { chmod, lstat, mkdir, rename, rmdir, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { UsageError } from "../problems/errors.js";
 import { fileError } from "../problems/file-errors.js";
 import { randomHex } from "../text/random-hex.js";
+import { folderInTheWay, moveIntoPlace, StagingKept } from "./move-into-place.js";
 import { listenForStop } from "./write-file.js";
 
 export interface FolderFile {
@@ -70,25 +71,22 @@ export async function writeFolderFiles(
     }
     for (const f of files) {
       const there = await lstat(join(dir, f.name)).catch(() => null);
-      if (there?.isDirectory())
-        throw new UsageError(
-          `${join(dir, f.name)} is a folder: gpuplan writes its own file there`,
-          "unwritable-file",
-          "move the folder away, then write again",
-        );
+      if (there?.isDirectory()) throw folderInTheWay(join(dir, f.name));
     }
     committing = true;
-    for (const name of folders)
-      await mkdir(join(dir, name)).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== "EEXIST") throw fileError(e, join(dir, name), "write", "folder");
-      });
-    for (const f of files)
-      await rename(join(staging, f.name), join(dir, f.name)).catch((e: unknown) => {
-        throw fileError(e, join(dir, f.name), "write", "file");
-      });
-    await rmdir(staging);
+    await moveIntoPlace(
+      staging,
+      dir,
+      files.map((f) => f.name),
+      folders,
+    );
+    // What the files replaced was moved in here and goes with it; the export is done either way.
+    try {
+      rmSync(staging, { recursive: true, force: true });
+    } catch {}
   } catch (e) {
-    removeStaging();
+    // Unless it holds what could not be put back.
+    if (!(e instanceof StagingKept)) removeStaging();
     throw e;
   } finally {
     committing = false;
