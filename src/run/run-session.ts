@@ -21,6 +21,7 @@ import { type RecordFailure, recordFailures } from "./record/record-failures.js"
 import { takeRunLock } from "./record/run-lock.js";
 import type { StreamSink } from "./record/stream-target.js";
 import type { OpenRunView } from "./run-view.js";
+import { bootIdEntry } from "./step/boot-id.js";
 import type { SpawnMethod } from "./step/spawn/start-process.js";
 import { isStepSessionAlive, liveSessions } from "./step/step-session.js";
 
@@ -128,6 +129,7 @@ async function runPrepared(
       pipelines: pipelines.map((p) => p.name),
       // What --resume checks plan.json against (a Slurm task's journal has its run's).
       ...(planSha256 !== undefined && { planSha256 }),
+      ...bootIdEntry(),
     });
   }
   const events = openEventFiles(

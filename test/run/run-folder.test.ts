@@ -16,7 +16,9 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { readBootId } from "../../src/run/step/boot-id.js";
 import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
+import { otherBootId } from "./helpers/boot-ids.js";
 import { FIXTURES } from "./helpers/harness.js";
 
 const EXAMPLE = join(ROOT, "examples/hello-cpu.yaml");
@@ -245,6 +247,52 @@ describe("gpuplan killed or terminated", () => {
       .filter((e) => e.pipeline === "chain-a" && e.step === "two");
     expect(entries.map((e) => `${e.type}:${e.attempt}`)).toEqual(["start:1", "start:2", "step:2"]);
   }, 60_000);
+
+  it.skipIf(process.platform !== "linux")(
+    "after kill -9, --resume does not wait for an attempt the journal recorded in another boot",
+    async () => {
+      // After a reboot the kernel gives pids and start ticks out again from the start: a process
+      // now holding a recorded pid is not the attempt, however alike. The attempts here still run
+      // (the same boot in truth); the journal is made to say they started in another.
+      const { cwd, record, entered } = slowRunFolder();
+      const first = startRun(cwd, ["slow-steps.yaml", "--ui", "plain"], { RECORD_FILE: record });
+      await until(() => entered().includes("a-two") && entered().includes("b-two"));
+      const [id] = runIds(cwd);
+      const journal = join(cwd, ".gpuplan/runs", id!, "journal.jsonl");
+      const twoStarted = () =>
+        readFileSync(journal, "utf8").match(
+          /"type":"start","ts":"[^"]*","pipeline":"chain-[ab]","step":"two"/g,
+        )?.length === 2;
+      await until(twoStarted);
+      first.child.kill("SIGKILL");
+      await first.exited;
+      const now = readBootId();
+      expect(now, "this test needs /proc/sys/kernel/random/boot_id").not.toBeNull();
+      const entries = readFileSync(journal, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      // The header and every start record this boot.
+      expect(entries[0]).toMatchObject({ type: "run", bootId: now });
+      const starts = entries.filter((e) => e.type === "start");
+      expect(starts.map((e) => e.bootId)).toEqual(starts.map(() => now));
+      const another = otherBootId(now!);
+      writeFileSync(
+        journal,
+        entries
+          .map((e) => `${JSON.stringify(e.type === "start" ? { ...e, bootId: another } : e)}\n`)
+          .join(""),
+      );
+      const r = gpuplan(["run", "--resume", id!, "--ui", "plain"], {
+        cwd,
+        env: { ...NO_GPU, RECORD_FILE: record },
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain("waiting for");
+      expect(r.stderr).toContain("[chain-a/two cpu] started (attempt 2)");
+    },
+    60_000,
+  );
 });
 
 describe("a step's session outlives its group", () => {
@@ -336,6 +384,25 @@ const VARIANTS: [string, (dir: string) => void, RegExp][] = [
       writeFileSync(join(d, "journal.jsonl"), [JSON.stringify(changed), ...rest].join("\n"));
     },
     /journal\.jsonl line 1 is a run entry whose planSha256 is not a SHA-256 digest/,
+  ],
+  [
+    "a header whose boot id is not one",
+    (d) => {
+      const [header, ...rest] = readJournalLines(d);
+      const changed = { ...JSON.parse(header!), bootId: "\u001b[2J not a boot id" };
+      writeFileSync(join(d, "journal.jsonl"), [JSON.stringify(changed), ...rest].join("\n"));
+    },
+    /journal\.jsonl line 1 is a run entry whose bootId is not a boot id \(a UUID\)/,
+  ],
+  [
+    "an attempt's start whose boot id is not one",
+    (d) => {
+      const lines = readJournalLines(d);
+      const i = lines.findIndex((l) => l.includes('"type":"start"'));
+      lines[i] = JSON.stringify({ ...JSON.parse(lines[i]!), bootId: 42 });
+      writeFileSync(join(d, "journal.jsonl"), lines.join("\n"));
+    },
+    /journal\.jsonl line \d+ is a start entry whose bootId is not a boot id \(a UUID\)/,
   ],
   [
     "plan.json a directory",

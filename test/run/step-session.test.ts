@@ -6,10 +6,12 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { readBootId } from "../../src/run/step/boot-id.js";
 import { isGroupAlive, processStartTicks, procStatFields } from "../../src/run/step/process-group.js";
 import { runStepProcess } from "../../src/run/step/step-process.js";
 import { isStepSessionAlive, liveSessions, sessionGroups } from "../../src/run/step/step-session.js";
 import { tempDir } from "../helpers/cli.js";
+import { otherBootId } from "./helpers/boot-ids.js";
 
 let cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -145,6 +147,26 @@ describe.skipIf(process.platform !== "linux")("a step's session", () => {
     await until(() => !isRunning(sleeper));
     expect(isStepSessionAlive(step)).toBe(false);
     expect(isStepSessionAlive(step, liveSessions())).toBe(false);
+  });
+
+  it("a step recorded in another boot is gone, though a live session leader of the same start time holds its pid", async () => {
+    // After a reboot the kernel gives pids out again from the start, with start ticks as small as
+    // the old boot's: a leader with the recorded pid, start time and environment is not the step.
+    const leader = spawn("sleep", ["30"], {
+      detached: true,
+      stdio: "ignore",
+      env: { ...process.env, ...STEP_ENV },
+    });
+    await new Promise((resolve) => leader.on("spawn", resolve));
+    reap(() => [leader.pid!]);
+    const now = readBootId();
+    expect(now, "this test needs /proc/sys/kernel/random/boot_id").not.toBeNull();
+    const step = { ...STEP, pid: leader.pid!, startTicks: processStartTicks(leader.pid!) };
+    expect(isStepSessionAlive({ ...step, bootId: now })).toBe(true);
+    // An older journal's attempt, without a boot id: the pid and start time decide, as before.
+    expect(isStepSessionAlive(step)).toBe(true);
+    expect(isStepSessionAlive({ ...step, bootId: otherBootId(now!) })).toBe(false);
+    expect(isStepSessionAlive({ ...step, bootId: otherBootId(now!) }, liveSessions())).toBe(false);
   });
 
   it("reads /proc/PID/stat fields after the last ')' of the command name", () => {

@@ -11,6 +11,7 @@ import type { SlotLease } from "../lock/types.js";
 import { exceededReservation } from "../outcome/reservation.js";
 import type { StepStatus } from "../record/events.js";
 import { stepLogPaths } from "../record/log-names.js";
+import { bootIdEntry } from "../step/boot-id.js";
 import { classifyEnding } from "../step/classify-failure.js";
 import { processStartTicks } from "../step/process-group.js";
 import { type AffinityControl, loadAffinityControl, stepCpus } from "../step/spawn/cpu-affinity.js";
@@ -127,6 +128,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
               device,
               pid,
               startTicks: processStartTicks(pid),
+              ...bootIdEntry(),
             },
             false,
           );

@@ -10,6 +10,7 @@ import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { planText } from "../../plan/plan-text.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { isBootId } from "../step/boot-id.js";
 import type { StepStatus } from "./events.js";
 import { planDigest } from "./plan-digest.js";
 import { damagedRun, readRunFile } from "./read-run-file.js";
@@ -36,6 +37,12 @@ interface JournalHeader {
    * first task on a node without sha256sum), which resume unchecked.
    */
   planSha256?: string;
+  /**
+   * The boot the run started in (/proc/sys/kernel/random/boot_id), for whoever reads the folder;
+   * what decides whether an attempt may still run is its own start entry's, since a resume after
+   * a reboot appends its attempts under this header. Absent in older journals and where unknown.
+   */
+  bootId?: string;
 }
 
 interface JournalStep {
@@ -64,6 +71,11 @@ export interface JournalStart {
   pid: number;
   /** /proc/PID/stat's start time (clock ticks since boot), or null where unknown. */
   startTicks: number | null;
+  /**
+   * The boot pid and startTicks belong to (src/run/step/boot-id.ts): an attempt started in another
+   * boot is gone. Absent in older journals and where unknown, where pid and startTicks decide alone.
+   */
+  bootId?: string;
 }
 
 interface JournalEnd {
@@ -270,6 +282,8 @@ function entryProblem(value: unknown): string | null {
       !(typeof e.planSha256 === "string" && /^[0-9a-f]{64}$/.test(e.planSha256))
     )
       return "is a run entry whose planSha256 is not a SHA-256 digest";
+    if (e.bootId !== undefined && !isBootId(e.bootId))
+      return "is a run entry whose bootId is not a boot id (a UUID)";
   } else if (e.type === "step") {
     missing = strings("pipeline", "step", "status");
     if (typeof e.attempt !== "number") missing.push("attempt");
@@ -277,6 +291,9 @@ function entryProblem(value: unknown): string | null {
     missing = strings("pipeline", "step");
     for (const k of ["attempt", "pid"])
       if (!Number.isSafeInteger(e[k]) || (e[k] as number) < 1) missing.push(k);
+    // Like planSha256: optional, but one that is there decides liveness, so it must be one.
+    if (e.bootId !== undefined && !isBootId(e.bootId))
+      return "is a start entry whose bootId is not a boot id (a UUID)";
   } else if (e.type === "end") {
     missing = [];
   } else {

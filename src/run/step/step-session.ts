@@ -10,6 +10,7 @@
  * A process that calls setsid itself leaves the session, and is out of reach (docs/guides/running.md).
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { isFromAnotherBoot } from "./boot-id.js";
 import { isGroupAlive, processStartTicks, procStatFields } from "./process-group.js";
 
 /** A live session member: its process group (zombies are left out: they hold no descriptor and run nothing). */
@@ -75,6 +76,8 @@ export interface RecordedStep {
   pid: number;
   /** The leader's start time (clock ticks since boot), or null where unknown. */
   startTicks: number | null;
+  /** The boot the pid and start time were recorded in (boot-id.ts); absent where unknown. */
+  bootId?: string | null;
   run: string;
   pipeline: string;
   step: string;
@@ -93,8 +96,11 @@ export interface RecordedStep {
  * the leader, or whose environment names no such step, is not the step's; one whose environment
  * cannot be read (another user's) is counted, as it cannot be told apart. `sessions`
  * (liveSessions) saves the pass over /proc for a step whose session has no process at all.
+ * A step recorded in another boot is gone whatever holds its pid now: pids and start ticks begin
+ * again at each boot, and the environment marks would match a resume's own step started since.
  */
 export function isStepSessionAlive(step: RecordedStep, sessions?: Set<number>): boolean {
+  if (isFromAnotherBoot(step.bootId)) return false;
   if (isGroupAlive(step.pid)) {
     const leaderTicks = processStartTicks(step.pid);
     if (leaderTicks !== null) return step.startTicks === null || leaderTicks === step.startTicks;

@@ -20,6 +20,7 @@ import { type RecordFailure, type RecordFailures, recordFailures } from "../../r
 import { takeRunLock } from "../../run/record/run-lock.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
 import type { OpenRunView } from "../../run/run-view.js";
+import { bootIdEntry } from "../../run/step/boot-id.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
 import { exportPlanToSlurm, type SlurmExport, type SlurmExportInput } from "../export-plan.js";
@@ -158,6 +159,7 @@ async function submitAndFollow(
         baseDir: prepared.baseDir,
         pipelines: pipelines.map((p) => p.name),
         ...(planSha256 !== undefined && { planSha256 }),
+        ...bootIdEntry(),
       });
     }
     for (const f of submission.export.files) {
