@@ -1,7 +1,7 @@
 /* Generated from schemas/slurm-run-status.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
- * done/failed/interrupted: the task's gpuplan said so (its run.end), or Slurm ended the task (failed). unknown: squeue no longer lists the task (MinJobAge) and it left no account. not-submitted: no array of the run holds it.
+ * pending: Slurm has the task queued, or requeued (PENDING, REQUEUED, REQUEUE_HOLD, REQUEUE_FED: preempted, its node failed, with --requeue), whatever an earlier run of it said. running: Slurm runs it (a requeued task once its new run has started recording). done/failed/interrupted: the task's gpuplan said so (its run.end, the last since the task last started), or Slurm ended the task (failed). unknown: squeue no longer lists the task (MinJobAge) and it left no account. not-submitted: no array of the run holds it.
  *
  * This interface was referenced by `GpuplanSlurmRunStatus`'s JSON-Schema
  * via the `definition` "PipelineState".

@@ -176,16 +176,21 @@ export async function hasTaskEnded(runDir: string, task: string): Promise<boolea
 const ENDINGS: ReadonlySet<unknown> = new Set<PipelineEnding>(["ok", "failed", "interrupted"]);
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
-/** The file's last run.end; a task's file is outside text: any other status is no ending. */
+/**
+ * The file's last run.end; a task's file is outside text: any other status is no ending. A run.start
+ * after it is the task run again (Slurm requeued it: preempted, its node failed), which records on
+ * in the same file and has not ended yet: no ending.
+ */
 function lastRunEnd(text: string): TaskEnd | null {
   let end: TaskEnd | null = null;
   for (const line of text.split("\n")) {
-    if (!line.includes('"run.end"')) continue;
+    if (!line.includes('"run.end"') && !line.includes('"run.start"')) continue;
     try {
       const e: unknown = JSON.parse(line);
       if (typeof e !== "object" || e === null) continue;
       const { event, status, ts } = e as { event?: unknown; status?: unknown; ts?: unknown };
-      if (event === "run.end" && ENDINGS.has(status))
+      if (event === "run.start") end = null;
+      else if (event === "run.end" && ENDINGS.has(status))
         end = {
           status: status as PipelineEnding,
           ts: typeof ts === "string" && ISO_TIME.test(ts) && Number.isFinite(Date.parse(ts)) ? ts : null,

@@ -7,6 +7,7 @@
 import { UsageError, VendorError } from "../../problems/errors.js";
 import { countNoun } from "../../text/count-noun.js";
 import type { RunCommand } from "../read-cluster.js";
+import { mayRequeue } from "./may-requeue.js";
 import { readSlurmRecord, type TaskEnd, taskEnds } from "./run-record.js";
 import { type PipelineStatus, readSlurmRunStatus } from "./run-status.js";
 
@@ -31,10 +32,13 @@ export async function readSlurmRunStanding(
   slurm?: RunCommand,
 ): Promise<SlurmRunStanding> {
   let ends: Map<string, TaskEnd>;
-  let submitted: Set<string>;
+  /** Each submitted pipeline's latest array's script. */
+  let scripts: Map<string, string>;
   try {
     ends = await taskEnds(runDir);
-    submitted = new Set((await readSlurmRecord(runDir)).arrays.flatMap((a) => a.pipelines));
+    scripts = new Map(
+      (await readSlurmRecord(runDir)).arrays.flatMap((a) => a.pipelines.map((p) => [p, a.script] as const)),
+    );
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     return {
@@ -46,10 +50,19 @@ export async function readSlurmRunStanding(
   }
   const endedAt = latest([...ends.values()].map((e) => e.ts));
   const watch = `gpuplan status ${id} says where its jobs are`;
-  // Every task said how it ended: no need to ask Slurm (an old run's jobs it has long forgotten).
-  if (pipelines.every((p) => ends.has(p) || !submitted.has(p))) {
+  // Every task said how it ended: no need to ask Slurm (an old run's jobs it has long forgotten) —
+  // unless one said it was interrupted where Slurm may requeue it (preempted, --requeue): until
+  // its new run starts recording, only Slurm says it is queued again.
+  if (pipelines.every((p) => ends.has(p) || !scripts.has(p))) {
     const states = pipelines.map((p) => ends.get(p)?.status ?? "not-submitted");
-    return { status: overall(states), endedAt, active: false, problem: null };
+    const byOwnAccount: SlurmRunStanding = { status: overall(states), endedAt, active: false, problem: null };
+    if (!slurm || !(await anyMayBeRequeued(runDir, ends, scripts))) return byOwnAccount;
+    // Slurm not answering says nothing against the tasks' own account: it stands.
+    const requeued = await readSlurmRunStatus(runDir, pipelines, slurm).then(
+      (read) => read.pipelines.filter(isActive),
+      (e: unknown) => (e instanceof UsageError || e instanceof VendorError ? [] : Promise.reject(e)),
+    );
+    return requeued.length > 0 ? activeStanding(requeued.length, pipelines.length, watch) : byOwnAccount;
   }
   if (!slurm)
     return {
@@ -71,14 +84,8 @@ export async function readSlurmRunStanding(
       problem: `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (${e.message}${said}): ${watch}`,
     };
   }
-  const active = read.filter((p) => p.state === "pending" || p.state === "running");
-  if (active.length > 0)
-    return {
-      status: "submitted",
-      endedAt: null,
-      active: true,
-      problem: `${active.length} of its ${countNoun(read.length, "pipeline")} ${active.length === 1 ? "is" : "are"} queued or running on Slurm and no gpuplan follows them: ${watch}`,
-    };
+  const active = read.filter(isActive);
+  if (active.length > 0) return activeStanding(active.length, read.length, watch);
   const unknown = read.filter((p) => p.state === "unknown").map((p) => p.job!);
   return {
     status: overall(read.map((p) => p.state)),
@@ -88,6 +95,33 @@ export async function readSlurmRunStanding(
       unknown.length > 0
         ? `Slurm no longer knows ${listed(unknown)} and ${unknown.length === 1 ? "it" : "they"} never wrote an end: how ${unknown.length === 1 ? "it" : "they"} ended is not known`
         : null,
+  };
+}
+
+/** Whether a task that said it was interrupted belongs to an array Slurm may requeue (may-requeue.ts). */
+async function anyMayBeRequeued(
+  runDir: string,
+  ends: ReadonlyMap<string, TaskEnd>,
+  scripts: ReadonlyMap<string, string>,
+): Promise<boolean> {
+  const interrupted = new Set<string>();
+  for (const [pipeline, end] of ends) {
+    const script = scripts.get(pipeline);
+    if (end.status === "interrupted" && script !== undefined) interrupted.add(script);
+  }
+  for (const script of interrupted) if (await mayRequeue(runDir, script)) return true;
+  return false;
+}
+
+const isActive = (p: PipelineStatus): boolean => p.state === "pending" || p.state === "running";
+
+/** A run with `active` of its `all` pipelines queued or running on Slurm: a resume now would be refused. */
+function activeStanding(active: number, all: number, watch: string): SlurmRunStanding {
+  return {
+    status: "submitted",
+    endedAt: null,
+    active: true,
+    problem: `${active} of its ${countNoun(all, "pipeline")} ${active === 1 ? "is" : "are"} queued or running on Slurm and no gpuplan follows them: ${watch}`,
   };
 }
 

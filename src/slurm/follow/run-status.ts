@@ -10,7 +10,14 @@
 import { type RunCommand, slurmOutput } from "../read-cluster.js";
 import { readSlurmRecord, readStartMarker, taskEndings } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
-import { forgetsEveryJob, isFinalState, parseSqueue, squeueCalls, type TaskState } from "./squeue-tasks.js";
+import {
+  forgetsEveryJob,
+  isFinalState,
+  isQueuedState,
+  parseSqueue,
+  squeueCalls,
+  type TaskState,
+} from "./squeue-tasks.js";
 
 type PipelineState = "pending" | "running" | "done" | "failed" | "interrupted" | "unknown" | "not-submitted";
 
@@ -72,19 +79,21 @@ export async function readSlurmRunStatus(
       const s = job !== null ? states.get(job) : undefined;
       const marker = job !== null ? readStartMarker(runDir, job) : null;
       const ending = endings.get(pipeline);
+      // A task Slurm holds queued after it ran was requeued (preempted, its node failed): it will
+      // run again, whatever its last run said (a run.start of the new run clears that, run-record.ts).
       const state: PipelineState =
         job === null
           ? "not-submitted"
-          : ending === "ok"
-            ? "done"
-            : ending !== undefined
-              ? ending
-              : !s
-                ? "unknown"
-                : isFinalState(s.state)
-                  ? "failed"
-                  : s.state === "PENDING"
-                    ? "pending"
+          : s && isQueuedState(s.state)
+            ? "pending"
+            : ending === "ok"
+              ? "done"
+              : ending !== undefined
+                ? ending
+                : !s
+                  ? "unknown"
+                  : isFinalState(s.state)
+                    ? "failed"
                     : "running";
       return {
         pipeline,

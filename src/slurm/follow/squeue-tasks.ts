@@ -51,6 +51,14 @@ const FINAL = new Set([
 export const isFinalState = (state: string): boolean => FINAL.has(state);
 
 /**
+ * Slurm's states of a task waiting to run: queued, or requeued (REQUEUED while its last run
+ * completes, REQUEUE_HOLD held, REQUEUE_FED by a federation) and waiting to run again.
+ */
+const QUEUED = new Set(["PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"]);
+
+export const isQueuedState = (state: string): boolean => QUEUED.has(state);
+
+/**
  * squeue -j with one job id Slurm has forgotten (MinJobAge passed) fails ("Invalid job id
  * specified", exit 1) where with several it lists the others: either way it lists none of them,
  * which is an answer, not a failure.

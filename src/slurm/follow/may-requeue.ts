@@ -1,0 +1,44 @@
+/**
+ * Whether Slurm may have requeued a run's task: its array's sbatch script (in the run's slurm/
+ * folder) says `--requeue`, or says neither that nor `--no-requeue` (Slurm's default, JobRequeue=1,
+ * requeues). `gpuplan run --executor slurm` writes one of the two; without `--requeue` a task's
+ * interrupted end is its last, and `gpuplan runs` need not ask Slurm about it (run-standing.ts).
+ */
+import { lstat, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { slurmDir } from "./run-record.js";
+
+/** A script gpuplan writes is a few KiB; a larger file is not read (it may requeue). */
+const MAX_SCRIPT_BYTES = 1024 * 1024;
+
+/**
+ * Whether the array whose script is `script` (its name in slurm/jobs.json: outside text, so only a
+ * plain file name in slurm/ is read) may requeue its tasks; true where the script cannot tell.
+ */
+export async function mayRequeue(runDir: string, script: string): Promise<boolean> {
+  if (!/^[A-Za-z0-9._-]+$/.test(script) || script.startsWith(".")) return true;
+  const path = join(slurmDir(runDir), script);
+  const info = await lstat(path).catch(() => null);
+  // A link, a FIFO or a huge file is not the script gpuplan wrote.
+  if (!info?.isFile() || info.size > MAX_SCRIPT_BYTES) return true;
+  const text = await readFile(path, "utf8").catch(() => null);
+  return text === null || requeueDirective(text) !== false;
+}
+
+/**
+ * What the script's `#SBATCH` lines say of requeueing: true (`--requeue`), false (`--no-requeue`),
+ * null when nothing. sbatch reads directives up to the first command, and a later one wins (a
+ * `--sbatch-arg --requeue` is written after gpuplan's own `--no-requeue`).
+ */
+export function requeueDirective(script: string): boolean | null {
+  let said: boolean | null = null;
+  for (const [i, raw] of script.split("\n").entries()) {
+    const line = raw.trim();
+    if (i === 0 && line.startsWith("#!")) continue;
+    if (line === "") continue;
+    if (!line.startsWith("#")) break;
+    const m = /^#SBATCH\s+--(no-)?requeue\s*(?:#.*)?$/.exec(line);
+    if (m) said = m[1] === undefined;
+  }
+  return said;
+}
