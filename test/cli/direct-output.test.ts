@@ -89,7 +89,10 @@ async function compileIntoSlowPipe(nonBlocking: boolean): Promise<Ended> {
   }
   closeSync(readEnd);
   const eagain = readFileSync(marker, "utf8").length;
-  return { stdout: Buffer.concat(chunks).toString("utf8"), stderr, code: await exited, eagain };
+  // The child's exit first: its summary on stderr may still be on its way when stdout ends (an
+  // object literal would read `stderr` before awaiting the exit, and flake under load).
+  const code = await exited;
+  return { stdout: Buffer.concat(chunks).toString("utf8"), stderr, code, eagain };
 }
 
 it.each([
