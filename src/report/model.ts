@@ -176,7 +176,10 @@ export interface ReportHeader {
   startedAt: string | null;
   endedAt: string | null;
   wallMs: number | null;
-  /** ok, failed, interrupted; `unfinished` when no session ended (still running, or gpuplan died). */
+  /**
+   * ok, failed, interrupted; `unfinished` when no session ended (still running, or gpuplan died);
+   * a run that went to Slurm: what `gpuplan runs` says (`submitted`, `running` too).
+   */
   status: string;
   sessions: number;
   counts: Counts;

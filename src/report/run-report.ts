@@ -9,6 +9,7 @@ import type { GpuplanPlan, PlannedPipeline } from "../schema-types/plan.js";
 import { attemptKey, type FoldedAttempt, type FoldedRun, foldRunEvents } from "./attempts.js";
 import { type Axis, buildAxis } from "./axis.js";
 import { assignLanes } from "./interval-lanes.js";
+import type { ListedStatus } from "./listed-status.js";
 import { memorySeries } from "./memory-series.js";
 import type { Bar, Counts, Hold, Lane, Outcome, Queue, ReportModel, Skip, StepRow, Wait } from "./model.js";
 import { gpuFacts, gpusOf, type IndexedStep, indexPlan, type PlanIndex, stepArgv } from "./plan-index.js";
@@ -17,7 +18,11 @@ import type { RunFolder } from "./run-folder.js";
 
 const key2 = (a: string, b: string): string => `${a}\u0000${b}`;
 
-export function buildRunReport(folder: RunFolder): ReportModel {
+/**
+ * The report of the run in `folder`. `listed` is how `gpuplan runs` lists it (listed-status.ts):
+ * a Slurm run's status is that, since its tasks' own ends are in no run.end the events hold.
+ */
+export function buildRunReport(folder: RunFolder, listed: ListedStatus | null = null): ReportModel {
   const times = clampImplausibleTimes(folder.events, folder.readAtMs);
   const fold = foldRunEvents(times.events);
   const axis = buildAxis(fold.sessions);
@@ -30,6 +35,7 @@ export function buildRunReport(folder: RunFolder): ReportModel {
       `journal.jsonl: its header names run ${folder.header.run}, not ${folder.id} (the folder's name): a copied or renamed run folder?`,
     );
   if (folder.events.length === 0) notes.push("no events: nothing ran yet, or events.jsonl is missing");
+  if (listed?.problem) notes.push(`gpuplan runs: ${listed.problem}`);
 
   const selected = selectedPipelines(fold, folder, plan);
   const pipelines = [...selected];
@@ -140,7 +146,7 @@ export function buildRunReport(folder: RunFolder): ReportModel {
         : (folder.header?.startedAt ?? null),
       endedAt: fold.sessions.length ? new Date(fold.sessions.at(-1)!.endMs).toISOString() : null,
       wallMs,
-      status: fold.status ?? (fold.sessions.length ? "unfinished" : "not started"),
+      status: listed?.status ?? fold.status ?? (fold.sessions.length ? "unfinished" : "not started"),
       sessions: fold.sessions.length,
       counts: countRows(rows, bars),
       makespanMs,

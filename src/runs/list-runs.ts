@@ -47,7 +47,8 @@ export async function listRuns(runsDir: string, inUse?: RunInUse, slurm?: RunCom
   const reader = async () => {
     for (let i = next++; i < ids.length && !failed; i = next++) {
       try {
-        runs[i] = await describeRun(runsDir, ids[i]!, inUse, slurm);
+        const dir = join(runsDir, ids[i]!);
+        runs[i] = { ...(await describeRun(dir, ids[i]!, inUse, slurm)), bytes: await folderBytes(dir) };
       } catch (e) {
         failed = true;
         throw e;
@@ -106,14 +107,18 @@ interface JournalLine {
   [key: string]: unknown;
 }
 
-async function describeRun(
-  runsDir: string,
+/**
+ * How the run in `dir` (named `id`) stands, as `gpuplan runs` lists it, less its size on disk (a
+ * walk of its folder, which only the listing wants): also `gpuplan report`'s status of a run that
+ * went to Slurm, so that the two never disagree.
+ */
+export async function describeRun(
+  dir: string,
   id: string,
   inUse?: RunInUse,
   slurm?: RunCommand,
-): Promise<RunListing> {
-  const dir = join(runsDir, id);
-  const base: RunListing = {
+): Promise<Omit<RunListing, "bytes">> {
+  const base: Omit<RunListing, "bytes"> = {
     id,
     dir,
     plan: await planName(join(dir, "plan.json")),
@@ -128,7 +133,6 @@ async function describeRun(
     skipped: 0,
     resumable: false,
     resume: null,
-    bytes: await folderBytes(dir),
     problem: null,
   };
   const lines = await journalLines(join(dir, "journal.jsonl"));

@@ -2,7 +2,6 @@
 // events.jsonl (no follower merges its tasks' files), so history used to leave it out of `auto`
 // and learn nothing from it when named. The slurm-JOB here is made by the real exported sbatch
 // script, run by hand as Slurm would run its two tasks (no cluster: SLURM_ARRAY_* set by the test).
-import { spawnSync } from "node:child_process";
 import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -12,6 +11,7 @@ import * as runFolder from "../../src/report/run-folder.js";
 import type { GpuplanPlan } from "../../src/schema-types/plan.js";
 import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
 import { end, events, runEnd, runStart, start } from "../report/helpers/events.js";
+import { exportArray, runTask } from "../report/helpers/exported-array.js";
 import { NO_GPU } from "../report/helpers/runs.js";
 import { writeRun } from "./helpers.js";
 
@@ -20,14 +20,6 @@ vi.mock("../../src/report/run-folder.js", async (original) => {
   return { ...real, readRunEvents: vi.fn(real.readRunEvents) };
 });
 
-const NODE = {
-  gpus: [{ name: "NVIDIA H100 80GB HBM3", memory: 85520809984, count: 4, compute_capability: "9.0" }],
-  cpu: { threads: 16, memory: "16000MiB" },
-  slurm: {
-    node_type: "h100x4-16cpu-16000mib",
-    gres: [{ model: "NVIDIA H100 80GB HBM3", type: "h100", count: 4 }],
-  },
-};
 const PIPELINE = [
   "version: 1",
   "name: tiles",
@@ -48,21 +40,9 @@ let measuredMs: number[];
 
 beforeAll(() => {
   mkdirSync(project);
-  writeFileSync(join(project, "p.yaml"), PIPELINE);
-  writeFileSync(join(project, "node.json"), JSON.stringify(NODE));
-  const env = { ...NO_GPU, GPUPLAN_LOCK_DIR: join(t.dir, "locks") };
-  const ok = (args: string[]) => {
-    const r = gpuplan(args, { cwd: project, env });
-    expect(r.exitCode, r.stderr).toBe(0);
-  };
-  ok(["compile", "p.yaml", "--inventory", "node.json", "-o", "plan.json"]);
-  ok(["export", "plan.json", "--to", "slurm", "-o", "out"]);
-  for (const task of ["0", "1"]) {
-    const r = spawnSync("bash", ["out/01-cpu.sbatch"], {
-      cwd: project,
-      env: { ...process.env, ...env, SLURM_ARRAY_JOB_ID: "777", SLURM_ARRAY_TASK_ID: task },
-      encoding: "utf8",
-    });
+  exportArray(project, PIPELINE);
+  for (const task of [0, 1]) {
+    const r = runTask(project, "777", task);
     expect(r.status, r.stderr).toBe(0);
   }
   plan = JSON.parse(readFileSync(join(project, "plan.json"), "utf8"));

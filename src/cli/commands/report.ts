@@ -7,11 +7,14 @@ import { stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { readPlanFile } from "../../plan/read-plan.js";
 import { EXIT } from "../../problems/exit-codes.js";
+import type { ListedStatus } from "../../report/listed-status.js";
 import type { ReportModel } from "../../report/model.js";
 import { buildPlanReport } from "../../report/plan-report.js";
 import { checkRunFolder, findRunDir, readRunFolder } from "../../report/run-folder.js";
 import { buildRunReport } from "../../report/run-report.js";
 import { toChromeTrace } from "../../report/trace.js";
+import type { RunInUse } from "../../runs/list-runs.js";
+import type { RunCommand } from "../../slurm/read-cluster.js";
 import { countNoun } from "../../text/count-noun.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
@@ -41,7 +44,8 @@ export default async function report(target: string | undefined, options: Report
   } else {
     const runDir = await findRunDir(target);
     await checkRunFolder(runDir, target ?? runDir);
-    model = buildRunReport(await readRunFolder(runDir));
+    const folder = await readRunFolder(runDir);
+    model = buildRunReport(folder, await listedStatus(runDir, folder.id));
     home = join(runDir, "report");
   }
   const text =
@@ -64,4 +68,21 @@ export default async function report(target: string | undefined, options: Report
   );
   for (const note of h.notes) writeErr(`  note: ${escapeText(note)}\n`);
   return EXIT.ok;
+}
+
+/**
+ * How gpuplan runs lists the run, when it went to Slurm, asked as runs asks it (the run folder's
+ * lock, and Slurm for tasks that have not said how they ended) so that report and runs agree. The
+ * lock (koffi) and the Slurm commands are loaded only when a Slurm run asks.
+ */
+async function listedStatus(runDir: string, id: string): Promise<ListedStatus | null> {
+  const { readListedStatus } = await import("../../report/listed-status.js");
+  const inUse: RunInUse = async (dir) => (await import("../../run/record/run-lock.js")).isRunInUse(dir);
+  let slurm: RunCommand | undefined;
+  const askSlurm: RunCommand = async (command, args) => {
+    const { rememberUnanswered, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+    slurm ??= rememberUnanswered(slurmCommandRunner(process.env, 60_000));
+    return slurm(command, args);
+  };
+  return readListedStatus(runDir, id, inUse, askSlurm);
 }
