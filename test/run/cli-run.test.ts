@@ -667,7 +667,8 @@ pipelines:
     expect(r.stderr).toContain(
       `${gpu} (NVIDIA H100 80GB HBM3, ${uuid}) from the plan is not visible on this machine, and --bind exact takes no replacement`,
     );
-    expect(r.stderr).toContain("gpuplan compile gpu.yaml -o plan.json");
+    // Planning for this machine never overwrites the plan made for another (9c95491).
+    expect(r.stderr).toContain("leaves the plan as it is: gpuplan run gpu.yaml");
     expect(existsSync(join(cwd, "record.jsonl"))).toBe(false);
   });
 
