@@ -16,6 +16,7 @@ import type { GpuBusyError } from "../lock/types.js";
 import { createTally, type RunTally, summarize, tallyEvent } from "../outcome/run-tally.js";
 import { type EventDraft, RUN_EVENTS_SCHEMA, stampEvent } from "../record/events.js";
 import { readSnapshot } from "../record/memory-snapshot.js";
+import { recordRunEnd } from "../record/record-run-end.js";
 import { WorkerPool } from "../warm/worker-pool.js";
 import type { PipelineContext } from "./contexts.js";
 import type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
@@ -135,26 +136,11 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     options.signal?.removeEventListener("abort", onInterrupt);
   }
   const interrupted = options.signal?.aborted === true || busy !== null;
-  const { ok, failed, skipped } = tally;
-  await options.journal.append({
-    type: "end",
-    ts: new Date().toISOString(),
+  await recordRunEnd(options.journal, emit, {
     pipelines: options.pipelines.map((p) => p.name),
     interrupted,
-    ok,
-    failed,
-    skipped,
-  });
-  emit({
-    event: "run.end",
-    pipeline: null,
-    step: null,
-    device: null,
-    durationMs: Math.round(performance.now() - started),
-    status: interrupted ? "interrupted" : failed > 0 ? "failed" : "ok",
-    ok,
-    failed,
-    skipped,
+    tally,
+    startedMs: started,
   });
   return { summary: summarize(tally), busy };
 }

@@ -17,6 +17,7 @@ import { openEventFiles } from "../../run/record/event-files.js";
 import { type EventDraft, RUN_EVENTS_SCHEMA, type RunEvent, stampEvent } from "../../run/record/events.js";
 import { createRunDir, openJournal, stepKey } from "../../run/record/journal.js";
 import { type RecordFailure, type RecordFailures, recordFailures } from "../../run/record/record-failures.js";
+import { recordRunEnd } from "../../run/record/record-run-end.js";
 import { takeRunLock } from "../../run/record/run-lock.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
 import type { OpenRunView } from "../../run/run-view.js";
@@ -337,26 +338,11 @@ async function follow(
     throw e;
   }
   await Promise.all(pending);
-  const { ok, failed, skipped } = tally;
-  await journal.append({
-    type: "end",
-    ts: new Date().toISOString(),
+  await recordRunEnd(journal, emit, {
     pipelines: pipelines.map((p) => p.name),
     interrupted,
-    ok,
-    failed,
-    skipped,
-  });
-  emit({
-    event: "run.end",
-    pipeline: null,
-    step: null,
-    device: null,
-    durationMs: Math.round(performance.now() - started),
-    status: interrupted ? "interrupted" : failed > 0 ? "failed" : "ok",
-    ok,
-    failed,
-    skipped,
+    tally,
+    startedMs: started,
   });
   const summary = summarize(tally);
   await view.close(summary);
