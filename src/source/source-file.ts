@@ -20,7 +20,7 @@ export interface ParsedSource {
 
 /** Parse YAML/JSON text (YAML 1.2 core schema: no dates, no custom tags), collecting syntax problems. */
 export function parseSource(file: string, text: string): ParsedSource {
-  const source: SourceFile = { file, text };
+  const source: SourceFile = { file, text: withLineFeeds(text) };
   if (text.trim() === "") {
     return {
       source,
@@ -40,6 +40,16 @@ export function parseSource(file: string, text: string): ParsedSource {
     if (!(e instanceof YAMLException)) throw e;
     return { source, data: undefined, problems: [syntaxProblem(e, file, text)] };
   }
+}
+
+/**
+ * The text with each lone CR (a classic Mac line end) as LF, for locating problems. YAML 1.2 and
+ * js-yaml break lines at a lone CR, but the `yaml` package's document, the offset scan, line
+ * counting and code frames break only at LF: a lone-CR file had every problem at 1:1 and the
+ * whole file as one line of its code frame. One character for one keeps every offset; CRLF stays.
+ */
+function withLineFeeds(text: string): string {
+  return text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text;
 }
 
 /**
