@@ -131,6 +131,12 @@ function nameProblem(e: AjvError, name: string, file: string | undefined): Probl
   });
 }
 
+/** ajv's `string,number,boolean` as "string, number or boolean". */
+function typeList(types: string): string {
+  const list = types.split(",");
+  return list.length > 1 ? `${list.slice(0, -1).join(", ")} or ${list.at(-1)}` : types;
+}
+
 function hintForSchemaPath(schemaPath: string): string | undefined {
   if (/Size/.test(schemaPath)) return "sizes are bytes or a number with a unit: 12GiB, 800MiB, 16GB";
   if (/Duration/.test(schemaPath)) return "durations are milliseconds or a number with a unit: 30s, 15m, 2h";
@@ -187,7 +193,7 @@ function toProblem(
     case "type":
       return error({
         code: "schema-wrong-type",
-        message: `${at} must be ${String(e.params.type).replace(",", " or ")}`,
+        message: `${at} must be ${typeList(String(e.params.type))}`,
         hint: hintForSchemaPath(e.schemaPath),
         file,
         pointer: e.instancePath,

@@ -98,6 +98,13 @@ describe("schema problems", () => {
     expect(p.message).toBe("`pipelines` must be array");
     expect([p.line, p.column]).toEqual([2, 12]);
   });
+
+  it("a value of none of three types names them all", () => {
+    const text =
+      "version: 1\npipelines:\n  - name: p-{x}\n    matrix: { x: [a, null] }\n    steps: [{ id: a, run: [echo] }]\n";
+    const p = one(check(text).problems, "schema-wrong-type");
+    expect(p.message).toBe("`pipelines.0.matrix.x.1` must be string, number or boolean");
+  });
 });
 
 describe("syntax problems", () => {
