@@ -32,6 +32,10 @@ export function parseSource(file: string, text: string): ParsedSource {
   if (notText) return { source, data: undefined, problems: [notText] };
   try {
     const data = load(text, { schema: CORE_SCHEMA, filename: file, json: false });
+    if (data === null && holdsOnlyComments(text)) {
+      const message = "the file is empty: it holds only comments";
+      return { source, data: undefined, problems: [error({ code: "empty-file", message, file, offset: 0 })] };
+    }
     // Only a file with an anchor can repeat anything.
     const overrun = text.includes("&") ? aliasOverrun(data, text.length) : undefined;
     if (overrun) return { source, data: undefined, problems: [aliasProblem(overrun, file)] };
@@ -40,6 +44,18 @@ export function parseSource(file: string, text: string): ParsedSource {
     if (!(e instanceof YAMLException)) throw e;
     return { source, data: undefined, problems: [syntaxProblem(e, file, text)] };
   }
+}
+
+/**
+ * Comments, blank lines, directives and document markers only: a file whose content is all
+ * commented out is empty (as `empty-file` says), not a document that "must be object". An
+ * explicit `~` or `null` is content, and stays a wrong type. Asked only when js-yaml read null.
+ */
+function holdsOnlyComments(text: string): boolean {
+  // Line by line: one pattern over the whole text backtracks exponentially on blank lines.
+  return text
+    .split(/\r\n|\r|\n/)
+    .every((line) => /^\ufeff?[ \t]*(?:#.*)?$|^\ufeff?(?:---|\.\.\.|%.*)(?:[ \t]+#.*)?[ \t]*$/su.test(line));
 }
 
 /**

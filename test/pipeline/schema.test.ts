@@ -124,11 +124,21 @@ describe("syntax problems", () => {
 
   it("reports an empty file and a second document", () => {
     expect(one(check("").problems, "empty-file").line).toBe(1);
-    // A comment-only file holds no document: reported at line 1 either way.
-    const comment = check("# only a comment\n").problems;
-    expect(comment).toHaveLength(1);
-    expect(["empty-file", "schema-wrong-type"]).toContain(comment[0]!.code);
-    expect(comment[0]!.line).toBe(1);
+    // A file whose content is all commented out holds no document: it is empty, as the code says.
+    for (const text of [
+      "# only a comment\n",
+      "  \n# one\n\n   # two",
+      "---\n# x\n...\n",
+      "%YAML 1.2\n--- # c\n",
+    ]) {
+      const comment = check(text).problems;
+      expect(
+        comment.map((p) => [p.code, p.message, p.line, p.column]),
+        text,
+      ).toEqual([["empty-file", "the file is empty: it holds only comments", 1, 1]]);
+    }
+    // An explicit null is a document, of the wrong type.
+    expect(check("# c\n~\n").problems.map((p) => p.code)).toEqual(["schema-wrong-type"]);
     const p = one(check("version: 1\n---\nversion: 1\n").problems, "multiple-documents");
     expect(p.line).toBeGreaterThanOrEqual(1);
   });
