@@ -109,6 +109,12 @@ export const CODES = {
     'YAML aliases (*name) repeat a node defined elsewhere; nested, a few lines can stand for billions of nodes (a "billion laughs"), and an alias inside the node it names never ends. gpuplan counts what aliases repeat and stops at 100,000 nodes or 10,000,000 characters of text (one alias of a long string repeats all of it), before building them.',
     "write the repeated part out, or use a matrix",
   ),
+  "merge-key": problem(
+    "error",
+    "A YAML merge key (`<<`), which gpuplan does not read",
+    "Merge keys (`<<: *defaults`) belong to YAML 1.1. gpuplan reads YAML 1.2, which has none: `<<` would be a key of its own and the keys it names would be missing, so the file would not mean what it says. gpuplan says so at each `<<` instead of reporting an unknown property `<<` and the keys that seem to be missing.",
+    "write the keys out; settings every step shares go under `defaults:`, and an alias (`*name`) repeats a whole value",
+  ),
   "too-many-pipelines": problem(
     "error",
     "The matrices expand past `limits.max_pipelines`",

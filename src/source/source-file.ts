@@ -7,6 +7,7 @@
 import { CORE_SCHEMA, load, YAMLException } from "js-yaml";
 import { error, type Problem } from "../problems/problem.js";
 import { aliasOverrun, MAX_ALIAS_CHARS, MAX_ALIAS_NODES } from "./alias-budget.js";
+import { mergeKeyPointers } from "./merge-keys.js";
 import type { SourceFile } from "./read-source-text.js";
 
 export type { SourceFile } from "./read-source-text.js";
@@ -39,6 +40,9 @@ export function parseSource(file: string, text: string): ParsedSource {
     // Only a file with an anchor can repeat anything.
     const overrun = text.includes("&") ? aliasOverrun(data, text.length) : undefined;
     if (overrun) return { source, data: undefined, problems: [aliasProblem(overrun, file)] };
+    const merges = text.includes("<<") ? mergeKeyPointers(data) : [];
+    if (merges.length > 0)
+      return { source, data: undefined, problems: merges.map((p) => mergeProblem(p, file)) };
     return { source, data, problems: [] };
   } catch (e) {
     if (!(e instanceof YAMLException)) throw e;
@@ -129,6 +133,21 @@ function aliasProblem(overrun: NonNullable<ReturnType<typeof aliasOverrun>>, fil
             `aliases may repeat at most ${nodes} nodes and ${chars} characters in all; write the repeated part out, or use a matrix`,
           ];
   return error({ code: "alias-expansion", message, hint, file, pointer: overrun.pointer });
+}
+
+/**
+ * The merged keys are missing from the data, so the file means something else than it says: the
+ * rest of the checks would only add confusing errors (a missing `run`), and stop here.
+ */
+function mergeProblem(pointer: string, file: string): Problem {
+  return error({
+    code: "merge-key",
+    message: "`<<` is a YAML merge key, which gpuplan does not read: nothing is merged here",
+    hint: "write the keys out (in a pipeline file, settings every step shares go under `defaults:`)",
+    file,
+    pointer,
+    at: "key",
+  });
 }
 
 /** js-yaml gives no position for a second document: point at its `---` (or the first one after content). */

@@ -143,6 +143,25 @@ describe("syntax problems", () => {
     expect(p.line).toBeGreaterThanOrEqual(1);
   });
 
+  it("names a YAML merge key instead of an unknown `<<` and a missing `run`", () => {
+    const loaded = check(yaml`
+      version: 1
+      x: &d { run: [echo], memory: numpy }
+      pipelines:
+        - name: p
+          env: &e { A: "1" }
+          steps:
+            - { id: a, <<: *d }
+            - { id: b, run: ["<<"], description: "a << b", env: { <<: *e } }
+    `);
+    expect(loaded.problems.map((p) => [p.code, p.pointer, p.line, p.column])).toEqual([
+      ["merge-key", "/pipelines/0/steps/0/<<", 7, 18],
+      ["merge-key", "/pipelines/0/steps/1/env/<<", 8, 61],
+    ]);
+    expect(loaded.problems[0]!.message).toMatch(/`<<` is a YAML merge key/);
+    expect(loaded.resolved).toBeUndefined();
+  });
+
   it("reports a scalar document as the wrong type", () => {
     expect(check("just text\n").problems.map((p) => p.code)).toEqual(["schema-wrong-type"]);
   });
