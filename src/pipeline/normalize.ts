@@ -230,7 +230,9 @@ function normalizeStep(
     needs: step.needs ?? (j > 0 && previousId !== undefined ? [previousId] : []),
     deviceMap: step.device_map ?? null,
     exclusive: step.exclusive ?? DEFAULTS.Step.exclusive,
-    timeoutMs: duration(step.timeout ?? defaults.timeout),
+    // 0 is no limit, as Slurm's --time=0 and timeout(1) read it (and how a step lifts a default
+    // timeout): null, so that every executor reads it alike — Slurm export gave such a step 0 ms.
+    timeoutMs: duration(step.timeout ?? defaults.timeout) || null,
     estimateMs: duration(step.estimate ?? defaults.estimate) ?? DEFAULT_ESTIMATE_MS,
     estimateFrom: step.estimate !== undefined ? "step" : defaults.estimate !== undefined ? "defaults" : null,
     onOom: onOom.ladder

@@ -227,7 +227,10 @@ export interface StepDefaults {
   shell?: boolean;
   memory?: Memory;
   vram?: Size;
-  timeout?: Duration;
+  /**
+   * Stop the step after this long; 0 or left out: no limit (as Slurm's --time=0).
+   */
+  timeout?: number | string;
   estimate?: Duration;
   on_oom?: OnOom;
   keep_warm?: KeepWarm;
@@ -370,7 +373,10 @@ export interface StepSpec {
    * Own the whole GPU (every slot) while this step runs.
    */
   exclusive?: boolean;
-  timeout?: Duration;
+  /**
+   * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d).
+   */
+  timeout?: number | string;
   /**
    * Milliseconds, or a duration like 30s, 15m, 2h; at most 365 days (365d).
    */

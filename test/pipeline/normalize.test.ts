@@ -173,6 +173,23 @@ describe("normalize: defaults", () => {
     expect(pipelines(bare)[0]!.gpus).toBe(1);
     expect(bare.resolved!.name).toBe("pipeline");
   });
+
+  it("reads timeout 0 as no limit, so a step can lift a default timeout", () => {
+    const lifted = check(yaml`
+      version: 1
+      defaults: { timeout: 30m }
+      pipelines:
+        - name: p
+          steps:
+            - { id: long, run: [x], timeout: 0, estimate: 2h }
+            - { id: also, run: [x], timeout: 0s }
+            - { id: kept, run: [x] }
+    `);
+    expect(lifted.problems).toEqual([]);
+    expect(step(lifted, "long").timeoutMs).toBeNull();
+    expect(step(lifted, "also").timeoutMs).toBeNull();
+    expect(step(lifted, "kept").timeoutMs).toBe(30 * 60_000);
+  });
 });
 
 describe("normalize: registry", () => {

@@ -150,6 +150,11 @@ describe("sbatch generation", () => {
     const plate = plan.pipelines.find((p) => p.name === "plate-1")!;
     expect(pipelineTimeLimitMinutes(plate, 3)).toBe(37);
     expect(pipelineTimeLimitMinutes(plate, 5)).toBe(41);
+    // timeout: 0 is no limit, not a limit of 0 ms: the factor × the estimate, not a one-minute task.
+    const unlimited = planFor(
+      "version: 1\npipelines: [{ name: p, steps: [{ id: s, run: [x], timeout: 0, estimate: 10m }] }]\n",
+    ).plan.pipelines[0]!;
+    expect(pipelineTimeLimitMinutes(unlimited, 3)).toBe(31);
     expect(formatSlurmTime(1)).toBe("00:01:00");
     expect(formatSlurmTime(1500)).toBe("1-01:00:00");
     const { plan: p2, shape } = planFor(MIXED);
