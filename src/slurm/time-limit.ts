@@ -14,7 +14,9 @@ export function pipelineTimeLimitMinutes(pipeline: PlannedPipeline, timeFactor: 
   let ms = START_MS;
   for (const s of pipeline.steps) {
     const attempts = 1 + s.onOom.retries + (s.onOom.fallback === "cpu" ? 1 : 0);
-    const each = s.timeoutMs ?? Math.ceil(s.estimateMs * timeFactor);
+    // A plan made before `timeout: 0` meant "no limit" in the plan itself says timeoutMs 0, which
+    // run reads as no limit too: never a limit of 0 ms.
+    const each = s.timeoutMs ? s.timeoutMs : Math.ceil(s.estimateMs * timeFactor);
     ms += attempts * each + (s.worker ? s.worker.readyTimeoutMs : 0);
   }
   return Math.max(1, Math.ceil(ms / 60_000));

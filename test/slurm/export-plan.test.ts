@@ -155,6 +155,10 @@ describe("sbatch generation", () => {
       "version: 1\npipelines: [{ name: p, steps: [{ id: s, run: [x], timeout: 0, estimate: 10m }] }]\n",
     ).plan.pipelines[0]!;
     expect(pipelineTimeLimitMinutes(unlimited, 3)).toBe(31);
+    // A plan made before that says timeoutMs 0 itself: the same limit, never one minute.
+    const [only] = unlimited.steps;
+    const older = { ...unlimited, steps: [{ ...only, timeoutMs: 0 }] as typeof unlimited.steps };
+    expect(pipelineTimeLimitMinutes(older, 3)).toBe(31);
     expect(formatSlurmTime(1)).toBe("00:01:00");
     expect(formatSlurmTime(1500)).toBe("1-01:00:00");
     const { plan: p2, shape } = planFor(MIXED);
