@@ -16,6 +16,7 @@ import type { SlotLock } from "./lock/types.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { openEventFiles } from "./record/event-files.js";
 import { createRunDir, type JournalStart, openJournal, openJournalFile } from "./record/journal.js";
+import { attemptLogFiles } from "./record/log-names.js";
 import type { MemorySampler } from "./record/memory-snapshot.js";
 import { type RecordFailure, recordFailures } from "./record/record-failures.js";
 import { takeRunLock } from "./record/run-lock.js";
@@ -146,6 +147,7 @@ async function runPrepared(
   await waitForEarlierAttempts(
     prepared.mayStillRun,
     runId,
+    runDir,
     signals.interrupt,
     options.onWaitForEarlierAttempt,
   );
@@ -245,13 +247,18 @@ const EARLIER_ATTEMPT_POLL_MS = 100;
 async function waitForEarlierAttempts(
   attempts: readonly JournalStart[],
   run: string,
+  runDir: string,
   stop: AbortSignal,
   onWait: ((attempt: JournalStart) => void) | undefined,
 ): Promise<void> {
   if (attempts.length === 0) return;
   const sessions = liveSessions();
   for (const attempt of attempts) {
-    const step = { ...attempt, run };
+    const step = {
+      ...attempt,
+      run,
+      logs: attemptLogFiles(runDir, attempt.pipeline, attempt.step, attempt.attempt),
+    };
     if (!isStepSessionAlive(step, sessions)) continue;
     onWait?.(attempt);
     while (!stop.aborted && isStepSessionAlive(step))

@@ -298,25 +298,28 @@ describe("gpuplan killed or terminated", () => {
 describe("a step's session outlives its group", () => {
   // GNU `timeout` moves what it runs to a group of its own (setpgid): once the step's own group is
   // gone (its shell killed), that child still runs the step's work in the step's session.
-  const escaping = `version: 1
+  // `env -i` in front of it clears the environment that names the step: only the log files it
+  // still writes to say whose it is.
+  const escaping = (clear: boolean) => `version: 1
 pipelines:
   - name: p
     steps:
       - id: a
-        run: [sh, -c, 'echo "start $GPUPLAN_OOM_ATTEMPT" >> side.log; timeout 600 sh -c "echo inner >> side.log; sleep 3; echo end >> side.log"']
+        run: [sh, -c, 'echo "start $GPUPLAN_OOM_ATTEMPT" >> side.log; ${clear ? "env -i " : ""}timeout 600 sh -c "echo inner >> side.log; sleep 3; echo end >> side.log"']
         memory: numpy
 `;
   const sideLog = (cwd: string) =>
     existsSync(join(cwd, "side.log")) ? readFileSync(join(cwd, "side.log"), "utf8").trim().split("\n") : [];
 
   it.each([
-    ["its end never recorded (gpuplan killed)", false],
-    ["its end recorded (interrupted), though it outlived the kill", true],
+    ["its end never recorded (gpuplan killed)", false, false],
+    ["its end recorded (interrupted), though it outlived the kill", true, false],
+    ["its environment cleared by env -i", false, true],
   ])(
     "--resume waits for it, %s, saying so — never running the step beside it",
-    async (_, recorded) => {
+    async (_, recorded, clear) => {
       const cwd = temp();
-      writeFileSync(join(cwd, "t.yaml"), escaping);
+      writeFileSync(join(cwd, "t.yaml"), escaping(clear));
       const first = startRun(cwd, ["t.yaml", "--ui", "plain"], {});
       // `timeout` has moved its child to a group of its own once that child writes.
       await until(() => sideLog(cwd).includes("inner"));

@@ -47,6 +47,16 @@ export function stepLogPaths(
 }
 
 /**
+ * Every log file an attempt may have written, plain step or worker task alike: for telling its
+ * leftover processes by the files they write to (step/step-session.ts), where the journal does
+ * not say which kind of step it was.
+ */
+export function attemptLogFiles(runDir: string, pipeline: string, step: string, attempt: number): string[] {
+  const base = join(runDir, "logs", logStem(pipeline, step, attempt));
+  return [`${base}.out.log`, `${base}.err.log`, `${base}.log`];
+}
+
+/**
  * A warm worker's own log: `logs/workers/<key>@<device>.log`. A device id (`cuda:0`,
  * `cuda:0/mig1`, `rocm:1`) is gpuplan's own and its parts are safe: `cuda_0`, no hash needed.
  */

@@ -13,6 +13,7 @@ import { UsageError } from "../../problems/errors.js";
 import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { isStepSessionAlive, liveSessions } from "../step/step-session.js";
 import { readJournal } from "./journal.js";
+import { attemptLogFiles } from "./log-names.js";
 
 export interface RunLock {
   /** Let go of the run folder (closing the file drops the lock). */
@@ -93,7 +94,9 @@ export async function isRunOrStepAlive(runDir: string): Promise<boolean> {
   // A step's group may be gone while something it started lives on in its session (step-session.ts).
   const sessions = liveSessions();
   const run = journal.header.run;
-  return journal.unfinished.some((a) => isStepSessionAlive({ ...a, run }, sessions));
+  return journal.unfinished.some((a) =>
+    isStepSessionAlive({ ...a, run, logs: attemptLogFiles(runDir, a.pipeline, a.step, a.attempt) }, sessions),
+  );
 }
 
 const isFdLimit = (e: unknown): boolean => errnoOf(e) === "EMFILE" || errnoOf(e) === "ENFILE";

@@ -9,7 +9,7 @@
  * (a resume, a prune); a step that simply exits pays one kill(2) as before (step-process.ts).
  * A process that calls setsid itself leaves the session, and is out of reach (docs/guides/running.md).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { isFromAnotherBoot } from "./boot-id.js";
 import { isGroupAlive, processStartTicks, procStatFields } from "./process-group.js";
 
@@ -81,6 +81,12 @@ export interface RecordedStep {
   run: string;
   pipeline: string;
   step: string;
+  /**
+   * The attempt's log files (log-names.ts attemptLogFiles): a process whose stdout or stderr is
+   * one of them is the step's even when its environment no longer says so (`env -i`). Absent: the
+   * environment alone decides.
+   */
+  logs?: readonly string[];
 }
 
 /**
@@ -92,8 +98,9 @@ export interface RecordedStep {
  * whose leader was given the same pid and has since exited too (a login shell whose `nohup` job
  * lives on, another run's step). Start times cannot tell them apart (both started after the
  * step's leader), so the step's own environment does: every step starts with GPUPLAN_RUN,
- * GPUPLAN_PIPELINE and GPUPLAN_STEP, which what it starts inherits. A process that started before
- * the leader, or whose environment names no such step, is not the step's; one whose environment
+ * GPUPLAN_PIPELINE and GPUPLAN_STEP, which what it starts inherits, and its stdout and stderr are
+ * the attempt's log files, which survive an `env -i`. A process that started before the leader, or
+ * that neither names the step nor writes to its logs, is not the step's; one whose environment
  * cannot be read (another user's) is counted, as it cannot be told apart. `sessions`
  * (liveSessions) saves the pass over /proc for a step whose session has no process at all.
  * A step recorded in another boot is gone whatever holds its pid now: pids and start ticks begin
@@ -112,12 +119,44 @@ export function isStepSessionAlive(step: RecordedStep, sessions?: Set<number>): 
   }
   if (sessions && !sessions.has(step.pid)) return false;
   const marks = [`GPUPLAN_RUN=${step.run}`, `GPUPLAN_PIPELINE=${step.pipeline}`, `GPUPLAN_STEP=${step.step}`];
+  let logs: Set<string> | undefined;
   for (const pid of procPids()) {
     const fields = procStatFields(pid);
     if (memberGroup(fields, step.pid) === null) continue;
     const started = Number(fields?.[19]);
     if (step.startTicks !== null && Number.isSafeInteger(started) && started < step.startTicks) continue;
     if (hasEnvironment(pid, marks)) return true;
+    // `env -i` (or any exec with a fresh environment) drops the marks but keeps the descriptors:
+    // stdout or stderr still open on the attempt's own log file says whose process it is.
+    logs ??= fileIdentities(step.logs ?? []);
+    if (logs.size > 0 && writesTo(pid, logs)) return true;
+  }
+  return false;
+}
+
+/** `dev:ino` of each file that exists: a file is known by them whatever path leads to it. */
+function fileIdentities(paths: readonly string[]): Set<string> {
+  const ids = new Set<string>();
+  for (const path of paths) {
+    try {
+      const s = statSync(path);
+      ids.add(`${s.dev}:${s.ino}`);
+    } catch {
+      // Never written (a quiet attempt) or removed: nothing can hold it open.
+    }
+  }
+  return ids;
+}
+
+/** Whether process `pid`'s stdout or stderr is one of the files `ids` names. */
+function writesTo(pid: string, ids: ReadonlySet<string>): boolean {
+  for (const fd of [1, 2]) {
+    try {
+      const s = statSync(`/proc/${pid}/fd/${fd}`);
+      if (ids.has(`${s.dev}:${s.ino}`)) return true;
+    } catch {
+      // Closed, gone meanwhile, or not ours to look at.
+    }
   }
   return false;
 }
