@@ -3,8 +3,10 @@
  * temporary file's) or that another user must not guess (a warm-worker record's name in the
  * sticky warm/ folder). Read from the kernel's /dev/urandom rather than through node:crypto, whose
  * built-in modules (node:stream under them) a command would otherwise compile at start (~4–6 ms;
- * docs/decisions/0007-start-up.md); where there is no /dev/urandom (neither Linux nor a BSD),
- * Math.random, which Node seeds from OpenSSL's entropy.
+ * docs/decisions/0007-start-up.md); where /dev/urandom cannot be read (not Linux or a BSD, a
+ * chroot or container without it, out of descriptors), the Web Crypto global, which loads those
+ * modules only then. Never Math.random: V8's xorshift128+ can be recovered from a few outputs, and
+ * run ids (whose suffix comes from here) are in folder names anyone on the machine can list.
  */
 import { closeSync, openSync, readSync } from "node:fs";
 
@@ -18,8 +20,8 @@ export function randomHex(byteCount: number): string {
       closeSync(fd);
     }
   } catch {
-    // Not Linux or a BSD: fall through.
+    // No /dev/urandom to read: fall through.
   }
-  for (let i = 0; i < byteCount; i++) bytes[i] = Math.floor(Math.random() * 256);
+  globalThis.crypto.getRandomValues(bytes);
   return bytes.toString("hex");
 }
