@@ -523,8 +523,8 @@ export const CODES = {
   "records-incomplete": failure(
     "user",
     "The run could not write all of its records",
-    "A write to the run's journal or events (or the `--events` file) failed — a full disk, a quota, a removed folder, or a FIFO or device given as `--events` whose reader went away (EPIPE) or never opened it, or that the run stopped waiting for (Ctrl-C while the end waited for a slow reader; a slow reader is otherwise waited for and loses nothing). gpuplan never stops the steps for it: each file's first failure is reported as a warning when it happens and the run goes on. Journal entries the disk refused are kept and written with the next entry or at the end, once there is space; events that could not be written are lost. At the end, a run that lost anything says which files and exits 2 (an interrupted run still exits 130, 143, 129 or 131).",
-    "free some space (df -h); what the journal recorded is never run again by --resume",
+    "A write to the run's journal, events or a log gpuplan writes itself (a warm worker's or a worker task's; or the `--events` file) failed — a full disk, a quota, a removed folder, a directory or symbolic link in a log's place, or a FIFO or device given as `--events` whose reader went away (EPIPE) or never opened it, or that the run stopped waiting for (Ctrl-C while the end waited for a slow reader; a slow reader is otherwise waited for and loses nothing). gpuplan never stops the steps for it: each file's first failure is reported as a warning when it happens and the run goes on. Journal entries the disk refused are kept and written with the next entry or at the end, once there is space; events that could not be written are lost. At the end, a run that lost anything says which files and exits 2 (an interrupted run still exits 130, 143, 129 or 131).",
+    "free some space (df -h), or see to the files named; what the journal recorded is never run again by --resume",
   ),
   "unknown-pipeline": failure(
     "user",

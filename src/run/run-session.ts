@@ -197,6 +197,8 @@ async function runPrepared(
       },
       onOutput: (pipeline, step, stream, line) => view.onOutput(pipeline, step, stream, line),
       ...(writeWarmInfo && { onWarmWorkers: writeWarmInfo }),
+      // Said as the run's other records are (run-session's failures): once per file, and exit 2.
+      onLogLost: (path, e) => failures.lost(path, e),
     }).catch(async (e: unknown) => {
       // Let go of the terminal (the live view) before the error (or our bug's stack) is printed.
       await view.close(null).catch(() => undefined);

@@ -414,6 +414,22 @@ const VARIANTS: [string, (dir: string) => void, RegExp][] = [
   ],
   ["the journal a directory", (d) => replaceByDir(d, "journal.jsonl"), /journal\.jsonl is a directory/],
   [
+    "events.jsonl a symbolic link (the resume would append its events to the target)",
+    (d) => {
+      rmSync(join(d, "events.jsonl"));
+      symlinkSync(join(d, "..", "elsewhere.jsonl"), join(d, "events.jsonl"));
+    },
+    /events\.jsonl is a symbolic link/,
+  ],
+  [
+    "logs/ a symbolic link (the resume would write its logs into the target)",
+    (d) => {
+      renameSync(join(d, "logs"), join(d, "..", "elsewhere"));
+      symlinkSync(join(d, "..", "elsewhere"), join(d, "logs"));
+    },
+    /logs is a symbolic link/,
+  ],
+  [
     "the journal a FIFO",
     (d) => {
       rmSync(join(d, "journal.jsonl"));
@@ -700,3 +716,69 @@ describe.skipIf(process.platform !== "linux")(
 );
 
 const procAlive = (pid: number) => existsSync(`/proc/${pid}`);
+
+describe("a link planted under the name of a log the resume writes", () => {
+  // The next attempt's log name is known in advance (logs/<pipeline>@<step>@<attempt>.out.log);
+  // a link there must not have the step's output appended to what it points at.
+  it("a plain step's: the attempt fails saying so, the target is untouched", () => {
+    const cwd = temp();
+    writeFileSync(
+      join(cwd, "t.yaml"),
+      "version: 1\npipelines:\n  - name: p\n    steps:\n      - id: a\n        run: [sh, -c, 'echo out; test -f ok']\n        memory: numpy\n",
+    );
+    const first = gpuplan(["run", "t.yaml", "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(first.exitCode, first.stderr).toBe(1);
+    const [id] = runIds(cwd);
+    writeFileSync(join(cwd, "victim"), "precious\n");
+    symlinkSync(join(cwd, "victim"), join(cwd, ".gpuplan/runs", id!, "logs/p@a@2.out.log"));
+    writeFileSync(join(cwd, "ok"), "");
+    const r = gpuplan(["run", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/cannot open its log file \S+p@a@2\.out\.log: it is a symbolic link/);
+    expect(readFileSync(join(cwd, "victim"), "utf8")).toBe("precious\n");
+  });
+
+  it("a worker task's and its worker's: the task runs, the run ends records-incomplete (exit 2), no crash", () => {
+    const cwd = temp();
+    mkdirSync(join(cwd, "workers"));
+    copyFileSync(join(ROOT, "examples/workers/segment-worker.mjs"), join(cwd, "workers/segment-worker.mjs"));
+    writeFileSync(
+      join(cwd, "w.yaml"),
+      `version: 1
+pipelines:
+  - name: p
+    steps:
+      - id: gate
+        run: [test, -f, ok]
+        memory: numpy
+      - id: seg
+        needs: [gate]
+        memory: numpy
+        worker:
+          run: [node, workers/segment-worker.mjs, --load-ms, "10"]
+          key: toy
+        run: [--diameter, "30"]
+`,
+    );
+    const first = gpuplan(["run", "w.yaml", "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(first.exitCode, first.stderr).toBe(1);
+    const [id] = runIds(cwd);
+    const logs = join(cwd, ".gpuplan/runs", id!, "logs");
+    writeFileSync(join(cwd, "victim"), "precious\n");
+    symlinkSync(join(cwd, "victim"), join(logs, "p@seg.log"));
+    mkdirSync(join(logs, "workers/toy@cpu.log"), { recursive: true });
+    writeFileSync(join(cwd, "ok"), "");
+    const r = gpuplan(["run", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("[p/seg cpu] finished ok");
+    const incomplete = r.stderr.split("\n").find((l) => l.includes("records are incomplete"));
+    expect(incomplete).toMatch(/p@seg\.log \(ELOOP\)/);
+    expect(incomplete).toMatch(/toy@cpu\.log \(EISDIR\)/);
+    // Neither is for want of room.
+    expect(r.stderr).toContain("hint: check those files and their folder (ls -l);");
+    expect(r.stderr).not.toContain("free some space");
+    expect(readFileSync(join(cwd, "victim"), "utf8")).toBe("precious\n");
+  });
+});

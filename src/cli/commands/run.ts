@@ -164,6 +164,9 @@ export function warnRecordFailure({ file, reason }: RecordFailure): void {
   );
 }
 
+/** Reasons a write fails for want of room: the disk, a quota, a file size limit. */
+const FULL = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
+
 /** At the run's end: which record files lost what, and what still holds it (exit 2 follows). */
 export function sayRecordsIncomplete(
   lost: readonly RecordFailure[],
@@ -174,8 +177,11 @@ export function sayRecordsIncomplete(
   const code: Code = "records-incomplete";
   const files = lost.map((f) => `${escapeText(f.file)} (${escapeText(f.reason)})`).join(", ");
   // --events loses what its reader left behind (EPIPE) or a disk refused; the run folder keeps its own copy.
+  const own = lost.filter((f) => f.file !== events);
   const hints = [
-    ...(lost.some((f) => f.file !== events) ? ["free some space (df -h)"] : []),
+    ...(own.some((f) => FULL.has(f.reason)) ? ["free some space (df -h)"] : []),
+    // A directory or a link in a log's place (EISDIR, ELOOP), a folder made read-only: space is not it.
+    ...(own.some((f) => !FULL.has(f.reason)) ? ["check those files and their folder (ls -l)"] : []),
     ...(lost.some((f) => f.file === events)
       ? [`the run folder ${escapeText(runDir)} keeps its own copy of the events`]
       : []),

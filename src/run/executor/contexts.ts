@@ -9,6 +9,7 @@ import type { GpuplanPlan, PlannedStep, PlanRegistryEntry } from "../../schema-t
 import type { GpuBusyError, SlotLock } from "../lock/types.js";
 import type { EventDraft, StepStatus } from "../record/events.js";
 import type { Journal } from "../record/journal.js";
+import type { LogLost } from "../record/lazy-log.js";
 import type { MemorySampler } from "../record/memory-snapshot.js";
 import type { SpawnMethod } from "../step/spawn/start-process.js";
 import type { WorkerPool } from "../warm/worker-pool.js";
@@ -46,6 +47,8 @@ export interface StepContext {
   readonly vram?: VramWatch;
   readonly journal: Journal;
   readonly onOutput?: (pipeline: string, step: string, stream: "stdout" | "stderr", line: string) => void;
+  /** A worker task's log lost output (ExecuteOptions.onLogLost). */
+  readonly onLogLost?: LogLost;
   /** Stamp and send an event (and fold it into the run's tally). */
   emit(draft: EventDraft): void;
   /** Work the run waits for before it ends but no step waits for (memory readings). */

@@ -9,6 +9,7 @@ import type { GpuBusyError, SlotLock } from "../lock/types.js";
 import type { RunSummary } from "../outcome/run-tally.js";
 import type { EventSink } from "../record/events.js";
 import type { Journal } from "../record/journal.js";
+import type { LogLost } from "../record/lazy-log.js";
 import type { MemorySampler } from "../record/memory-snapshot.js";
 import type { SpawnMethod } from "../step/spawn/start-process.js";
 import type { WarmWorkerInfo } from "../warm/worker-pool.js";
@@ -51,6 +52,8 @@ export interface ExecuteOptions {
   maxParallelPipelines?: number;
   /** How the plan's GPUs were bound to this machine's (run.start carries them). */
   bindings?: readonly RunStartBinding[];
+  /** A log gpuplan writes itself (a worker's, a worker task's) lost output: it could not be opened or written. */
+  onLogLost?: LogLost;
   /** The run's warm workers, whenever they change (`gpuplan locks` reads them from info files). */
   onWarmWorkers?: (workers: WarmWorkerInfo[]) => void;
 }

@@ -57,6 +57,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     maxWarm: plan.settings.maxWarmPerGpu,
     stopGraceMs: killGraceMs,
     logDir: join(runDir, "logs", "workers"),
+    ...(options.onLogLost && { onLogLost: options.onLogLost }),
     emit,
     ...(sampler && { memoryAfterStop: (uuids: string[]) => readSnapshot(sampler, "gpu", uuids) }),
     ...(options.onWarmWorkers && { onChange: options.onWarmWorkers }),
@@ -88,6 +89,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     ...(vram && { vram }),
     journal: options.journal,
     ...(options.onOutput && { onOutput: options.onOutput }),
+    ...(options.onLogLost && { onLogLost: options.onLogLost }),
     emit,
     track(work) {
       pending.add(work);

@@ -89,6 +89,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         logPath,
         signal: ctx.stop,
         onLine,
+        ...(ctx.onLogLost && { onLogLost: ctx.onLogLost }),
         ...(watchVram && {
           onWorker: (pid: number, reused: boolean) =>
             watchVram.start(

@@ -3,7 +3,7 @@
  * steps run, which pipelines it ran and which steps finished ok (a Slurm run's: in its tasks'
  * journals too) — so that only the rest runs again.
  */
-import { statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
@@ -13,7 +13,7 @@ import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/read-source-text.js";
 import { type JournalStart, type JournalState, RUNS_DIR, readJournal, stepKey } from "../record/journal.js";
 import { checkPlanDigest } from "../record/plan-digest.js";
-import { readRunFileBytes } from "../record/read-run-file.js";
+import { damagedRun, readRunFileBytes } from "../record/read-run-file.js";
 import { runDirOf } from "../record/run-dir-of.js";
 import { type RunLock, takeRunLock } from "../record/run-lock.js";
 
@@ -82,6 +82,7 @@ export async function loadResumedRun(
   const runLock = await takeRunLock(runDir, resume);
   try {
     const state = await readJournal(runDir);
+    refuseLinkedRecords(runDir);
     // The run's own copy is read like any plan: a damaged one is a located problem, not a crash.
     const planPath = join(runDir, "plan.json");
     const bytes = await readRunFileBytes(planPath, "plan");
@@ -117,6 +118,20 @@ export async function loadResumedRun(
   } catch (e) {
     await runLock.release();
     throw e;
+  }
+}
+
+/**
+ * The run's events and logs are appended to where they stand: a symbolic link in their place
+ * (events.jsonl, logs/) would have the resume write into whatever it points at. The journal,
+ * plan.json and run.lock are opened without following links (read-run-file.ts, run-lock.ts); log
+ * files one by one (step-output.ts).
+ */
+function refuseLinkedRecords(runDir: string): void {
+  for (const name of ["events.jsonl", "logs"]) {
+    const path = join(runDir, name);
+    if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink())
+      throw damagedRun(path, "is a symbolic link");
   }
 }
 

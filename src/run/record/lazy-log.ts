@@ -1,5 +1,8 @@
-import { close, mkdirSync, openSync, write } from "node:fs";
+import { close, constants, mkdirSync, openSync, write } from "node:fs";
 import { dirname } from "node:path";
+
+/** A log lost output: it could not be opened or written (`e` says why). */
+export type LogLost = (path: string, e: unknown) => void;
 
 export interface LazyLog {
   /** Queues `text`; false once more than HIGH_WATER_CHARS wait: the writer should wait for `drained`. */
@@ -18,8 +21,15 @@ export interface LazyLog {
  */
 const HIGH_WATER_CHARS = 1024 * 1024;
 
-export function lazyLog(path: string): LazyLog {
+export function lazyLog(path: string, onLost: LogLost = () => undefined): LazyLog {
   let fd: number | null = null;
+  // Set once the file cannot be opened: the rest of the output is dropped, not thrown at the
+  // reader of the worker's pipe (an uncaught error there ended gpuplan with a stack).
+  let failed = false;
+  const lose = (e: unknown) => {
+    failed = true;
+    onLost(path, e);
+  };
   let chain: Promise<void> = Promise.resolve();
   let pending = 0;
   let waiters: (() => void)[] = [];
@@ -29,21 +39,33 @@ export function lazyLog(path: string): LazyLog {
     waiters = [];
     for (const resolve of ready) resolve();
   };
-  const ensure = (): number => {
-    if (fd === null) {
-      mkdirSync(dirname(path), { recursive: true });
-      fd = openSync(path, "a");
+  const ensure = (): number | null => {
+    if (fd === null && !failed) {
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+        // Not through a link planted under the name (step-output.ts openOutput says why).
+        fd = openSync(
+          path,
+          constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+          0o666,
+        );
+      } catch (e) {
+        lose(e);
+      }
     }
     return fd;
   };
   return {
     write(text) {
       const target = ensure();
+      if (target === null) return true;
       pending += text.length;
       chain = chain.then(
         () =>
           new Promise<void>((resolve) =>
-            write(target, text, () => {
+            write(target, text, (e) => {
+              // A full disk: said (the run's records are incomplete), and the output goes on.
+              if (e) onLost(path, e);
               pending -= text.length;
               settle();
               resolve();

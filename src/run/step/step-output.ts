@@ -5,7 +5,7 @@
  * every FOLLOW_MS by one shared timer and only for a view that shows lines (plain, live); when it
  * has ended, the last lines of stderr, for the OOM classification and the failure report.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, unlinkSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 
 /** How often followed files are read while their steps run (the views batch lines for 20 ms too). */
@@ -31,12 +31,18 @@ export function ensureDir(dir: string): void {
 }
 
 /**
- * Opens (creating) a step's output file, "a+": O_APPEND keeps lines whole when a step and its
+ * Opens (creating) a step's output file, as "a+": O_APPEND keeps lines whole when a step and its
  * grandchildren write at once. Synchronous on purpose: through libuv's pool, short steps waited
- * for a free thread (docs/decisions/0003-step-output-in-files.md).
+ * for a free thread (docs/decisions/0003-step-output-in-files.md). O_NOFOLLOW: a resumed attempt's
+ * log name is known in advance, and a link planted under it would have the step's output appended
+ * to whatever it points at (ELOOP, which the caller says as a symbolic link).
  */
 export function openOutput(path: string): number {
-  return openSync(path, "a+");
+  return openSync(
+    path,
+    constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+    0o666,
+  );
 }
 
 export class OutputFile {

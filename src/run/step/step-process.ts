@@ -87,8 +87,9 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   } catch (e) {
     // A full disk or an unwritable run directory: the step cannot start, and says why.
     const error = e as NodeJS.ErrnoException;
+    const why = error.code === "ELOOP" ? "it is a symbolic link" : (error.code ?? error.message);
     return ended({
-      spawnError: `cannot open its log file ${error.path ?? options.logPath}: ${error.code ?? error.message}`,
+      spawnError: `cannot open its log file ${error.path ?? options.logPath}: ${why}`,
     });
   }
   const onLine = options.onLine;

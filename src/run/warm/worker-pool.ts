@@ -17,7 +17,7 @@ import type { MemoryReading } from "../../schema-types/run-events.js";
 import type { SlotLease } from "../lock/types.js";
 import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import type { EventDraft, RunEventName, RunEventOf } from "../record/events.js";
-import { type LazyLog, lazyLog } from "../record/lazy-log.js";
+import { type LazyLog, type LogLost, lazyLog } from "../record/lazy-log.js";
 import { workerLogName } from "../record/log-names.js";
 import { detectOom } from "../step/classify-failure.js";
 import type { TaskMessage } from "./protocol.js";
@@ -48,6 +48,8 @@ export interface WorkerPoolOptions {
   stopGraceMs: number;
   /** Every non-protocol line of a worker also goes to `<logDir>/<key>@<device>.log`; null: none. */
   logDir: string | null;
+  /** A worker's log lost output (lazy-log.ts). */
+  onLogLost?: LogLost;
   emit: (event: ModelEventDraft) => void;
   /** Memory after a worker stopped, for `gpu.model.cleanup` (null where unknown). */
   memoryAfterStop?: (uuids: string[]) => Promise<MemoryReading[] | null>;
@@ -318,7 +320,10 @@ export class WorkerPool {
     const log =
       this.options.logDir === null
         ? null
-        : lazyLog(join(this.options.logDir, workerLogName(request.key, request.device)));
+        : lazyLog(
+            join(this.options.logDir, workerLogName(request.key, request.device)),
+            this.options.onLogLost,
+          );
     const entry: Entry = {
       id,
       key: request.key,

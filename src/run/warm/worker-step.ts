@@ -5,7 +5,7 @@
  */
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
 import type { SlotLease } from "../lock/types.js";
-import { lazyLog } from "../record/lazy-log.js";
+import { type LogLost, lazyLog } from "../record/lazy-log.js";
 import { type Classification, detectOom } from "../step/classify-failure.js";
 import type { StepProcessResult } from "../step/step-process.js";
 import { clipWorkerText } from "./protocol.js";
@@ -28,6 +28,8 @@ export interface WorkerTaskInput {
   logPath: string;
   signal: AbortSignal;
   onLine: (stream: "stdout" | "stderr", line: string) => void;
+  /** The task's log lost output (lazy-log.ts). */
+  onLogLost?: LogLost;
   /** WarmTaskRequest.onWorker and onKept. */
   onWorker?: (pid: number, reused: boolean) => void;
   onKept?: () => Promise<void>;
@@ -38,7 +40,7 @@ export async function runWorkerTask(
   input: WorkerTaskInput,
 ): Promise<{ result: StepProcessResult; verdict: Classification }> {
   const { step, pipeline, worker } = input;
-  const log = lazyLog(input.logPath);
+  const log = lazyLog(input.logPath, input.onLogLost);
   const outcome = await pool.run({
     key: worker.key,
     device: input.device,
