@@ -12,7 +12,7 @@
  * for `--ui json`'s stdout (`view`): its lines are these very bytes (jsonText, as the view prints
  * JSON), so it too is a copy of the run's own file, and a slow reader of it costs no memory.
  */
-import { closeSync, fstatSync, openSync, readSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { jsonText } from "../../text/json-text.js";
 import type { RunEvent } from "./events.js";
@@ -160,7 +160,25 @@ function openFileTarget(path: string): (Target & { kind: "file" }) | null {
   const existing = statSync(path, { throwIfNoEntry: false });
   if (existing && !existing.isFile()) return null;
   const fd = openSync(path, "a");
-  return { kind: "file", path, fd, torn: false, end: fstatSync(fd).size };
+  const end = fstatSync(fd).size;
+  // A last line cut short by an earlier run (a full disk, a file size limit, kill -9 mid-write):
+  // what follows starts a line of its own instead of being glued onto the broken one.
+  return { kind: "file", path, fd, torn: end > 0 && !endsWithNewline(path, end), end };
+}
+
+/** Whether the file's last byte (at `size - 1`) is a newline; a file that cannot be read back is taken as whole. */
+function endsWithNewline(path: string, size: number): boolean {
+  const last = Buffer.alloc(1);
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      return readSync(fd, last, 0, 1, size - 1) !== 1 || last[0] === 0x0a;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return true;
+  }
 }
 
 function openStreamTarget(

@@ -264,3 +264,28 @@ describe("events to a stream gpuplan already has (--ui json's stdout, a socket a
     expect(readFileSync(own, "utf8")).toContain("\\u009b");
   });
 });
+
+describe("events appended to a file an earlier run left torn", () => {
+  // A full disk or a file size limit (ulimit -f) cut the earlier run's last event short; a resume
+  // appends to the same events.jsonl, and its first event must not be glued onto the broken line.
+  it("the new events start a line of their own, each whole, in the run's file and in --events FILE", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const own = join(dir, "events.jsonl");
+    const extra = join(dir, "extra.jsonl");
+    const torn = `${jsonText(event(0))}\n{"ts":"2026-11-27T22:14:15.529Z","event":"gpu.st`;
+    writeFileSync(own, torn);
+    writeFileSync(extra, torn);
+    const failures = recordFailures();
+    const events = openEventFiles([own, extra], failures);
+    events.write(event(1));
+    events.write(event(2));
+    await events.close();
+    for (const file of [own, extra]) {
+      const lines = read(file).split("\n");
+      expect(lines.slice(0, 2).join("\n")).toBe(torn);
+      expect(lines.slice(2).map((l) => (l ? JSON.parse(l).i : l))).toEqual([1, 2, ""]);
+    }
+    expect(failures.incomplete()).toEqual([]);
+  });
+});
