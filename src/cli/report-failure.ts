@@ -86,6 +86,7 @@ const ENVIRONMENT_ERRNOS = new Set([
   "EROFS",
   "ENOSPC",
   "EDQUOT",
+  "EFBIG",
   "EMFILE",
   "ENFILE",
   "EIO",

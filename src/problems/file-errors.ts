@@ -65,6 +65,11 @@ function describeFileError(
     case "ENOSPC":
     case "EDQUOT":
       return { reason: "no space left on the device (or over quota)", hint: "free some space (df -h)" };
+    case "EFBIG":
+      return {
+        reason: "the file would be larger than this process may write",
+        hint: "raise the file size limit (ulimit -f) or free some space (df -h)",
+      };
     case "ELOOP":
       return { reason: "too many symbolic links (a loop?)", hint: "check where the links point (ls -l)" };
     case "ENAMETOOLONG":

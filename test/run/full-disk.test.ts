@@ -2,7 +2,7 @@
 // the steps or the run: each record file's first failure is reported once, the journal entries
 // the disk refused go out once a later step frees space, and the run ends with exit 2 saying its
 // records are incomplete. Needs root to mount the tmpfs; skipped with a message otherwise.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   closeSync,
   mkdtempSync,
@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openJournal, readJournal } from "../../src/run/record/journal.js";
 import { type RecordFailure, recordFailures } from "../../src/run/record/record-failures.js";
-import { gpuplan, hasCrashed } from "../helpers/cli.js";
+import { gpuplan, hasCrashed, ROOT } from "../helpers/cli.js";
 
 const MISSING = "/nonexistent/gpuplan-test-library.so";
 const NO_GPU = {
@@ -178,5 +178,33 @@ describe("the journal on a full disk", () => {
       "p3",
       "p4",
     ]);
+  });
+});
+
+describe("a file size limit (ulimit -f) under a new run", () => {
+  // RLIMIT_FSIZE needs no root: writes past it fail with EFBIG (Node ignores SIGXFSZ). A plan
+  // larger than the limit used to end gpuplan with an internal error and a stack, leaving a
+  // folder with half a plan.json and no journal, which `gpuplan runs` and --resume then met.
+  it("a plan.json cut short: a located unwritable-file error (exit 2), and no run folder left", () => {
+    const cwd = mkdtempSync(join(tmpdir(), "gpuplan-fsize-"));
+    cleanup = () => rmSync(cwd, { recursive: true, force: true });
+    const matrix = Array.from({ length: 60 }, (_, i) => i).join(", ");
+    writeFileSync(
+      join(cwd, "m.yaml"),
+      `version: 1\npipelines:\n  - name: p-{i}\n    matrix:\n      i: [${matrix}]\n    steps:\n      - id: a\n        run: [sh, -c, 'echo hi']\n        memory: numpy\n`,
+    );
+    // 12 KiB: less than this plan (about 30 KB); node and the CLI start writing nothing.
+    const child = spawnSync(
+      "sh",
+      ["-c", 'ulimit -f 12; exec "$0" "$@"', process.execPath, join(ROOT, "bin/gpuplan.js"), "run", "m.yaml"],
+      { cwd, env: { ...process.env, ...NO_GPU, NO_COLOR: "1" }, encoding: "utf8", timeout: 30_000 },
+    );
+    const r = { exitCode: child.status ?? -1, stdout: child.stdout, stderr: child.stderr };
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /^gpuplan: error: cannot write the run's plan \S+plan\.json: the file would be larger than this process may write {2}\[unwritable-file\]\n {2}hint: raise the file size limit \(ulimit -f\)/,
+    );
+    expect(readdirSync(join(cwd, ".gpuplan/runs"))).toEqual([]);
   });
 });

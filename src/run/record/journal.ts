@@ -9,6 +9,7 @@ import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { planText } from "../../plan/plan-text.js";
+import { fileError } from "../../problems/file-errors.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { isBootId } from "../step/boot-id.js";
 import type { StepStatus } from "./events.js";
@@ -194,8 +195,22 @@ async function dropTornLine(handle: FileHandle): Promise<number> {
  */
 export async function createRunDir(runDir: string, plan: GpuplanPlan, text?: string): Promise<string> {
   const bytes = Buffer.from(text ?? planText(plan), "utf8");
-  await fsp().mkdir(join(runDir, "logs"), { recursive: true });
-  await fsp().writeFile(join(runDir, "plan.json"), bytes);
+  // The first folder it made, or undefined where the run folder was there already (a test's).
+  const made = await fsp().mkdir(runDir, { recursive: true });
+  const planPath = join(runDir, "plan.json");
+  try {
+    await fsp().mkdir(join(runDir, "logs"), { recursive: true });
+    await fsp().writeFile(planPath, bytes);
+  } catch (e) {
+    // A full disk or a file size limit cut plan.json short: a folder without its journal would be
+    // listed as a run gpuplan was stopped in, and --resume would call it damaged. Nothing ran yet,
+    // and the folder is this run's own (its id is new): it goes.
+    if (made !== undefined)
+      await fsp()
+        .rm(runDir, { recursive: true, force: true })
+        .catch(() => undefined);
+    throw fileError(e, planPath, "write", "the run's plan");
+  }
   return planDigest(bytes);
 }
 
