@@ -782,3 +782,38 @@ pipelines:
     expect(readFileSync(join(cwd, "victim"), "utf8")).toBe("precious\n");
   });
 });
+
+describe("a worker task outlives a kill -9 of its gpuplan", () => {
+  // The worker keeps running the task it was given (it only sees gpuplan gone at its next read of
+  // stdin), so a resume must not give the task to a new worker beside it.
+  const WORKER = `import { appendFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+process.stdout.write(JSON.stringify({ ready: true }) + "\\n");
+for await (const line of createInterface({ input: process.stdin })) {
+  const task = JSON.parse(line);
+  appendFileSync("side.log", "enter " + task.id + "\\n");
+  await new Promise((r) => setTimeout(r, 3000));
+  appendFileSync("side.log", "leave " + task.id + "\\n");
+  process.stdout.write(JSON.stringify({ id: task.id, ok: true }) + "\\n");
+}
+`;
+  it("--resume waits for the worker still running attempt 1, saying so, then runs attempt 2", async () => {
+    const cwd = temp();
+    writeFileSync(join(cwd, "worker.mjs"), WORKER);
+    writeFileSync(
+      join(cwd, "w.yaml"),
+      "version: 1\npipelines:\n  - name: p\n    steps:\n      - id: seg\n        memory: numpy\n        worker:\n          run: [node, worker.mjs]\n          key: toy\n        run: [go]\n",
+    );
+    const side = () =>
+      existsSync(join(cwd, "side.log")) ? readFileSync(join(cwd, "side.log"), "utf8").trim().split("\n") : [];
+    const first = startRun(cwd, ["w.yaml", "--ui", "plain"], {});
+    await until(() => side().length > 0);
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const [id] = runIds(cwd);
+    const r = gpuplan(["run", "--resume", id!, "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/waiting for p\/seg \(attempt 1, pid \d+\)/);
+    expect(side()).toEqual(["enter p/seg#1", "leave p/seg#1", "enter p/seg#2", "leave p/seg#2"]);
+  }, 60_000);
+});

@@ -74,6 +74,22 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
   // worker's that takes a worker task (the model it holds is the task's too).
   const watchKey = `${pipeline.name}\u0000${step.id}\u0000${attempt}`;
   const watchVram = device !== "cpu" && gpus.length > 0 ? ctx.vram : undefined;
+  // Not waited for (no fdatasync): enough for a resume after gpuplan is killed to find it.
+  const recordStart = (pid: number): void =>
+    void ctx.journal.append(
+      {
+        type: "start",
+        ts: new Date().toISOString(),
+        pipeline: pipeline.name,
+        step: step.id,
+        attempt,
+        device,
+        pid,
+        startTicks: processStartTicks(pid),
+        ...bootIdEntry(),
+      },
+      false,
+    );
   const { result, verdict } = step.worker
     ? await runWorkerTask(ctx.pool, {
         worker: step.worker,
@@ -90,16 +106,18 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         signal: ctx.stop,
         onLine,
         ...(ctx.onLogLost && { onLogLost: ctx.onLogLost }),
-        ...(watchVram && {
-          onWorker: (pid: number, reused: boolean) =>
-            watchVram.start(
-              watchKey,
-              pid,
-              gpus.map((g) => g.uuid),
-              reused ? "reused" : "new",
-            ),
-          onKept: () => watchVram.readNow(ctx.stop),
-        }),
+        // The worker's pid is the task's, as a plain step's is: a resume after gpuplan is killed
+        // waits for a worker still running the task instead of giving it to a new worker beside it.
+        onWorker: (pid: number, reused: boolean) => {
+          recordStart(pid);
+          watchVram?.start(
+            watchKey,
+            pid,
+            gpus.map((g) => g.uuid),
+            reused ? "reused" : "new",
+          );
+        },
+        ...(watchVram && { onKept: () => watchVram.readNow(ctx.stop) }),
       })
     : await runPlainStep(step, device, {
         argv: step.argv,
@@ -118,21 +136,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         ...(ctx.killNow && { killNow: ctx.killNow }),
         onLine,
         onStart: (pid: number) => {
-          // Not waited for (no fdatasync): enough for a resume after gpuplan is killed to find it.
-          void ctx.journal.append(
-            {
-              type: "start",
-              ts: new Date().toISOString(),
-              pipeline: pipeline.name,
-              step: step.id,
-              attempt,
-              device,
-              pid,
-              startTicks: processStartTicks(pid),
-              ...bootIdEntry(),
-            },
-            false,
-          );
+          recordStart(pid);
           watchVram?.start(
             watchKey,
             pid,
