@@ -120,7 +120,7 @@ ${rows.join("\n")}
  * @param {{ name: string, meaning: string }[]} sources.other variables read outside commander
  * @param {{ title: string, env: { set: Record<string,string>, unset: string[] } }[]} sources.steps example step environments
  */
-export function environmentPage({ program, libraries, other, steps }) {
+export function environmentPage({ program, libraries, other, slurm, steps }) {
   const settings = [];
   for (const { command, path } of commandsOf(program)) {
     for (const option of command.options) {
@@ -171,6 +171,18 @@ ${libraryRows.join("\n")}
 | variable | meaning |
 | --- | --- |
 ${other.map((o) => `| ${code(o.name)} | ${cell(o.meaning)} |`).join("\n")}
+
+## Slurm's variables
+
+Slurm's client commands read options from the environment too, and sbatch's variables win over a
+script's \`#SBATCH\` lines. gpuplan runs sbatch, squeue, sacct and scancel (and an exported
+\`submit.sh\` runs sbatch) without these, so that what it submitted and asked is what happens;
+every other variable reaches them as the user set it. An sbatch script submitted by hand
+(\`sbatch 01-gpu-h100-1.sbatch\`) gets Slurm's own rule.
+
+| command | runs without | why |
+| --- | --- | --- |
+${slurm.map((r) => `| ${r.command} | ${cell(r.variables)} | ${cell(r.why)} |`).join("\n")}
 
 ## What a step sees
 

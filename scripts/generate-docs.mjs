@@ -112,11 +112,14 @@ export async function referencePages(modules) {
   pages["docs/reference/exit-codes.md"] =
     banner("EXIT and the code registry") + exitCodesPage(modules.EXIT, modules.CODES);
   pages["docs/reference/environment.md"] =
-    banner("the commander program, src/detect/libraries.ts and src/run/step/step-env.ts") +
+    banner(
+      "the commander program, src/detect/libraries.ts, src/run/step/step-env.ts and src/slurm/command-environment.ts",
+    ) +
     environmentPage({
       program,
       libraries: modules.LIBRARIES,
       other: OTHER_VARIABLES,
+      slurm: modules.SLURM_ENVIRONMENT_RULES,
       steps: stepExamples(modules),
     });
   pages["docs/reference/README.md"] = `${banner("the list of generated pages")}# Reference
@@ -127,7 +130,7 @@ Generated from the sources the code uses; guides that explain how to use them ar
 - [Command line](cli.md): every command's \`--help\`.
 - [Problem codes](problem-codes.md): every code gpuplan prints, what it means and what to do.
 - [Exit codes](exit-codes.md).
-- [Environment](environment.md): settings, detection overrides, and what a step sees.
+- [Environment](environment.md): settings, detection overrides, Slurm's variables, and what a step sees.
 
 ## File formats
 
@@ -192,6 +195,7 @@ export async function loadBuiltModules() {
     ...(await load("problems/exit-codes")),
     ...(await load("detect/libraries")),
     ...(await load("run/step/step-env")),
+    ...(await load("slurm/command-environment")),
     ...(await load("compile/compile")),
     ...(await load("pipeline/load-pipeline")),
     ...(await load("inventory/load-inventory")),

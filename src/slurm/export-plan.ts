@@ -7,6 +7,7 @@ import { error, type Problem, warning } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import type { ExportedArray } from "../schema-types/slurm-export.js";
 import { displayText } from "../text/safe-text.js";
+import { sbatchOverrides } from "./command-environment.js";
 import { type JobArrayPlan, planJobArrays } from "./job-arrays.js";
 import type { NodeShape } from "./node-shape.js";
 import {
@@ -105,9 +106,11 @@ export function exportPlanToSlurm(input: SlurmExportInput): SlurmExport {
     sbatchArgs: options.sbatchArgs,
   };
   const scripts = arrays.map(scriptName);
+  const texts = arrays.map((a) => renderSbatchScript(a, ctx));
+  const unset = [...new Set(texts.flatMap(sbatchOverrides))].sort();
   const files = [
-    ...arrays.map((a, i) => ({ name: scripts[i]!, text: renderSbatchScript(a, ctx), executable: false })),
-    { name: "submit.sh", text: renderSubmitScript(scripts, ctx), executable: true },
+    ...arrays.map((_, i) => ({ name: scripts[i]!, text: texts[i]!, executable: false })),
+    { name: "submit.sh", text: renderSubmitScript(scripts, unset, ctx), executable: true },
   ];
   return {
     arrays: arrays.map((a, i) => describe(a, scripts[i]!, plan.name)),

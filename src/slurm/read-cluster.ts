@@ -22,7 +22,16 @@ export interface CommandOutput {
   failure?: "not-found" | "timeout" | "output-too-large" | "interrupted";
 }
 
-export type RunCommand = (command: string, args: readonly string[]) => Promise<CommandOutput>;
+/** `unsetEnv`: variables the command must not see (sbatchOverrides: those that beat its script). */
+interface CommandOptions {
+  unsetEnv?: readonly string[];
+}
+
+export type RunCommand = (
+  command: string,
+  args: readonly string[],
+  options?: CommandOptions,
+) => Promise<CommandOutput>;
 
 /** What `detect --slurm --json` prints (schemas/slurm-node-types.schema.json). */
 export interface SlurmNodeTypesReport extends Omit<GpuplanSlurmNodeTypes, "nodeTypes" | "problems"> {

@@ -195,7 +195,12 @@ function runFolderLines(array: JobArrayPlan, ctx: ScriptContext): string[] {
   ];
 }
 
-export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContext): string {
+/** `unset`: the variables that would override a script's directives (sbatchOverrides). */
+export function renderSubmitScript(
+  scripts: readonly string[],
+  unset: readonly string[],
+  ctx: ScriptContext,
+): string {
   return [
     "#!/bin/bash",
     `# gpuplan ${ctx.gpuplanVersion} export --to slurm: submit plan ${comment(ctx.planName)} as ${scripts.length} job array${scripts.length === 1 ? "" : "s"}`,
@@ -208,6 +213,11 @@ export function renderSubmitScript(scripts: readonly string[], ctx: ScriptContex
     "# This submission's own token, passed on to the tasks (sbatch exports the environment): a task",
     "# never adopts a run folder that an earlier array with the same job id made.",
     'export GPUPLAN_SUBMISSION="$(date -u +%Y%m%dT%H%M%SZ)-$$-$RANDOM"',
+    "# sbatch's environment variables win over #SBATCH lines: these would change what the scripts",
+    "# say (which tasks run, where Slurm's logs go, requeueing, the GPUs) or hold sbatch until the",
+    "# array ends. Options given to this script still win; what the scripts leave unsaid (a",
+    "# partition, an account) the environment still sets.",
+    `unset ${unset.join(" ")}`,
     "mkdir -p logs",
     `for script in ${scripts.map(shellWord).join(" ")}; do`,
     '  if ! out=$(sbatch --parsable "$@" "$script"); then',

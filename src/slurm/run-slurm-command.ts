@@ -1,8 +1,10 @@
 /**
  * Runs a Slurm client command (sinfo, scontrol, sbatch …) for the core: no shell, a time limit,
- * a cap on what it may print, and the caller's environment (so SLURM_CONF applies).
+ * a cap on what it may print, and the caller's environment (so SLURM_CONF applies) less what would
+ * change what the command does (command-environment.ts).
  */
 import { execFile } from "node:child_process";
+import { slurmCommandEnv } from "./command-environment.js";
 import { forgetsEveryJob } from "./follow/squeue-tasks.js";
 import type { CommandOutput, RunCommand } from "./read-cluster.js";
 
@@ -20,7 +22,7 @@ export function slurmCommandRunner(
   timeoutMs: number,
   signal?: AbortSignal,
 ): RunCommand {
-  return (command, args) =>
+  return (command, args, options) =>
     new Promise<CommandOutput>((resolve) => {
       const stoppable = signal !== undefined && READS.has(command);
       if (stoppable && signal.aborted)
@@ -29,7 +31,7 @@ export function slurmCommandRunner(
         command,
         [...args],
         {
-          env,
+          env: slurmCommandEnv(command, env, options?.unsetEnv),
           timeout: timeoutMs,
           maxBuffer: MAX_OUTPUT,
           encoding: "utf8",
@@ -70,13 +72,13 @@ export function slurmCommandRunner(
 export function rememberUnanswered(run: RunCommand): RunCommand {
   const unanswered = new Map<string, CommandOutput>();
   const firstCalls = new Map<string, Promise<CommandOutput>>();
-  return async (command, args) => {
+  return async (command, args, options) => {
     const key = questionOf(command, args);
     const first = firstCalls.get(key);
     if (first) await first.catch(() => undefined);
     const known = unanswered.get(key);
     if (known) return known;
-    const call = run(command, args).then((out) => {
+    const call = run(command, args, options).then((out) => {
       if (isUnanswered(command, out)) unanswered.set(key, out);
       return out;
     });

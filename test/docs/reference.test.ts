@@ -18,6 +18,7 @@ import { checkPipelineText } from "../../src/pipeline/load-pipeline.js";
 import { CODES } from "../../src/problems/codes.js";
 import { EXIT } from "../../src/problems/exit-codes.js";
 import { computeStepEnv } from "../../src/run/step/step-env.js";
+import { SLURM_ENVIRONMENT_RULES } from "../../src/slurm/command-environment.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 const pages = await referencePages({
@@ -26,6 +27,7 @@ const pages = await referencePages({
   EXIT,
   LIBRARIES,
   computeStepEnv,
+  SLURM_ENVIRONMENT_RULES,
   compilePlan,
   checkPipelineText,
   targetInventory,

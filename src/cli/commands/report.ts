@@ -79,10 +79,10 @@ async function listedStatus(runDir: string, id: string): Promise<ListedStatus | 
   const { readListedStatus } = await import("../../report/listed-status.js");
   const inUse: RunInUse = async (dir) => (await import("../../run/record/run-lock.js")).isRunInUse(dir);
   let slurm: RunCommand | undefined;
-  const askSlurm: RunCommand = async (command, args) => {
+  const askSlurm: RunCommand = async (command, args, options) => {
     const { rememberUnanswered, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
     slurm ??= rememberUnanswered(slurmCommandRunner(process.env, 60_000));
-    return slurm(command, args);
+    return slurm(command, args, options);
   };
   return readListedStatus(runDir, id, inUse, askSlurm);
 }

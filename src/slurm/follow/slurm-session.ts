@@ -24,6 +24,7 @@ import type { OpenRunView } from "../../run/run-view.js";
 import { bootIdEntry } from "../../run/step/boot-id.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
+import { sbatchOverrides } from "../command-environment.js";
 import { exportPlanToSlurm, type SlurmExport, type SlurmExportInput } from "../export-plan.js";
 import type { RunCommand } from "../read-cluster.js";
 import { followArrays } from "./follow-arrays.js";
@@ -183,7 +184,9 @@ async function submitArrays(submission: Submission, slurm: RunCommand): Promise<
   const arrays: SubmittedArray[] = [];
   for (const a of submission.export.arrays) {
     const script = join(slurmDir(submission.runDir), a.script);
-    const out = await slurm("sbatch", ["--parsable", script]);
+    // What the script says must hold: the variables that would override its directives are unset.
+    const text = submission.export.files.find((f) => f.name === a.script)?.text ?? "";
+    const out = await slurm("sbatch", ["--parsable", script], { unsetEnv: sbatchOverrides(text) });
     const job = out.status === 0 ? parsableJobId(out.stdout) : undefined;
     if (out.status !== 0 || job === undefined) {
       if (arrays.length > 0)
