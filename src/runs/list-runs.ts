@@ -164,8 +164,13 @@ export async function describeRun(
     const standing = await readSlurmRunStanding(dir, id, pipelines, slurm);
     const endedAt = standing.status === "submitted" ? null : standing.endedAt;
     const wallMs = endedAt ? Date.parse(endedAt) - Date.parse(header.startedAt) : Number.NaN;
+    // A resume asks Slurm first and is refused where it is asked in vain: no offer then either.
     const couldResume =
-      standing.status !== "ok" && standing.status !== "damaged" && !standing.active && hasPlan;
+      standing.status !== "ok" &&
+      standing.status !== "damaged" &&
+      !standing.active &&
+      !standing.unanswered &&
+      hasPlan;
     const changed = couldResume && (await planChanged(dir, header.planSha256));
     const resumable = couldResume && !changed;
     return {

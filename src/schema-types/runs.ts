@@ -68,7 +68,7 @@ export interface RunListing {
    */
   skipped: number;
   /**
-   * Not everything finished ok, and the run folder has what --resume needs (its journal and plan, the plan the one the journal recorded the SHA-256 of, where it did); false while it runs, here or (a Slurm run) in tasks Slurm says are queued or running.
+   * Not everything finished ok, and the run folder has what --resume needs (its journal and plan, the plan the one the journal recorded the SHA-256 of, where it did); false while it runs, here or (a Slurm run) in tasks Slurm says are queued or running, and while Slurm, asked, does not answer (a resume asks it first and is refused then).
    */
   resumable: boolean;
   /**

@@ -20,6 +20,13 @@ export interface CommandOutput {
   stderr: string;
   /** `interrupted`: the caller's interrupt stopped it (slurmCommandRunner's signal). */
   failure?: "not-found" | "timeout" | "output-too-large" | "interrupted";
+  /** With failure `timeout`: the limit it ran past, in ms. */
+  limitMs?: number;
+}
+
+/** `did not answer in 15 s`: what a command past its time limit did, with the limit where known. */
+export function noAnswer(out: CommandOutput): string {
+  return `did not answer in ${out.limitMs !== undefined ? `${out.limitMs / 1000} s` : "time"}`;
 }
 
 /** `unsetEnv`: variables the command must not see (sbatchOverrides: those that beat its script). */
@@ -117,7 +124,7 @@ export async function slurmOutput(
   }
   if (out.failure === "timeout") {
     throw new VendorError(
-      `\`${command}\` did not answer in time`,
+      `\`${command}\` ${noAnswer(out)}`,
       "slurm-timeout",
       call,
       undefined,

@@ -10,6 +10,14 @@ import type { CommandOutput, RunCommand } from "./read-cluster.js";
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
 
+/**
+ * How long a command that shows how runs stand (`runs`, `report`, `status`, and the check before a
+ * resume) waits for squeue or sacct. Slurm's own clients give up on slurmctld after MessageTimeout
+ * (10 s by default) and say why, which this leaves room for; past it the client itself hangs, and
+ * the user is told so rather than kept waiting a minute for a listing the run's files can give.
+ */
+export const QUESTION_TIMEOUT_MS = 15_000;
+
 /** The commands that only read: an interrupt stops them at once (scancel and sbatch run to their end). */
 const READS = new Set(["squeue", "sacct", "sinfo", "scontrol"]);
 
@@ -51,7 +59,14 @@ export function slurmCommandRunner(
                   : e.killed
                     ? "timeout"
                     : undefined;
-          if (failure) return resolve({ status: null, stdout, stderr, failure });
+          if (failure)
+            return resolve({
+              status: null,
+              stdout,
+              stderr,
+              failure,
+              ...(failure === "timeout" && { limitMs: timeoutMs }),
+            });
           resolve({ status: typeof e.code === "number" ? e.code : null, stdout, stderr });
         },
       );

@@ -282,14 +282,14 @@ describe("a Slurm run no gpuplan follows, once its tasks ran", () => {
     expect(calls(f)).toEqual(["squeue"]);
   });
 
-  it("squeue fails: still submitted, saying Slurm could not be asked, and resumable (the resume asks again)", () => {
+  it("squeue fails: still submitted, saying Slurm could not be asked, and not resumable (the resume, asking first, would be refused)", () => {
     const f = fake();
     const id = submit(f);
     command(f, "squeue", "", 1, "squeue: error: Unable to contact slurm controller (connect failure)\n");
     const [run] = listing(f);
-    expect(run).toMatchObject({ id, status: "submitted", resumable: true });
+    expect(run).toMatchObject({ id, status: "submitted", resumable: false, resume: null });
     expect(run!.problem).toBe(
-      `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (\`squeue\` failed (exit 1): squeue: error: Unable to contact slurm controller (connect failure)): gpuplan status ${id} says where its jobs are`,
+      `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (\`squeue\` failed (exit 1): squeue: error: Unable to contact slurm controller (connect failure)); the status is from its files only, and gpuplan run --resume is refused until Slurm answers: gpuplan status ${id} says where its jobs are`,
     );
   });
 
@@ -353,7 +353,7 @@ describe("gpuplan runs with a squeue that hangs", () => {
     for (const r of runs) {
       expect(r.status).toBe("submitted");
       expect(r.problem).toContain(
-        "Slurm could not be asked how they stand (`squeue` did not answer in time)",
+        "Slurm could not be asked how they stand (`squeue` did not answer in 0.3 s)",
       );
     }
     expect(calls(f)).toEqual(["squeue"]);
@@ -576,7 +576,7 @@ describe("gpuplan runs with the Slurm controller down", () => {
     const runs = listing(f);
     expect(runs).toHaveLength(4);
     for (const r of runs) {
-      expect(r).toMatchObject({ status: "submitted", resumable: true });
+      expect(r).toMatchObject({ status: "submitted", resumable: false });
       expect(r.problem).toContain(
         "`squeue` failed (exit 1): squeue: error: Unable to contact slurm controller",
       );

@@ -80,8 +80,10 @@ async function listedStatus(runDir: string, id: string): Promise<ListedStatus | 
   const inUse: RunInUse = async (dir) => (await import("../../run/record/run-lock.js")).isRunInUse(dir);
   let slurm: RunCommand | undefined;
   const askSlurm: RunCommand = async (command, args, options) => {
-    const { rememberUnanswered, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
-    slurm ??= rememberUnanswered(slurmCommandRunner(process.env, 60_000));
+    const { QUESTION_TIMEOUT_MS, rememberUnanswered, slurmCommandRunner } = await import(
+      "../../slurm/run-slurm-command.js"
+    );
+    slurm ??= rememberUnanswered(slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
     return slurm(command, args, options);
   };
   return readListedStatus(runDir, id, inUse, askSlurm);

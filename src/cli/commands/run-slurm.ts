@@ -60,9 +60,9 @@ export async function runOnSlurmCommand(
   const { completedPipelines, planSubmission, runOnSlurm } = await import(
     "../../slurm/follow/slurm-session.js"
   );
-  const { slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
-  const slurm = slurmCommandRunner(process.env, 60_000);
-  if (prepared.resumed && !options.dryRun) await refuseWhileActive(prepared, slurm);
+  const { QUESTION_TIMEOUT_MS, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  if (prepared.resumed && !options.dryRun)
+    await refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
   const completed = await completedPipelines(prepared);
   const submission = planSubmission(
     prepared,

@@ -306,9 +306,9 @@ async function refuseWhileInSlurm(prepared: PreparedRun): Promise<void> {
   const { isSlurmRun } = await import("../../run/prepare/resume-run.js");
   if (!isSlurmRun(prepared.runDir)) return;
   const { refuseWhileActive } = await import("./run-slurm.js");
-  const { slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  const { QUESTION_TIMEOUT_MS, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
   try {
-    await refuseWhileActive(prepared, slurmCommandRunner(process.env, 60_000));
+    await refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
   } catch (e) {
     if (e instanceof UsageError && e.code === "slurm-not-found") {
       const code: Code = "slurm-not-found";

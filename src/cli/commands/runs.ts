@@ -32,8 +32,10 @@ export default async function runs(options: RunsOptions): Promise<number> {
   const { isRunInUse, isRunOrStepAlive } = await import("../../run/record/run-lock.js");
   // Asked only of Slurm runs no gpuplan follows whose tasks have not all said how they ended, and
   // one Slurm for the listing and the prune: a command that did not answer is asked once in all.
-  const { rememberUnanswered, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
-  const slurm = rememberUnanswered(slurmCommandRunner(process.env, 60_000));
+  const { QUESTION_TIMEOUT_MS, rememberUnanswered, slurmCommandRunner } = await import(
+    "../../slurm/run-slurm-command.js"
+  );
+  const slurm = rememberUnanswered(slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
   const all = await listRuns(RUNS_DIR, isRunInUse, slurm);
   const pruned = options.prune ? await prune(all, options.keep!, isRunOrStepAlive, slurm) : undefined;
   const left = pruned ? all.filter((r) => !pruned.removed.includes(r.id)) : all;

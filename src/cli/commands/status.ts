@@ -10,7 +10,7 @@ import { RUNS_DIR, readJournal } from "../../run/record/journal.js";
 import { runDirOf } from "../../run/record/run-dir-of.js";
 import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
 import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
-import { slurmCommandRunner } from "../../slurm/run-slurm-command.js";
+import { QUESTION_TIMEOUT_MS, slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { countStates, formatSlurmRunStatus } from "../../ui/slurm-run-status.js";
 import { writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
@@ -35,7 +35,11 @@ export default async function status(run: string, options: StatusOptions): Promi
     );
   const { header } = await readJournal(runDir);
   if (!header) throw new UsageError(`${runDir} has no run header`, "unknown-run");
-  const result = await readSlurmRunStatus(runDir, header.pipelines, slurmCommandRunner(process.env, 60_000));
+  const result = await readSlurmRunStatus(
+    runDir,
+    header.pipelines,
+    slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS),
+  );
   if (options.json) {
     const doc: GpuplanSlurmRunStatus = {
       schema: "gpuplan/slurm-run-status@1",

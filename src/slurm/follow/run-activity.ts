@@ -6,7 +6,7 @@
  * the answer is "it may", with why: a run kept by mistake costs disk, one removed under a running
  * task loses its results.
  */
-import type { CommandOutput, RunCommand } from "../read-cluster.js";
+import { type CommandOutput, noAnswer, type RunCommand } from "../read-cluster.js";
 import { hasTaskEnded, readSlurmRecord } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
 import { forgetsEveryJob, isFinalState, parseSqueue, squeueCalls } from "./squeue-tasks.js";
@@ -50,7 +50,7 @@ export async function whySlurmJobsMayRun(runDir: string, slurm: RunCommand): Pro
 
 function failure(command: string, out: CommandOutput): string {
   if (out.failure === "not-found") return `${command} is not on PATH`;
-  if (out.failure === "timeout") return `${command} did not answer in time`;
+  if (out.failure === "timeout") return `${command} ${noAnswer(out)}`;
   const said = out.stderr.trim().split("\n").at(-1) ?? "";
   return `${command} failed (${out.status === null ? (out.failure ?? "no exit status") : `exit ${out.status}`}${said ? `: ${said.slice(0, 200)}` : ""})`;
 }

@@ -18,6 +18,11 @@ export interface SlurmRunStanding {
   endedAt: string | null;
   /** Slurm said some of its tasks are queued or running: a resume now would be refused. */
   active: boolean;
+  /**
+   * Slurm was asked and did not answer (down, past its time limit): a resume, which asks it first
+   * whether the run's tasks still run, would be refused as well.
+   */
+  unanswered: boolean;
   problem: string | null;
 }
 
@@ -45,6 +50,7 @@ export async function readSlurmRunStanding(
       status: "damaged",
       endedAt: null,
       active: false,
+      unanswered: false,
       problem: "its slurm/jobs.json is damaged: gpuplan cannot tell which Slurm jobs are its",
     };
   }
@@ -55,13 +61,26 @@ export async function readSlurmRunStanding(
   // its new run starts recording, only Slurm says it is queued again.
   if (pipelines.every((p) => ends.has(p) || !scripts.has(p))) {
     const states = pipelines.map((p) => ends.get(p)?.status ?? "not-submitted");
-    const byOwnAccount: SlurmRunStanding = { status: overall(states), endedAt, active: false, problem: null };
+    const byOwnAccount: SlurmRunStanding = {
+      status: overall(states),
+      endedAt,
+      active: false,
+      unanswered: false,
+      problem: null,
+    };
     if (!slurm || !(await anyMayBeRequeued(runDir, ends, scripts))) return byOwnAccount;
-    // Slurm not answering says nothing against the tasks' own account: it stands.
+    // Slurm not answering says nothing against the tasks' own account: it stands, but a resume
+    // would wait for Slurm's answer (it asks first), so none is offered until it can be had.
     const requeued = await readSlurmRunStatus(runDir, pipelines, slurm).then(
       (read) => read.pipelines.filter(isActive),
-      (e: unknown) => (e instanceof UsageError || e instanceof VendorError ? [] : Promise.reject(e)),
+      (e: unknown) => (e instanceof UsageError || e instanceof VendorError ? e : Promise.reject(e)),
     );
+    if (requeued instanceof Error)
+      return {
+        ...byOwnAccount,
+        unanswered: true,
+        problem: `Slurm could not be asked whether a task that said it was interrupted was requeued (${unasked(requeued)}); gpuplan run --resume asks it first and is refused until it answers`,
+      };
     return requeued.length > 0 ? activeStanding(requeued.length, pipelines.length, watch) : byOwnAccount;
   }
   if (!slurm)
@@ -69,6 +88,7 @@ export async function readSlurmRunStanding(
       status: "submitted",
       endedAt: null,
       active: false,
+      unanswered: false,
       problem: `its pipelines were submitted to Slurm and no gpuplan follows them: ${watch}`,
     };
   let read: PipelineStatus[];
@@ -76,12 +96,12 @@ export async function readSlurmRunStanding(
     read = (await readSlurmRunStatus(runDir, pipelines, slurm)).pipelines;
   } catch (e) {
     if (!(e instanceof UsageError || e instanceof VendorError)) throw e;
-    const said = e instanceof VendorError && e.vendorMessage ? `: ${e.vendorMessage}` : "";
     return {
       status: "submitted",
       endedAt: null,
       active: false,
-      problem: `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (${e.message}${said}): ${watch}`,
+      unanswered: true,
+      problem: `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (${unasked(e)}); the status is from its files only, and gpuplan run --resume is refused until Slurm answers: ${watch}`,
     };
   }
   const active = read.filter(isActive);
@@ -91,6 +111,7 @@ export async function readSlurmRunStanding(
     status: overall(read.map((p) => p.state)),
     endedAt,
     active: false,
+    unanswered: false,
     problem:
       unknown.length > 0
         ? `Slurm no longer knows ${listed(unknown)} and ${unknown.length === 1 ? "it" : "they"} never wrote an end: how ${unknown.length === 1 ? "it" : "they"} ended is not known`
@@ -115,12 +136,18 @@ async function anyMayBeRequeued(
 
 const isActive = (p: PipelineStatus): boolean => p.state === "pending" || p.state === "running";
 
+/** Why Slurm could not be asked, with what it printed. */
+function unasked(e: UsageError | VendorError): string {
+  return `${e.message}${e instanceof VendorError && e.vendorMessage ? `: ${e.vendorMessage}` : ""}`;
+}
+
 /** A run with `active` of its `all` pipelines queued or running on Slurm: a resume now would be refused. */
 function activeStanding(active: number, all: number, watch: string): SlurmRunStanding {
   return {
     status: "submitted",
     endedAt: null,
     active: true,
+    unanswered: false,
     problem: `${active} of its ${countNoun(all, "pipeline")} ${active === 1 ? "is" : "are"} queued or running on Slurm and no gpuplan follows them: ${watch}`,
   };
 }
