@@ -249,3 +249,25 @@ describe("gpuplan report (CLI)", () => {
     expect(reportCode(modules).length).toBeGreaterThan(0);
   });
 });
+
+describe("report --format trace on stdout", () => {
+  it("keeps a C1 control (U+009B, CSI) of a pipeline's name escaped, and the name", () => {
+    const dir = temp();
+    writeFileSync(
+      join(dir, "c1.yaml"),
+      'version: 1\nname: c1\npipelines:\n  - name: "p\\u009b2J"\n    steps: [{ id: a, run: [sh, -c, "true"], memory: numpy }]\n',
+    );
+    expect(
+      gpuplan(["compile", "c1.yaml", "--target", "cpu-only", "-o", "c1.json"], { cwd: dir }).exitCode,
+    ).toBe(0);
+    const r = gpuplan(["report", "c1.json", "--format", "trace", "-o", "-"], { cwd: dir });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(/[\u007f-\u009f]/);
+    expect(r.stdout).toContain("p\\u009b2J");
+    const pipelines = JSON.parse(r.stdout).traceEvents.map(
+      (e: { args?: { pipeline?: string } }) => e.args?.pipeline,
+    );
+    expect(pipelines).toContain("p\u009b2J");
+  });
+});

@@ -162,6 +162,22 @@ describe("a task's own account (its events' run.end) is outside text", () => {
   });
 });
 
+describe("what squeue prints is outside text", () => {
+  it("status --json keeps a C1 control (U+009B, CSI) of a reason or node list escaped, and the value", () => {
+    const id = detached();
+    answer("squeue", "4242_0|PENDING|a\u009b2Jb|(null)|0|4243|\n4242_1|RUNNING|None|n\u009b31mode|0|4244|\n");
+    const r = run(["status", id, "--json"]);
+    answer("squeue", "");
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(/[\u007f-\u009f]/);
+    const doc = JSON.parse(r.stdout);
+    expect(validateStatus(doc), JSON.stringify(validateStatus.errors)).toBe(true);
+    expect(doc.pipelines.map((p: { reason: string | null }) => p.reason)).toEqual(["a\u009b2Jb", null]);
+    expect(doc.pipelines.map((p: { node: string | null }) => p.node)).toEqual([null, "n\u009b31mode"]);
+  });
+});
+
 describe("a run with many arrays (resumed many times)", () => {
   it("status asks squeue in parts: 20,000 job ids are no spawn E2BIG", () => {
     const id = detached();

@@ -16,6 +16,7 @@ import { toChromeTrace } from "../../report/trace.js";
 import type { RunInUse } from "../../runs/list-runs.js";
 import type { RunCommand } from "../../slurm/read-cluster.js";
 import { countNoun } from "../../text/count-noun.js";
+import { jsonText } from "../../text/json-text.js";
 import { escapeText } from "../../text/safe-text.js";
 import { formatHuman } from "../../ui/problems/human.js";
 import { renderReportHtml } from "../../ui/report/render-html.js";
@@ -49,9 +50,7 @@ export default async function report(target: string | undefined, options: Report
     home = join(runDir, "report");
   }
   const text =
-    options.format === "trace"
-      ? `${JSON.stringify(toChromeTrace(model))}\n`
-      : renderReportHtml(model, VERSION);
+    options.format === "trace" ? `${jsonText(toChromeTrace(model))}\n` : renderReportHtml(model, VERSION);
   const ext = options.format === "trace" ? ".trace.json" : ".html";
   const output = options.output ?? (process.stdout.isTTY ? `${home}${ext}` : "-");
   if (output === "-") writeOut(text);

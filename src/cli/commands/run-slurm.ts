@@ -13,6 +13,7 @@ import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import type { RunCommand } from "../../slurm/read-cluster.js";
 import { countNoun } from "../../text/count-noun.js";
+import { jsonText } from "../../text/json-text.js";
 import { escapeText } from "../../text/safe-text.js";
 import { shellWord } from "../../text/shell-word.js";
 import { formatHuman } from "../../ui/problems/human.js";
@@ -128,7 +129,7 @@ export async function runOnSlurmCommand(
       };
       writeOut(
         options.ui === "json"
-          ? `${JSON.stringify(report, null, 2)}\n`
+          ? `${jsonText(report, 2)}\n`
           : `${run} submitted as Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (${countNoun(submission.submitted.length, "pipeline")})\n` +
               `  watch: gpuplan status ${runWord}    resume what did not complete: gpuplan run --resume ${runWord} --executor slurm\n`,
       );

@@ -11,6 +11,7 @@ import { runDirOf } from "../../run/record/run-dir-of.js";
 import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
 import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
 import { QUESTION_TIMEOUT_MS, slurmCommandRunner } from "../../slurm/run-slurm-command.js";
+import { jsonText } from "../../text/json-text.js";
 import { countStates, formatSlurmRunStatus } from "../../ui/slurm-run-status.js";
 import { writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
@@ -49,7 +50,8 @@ export default async function status(run: string, options: StatusOptions): Promi
       pipelines: result.pipelines,
       counts: countStates(result.pipelines),
     };
-    writeOut(`${JSON.stringify(doc, null, 2)}\n`);
+    // squeue's reason and node list are Slurm's text: a C1 control (U+009B, CSI) stays escaped.
+    writeOut(`${jsonText(doc, 2)}\n`);
   } else {
     writeOut(formatSlurmRunStatus(header.run, result, await paintFor("stdout")));
   }
