@@ -35,8 +35,21 @@ const GRES_TYPE = new RegExp(pipelineSchema.patterns.GresType);
 // Control characters too: they would reach the script and the terminal (a dry run prints them).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const SBATCH_ARG = /^-[^\s"'%\\\u0000-\u001f\u007f-\u009f]*$/;
-/** These would break the one-task-per-pipeline contract of the scripts. */
-const RESERVED_ARGS = /^(--array|-a|--wrap)(=|$)/;
+/**
+ * Options that would break the scripts' contract: --array and --wrap (one task per pipeline, the
+ * script gpuplan wrote), --wait (sbatch must return once the array is queued: gpuplan follows it).
+ * sbatch reads `#SBATCH` lines with getopt_long, which takes any unambiguous abbreviation of a
+ * long option (`--arr=0`) and a short option's value attached or after flags (`-a0`, `-Ha0`).
+ */
+const RESERVED_LONG = ["array", "wrap", "wait"];
+/** sbatch's short options that take no value, which may come before another in one word. */
+const RESERVED_SHORT = /^-[hHIkOQsuvV]*[aW]/;
+
+function isReservedArg(arg: string): boolean {
+  const long = /^--([^=]+)/.exec(arg)?.[1];
+  if (long !== undefined) return RESERVED_LONG.some((name) => name.startsWith(long));
+  return RESERVED_SHORT.test(arg);
+}
 
 export function parseSlurmFlags(o: SlurmCliOptions): SlurmFlags {
   const flags: SlurmFlags = {};
@@ -86,9 +99,9 @@ export function parseSlurmFlags(o: SlurmCliOptions): SlurmFlags {
   if (o.mem !== undefined) flags.memPerTaskBytes = o.mem;
   if (o.shards === false) flags.shards = false;
   for (const a of o.sbatchArg) {
-    if (!SBATCH_ARG.test(a) || RESERVED_ARGS.test(a))
+    if (!SBATCH_ARG.test(a) || isReservedArg(a))
       throw new UsageError(
-        `--sbatch-arg ${a}: ${RESERVED_ARGS.test(a) ? "gpuplan writes this one itself" : "one sbatch option without spaces, quotes, % or \\"}`,
+        `--sbatch-arg ${a}: ${isReservedArg(a) ? "gpuplan writes this one itself (--array, --wrap) or relies on sbatch returning (--wait), in any spelling sbatch reads" : "one sbatch option without spaces, quotes, % or \\"}`,
         "invalid-option-value",
         "e.g. --sbatch-arg=--constraint=ib --sbatch-arg=--exclusive",
       );
@@ -109,7 +122,7 @@ export function checkPlanSettings(plan: GpuplanPlan, file: string): Problem[] {
   for (const [model, type] of Object.entries(s.gresTypes ?? {}))
     if (!GRES_TYPE.test(type)) bad.push(`gresTypes[${JSON.stringify(model)}] ${JSON.stringify(type)}`);
   for (const a of s.sbatchArgs ?? [])
-    if (!SBATCH_ARG.test(a) || RESERVED_ARGS.test(a)) bad.push(`sbatch argument ${JSON.stringify(a)}`);
+    if (!SBATCH_ARG.test(a) || isReservedArg(a)) bad.push(`sbatch argument ${JSON.stringify(a)}`);
   return bad.map((b) =>
     error({
       code: "slurm-unsafe-value",

@@ -126,6 +126,14 @@ describe("gpuplan export --to slurm", () => {
     [["--to", "pbs"], "argument 'pbs' is invalid"],
     [["--throttle", "0"], "--throttle 0: not a positive whole number"],
     [["--sbatch-arg=--array=1-3"], "gpuplan writes this one itself"],
+    // getopt_long's spellings of the same: a value attached, after flags, an abbreviation.
+    [["--sbatch-arg=-a0"], "gpuplan writes this one itself"],
+    [["--sbatch-arg=-Ha0-1"], "gpuplan writes this one itself"],
+    [["--sbatch-arg=--arr=0"], "gpuplan writes this one itself"],
+    [["--sbatch-arg=--wr=true"], "gpuplan writes this one itself"],
+    // sbatch would not return until the array ended.
+    [["--sbatch-arg=--wait"], "relies on sbatch returning"],
+    [["--sbatch-arg=-W"], "relies on sbatch returning"],
     [["--sbatch-arg=--comment=a b"], "one sbatch option without spaces"],
     [["--gres-type", "h100 x"], "not [MODEL=]TYPE"],
     [["--partition", "gpu;reboot"], "not a Slurm partition name"],
