@@ -40,7 +40,9 @@ const SBATCH_VARIABLES: Record<string, readonly string[]> = {
   "no-requeue": ["SBATCH_REQUEUE", "SBATCH_NO_REQUEUE"],
   clusters: ["SBATCH_CLUSTERS", "SLURM_CLUSTERS"],
   hint: ["SBATCH_HINT", "SLURM_HINT"],
-  chdir: [],
+  // The tasks' folder holds an exported array's run folder. Slurm 22.05 reads no variable for it,
+  // other versions are said to; unsetting one sbatch does not read costs nothing.
+  chdir: ["SBATCH_CHDIR", "SBATCH_WORKING_DIR"],
 };
 
 /** sbatch's one-letter options a --sbatch-arg may use (`-pgpu`), by their long names. */
@@ -74,7 +76,8 @@ export function sbatchOverrides(script: string): string[] {
     if (i === 0 && line.startsWith("#!")) continue;
     if (line === "") continue;
     if (!line.startsWith("#")) break;
-    const m = /^#SBATCH\s+(?:--([a-z0-9-]+)|-([A-Za-z]))/.exec(line);
+    // A short option may follow flags that take no value in one word (`-Hpgpu`: --hold, -p gpu).
+    const m = /^#SBATCH\s+(?:--([a-z0-9-]+)|-[hHIkOQsuvV]*([A-Za-z]))/.exec(line);
     const option = m?.[1] ?? SHORT[m?.[2] ?? ""];
     if (option === undefined) continue;
     const variables = SBATCH_VARIABLES[option] ?? [`SBATCH_${option.toUpperCase().replaceAll("-", "_")}`];
