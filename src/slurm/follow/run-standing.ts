@@ -70,11 +70,13 @@ export async function readSlurmRunStanding(
     };
     if (!slurm || !(await anyMayBeRequeued(runDir, ends, scripts))) return byOwnAccount;
     // Slurm not answering says nothing against the tasks' own account: it stands, but a resume
-    // would wait for Slurm's answer (it asks first), so none is offered until it can be had.
+    // (which asks Slurm first) would be refused, so none is offered until Slurm answers. Where
+    // Slurm is not installed at all (the folder copied to a workstation), a resume here goes on.
     const requeued = await readSlurmRunStatus(runDir, pipelines, slurm).then(
       (read) => read.pipelines.filter(isActive),
       (e: unknown) => (e instanceof UsageError || e instanceof VendorError ? e : Promise.reject(e)),
     );
+    if (requeued instanceof Error && isNotInstalled(requeued)) return byOwnAccount;
     if (requeued instanceof Error)
       return {
         ...byOwnAccount,
@@ -96,12 +98,13 @@ export async function readSlurmRunStanding(
     read = (await readSlurmRunStatus(runDir, pipelines, slurm)).pipelines;
   } catch (e) {
     if (!(e instanceof UsageError || e instanceof VendorError)) throw e;
+    const missing = isNotInstalled(e);
     return {
       status: "submitted",
       endedAt: null,
       active: false,
-      unanswered: true,
-      problem: `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (${unasked(e)}); the status is from its files only, and gpuplan run --resume is refused until Slurm answers: ${watch}`,
+      unanswered: !missing,
+      problem: `its pipelines were submitted to Slurm, no gpuplan follows them, and Slurm could not be asked how they stand (${unasked(e)})${missing ? "" : "; the status is from its files only, and gpuplan run --resume is refused until Slurm answers"}: ${watch}`,
     };
   }
   const active = read.filter(isActive);
@@ -135,6 +138,10 @@ async function anyMayBeRequeued(
 }
 
 const isActive = (p: PipelineStatus): boolean => p.state === "pending" || p.state === "running";
+
+/** squeue is not on PATH: Slurm is not there to answer, rather than silent (a resume here warns and goes on). */
+const isNotInstalled = (e: UsageError | VendorError): boolean =>
+  e instanceof UsageError && e.code === "slurm-not-found";
 
 /** Why Slurm could not be asked, with what it printed. */
 function unasked(e: UsageError | VendorError): string {
