@@ -17,6 +17,7 @@ import { createTally, type RunTally, summarize, tallyEvent } from "../outcome/ru
 import { type EventDraft, RUN_EVENTS_SCHEMA, stampEvent } from "../record/events.js";
 import { readSnapshot } from "../record/memory-snapshot.js";
 import { recordRunEnd } from "../record/record-run-end.js";
+import { closeInheritedFdsOnExec } from "../step/spawn/inherited-fds.js";
 import { WorkerPool } from "../warm/worker-pool.js";
 import type { PipelineContext } from "./contexts.js";
 import type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
@@ -33,6 +34,8 @@ export type { ExecuteOptions, ExecuteResult } from "./execute-options.js";
 /** Run the pipelines to the end (or to a stop) and say how it went; bugs reject. */
 export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult> {
   const started = performance.now();
+  // Before any step or warm worker starts: what gpuplan inherited is not theirs.
+  await closeInheritedFdsOnExec();
   const { plan, run, runDir } = options;
   // Aborted by whatever stops the run: the caller's interrupt, or a busy GPU under --no-wait.
   const stop = new AbortController();
