@@ -41,6 +41,15 @@ export function escapeLines(text: string): string {
   return text.split("\n").map(escapeText).join("\n");
 }
 
+/**
+ * Outside text for a web page (the report): as escapeLines, and tabs kept too — an HTML page has
+ * no cursor to move, but a bidi override (U+202E) there still reverses what follows it, so that a
+ * step named `x\u202egnp.exe` reads "xexe.png", and spills over the text around it.
+ */
+export function escapeForPage(text: string): string {
+  return text.replace(UNSAFE, (c) => (c === "\n" || c === "\t" ? c : escapeChar(c)));
+}
+
 /** Outside text cut to `maxLength` characters (… marks the cut), then escaped as escapeText does. */
 export function displayText(value: string, maxLength = 200): string {
   return escapeText(value.length > maxLength ? `${value.slice(0, maxLength)}…` : value);

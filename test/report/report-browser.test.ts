@@ -197,6 +197,50 @@ pipelines:
     await page.close();
   }, 60_000);
 
+  it("names and stderr with </style>, quotes, javascript: links and bidi overrides (U+202E) render inert and in order", async () => {
+    const cwd = temp();
+    const RLO = "\u202e";
+    const style = `</style><style>body{display:none}</style>`;
+    const link = `<a href="javascript:document.title='pwned'">x</a>`;
+    writeFileSync(
+      join(cwd, "hostile.yaml"),
+      `version: 1
+name: ${JSON.stringify(`evil${style}${RLO}gnp.exe`)}
+registry: { platform_priority: [cpu] }
+pipelines:
+  - name: ${JSON.stringify(`p"${link}${RLO}txt.exe`)}
+    steps:
+      - id: s
+        run: [node, -e, ${JSON.stringify(`console.error(${JSON.stringify(`${style}${link} ${RLO}gol \u2066iso`)}); process.exit(2)`)}]
+        memory: numpy
+`,
+    );
+    expect(gpuplan(["run", "hostile.yaml", "--ui", "plain"], { cwd, env: NO_GPU }).exitCode).toBe(1);
+    for (const args of [[], [join(cwd, ".gpuplan/runs", runIds(cwd)[0]!, "plan.json")]]) {
+      const page = await open(report(cwd, args));
+      expect(await count(page, "style")).toBe(1);
+      expect(await count(page, "script")).toBe(2);
+      expect(await count(page, "a[href^='javascript:'], [href*='javascript:' i]")).toBe(0);
+      expect(await page.locator("header").isVisible()).toBe(true);
+      // A raw U+202E would show "evil…exe.png" and reverse the rest of the line ("· from …").
+      const sub = await page.locator("header .sub").innerText();
+      expect(sub).toContain(`evil${style}\\u202egnp.exe · from hostile.yaml`);
+      if (args.length === 0) {
+        expect(sub).toMatch(/ · failed$/);
+        expect(await page.locator("header .counts").innerText()).toContain("1 step, 1 attempt");
+        await page.locator(".tl-svg .bar").first().hover();
+        expect(await page.locator("#tip").innerText()).toContain(`p"${link}\\u202etxt.exe/s`);
+        await page.locator(".tl-svg .bar").first().click();
+        const details = await page.locator("#details").innerText();
+        expect(details).toContain(`${style}${link} \\u202egol \\u2066iso`);
+      }
+      const text = await page.locator("body").innerText();
+      expect(text).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+      expect(await page.title()).toMatch(/^gpuplan report — (run|plan) /);
+      await page.close();
+    }
+  }, 60_000);
+
   it("one event stamped in the year 9999 neither stretches the timeline nor stalls the page", async () => {
     const cwd = temp();
     const runDir = runCpuExample(cwd);

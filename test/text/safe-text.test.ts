@@ -1,10 +1,26 @@
 import { describe, expect, it } from "vitest";
-import { displayText, escapeLines, escapeText, needsEscape } from "../../src/text/safe-text.js";
+import {
+  displayText,
+  escapeForPage,
+  escapeLines,
+  escapeText,
+  needsEscape,
+} from "../../src/text/safe-text.js";
 import { escapeOutputLine } from "../../src/ui/output-line.js";
 
 /** Anything a terminal would act on or that hides itself: C0 (newline and tab included), DEL, C1, bidi controls, zero-width characters. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/;
+
+describe("escapeForPage", () => {
+  it("shows bidi overrides, zero-width characters and escapes on the report page, keeping lines and tabs", () => {
+    expect(escapeForPage("evil\u202egnp.exe")).toBe("evil\\u202egnp.exe");
+    expect(escapeForPage("a\tb\nc\u2066d\u200b\u001b[31m")).toBe("a\tb\nc\\u2066d\\u200b\\x1b[31m");
+    let all = "";
+    for (let c = 0; c < 0x3000; c++) all += String.fromCharCode(c);
+    expect(escapeForPage(all).replace(/[\n\t]/g, "")).not.toMatch(CONTROL);
+  });
+});
 
 describe("escapeText", () => {
   it("shows ESC, CR, BEL, other C0 and C1 controls, DEL and bidi overrides as visible escapes", () => {

@@ -1,6 +1,6 @@
 /**
  * The report as one self-contained HTML file: the header written here (every outside string
- * escaped), the model as a JSON script element (`<` written as \u003c, so no text can close it),
+ * escaped, its bidi and other invisible controls shown as `\u202e` as on a terminal), the model as a JSON script element (`<` written as \u003c, so no text can close it),
  * and the page's script and style inline. A Content-Security-Policy allows no network at all and
  * only the page's own script (by its hash), so even text that escaped escaping could not run.
  */
@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { REPORT_CLIENT_JS } from "../../generated/report-client.js";
 import type { Counts, Placement, ReportHeader, ReportModel } from "../../report/model.js";
 import { countNoun } from "../../text/count-noun.js";
+import { escapeForPage } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
 import { formatSize } from "../../units/size.js";
 import { REPORT_CSS } from "./report-css.js";
@@ -20,7 +21,7 @@ const ENTITIES: Record<string, string> = {
   '"': "&quot;",
   "'": "&#39;",
 };
-const esc = (s: unknown): string => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+const esc = (s: unknown): string => escapeForPage(String(s)).replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 const dur = (ms: number | null): string => (ms === null ? "–" : formatDuration(ms));
 
 /** JSON that can sit inside a script element: nothing in it can end the element or open a comment. */
@@ -134,9 +135,12 @@ function countsHtml(h: ReportHeader): string {
   const c: Counts = h.counts;
   const chip = (cls: string, n: number, label: string) =>
     n > 0 || cls === "o-ok" ? `<span class="chip ${cls}"><b>${n}</b> ${esc(label)}</span>` : "";
-  if (h.kind === "plan") return `<div class="counts"><span class="chip"><b>${c.steps}</b> steps</span></div>`;
+  // The number bold, its noun plain: countNoun's words, so that one step is not "1 steps".
+  const counted = (n: number, noun: string) => countNoun(n, noun).replace(/^\d+/, (d) => `<b>${d}</b>`);
+  if (h.kind === "plan")
+    return `<div class="counts"><span class="chip">${counted(c.steps, "step")}</span></div>`;
   return `<div class="counts">${[
-    `<span class="chip"><b>${c.steps}</b> steps, ${c.attempts} attempts</span>`,
+    `<span class="chip">${counted(c.steps, "step")}, ${countNoun(c.attempts, "attempt")}</span>`,
     chip("o-ok", c.ok, "ok"),
     chip("o-failed", c.failed, "failed"),
     chip("o-oom", c.oom, "out of memory"),

@@ -1,8 +1,11 @@
 /**
  * Text for the page: every string from the run (names, argv, stderr, paths) goes through `esc`
- * before it meets markup. The page's Content-Security-Policy lets only its own script run, so a
- * string that slipped through would still not execute; escaping keeps it from even showing as markup.
+ * before it meets markup, its bidi overrides and other invisible controls shown as `\u202e`
+ * (escapeForPage): a name must not reverse or hide the text around it. The page's
+ * Content-Security-Policy lets only its own script run, so a string that slipped through would
+ * still not execute; escaping keeps it from even showing as markup.
  */
+import { escapeForPage } from "../../../text/safe-text.js";
 import { formatDuration } from "../../../units/duration.js";
 import { formatSize } from "../../../units/size.js";
 
@@ -14,8 +17,8 @@ const ENTITIES: Record<string, string> = {
   "'": "&#39;",
 };
 
-/** Markup-safe text (element content and quoted attribute values alike). */
-export const esc = (s: unknown): string => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+/** Markup-safe, visible text (element content and quoted attribute values alike). */
+export const esc = (s: unknown): string => escapeForPage(String(s)).replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 
 export const dur = (ms: number | null | undefined): string =>
   ms === null || ms === undefined ? "–" : formatDuration(ms);
