@@ -64,7 +64,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .argument("<file>", "pipeline YAML file (- reads it from stdin)", pathArgument())
       .option(
         "-o, --output <plan>",
-        "write the plan here (atomically; - for stdout) instead of stdout",
+        "write the plan here (atomically, making missing folders; - for stdout) instead of stdout",
         pathArgument(),
       )
       .option(
@@ -115,7 +115,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .option("--json", "print the inventory as JSON (schema gpuplan/inventory@1)")
       .option(
         "--save <file>",
-        "also write the inventory JSON to FILE, for compile --inventory",
+        "also write the inventory JSON to FILE (making missing folders), for compile --inventory",
         pathArgument(),
       )
       .option("--all", "ignore CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and friends")
@@ -157,7 +157,11 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
         pathArgument(),
       )
       .option("--pipeline <name>", "run only this pipeline (repeatable)", collect, [])
-      .option("--events <file>", "also append the JSON Lines events to FILE", pathArgument())
+      .option(
+        "--events <file>",
+        "also append the JSON Lines events to FILE (making missing folders)",
+        pathArgument(),
+      )
       .option("--no-wait", "exit 75 at once when a GPU slot is busy instead of waiting")
       .addOption(
         new Option(
@@ -258,7 +262,11 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
           .choices(["slurm"] as const)
           .makeOptionMandatory(),
       )
-      .requiredOption("-o, --output <dir>", "folder to write (new or empty; see --force)", pathArgument())
+      .requiredOption(
+        "-o, --output <dir>",
+        "folder to write, made with its parents if missing (new or empty; see --force)",
+        pathArgument(),
+      )
       .option(
         "--inventory <file>",
         "the node type the tasks land on (detect --slurm --save); default: the plan's own inventory",
@@ -307,7 +315,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .argument("[run]", "run id or folder, or a plan JSON file", pathArgument())
       .option(
         "-o, --output <file>",
-        "write here (- for stdout); default: stdout, or beside the run on a terminal",
+        "write here, making missing folders (- for stdout); default: stdout, or beside the run on a terminal",
         pathArgument(),
       )
       .addOption(

@@ -5,9 +5,23 @@
  * path untouched. A big plan takes seconds to write, and each interrupted write used to leave a
  * `.plan.json.PID.HEX.tmp` of tens of MB behind; the writer gives the event loop a turn every
  * 20 ms, so the signal is heard within about that (it waited for the write's end).
+ *
+ * A path the user named gets the folders it needs, as `mkdir -p` would: one rule for every file
+ * and folder gpuplan writes (compile -o, detect --save, report -o, export -o, run --events), as
+ * vitest --outputFile, eslint -o, pytest --junitxml or nextflow -with-report do. Refusing sent
+ * every CI script through a `mkdir -p plans` first, which our own README forgot twice.
  */
-import { rmSync } from "node:fs";
-import { type Content, type PathChoice, type WriteMode, writeFileAtomic } from "../plan/write-atomic.js";
+// lstatSync, not node:fs/promises: a compile or dry run loads no fs/promises (decision 0007).
+import { lstatSync, rmSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import {
+  type Content,
+  descriptorOf,
+  type PathChoice,
+  type WriteMode,
+  writeFileAtomic,
+} from "../plan/write-atomic.js";
+import { errnoOf, fileError } from "../problems/file-errors.js";
 
 /** What a write cleans up after before stopping as the signal would (SIGQUIT is left as it is: a core dump). */
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -51,8 +65,31 @@ export async function writeUserFile(
       });
   };
   try {
+    if (choice === "named") await makeParentFolders(path, what ?? "file");
     return await writeFileAtomic(path, text, what, watch, choice);
   } finally {
     forget();
+  }
+}
+
+/**
+ * Make the folders above `path` when nothing is there yet. A link at `path` is left for the write
+ * to follow or refuse: no folder is made where a link points. A file where a folder is needed, or
+ * a folder the user may not write, is said as the write would say it.
+ */
+async function makeParentFolders(path: string, what: string): Promise<void> {
+  if (path === "-" || descriptorOf(resolve(path)) !== null) return;
+  try {
+    lstatSync(path);
+    return;
+  } catch (e) {
+    if (errnoOf(e) !== "ENOENT") return;
+  }
+  // Not mkdir's recursive option: it spins forever under /proc (make-folders.ts).
+  const { makeFoldersSync } = await import("../run/record/make-folders.js");
+  try {
+    makeFoldersSync(dirname(resolve(path)));
+  } catch (e) {
+    throw fileError(e, path, "write", what);
   }
 }

@@ -34,7 +34,8 @@ afterEach(() => {
 function repository(): string {
   const t = tempDir();
   cleanups.push(t.cleanup);
-  mkdirSync(join(t.dir, "repo/plans"), { recursive: true });
+  // No plans/ yet: compile -o makes it, as the README's flow expects.
+  mkdirSync(join(t.dir, "repo"));
   writeFileSync(join(t.dir, "repo/pipeline.yaml"), PIPELINE);
   for (const target of ["dgx-h100", "l4-x4"]) {
     const r = gpuplan(["compile", "pipeline.yaml", "--target", target, "-o", `plans/${target}.json`], {

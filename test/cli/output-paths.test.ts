@@ -1,6 +1,7 @@
-// Every path gpuplan writes for the user (-o, --save, --events): path mistakes are located usage
-// errors with a hint and exit 2, never "internal error"; what already sits at the path and is not
-// a regular file is never replaced; `-o -` and `-o /dev/stdout` are stdout.
+// Every path gpuplan writes for the user (-o, --save, --events): the folders it needs are made, as
+// mkdir -p would; path mistakes are located usage errors with a hint and exit 2, never "internal
+// error"; what already sits at the path and is not a regular file is never replaced; `-o -` and
+// `-o /dev/stdout` are stdout.
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -46,12 +47,6 @@ describe("compile -o: path mistakes (exit 2, with a hint)", () => {
       gpuplan(["compile", EXAMPLE, ...TARGET, "-o", t.dir]),
       `cannot write plan ${t.dir}: it is a directory`,
     );
-  });
-
-  it("a missing folder, relative", () => {
-    const r = gpuplan(["compile", EXAMPLE, ...TARGET, "-o", "no/such/dir/plan.json"], { cwd: t.dir });
-    expectUsageError(r, "cannot write plan no/such/dir/plan.json: the folder no/such/dir does not exist");
-    expect(r.stderr).toContain("hint: create it first (mkdir -p no/such/dir)");
   });
 
   it("a file where a folder is needed", () => {
@@ -146,6 +141,43 @@ describe("compile -o: what is there already", () => {
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(JSON.parse(readFileSync(plan, "utf8")).schema).toBe("gpuplan/plan@2");
     expect(lstatSync(plan).mode & 0o777).toBe(0o640);
+  });
+});
+
+describe("a file path whose folders do not exist: they are made, as export -o and run --events make theirs", () => {
+  it("compile -o, report -o (HTML and trace), detect --save, relative and absolute", () => {
+    const compile = gpuplan(["compile", CPU_EXAMPLE, "-o", "plans/ci/plan.json"], {
+      cwd: t.dir,
+      env: NO_GPU,
+    });
+    expect(compile.exitCode, compile.stderr).toBe(0);
+    expect(compile.stderr).toContain("wrote plans/ci/plan.json");
+    expect(JSON.parse(readFileSync(join(t.dir, "plans/ci/plan.json"), "utf8")).schema).toBe("gpuplan/plan@2");
+    for (const [args, out] of [
+      [["report", "plans/ci/plan.json", "-o", "out/html/plan.html"], "out/html/plan.html"],
+      [
+        ["report", "plans/ci/plan.json", "--format", "trace", "-o", join(t.dir, "out/trace/t.json")],
+        "out/trace/t.json",
+      ],
+      [["detect", "--save", "inv/here/inventory.json"], "inv/here/inventory.json"],
+    ] as const) {
+      const r = gpuplan([...args], { cwd: t.dir, env: NO_GPU });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(hasCrashed(r)).toBe(false);
+      expect(lstatSync(join(t.dir, out)).isFile()).toBe(true);
+    }
+  });
+
+  it("nothing is made when compile finds errors, nor where a link points", () => {
+    writeFileSync(join(t.dir, "bad.yaml"), "version: 1\nname: x\npipelines: []\nbogus: 1\n");
+    const bad = gpuplan(["compile", "bad.yaml", "-o", "never/plan.json"], { cwd: t.dir, env: NO_GPU });
+    expect(bad.exitCode, bad.stderr).toBe(1);
+    expect(existsSync(join(t.dir, "never"))).toBe(false);
+    spawnSync("ln", ["-s", join(t.dir, "elsewhere/plan.json"), join(t.dir, "link.json")]);
+    const link = gpuplan(["compile", CPU_EXAMPLE, "-o", "link.json"], { cwd: t.dir, env: NO_GPU });
+    expect(link.exitCode).toBe(2);
+    expect(link.stderr).toContain("[unwritable-file]");
+    expect(existsSync(join(t.dir, "elsewhere"))).toBe(false);
   });
 });
 

@@ -20,14 +20,15 @@ describe("gpuplan detect flags", () => {
   });
 
   it("an unwritable --save target is a usage error", () => {
-    const r = gpuplan(["detect", "--save", "/nonexistent-dir/inv.json"], {
+    // A missing folder is made (output-paths.test.ts); a file where a folder is needed cannot be.
+    const r = gpuplan(["detect", "--save", "/dev/null/inv.json"], {
       env: fakeEnv("h100x8-mig.scenario", {}),
     });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(
-      "cannot write inventory /nonexistent-dir/inv.json: the folder /nonexistent-dir does not exist  [unwritable-file]",
+      "cannot write inventory /dev/null/inv.json: a file stands where a folder is needed  [unwritable-file]",
     );
-    expect(r.stderr).toContain("hint: create it first");
+    expect(r.stderr).toContain("hint: check the path");
   });
 
   it("zero GPUs is still success: exit 0, the CPU and one line per probe on stdout", () => {
