@@ -36,4 +36,5 @@ export const SCHEMAS = [
   { name: "targets", file: "schemas/targets.schema.json", types: "src/schema-types/targets.ts" },
   { name: "presets", file: "schemas/presets.schema.json", types: "src/schema-types/presets.ts" },
   { name: "dry-run", file: "schemas/dry-run.schema.json", types: "src/schema-types/dry-run.ts" },
+  { name: "error", file: "schemas/error.schema.json", types: "src/schema-types/error.ts" },
 ];

@@ -15,5 +15,9 @@ import { runCommand } from "./run-command.js";
 export function runDetect(args: DetectArgs): Promise<void> {
   const fromEnv = process.env.GPUPLAN_LOCK_DIR;
   const lockDir = args.lockDir ?? (fromEnv ? fromEnv : defaultLockDir());
-  return runCommand("human", () => import("./commands/detect.js"), { ...args, lockDir });
+  // Under --json a failure is a gpuplan/error@1 document on stdout, as main.ts decides for the full CLI.
+  return runCommand(args.json ? "error-json" : "human", () => import("./commands/detect.js"), {
+    ...args,
+    lockDir,
+  });
 }

@@ -24,17 +24,34 @@ async function main(format: ReportFormat): Promise<void> {
 }
 
 /**
- * How `compile --format json|github` (or `--json`) wants its failures reported, read from the raw
- * arguments: a bad flag stops commander before it has parsed the rest, and the report must still
- * be JSON for the program that reads it.
+ * How the command line wants its failures reported, read from the raw arguments: a bad flag stops
+ * commander before it has parsed the rest, and the report must still be JSON for the program that
+ * reads it — `compile --format json|github` (or `--json`) in its own report, another command's
+ * `--json` as a gpuplan/error@1 document. `run --json` without --dry-run or --detach prints the
+ * run's events as JSON Lines, where a line that is not an event has no place: its failures are
+ * said on stderr only.
  */
 function requestedReportFormat(args: readonly string[]): ReportFormat {
-  if (args.find((a) => !a.startsWith("-")) !== "compile") return "human";
+  const end = args.indexOf("--");
+  const flags = end === -1 ? args : args.slice(0, end);
+  const command = flags.find((a) => !a.startsWith("-"));
+  if (command === "compile") return compileReportFormat(flags);
+  const json = flags.some((a, i) => a === "--json" || (command === "run" && isUiJson(flags, i)));
+  if (!json) return "human";
+  if (command === "run" && !flags.some((a) => a === "--dry-run" || a === "--detach")) return "human";
+  return "error-json";
+}
+
+// A declaration, not a const: main() runs above, before a const here would be set.
+function isUiJson(flags: readonly string[], i: number): boolean {
+  return flags[i] === "--ui=json" || (flags[i] === "--ui" && flags[i + 1] === "json");
+}
+
+function compileReportFormat(flags: readonly string[]): ReportFormat {
   let format: ReportFormat = "human";
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === "--") break;
-    const value = a === "--format" ? args[i + 1] : a.startsWith("--format=") ? a.slice(9) : undefined;
+  for (let i = 0; i < flags.length; i++) {
+    const a = flags[i]!;
+    const value = a === "--format" ? flags[i + 1] : a.startsWith("--format=") ? a.slice(9) : undefined;
     if (a === "--json" || value === "json") format = "json";
     else if (value === "github") format = "github";
   }

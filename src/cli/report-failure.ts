@@ -2,7 +2,8 @@
  * How a command that could not do its job says so: one line with the message and its code, the
  * usage line when the command line itself was wrong, the hint — and, for our own bugs, the
  * versions and the stack a report needs. Under `compile --format json` the failure is also the
- * report on stdout (one problem, `ok: false`), under `--format github` an `::error` annotation.
+ * report on stdout (one problem, `ok: false`), under `--format github` an `::error` annotation,
+ * and under another command's `--json` a gpuplan/error@1 document.
  * Loaded only when something failed.
  */
 import { CODES, type Code, type CodeEntry } from "../problems/codes.js";
@@ -10,6 +11,9 @@ import { UsageError, VendorError } from "../problems/errors.js";
 import { EXIT } from "../problems/exit-codes.js";
 import { errnoOf } from "../problems/file-errors.js";
 import type { Problem } from "../problems/problem.js";
+import { toReportedProblem } from "../problems/reported-problem.js";
+import type { GpuplanError } from "../schema-types/error.js";
+import { jsonText } from "../text/json-text.js";
 import { escapeText } from "../text/safe-text.js";
 import { formatGithub } from "../ui/problems/github.js";
 import { formatJson } from "../ui/problems/json.js";
@@ -17,7 +21,12 @@ import { VERSION } from "../version.js";
 import type { CommandLineError } from "./command-line-error.js";
 import { writeErr, writeOut } from "./output.js";
 
-export type ReportFormat = "human" | "json" | "github";
+/**
+ * human: stderr only. json: compile's report on stdout. github: an annotation on stdout.
+ * error-json: a gpuplan/error@1 document on stdout, in place of the result a `--json` command
+ * would have printed, and the lines for a person on stderr.
+ */
+export type ReportFormat = "human" | "json" | "github" | "error-json";
 
 interface Failure {
   code: Code;
@@ -30,7 +39,21 @@ interface Failure {
 /** Print the failure in the requested format; returns the exit code the registry gives it. */
 export function reportFailure(e: unknown, format: ReportFormat): number {
   const failure = describeFailure(e);
-  if (format === "json") {
+  // A problem's code thrown as a failure (export's invalid-plan) still stops the command: exit 2.
+  const entry: CodeEntry = CODES[failure.code];
+  const exitCode = entry.kind === "failure" ? entry.exit : EXIT.usage;
+  if (format === "error-json") {
+    // A program reading stdout gets JSON whatever happened (`| jq` reads an empty stdout as no
+    // input and succeeds); the person watching a CI log still reads what went wrong on stderr.
+    const document: GpuplanError = {
+      schema: "gpuplan/error@1",
+      ok: false,
+      exitCode,
+      problems: [toReportedProblem(toProblem(failure))],
+    };
+    writeOut(`${jsonText(document, 2)}\n`);
+    writeErr(formatHuman(failure));
+  } else if (format === "json") {
     writeOut(
       formatJson({ ok: false, problems: [toProblem(failure)], output: null, check: null, plan: null }),
     );
@@ -40,9 +63,7 @@ export function reportFailure(e: unknown, format: ReportFormat): number {
     if (format === "github") writeOut(formatGithub([toProblem(failure)]));
     writeErr(formatHuman(failure));
   }
-  // A problem's code thrown as a failure (export's invalid-plan) still stops the command: exit 2.
-  const entry: CodeEntry = CODES[failure.code];
-  return entry.kind === "failure" ? entry.exit : EXIT.usage;
+  return exitCode;
 }
 
 function describeFailure(e: unknown): Failure {
