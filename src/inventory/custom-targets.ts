@@ -8,6 +8,8 @@
  */
 import { readdirSync, statSync } from "node:fs";
 import { basename, extname, join, resolve } from "node:path";
+import { UsageError } from "../problems/errors.js";
+import { errnoOf, fileError } from "../problems/file-errors.js";
 import type { Target } from "../schema-types/targets.js";
 import { TARGETS } from "./targets.js";
 import type { Inventory, ShortInventory } from "./types.js";
@@ -27,9 +29,37 @@ export interface CustomTargetFile {
 
 /** The folders to search: the one given, else `.gpuplan/targets` in each of `projectDirs` (deduplicated). */
 export function targetFolders(given: string | undefined, projectDirs: readonly string[]): string[] {
-  if (given !== undefined) return [given];
+  if (given !== undefined) {
+    checkGivenFolder(given);
+    return [given];
+  }
   const byPath = new Map(projectDirs.map((d) => [resolve(d, TARGETS_FOLDER), join(d, TARGETS_FOLDER)]));
   return [...byPath.values()];
+}
+
+/**
+ * A folder the user named must be one: `--targets-dir shared/targts` (a typo) read as "no custom
+ * targets", so `gpuplan targets` listed the built-in ones and exited 0, and compile said only
+ * "unknown target". The default folders may well be missing.
+ */
+function checkGivenFolder(dir: string): void {
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(dir).isDirectory();
+  } catch (e) {
+    if (errnoOf(e) !== "ENOENT") throw fileError(e, dir, "read", "targets folder");
+    throw new UsageError(
+      `cannot read targets folder ${dir}: no such folder`,
+      "unreadable-file",
+      "check the path (a relative path starts from the current folder)",
+    );
+  }
+  if (!isFolder)
+    throw new UsageError(
+      `cannot read targets folder ${dir}: it is not a folder`,
+      "unreadable-file",
+      "name the folder that holds the inventory files (NAME.yaml)",
+    );
 }
 
 /** The inventory files in the folders, by name; the first folder's file wins a name. */

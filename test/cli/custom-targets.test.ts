@@ -76,6 +76,27 @@ describe("custom targets", () => {
     expect(list.stderr).toMatch(/^\.gpuplan\/targets\/broken\.yaml:1:7 +error +`gpus` must be array/m);
   });
 
+  it("a --targets-dir that is missing or not a folder is an error (exit 2), not a list without custom targets", () => {
+    const dir = project();
+    for (const [given, reason] of [
+      ["shared/targts", "no such folder"],
+      ["proj/gpu.yaml", "it is not a folder"],
+    ]) {
+      for (const args of [
+        ["targets", "--targets-dir", given!],
+        ["compile", "proj/gpu.yaml", "--target", "big-node", "--targets-dir", given!],
+      ]) {
+        const r = gpuplan(args, { cwd: dir });
+        expect(hasCrashed(r), r.stderr).toBe(false);
+        expect(r.exitCode, r.stderr).toBe(2);
+        expect(r.stdout).toBe("");
+        expect(r.stderr).toContain(
+          `gpuplan: error: cannot read targets folder ${given}: ${reason}  [unreadable-file]`,
+        );
+      }
+    }
+  });
+
   it.skipIf(!fakeLibsBuilt)(
     "one saved with detect --save on a machine plans for that kind of machine and binds there by model",
     () => {
