@@ -375,9 +375,28 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
   }
 
   // Not a command after all (a misspelling, `help`): every command, for commander's suggestions.
-  if (only !== null && program.commands.length === 0) return createProgram(format);
-  return program;
+  const full: CommandUnknownOpts =
+    only !== null && program.commands.length === 0 ? createProgram(format) : program;
+  const [first, second] = args ?? [];
+  if (first === "help" && second !== undefined && !second.startsWith("-") && !findCommand(full, second)) {
+    // `gpuplan help comple`: commander printed the whole help on stderr (exit 2) with no word on
+    // what was wrong; said as `gpuplan comple` is, with its suggestion.
+    full.args = [second];
+    asUnknownCommandReporter(full).unknownCommand();
+  }
+  return full;
 }
+
+const findCommand = (command: CommandUnknownOpts, name: string): boolean =>
+  command.commands.some((c) => c.name() === name || c.aliases().includes(name));
+
+/**
+ * commander's own "unknown command 'X'" with its suggestion (Did you mean …?), for the words it
+ * reads otherwise: it is a method of Command that its typings leave out. It throws through
+ * exitOverride, as every command-line error does.
+ */
+const asUnknownCommandReporter = (command: CommandUnknownOpts) =>
+  command as unknown as { unknownCommand(): never };
 
 /**
  * The one command a command line may run, when nothing else can be asked of the program: its
@@ -482,6 +501,14 @@ const COMMANDER_CODES: Record<string, Code> = {
 function toCommandLineError(e: CommanderError, command: CommandUnknownOpts): Error {
   // --help, --version, and `gpuplan` alone (help on stderr): commander has printed what it should.
   if (e.exitCode === 0 || e.code === "commander.help") return e;
+  // `locks ini`: a misspelt subcommand of a command that runs by itself reads as an argument it
+  // does not take ("too many arguments for 'locks'"); it is an unknown command, with a suggestion.
+  if (
+    e.code === "commander.excessArguments" &&
+    command.registeredArguments.length === 0 &&
+    command.commands.length > 0
+  )
+    asUnknownCommandReporter(command).unknownCommand();
   const code =
     e.code === "commander.invalidArgument"
       ? (takeArgumentFailureCode() ?? "invalid-option-value")

@@ -42,6 +42,8 @@ describe("usage errors", () => {
       "gpuplan compile [options] <file>",
     ],
     [["detect", "--timeout", "1y"], "invalid-duration", "gpuplan detect [options]"],
+    [["locks", "ini"], "unknown-command", "gpuplan locks [options] [command]"],
+    [["help", "comple"], "unknown-command", "gpuplan [options] [command]"],
   ])("%j → %s", (args, code, usage) => {
     const r = gpuplan(args);
     expect(r.exitCode).toBe(2);
@@ -50,6 +52,33 @@ describe("usage errors", () => {
     expect(r.stderr).toMatch(/\n {2}hint: .*see gpuplan[a-z ]* --help\n$/);
     expect(r.stderr).not.toContain("Options:");
     expect(hasCrashed(r)).toBe(false);
+  });
+
+  it("a misspelt subcommand or help topic is an unknown command with a suggestion (locks ini read as 'too many arguments'; help comple printed the whole help)", () => {
+    for (const [args, word, suggestion] of [
+      [["locks", "ini"], "ini", "did you mean init?"],
+      [["locks", "--json", "int"], "int", "did you mean init?"],
+      [["help", "comple"], "comple", "did you mean compile?"],
+      [["help", "nope"], "nope", undefined],
+    ] as const) {
+      const r = gpuplan([...args]);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(`^gpuplan: error: unknown command '${word}'  \\[unknown-command\\]\\n`),
+      );
+      if (suggestion) expect(r.stderr).toContain(`hint: ${suggestion} see gpuplan`);
+      expect(r.stderr).not.toContain("Commands:");
+    }
+    for (const args of [
+      ["help"],
+      ["help", "compile"],
+      ["help", "locks", "init"],
+      ["locks", "init", "--help"],
+    ]) {
+      const r = gpuplan(args);
+      expect(r.exitCode, args.join(" ")).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: gpuplan /);
+    }
   });
 
   it('an empty path (`-o "$OUT"` with OUT unset) is an invalid value, never the current or the runs folder', () => {
