@@ -55,8 +55,10 @@ export async function writeFileAtomic(
   onTemp?: TempFileWatcher,
   choice: PathChoice = "named",
 ): Promise<WriteMode> {
+  let linkedTo: string | null = null;
   try {
     const target = choice === "chosen" ? await ownTarget(path) : await resolveTarget(path);
+    if (target.kind === "path" && target.path !== resolve(path)) linkedTo = target.path;
     if (target.kind === "fd") {
       // Node's own wakeup pipe or eventfd (-o /dev/fd/7): writing there crashed gpuplan (SIGSEGV).
       if (target.fd > 2 && (isEventLoopDescriptor(target.fd) || !isOpenDescriptor(target.fd)))
@@ -90,6 +92,14 @@ export async function writeFileAtomic(
     throw refusal(path, st, what);
   } catch (e) {
     if (e instanceof UsageError) throw e;
+    // A link whose target's folder is missing: the folder to name is the target's, not the link's
+    // ("the folder . does not exist", said of `-o current.json -> plans/x/plan.json`).
+    if (linkedTo !== null && errnoOf(e) === "ENOENT")
+      throw new UsageError(
+        `cannot write ${what} ${path}: it is a link to ${linkedTo}, whose folder does not exist`,
+        "unwritable-file",
+        `create ${dirname(linkedTo)} first, or point the link elsewhere`,
+      );
     throw fileError(e, path, "write", what);
   }
 }

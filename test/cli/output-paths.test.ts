@@ -176,7 +176,13 @@ describe("a file path whose folders do not exist: they are made, as export -o an
     spawnSync("ln", ["-s", join(t.dir, "elsewhere/plan.json"), join(t.dir, "link.json")]);
     const link = gpuplan(["compile", CPU_EXAMPLE, "-o", "link.json"], { cwd: t.dir, env: NO_GPU });
     expect(link.exitCode).toBe(2);
-    expect(link.stderr).toContain("[unwritable-file]");
+    // The folder missing is the link target's ("the folder . does not exist", it said).
+    expect(link.stderr).toContain(
+      `cannot write plan link.json: it is a link to ${join(t.dir, "elsewhere/plan.json")}, whose folder does not exist  [unwritable-file]`,
+    );
+    expect(link.stderr).toContain(
+      `hint: create ${join(t.dir, "elsewhere")} first, or point the link elsewhere`,
+    );
     expect(existsSync(join(t.dir, "elsewhere"))).toBe(false);
   });
 });
