@@ -11,10 +11,8 @@ import { UsageError, VendorError } from "../problems/errors.js";
 import { EXIT } from "../problems/exit-codes.js";
 import { errnoOf } from "../problems/file-errors.js";
 import type { Problem } from "../problems/problem.js";
-import { toReportedProblem } from "../problems/reported-problem.js";
-import type { GpuplanError } from "../schema-types/error.js";
-import { jsonText } from "../text/json-text.js";
 import { escapeText } from "../text/safe-text.js";
+import { formatErrorJson } from "../ui/problems/error-json.js";
 import { formatGithub } from "../ui/problems/github.js";
 import { formatJson } from "../ui/problems/json.js";
 import { VERSION } from "../version.js";
@@ -45,13 +43,7 @@ export function reportFailure(e: unknown, format: ReportFormat): number {
   if (format === "error-json") {
     // A program reading stdout gets JSON whatever happened (`| jq` reads an empty stdout as no
     // input and succeeds); the person watching a CI log still reads what went wrong on stderr.
-    const document: GpuplanError = {
-      schema: "gpuplan/error@1",
-      ok: false,
-      exitCode,
-      problems: [toReportedProblem(toProblem(failure))],
-    };
-    writeOut(`${jsonText(document, 2)}\n`);
+    writeOut(formatErrorJson(exitCode, [toProblem(failure)]));
     writeErr(formatHuman(failure));
   } else if (format === "json") {
     writeOut(

@@ -1,7 +1,7 @@
 /* Generated from schemas/error.schema.json by scripts/generate-types.mjs. Do not edit; edit the schema. */
 
 /**
- * What a command given `--json` prints on stdout, in place of its result, when it cannot do its job: a bad flag, a file it cannot read, a run that does not exist, a vendor library or Slurm command that failed. The same failure is said on stderr for a person, and the exit status is the one in the exit codes. `compile --format json` reports its failures in its own compile report instead, and `run --json` (its events as JSON Lines) prints no such document.
+ * What a command given `--json` prints on stdout, in place of its result, when it cannot do its job: a bad flag, a file it cannot read, a run that does not exist, a vendor library or Slurm command that failed — or, for `run --dry-run --json` and `run --detach --json`, the problems that stopped it (a plan that no longer fits this machine), located in their files. The same failure is said on stderr for a person, and the exit status is the one in the exit codes. `compile --format json` reports its failures in its own compile report instead, and `run --json` (its events as JSON Lines) prints no such document.
  */
 export interface GpuplanError {
   schema: "gpuplan/error@1";
@@ -11,7 +11,7 @@ export interface GpuplanError {
    */
   exitCode: number;
   /**
-   * What went wrong: one problem, whose `code` says which failure it is.
+   * What went wrong: a failure as one problem, whose `code` says which it is, or the problems that stopped the command.
    *
    * @minItems 1
    */

@@ -51,6 +51,30 @@ describe("--json failures are a gpuplan/error@1 document on stdout", () => {
     expect(r.stderr).toContain(`gpuplan: error: ${doc.problems[0].message}  [${code}]`);
   });
 
+  it("run --dry-run --json of a plan this machine cannot run: the problems that stopped it, located, exit 1", () => {
+    const plan = join(t.dir, "h100.json");
+    const compile = gpuplan([
+      "compile",
+      join(ROOT, "examples/cell-painting.yaml"),
+      "--target",
+      "dgx-h100",
+      "-o",
+      plan,
+    ]);
+    expect(compile.exitCode, compile.stderr).toBe(0);
+    const r = gpuplan(["run", plan, "--dry-run", "--json"], { cwd: t.dir, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(1);
+    const doc = JSON.parse(r.stdout);
+    expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+    expect(doc).toMatchObject({ schema: "gpuplan/error@1", ok: false, exitCode: 1 });
+    expect(doc.problems[0]).toMatchObject({ code: "gpu-missing", severity: "error", file: plan });
+    expect(r.stderr).toContain("[gpu-missing]");
+    // Without --dry-run, --json is the events stream: no document that is not an event.
+    const streamed = gpuplan(["run", plan, "--json"], { cwd: t.dir, env: NO_GPU });
+    expect(streamed.exitCode).toBe(1);
+    expect(streamed.stdout).toBe("");
+  });
+
   it("without --json, stdout stays empty; run --json's event stream gets no document; compile keeps its report", () => {
     for (const args of [
       ["status", "nope"],

@@ -77,7 +77,16 @@ export default async function run(file: string | undefined, given: RunOptions): 
     bind: options.bind,
     busyGpus: () => busyGpus(options.lockDir),
   });
-  if (!prepared.ok) return reportProblems(prepared.problems, prepared.sources);
+  if (!prepared.ok) {
+    // A dry run's or a detached submission's JSON is one document: a program reading it gets the
+    // problems that stopped it, not an empty stdout (run --json without them streams events).
+    const [first, ...rest] = prepared.problems;
+    if (options.ui === "json" && (options.dryRun || options.detach) && first) {
+      const { formatErrorJson } = await import("../../ui/problems/error-json.js");
+      writeOut(formatErrorJson(EXIT.problems, [first, ...rest]));
+    }
+    return reportProblems(prepared.problems, prepared.sources);
+  }
   // Warnings of the in-memory compile (a GPU step that falls back to the CPU, say) go out as
   // `gpuplan compile` would print them, on stderr, before the run.
   if (prepared.warnings.length > 0)
