@@ -79,6 +79,8 @@ describe("bash", () => {
     expect(bashComplete(["gpuplan", "explain", "needs-c"])).toEqual(["needs-cycle"]);
     expect(bashComplete(["gpuplan", "explain", ""])).toHaveLength(Object.keys(CODES).length);
     expect(bashComplete(["gpuplan", "completion", ""])).toEqual(["bash", "zsh", "fish"]);
+    // A command's subcommands.
+    expect(bashComplete(["gpuplan", "locks", "i"])).toEqual(["init"]);
   });
 
   it("completes files (with spaces as one word), folders, and run ids", () => {

@@ -107,11 +107,19 @@ export function completionSpec(program: CommandUnknownOpts, names: KnownNames): 
     flags: flags(program),
     commands: program.commands.map((c) => {
       const first = c.registeredArguments[0];
+      // A command's own subcommands (`locks init`) stand where its argument would: `gpuplan locks
+      // i<Tab>` offered nothing.
+      const subcommands = c.commands.map((sub) => sub.name());
+      const argument: Values | undefined = first
+        ? argumentValues(first.name(), first.argChoices, names)
+        : subcommands.length > 0
+          ? { kind: "words", words: subcommands }
+          : undefined;
       return {
         name: c.name(),
         description: c.description(),
         flags: flags(c),
-        ...(first ? { argument: argumentValues(first.name(), first.argChoices, names) } : {}),
+        ...(argument ? { argument } : {}),
       };
     }),
   };
