@@ -13,3 +13,17 @@ export function formatNvidiaUuid(bytes: Uint8Array, prefix: "GPU" | "MIG" = "GPU
 export function formatAmdUniqueId(id: bigint): string {
   return `GPU-${id.toString(16).padStart(16, "0")}`;
 }
+
+const HEX_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+const NVIDIA_GPU_UUID = new RegExp(`^GPU-${HEX_UUID}$`, "i");
+// A MIG instance: MIG-<uuid> since R470, MIG-GPU-<uuid>/<gi>/<ci> before it.
+const NVIDIA_MIG_UUID = new RegExp(`^MIG-(${HEX_UUID}|GPU-${HEX_UUID}/\\d+/\\d+)$`, "i");
+
+/**
+ * Whether NVML's answer has the shape nvidia-smi prints (`GPU-` or `MIG-` and 32 hex digits).
+ * gpuplan names a GPU by its UUID in CUDA_VISIBLE_DEVICES and in the slot lock's file: an answer
+ * of another shape (`0`, `GPU-a,GPU-b`) would pick another card there, or several.
+ */
+export function isNvidiaUuid(text: string, kind: "GPU" | "MIG"): boolean {
+  return (kind === "GPU" ? NVIDIA_GPU_UUID : NVIDIA_MIG_UUID).test(text);
+}

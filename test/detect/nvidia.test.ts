@@ -10,7 +10,7 @@ import { startChild } from "../../src/detect/spawn-child.js";
 import validate from "../../src/generated/inventory-validator.js";
 import type { Inventory, ProbeReport } from "../../src/inventory/types.js";
 import { gpuplan } from "../helpers/cli.js";
-import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT, SCENARIOS } from "./fake-libs.js";
+import { fakeEnv, fakeLib, fakeLibsBuilt, ROOT, SCENARIOS, scenarioWith } from "./fake-libs.js";
 
 const probe = (inv: Inventory, name: ProbeReport["name"]) => inv.probes.find((p) => p.name === name)!;
 const nvmlOnly = () => ({ nvml: fakeLib("nvml") });
@@ -331,6 +331,32 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
       uuid: "GPU-4c2a9e1f-7d3b-4a6e-9f8c-1b2d3e4f5a6b",
       driverVersion: "550.54.15",
     });
+  });
+
+  it("a UUID of another shape is not believed: CUDA's answer or none, never `0` or a list for CUDA_VISIBLE_DEVICES", async () => {
+    // GPU 1 answering "0" would have its steps run with CUDA_VISIBLE_DEVICES=0, on GPU 0.
+    const scenario = scenarioWith(
+      "busy.scenario",
+      [
+        "nvml.0.uuid = GPU-aaaa,GPU-77e3a1b2",
+        "nvml.1.uuid = 0",
+        "nvml.1.mig.0.uuid = MIG-\u202e1a2b3c4d-5e6f-4071-8293-a4b5c6d7e8f9",
+      ].join("\n"),
+    );
+    const inv = await detectInventory({
+      env: fakeEnv("busy.scenario", nvmlAndCuda(), { GPUPLAN_FAKE_SCENARIO: scenario }),
+    });
+    expect(inv.gpus.map((g) => [g.id, g.uuid])).toEqual([
+      // CUDA knows GPU 0 (matched by PCI bus id) and tells its UUID from the raw bytes.
+      ["cuda:0", "GPU-0d7c4a4e-8a3e-4b7e-9d3c-2f1a6b5c4d3e"],
+      ["cuda:1", "unknown-0000:87:00.0"],
+      ["cuda:1/mig0", ""],
+      ["cuda:1/mig1", "MIG-9f8e7d6c-5b4a-4392-8180-7f6e5d4c3b2a"],
+    ]);
+    const message = probe(inv, "nvml").message;
+    expect(message).toContain('GPU 1: nvmlDeviceGetUUID answered "0", which is no GPU UUID: left unknown');
+    expect(message).toContain('GPU 0: nvmlDeviceGetUUID answered "GPU-aaaa,GPU-77e3a1b2"');
+    expect(message).toContain('GPU 1 MIG device 0: nvmlDeviceGetUUID answered "MIG-\\u202e1a2b3c4d');
   });
 
   it("a slow nvmlInit earns the persistence-mode hint", async () => {

@@ -2,9 +2,12 @@
  * NVML per-device reads. Each symbol is bound once; a symbol the driver lacks is null and
  * skipped, and any error from an optional query (NOT_SUPPORTED above all) leaves the field null.
  */
+
+import { escapeText } from "../../text/safe-text.js";
 import { believeMemory, believeProcessBytes } from "../believe-memory.js";
 import { normalizePciBusId } from "../pci.js";
 import { type RawGpu, type RawMigDevice, type RawProcess, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
+import { isNvidiaUuid } from "../uuid.js";
 import { believeCount } from "./context.js";
 import { cpuMaskToList, cString, type NativeFn, type VendorLibrary } from "./ffi.js";
 import {
@@ -94,6 +97,20 @@ export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: st
     return fn(...args, out) === NVML_SUCCESS ? out[0]! : null;
   };
 
+  /**
+   * The device's UUID where it has the shape of one; null (and a note) otherwise, so that the
+   * CUDA probe is asked for it and no CUDA_VISIBLE_DEVICES is made of what a broken library said.
+   */
+  const uuid = (device: string, handle: bigint, kind: "GPU" | "MIG"): string | null => {
+    const text = strings.device(getUuid, handle, 96);
+    if (text === null || isNvidiaUuid(text, kind)) return text;
+    const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
+    note(
+      `${device}: nvmlDeviceGetUUID answered "${escapeText(shown)}", which is no ${kind} UUID: left unknown`,
+    );
+    return null;
+  };
+
   /** Total, free and used bytes, each null where NVML does not say or is not believed. */
   const memory = (device: string, handle: bigint) => {
     const read = (buf: Buffer, total: number, free: number, used: number) =>
@@ -174,7 +191,7 @@ export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: st
       list.push({
         index: k,
         name: strings.device(getName, mig, 96) ?? "MIG device",
-        uuid: strings.device(getUuid, mig, 96) ?? "",
+        uuid: uuid(`GPU ${index} MIG device ${k}`, mig, "MIG") ?? "",
         memoryBytes: mem?.total ?? null,
         freeMemoryBytes: mem?.free ?? null,
         usedMemoryBytes: mem?.used ?? null,
@@ -224,7 +241,7 @@ export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: st
       const gpu: RawGpu = {
         index,
         name: strings.device(getName, handle, 96) ?? UNNAMED_NVIDIA_GPU,
-        uuid: strings.device(getUuid, handle, 96),
+        uuid: uuid(`GPU ${index}`, handle, "GPU"),
         pciBusId,
         memoryBytes: mem?.total ?? null,
         freeMemoryBytes: mem?.free ?? null,
