@@ -27,3 +27,9 @@ const NVIDIA_MIG_UUID = new RegExp(`^MIG-(${HEX_UUID}|GPU-${HEX_UUID}/\\d+/\\d+)
 export function isNvidiaUuid(text: string, kind: "GPU" | "MIG"): boolean {
   return (kind === "GPU" ? NVIDIA_GPU_UUID : NVIDIA_MIG_UUID).test(text);
 }
+
+// AMD SMI's UUID: 8-4-4-4-12 hex digits (amdsmi_uuid_gen), or the 64-bit unique id in hex.
+const AMD_UUID = new RegExp(`^(GPU-)?(${HEX_UUID}|[0-9a-f]{16})$`, "i");
+
+/** Whether AMD SMI's UUID answer has one of its shapes; for the same reason as isNvidiaUuid (ROCR_VISIBLE_DEVICES). */
+export const isAmdUuid = (text: string): boolean => AMD_UUID.test(text);

@@ -89,6 +89,28 @@ describe.skipIf(!fakeLibsBuilt)("AMD detection with fake libraries", () => {
     expect(inv.gpus[2]!.uuid).toBe("5f2c6a1d4e3b7a90");
   });
 
+  it("an AMD SMI UUID of another shape is not believed: no ROCR_VISIBLE_DEVICES=0 or list from it", async () => {
+    const env = fakeEnv(
+      "amd-mi300x.scenario",
+      { amdSmi: fakeLib("amdSmi") },
+      {
+        GPUPLAN_FAKE_SCENARIO: scenarioWith(
+          "amdsmi.0.uuid = 0\namdsmi.1.uuid = 1,2\namdsmi.2.uuid = 77aa88bb-99cc-0011-2233-445566778899",
+        ),
+      },
+    );
+    const inv = await detectInventory({ env });
+    // AMD SMI's devices 0, 1, 2 are at 0000:c1, 0000:05 and 0000:83.
+    expect(inv.gpus.map((g) => [g.pciBusId, g.uuid])).toEqual([
+      ["0000:05:00.0", "unknown-0000:05:00.0"],
+      ["0000:83:00.0", "77aa88bb-99cc-0011-2233-445566778899"],
+      ["0000:c1:00.0", "unknown-0000:c1:00.0"],
+    ]);
+    expect(probe(inv, "amd-smi").message).toContain(
+      'GPU 0: amdsmi_get_gpu_device_uuid answered "0", which is no UUID: left unknown; GPU 1: amdsmi_get_gpu_device_uuid answered "1,2"',
+    );
+  });
+
   it("an init failure without the amdgpu driver is 'no-devices' with the vendor's words", async () => {
     const env = fakeEnv(
       "amd-mi300x.scenario",

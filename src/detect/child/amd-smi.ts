@@ -6,10 +6,13 @@
  * and driver_version at 0), and version-dependent fields only for a library version whose
  * layout ABI.md measured. Memory, BDF and NUMA come from scalar calls, which are stable.
  */
+
+import { escapeText } from "../../text/safe-text.js";
 import { believeMemory } from "../believe-memory.js";
 import { gfxTargetFromVersion } from "../gfx.js";
 import { formatBdfId } from "../pci.js";
 import type { RawGpu } from "../probe-types.js";
+import { isAmdUuid } from "../uuid.js";
 import {
   believeCount,
   countGpus,
@@ -143,6 +146,16 @@ export function probeAmdSmi(ctx: ProbeContext) {
       return average !== UNSUPPORTED_U32 ? average : null;
     };
 
+    /** A UUID of another shape (`0`, `1,2`) is left unknown, as NVML's is (nvml-device.ts). */
+    const believeUuid = (i: number, text: string): string | null => {
+      if (!text || isAmdUuid(text)) return text || null;
+      const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
+      notes.push(
+        `GPU ${i}: amdsmi_get_gpu_device_uuid answered "${escapeText(shown)}", which is no UUID: left unknown`,
+      );
+      return null;
+    };
+
     handles.forEach((handle, i) => {
       const asic = Buffer.alloc(STRUCT_BUFFER);
       const hasAsic = asicInfo?.(handle, asic) === AMDSMI_STATUS_SUCCESS;
@@ -166,7 +179,8 @@ export function probeAmdSmi(ctx: ProbeContext) {
       const gpu: RawGpu = {
         index: i,
         name: (hasAsic && cString(asic, 0, 64)) || "AMD GPU",
-        uuid: uuidFn?.(handle, len, uuidBuf) === AMDSMI_STATUS_SUCCESS ? cString(uuidBuf) || null : null,
+        uuid:
+          uuidFn?.(handle, len, uuidBuf) === AMDSMI_STATUS_SUCCESS ? believeUuid(i, cString(uuidBuf)) : null,
         pciBusId: bdf === null ? null : formatBdfId(bdf),
         memoryBytes: mem.total,
         usedMemoryBytes: mem.used,
