@@ -359,6 +359,22 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
     expect(message).toContain('GPU 1 MIG device 0: nvmlDeviceGetUUID answered "MIG-\\u202e1a2b3c4d');
   });
 
+  it("a compute capability that is none (-1.-1) is not believed: CUDA's answer fills it, or it stays unknown", async () => {
+    const scenario = scenarioWith("busy.scenario", "nvml.0.cc = -1.-1\nnvml.1.cc = 9.-5\ncuda.0.cc = 8.0");
+    const env = (libs: Parameters<typeof fakeEnv>[1]) =>
+      fakeEnv("busy.scenario", libs, { GPUPLAN_FAKE_SCENARIO: scenario });
+    const both = await detectInventory({ env: env(nvmlAndCuda()) });
+    expect(both.gpus.filter((g) => !g.mig?.parentUuid).map((g) => g.computeCapability)).toEqual([
+      "8.0",
+      null,
+    ]);
+    const cudaAlone = scenarioWith("busy.scenario", "cuda.0.cc = -1.-1");
+    const fromCuda = await detectInventory({
+      env: fakeEnv("busy.scenario", { cuda: fakeLib("cuda") }, { GPUPLAN_FAKE_SCENARIO: cudaAlone }),
+    });
+    expect(fromCuda.gpus.map((g) => g.computeCapability)).toEqual([null]);
+  });
+
   it("a slow nvmlInit earns the persistence-mode hint", async () => {
     const inv = await detectInventory({ env: fakeEnv("slow-init.scenario", nvmlOnly()) });
     expect(probe(inv, "nvml")).toMatchObject({

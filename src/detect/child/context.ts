@@ -98,3 +98,14 @@ export const countGpus = (n: number): string => `${n} GPU${n === 1 ? "" : "s"}`;
 export function formatCudaVersion(v: number): string | null {
   return v > 0 ? `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}` : null;
 }
+
+/**
+ * "9.0" from the two integers a library answers, or null where they are no compute capability
+ * (negative, or a major past any GPU's): "-1.-1" would stand in the inventory as the GPU's own,
+ * keep the CUDA probe from telling the real one and never satisfy `requires.compute_capability`.
+ */
+export function formatComputeCapability(major: number | null, minor: number | null): string | null {
+  if (major === null || minor === null) return null;
+  const plausible = (n: number, max: number) => Number.isInteger(n) && n >= 0 && n <= max;
+  return plausible(major, 99) && major > 0 && plausible(minor, 99) ? `${major}.${minor}` : null;
+}

@@ -12,6 +12,7 @@ import {
   believeCount,
   countGpus,
   firstFew,
+  formatComputeCapability,
   formatCudaVersion,
   type ProbeContext,
   startResult,
@@ -118,7 +119,7 @@ export function probeCuda(ctx: ProbeContext) {
       uuid,
       pciBusId,
       memoryBytes,
-      computeCapability: major === null || minor === null ? null : `${major}.${minor}`,
+      computeCapability: formatComputeCapability(major, minor),
     };
     result.gpus.push(gpu);
   }

@@ -8,7 +8,7 @@ import { believeMemory, believeProcessBytes } from "../believe-memory.js";
 import { normalizePciBusId } from "../pci.js";
 import { type RawGpu, type RawMigDevice, type RawProcess, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
 import { isNvidiaUuid } from "../uuid.js";
-import { believeCount } from "./context.js";
+import { believeCount, formatComputeCapability } from "./context.js";
 import { cpuMaskToList, cString, type NativeFn, type VendorLibrary } from "./ffi.js";
 import {
   ARCHITECTURES,
@@ -219,7 +219,8 @@ export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: st
       if (getCc) {
         const major = [0];
         const minor = [0];
-        if (getCc(handle, major, minor) === NVML_SUCCESS) computeCapability = `${major[0]}.${minor[0]}`;
+        if (getCc(handle, major, minor) === NVML_SUCCESS)
+          computeCapability = formatComputeCapability(major[0]!, minor[0]!);
       }
       const arch = scalar(getArch, handle);
       const brand = scalar(getBrand, handle);
