@@ -102,6 +102,40 @@ describe.skipIf(!fakeLibsBuilt)("gpuplan detect with the 8-GPU fake NVML", () =>
   });
 });
 
+describe.skipIf(!fakeLibsBuilt)("strings from a hostile vendor library", () => {
+  // Anything a terminal acts on or that turns the line round: C0 and C1 controls, DEL, bidi
+  // controls, zero-width characters (escapeText's set); tab and newline are JSON's own layout.
+  const RAW =
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/;
+  const NAME = "Evil\u001b]0;pwned\u0007 \u202eGPU\u200b\u009b31m";
+
+  it("reach no terminal raw: not in the table, --json or the --save file, and the JSON keeps the value", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-detect-"));
+    const scenario = join(dir, "hostile.scenario");
+    // The scenario file is bytes: an invalid UTF-8 sequence (0xC3 0x28) too.
+    writeFileSync(
+      scenario,
+      Buffer.concat([
+        readFileSync(join(SCENARIOS, "busy.scenario")),
+        Buffer.from(`\nnvml.0.name = ${NAME}\nnvml.driver = 535\u001b[2J\u202e.1\nnvml.0.serial = S`),
+        Buffer.from([0xc3, 0x28, 0x0a]),
+      ]),
+    );
+    const env = fakeEnv("busy.scenario", { nvml: fakeLib("nvml") }, { GPUPLAN_FAKE_SCENARIO: scenario });
+    const file = join(dir, "inv.json");
+    const table = gpuplan(["detect", "--save", file], { env });
+    const json = gpuplan(["detect", "--json"], { env });
+    expect([table.exitCode, json.exitCode]).toEqual([0, 0]);
+    expect(table.stdout).toContain("Evil\\x1b]0;pwned\\x07 \\u202eGPU\\u200b\\x9b31m");
+    for (const text of [table.stdout, json.stdout, readFileSync(file, "utf8")]) expect(text).not.toMatch(RAW);
+    const inv = JSON.parse(json.stdout);
+    expect(inv.gpus[0].name).toBe(NAME);
+    expect(inv.gpus[0].serial).toBe("S\\xc3(");
+    expect(JSON.parse(readFileSync(file, "utf8")).gpus).toEqual(inv.gpus);
+  });
+});
+
 describe.skipIf(!fakeLibsBuilt)("vendor noise and failures stay out of gpuplan's output", () => {
   it("a library that prints to stdout and stderr and then fails: clean output, exit 0", () => {
     const r = gpuplan(["detect"], { env: fakeEnv("version-mismatch.scenario", { nvml: fakeLib("nvml") }) });

@@ -18,6 +18,8 @@ it("escapes DEL, C1 controls and line separators, and the value reads back the s
   expect(text).toContain("\\u009b");
   expect(JSON.parse(text)).toEqual(value);
   expect(jsonText({ plain: "é ünïcode" })).toBe(JSON.stringify({ plain: "é ünïcode" }));
+  // A bidi override or zero-width character would turn round or hide what a terminal shows.
+  expect(jsonText({ name: "evil\u202egnp.exe\u200b" })).toBe('{"name":"evil\\u202egnp.exe\\u200b"}');
 });
 
 it("a plan printed on stdout carries no raw control character from the pipeline file", () => {
