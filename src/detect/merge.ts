@@ -4,6 +4,7 @@
  * rocm:N in that order and MIG instances as cuda:N/migK right after their parent.
  */
 import type { GpuInfo, GpuProcess } from "../inventory/types.js";
+import { believeCelsius, believePercent, believeWatts } from "./believe-readings.js";
 import { comparePciBusId } from "./pci.js";
 import { type ProbeResult, type RawGpu, type RawProcess, UNNAMED_NVIDIA_GPU } from "./probe-types.js";
 
@@ -225,9 +226,9 @@ function toGpu(
     driverVersion,
     numaNode: r.numaNode ?? null,
     cpuAffinity: r.cpuAffinity ?? null,
-    powerWatts: r.powerWatts ?? null,
-    temperatureC: r.temperatureC ?? null,
-    utilizationPercent: r.utilizationPercent ?? null,
+    powerWatts: believeWatts(r.powerWatts),
+    temperatureC: believeCelsius(r.temperatureC),
+    utilizationPercent: believePercent(r.utilizationPercent),
     processes: toProcesses(r.processes),
     cudaIndex: backend === "cuda" ? row.cudaIndex : null,
     hipIndex: backend === "rocm" ? row.hipIndex : null,

@@ -375,6 +375,22 @@ describe.skipIf(!fakeLibsBuilt)("NVIDIA detection with fake libraries", () => {
     expect(fromCuda.gpus.map((g) => g.computeCapability)).toEqual([null]);
   });
 
+  it("readings that are none (4000000000%, -300C, 0xFFFFFFFF mW) are unknown, as nvidia-smi's N/A", async () => {
+    const scenario = scenarioWith(
+      "busy.scenario",
+      "nvml.0.util = 4000000000\nnvml.0.temp = -300\nnvml.0.power_mw = 4294967295",
+    );
+    const inv = await detectInventory({
+      env: fakeEnv("busy.scenario", nvmlOnly(), { GPUPLAN_FAKE_SCENARIO: scenario }),
+    });
+    const readings = (g: Inventory["gpus"][number]) => [g.utilizationPercent, g.temperatureC, g.powerWatts];
+    // GPU 1 keeps what the scenario says: the bounds take only what no GPU reads.
+    expect(inv.gpus.slice(0, 2).map(readings)).toEqual([
+      [null, null, null],
+      [40, 51, 201],
+    ]);
+  });
+
   it("a slow nvmlInit earns the persistence-mode hint", async () => {
     const inv = await detectInventory({ env: fakeEnv("slow-init.scenario", nvmlOnly()) });
     expect(probe(inv, "nvml")).toMatchObject({
