@@ -118,13 +118,23 @@ function usedMemory(g: GpuInfo): string {
   return known(g.freeMemoryBytes) ? formatSize(Math.max(0, g.memoryBytes - g.freeMemoryBytes)) : "-";
 }
 
+/**
+ * Longest GPU name shown: NVML's name buffer holds 95 characters. A longer one (a broken library's
+ * 4,000) would widen every row past any terminal; the inventory JSON has it whole.
+ */
+const NAME_WIDTH = 96;
+
+/** Cut shown text (escaped already: `\x1b` counts as the four characters the terminal shows). */
+const cut = (text: string, width: number): string =>
+  text.length > width ? `${text.slice(0, width - 1)}…` : text;
+
 function gpuTable(gpus: readonly GpuInfo[], paint: Paint): string[] {
   const short = shortUuids(gpus.map((g) => g.uuid));
   const orDash = (v: string | number | null | undefined): string =>
     v === null || v === undefined ? "-" : escapeText(String(v));
   const rows = gpus.map((g) => [
     escapeText(g.id),
-    escapeText(g.name),
+    cut(escapeText(g.name), NAME_WIDTH),
     usedMemory(g),
     formatSize(g.memoryBytes),
     known(g.utilizationPercent) ? `${Math.round(g.utilizationPercent)}%` : "-",

@@ -104,6 +104,18 @@ describe("the human form of an inventory", () => {
     expect(stripAnsi(coloured)).toBe(plain);
   });
 
+  it("cuts a GPU name longer than NVML's buffer, so that one library's answer cannot widen every row", () => {
+    const long = {
+      ...inventory,
+      gpus: inventory.gpus.map((g, i) =>
+        i === 0 ? { ...g, name: "A".repeat(90) + "\u001b".repeat(4000) } : g,
+      ),
+    };
+    const lines = formatInventory(long, [], noPaint).split("\n");
+    expect(lines.find((l) => l.startsWith("cuda:0 "))).toContain(`${"A".repeat(90)}\\x1b\\… `);
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(250);
+  });
+
   it("says so when no GPU is visible because a variable hid them all", () => {
     const none = { ...inventory, gpus: [], visibility: { ...inventory.visibility!, hiddenGpus: 4 } };
     expect(formatInventory(none, [], noPaint)).toMatch(
