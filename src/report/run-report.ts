@@ -19,6 +19,16 @@ import type { RunFolder } from "./run-folder.js";
 const key2 = (a: string, b: string): string => `${a}\u0000${b}`;
 
 /**
+ * Appends `value` to `key`'s list in place: copying the list for each value (`[...old, value]`) made
+ * a pipeline of 130,000 attempts take minutes.
+ */
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/**
  * The report of the run in `folder`. `listed` is how `gpuplan runs` lists it (listed-status.ts):
  * a Slurm run's status is that, since its tasks' own ends are in no run.end the events hold.
  */
@@ -256,7 +266,7 @@ function fillRows(rows: StepRow[], bars: readonly Bar[], skips: readonly Skip[])
       if (r.estimateMs && (last.outcome === "ok" || last.outcome === "kept"))
         r.estimateRatio = last.durationMs / r.estimateMs;
       const peaks = mine.map((b) => b.peakVramBytes).filter((v): v is number => v !== null);
-      r.peakVramBytes = peaks.length ? Math.max(...peaks) : null;
+      r.peakVramBytes = peaks.length ? peaks.reduce((a, b) => (b > a ? b : a)) : null;
     }
   }
   for (const s of skips) {
@@ -402,14 +412,12 @@ function placeAttempts(fold: FoldedRun, axis: Axis, lanes: LaneBook, plan: PlanI
   const holdsOf = new Map<string, typeof fold.holds>();
   for (const h of fold.holds) {
     if (h.step !== null) continue;
-    const k = key2(String(h.session), h.pipeline);
-    holdsOf.set(k, [...(holdsOf.get(k) ?? []), h]);
+    pushTo(holdsOf, key2(String(h.session), h.pipeline), h);
   }
   // Attempts grouped by session and pipeline: a pipeline stays in one lane while it runs.
   const groups = new Map<string, number[]>();
   fold.attempts.forEach((a, i) => {
-    const k = key2(String(a.session), a.pipeline);
-    groups.set(k, [...(groups.get(k) ?? []), i]);
+    pushTo(groups, key2(String(a.session), a.pipeline), i);
   });
   const orphans: {
     gpu: string | null;
@@ -421,14 +429,15 @@ function placeAttempts(fold: FoldedRun, axis: Axis, lanes: LaneBook, plan: PlanI
   }[] = [];
   const unit = (gpu: string | null, indices: number[]) => {
     const first = fold.attempts[indices[0]!]!;
-    orphans.push({
-      gpu,
-      session: first.session,
-      pipeline: first.pipeline,
-      indices,
-      start: Math.min(...indices.map((i) => fold.attempts[i]!.startMs)),
-      end: Math.max(...indices.map((i) => fold.attempts[i]!.endMs ?? fold.attempts[i]!.startMs)),
-    });
+    // A loop, not Math.min(...): a pipeline of 130,000 attempts overflowed the stack as arguments.
+    let start = first.startMs;
+    let end = first.endMs ?? first.startMs;
+    for (const i of indices) {
+      const a = fold.attempts[i]!;
+      start = Math.min(start, a.startMs);
+      end = Math.max(end, a.endMs ?? a.startMs);
+    }
+    orphans.push({ gpu, session: first.session, pipeline: first.pipeline, indices, start, end });
   };
   for (const [k, indices] of groups) {
     const first = fold.attempts[indices[0]!]!;
@@ -464,7 +473,7 @@ function placeAttempts(fold: FoldedRun, axis: Axis, lanes: LaneBook, plan: PlanI
   }
   // Without a hold: GPU pipelines share their GPU's slot lanes, CPU pipelines the host lanes.
   const byGpu = new Map<string | null, typeof orphans>();
-  for (const o of orphans) byGpu.set(o.gpu, [...(byGpu.get(o.gpu) ?? []), o]);
+  for (const o of orphans) pushTo(byGpu, o.gpu, o);
   for (const [gpu, list] of byGpu) {
     const { lanes: n } = assignLanes(
       list.map((o) => ({ start: axis.at(o.session, o.start), end: axis.at(o.session, o.end) })),

@@ -522,4 +522,20 @@ describe("run report model", () => {
     });
     expect(same.header.notes.join("\n")).not.toContain("its header names run");
   });
+  it("draws a step of 130,000 attempts (a torn or hostile events file) in one lane with its peak, not an internal error", () => {
+    // Each attempt's list was copied per attempt (minutes), and the attempts' bounds and peaks were
+    // spread as arguments to Math.min/max, which overflows the stack past ~125,000: report ended
+    // with an internal error.
+    const n = 130_000;
+    const drafts: [number, Record<string, unknown>][] = [[0, runStart(["a"])]];
+    for (let k = 1; k <= n; k++) {
+      drafts.push([2 * k, start("a", "s", "cuda:0", k)]);
+      drafts.push([2 * k + 1, end("a", "s", "cuda:0", 1, "ok", k, { peakVramBytes: k })]);
+    }
+    drafts.push([2 * n + 2, runEnd(2 * n + 2)]);
+    const model = buildRunReport(folder(null, events(drafts)));
+    expect(model.bars).toHaveLength(n);
+    expect(new Set(model.bars.map((b) => b.lane)).size).toBe(1);
+    expect(model.rows[0]).toMatchObject({ attempts: n, peakVramBytes: n });
+  }, 60_000);
 });
