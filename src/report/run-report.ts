@@ -244,12 +244,13 @@ function outcomeOf(a: FoldedAttempt): Outcome {
 /** Attempts that finished a step ok in a session before one that skipped it as completed (--resume). */
 function keptAttempts(fold: FoldedRun): Set<FoldedAttempt> {
   const kept = new Set<FoldedAttempt>();
+  // By step first: searching every attempt for each skip is quadratic (7 s for a resumed run of
+  // 30,000 steps, minutes at 100,000).
+  const okOf = new Map<string, FoldedAttempt[]>();
+  for (const a of fold.attempts) if (a.end?.status === "ok") pushTo(okOf, key2(a.pipeline, a.step), a);
   for (const s of fold.skips) {
     if (s.cause !== "completed") continue;
-    const ok = fold.attempts.findLast(
-      (a) =>
-        a.session < s.session && a.pipeline === s.pipeline && a.step === s.step && a.end?.status === "ok",
-    );
+    const ok = okOf.get(key2(s.pipeline, s.step))?.findLast((a) => a.session < s.session);
     if (ok) kept.add(ok);
   }
   return kept;

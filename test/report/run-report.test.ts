@@ -538,4 +538,35 @@ describe("run report model", () => {
     expect(new Set(model.bars.map((b) => b.lane)).size).toBe(1);
     expect(model.rows[0]).toMatchObject({ attempts: n, peakVramBytes: n });
   }, 60_000);
+  it("a resumed run of 50,000 steps, all kept from its first session, is drawn in moments", () => {
+    // Each completed skip searched every attempt for the one it kept: quadratic, 7 s at 30,000
+    // skips, minutes at 100,000.
+    const n = 50_000;
+    const names = Array.from({ length: n }, (_, k) => `p${k}`);
+    const drafts: [number, Record<string, unknown>][] = [[0, runStart(names)]];
+    for (const [k, p] of names.entries()) {
+      drafts.push([1 + k, start(p, "s", "cpu")]);
+      drafts.push([2 + k, end(p, "s", "cpu", 1)]);
+    }
+    drafts.push([n + 3, runEnd(n + 3, "interrupted")]);
+    drafts.push([n + 10, runStart(names)]);
+    for (const p of names)
+      drafts.push([
+        n + 11,
+        {
+          event: "gpu.step.skip",
+          pipeline: p,
+          step: "s",
+          device: "cpu",
+          reason: "completed",
+          cause: "completed",
+        },
+      ]);
+    drafts.push([n + 12, runEnd(2, "ok", n)]);
+    const began = performance.now();
+    const model = buildRunReport(folder(null, events(drafts)));
+    expect(performance.now() - began).toBeLessThan(8000);
+    expect(model.rows.filter((r) => r.outcome === "kept")).toHaveLength(n);
+    expect(model.bars.filter((b) => b.outcome === "kept")).toHaveLength(n);
+  }, 60_000);
 });
