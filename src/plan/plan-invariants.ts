@@ -4,13 +4,16 @@
  * a pipeline on several GPUs is on no MIG instance (a CUDA process can use only one),
  * budgets fit their cards, no GPU has more slots than the slot lock gives, step ids are unique and
  * `needs` name earlier steps of their pipeline (no cycle), and nothing a step is started with holds
- * a NUL byte (the C library would cut it there) or an env name a `=`. compile never writes
- * a plan that breaks them; a hand edit can, and is refused here, located, before anything starts.
+ * a NUL byte (the C library would cut it there) or an env name a `=`, and no step's env sets the
+ * variables that choose its GPUs (they would win over the bound GPUs and escape the slot lock).
+ * compile never writes a plan that breaks them; a hand edit (or, for the last, a gpuplan from
+ * before it was refused) can, and is refused here, located, before anything starts.
  */
+import { isDeviceVariable } from "../inventory/device-variables.js";
 import { MAX_SLOTS_PER_GPU } from "../inventory/limits.js";
 import { isMigDevice } from "../inventory/mig.js";
 import { findNeedsCycle } from "../pipeline/needs-cycle.js";
-import { error, type Problem } from "../problems/problem.js";
+import { error, type Problem, toPointer } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 
 export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[] {
@@ -61,6 +64,7 @@ export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[
         );
     });
     stepProblems(p, i, broken);
+    problems.push(...deviceVariableProblems(p, i, file));
     p.steps.forEach((s, j) => {
       if (s.device !== "cpu" && !gpus.has(s.device))
         broken(
@@ -70,6 +74,24 @@ export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[
     });
   });
   return problems;
+}
+
+/** Steps whose env sets CUDA_VISIBLE_DEVICES or an AMD variable: the step would pick its own GPUs. */
+function deviceVariableProblems(p: GpuplanPlan["pipelines"][number], i: number, file: string): Problem[] {
+  return p.steps.flatMap((s, j) =>
+    Object.keys(s.env)
+      .filter(isDeviceVariable)
+      .map((name) =>
+        error({
+          code: "env-sets-devices",
+          message: `step \`${s.id}\` of pipeline \`${p.name}\` sets ${name} in its env, which would choose its GPUs over the ones gpuplan binds and locks`,
+          hint: "remove it from the pipeline file's env and compile the plan again",
+          file,
+          pointer: `/pipelines/${i}/steps/${j}/env${toPointer([name])}`,
+          at: "key",
+        }),
+      ),
+  );
 }
 
 /** A pipeline's steps: unique ids, needs that name another step and make no cycle, startable strings. */

@@ -151,6 +151,12 @@ export const CODES = {
     'A process\'s arguments, environment and working directory are C strings that end at the first NUL byte, so a value with one (YAML writes it as "\\0" in double quotes) would silently run as something shorter. Pipeline names are refused too: they name log files.',
     "remove the \\0; write \\\\0 for a backslash and a zero",
   ),
+  "env-sets-devices": problem(
+    "error",
+    "A step's env chooses its GPUs",
+    "gpuplan sets CUDA_VISIBLE_DEVICES (ROCR_VISIBLE_DEVICES on AMD) for every step to the GPUs bound to its pipeline, and takes the slot lock on those; a step's own env wins over what gpuplan sets, so one that names CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES or GPU_DEVICE_ORDINAL would reach GPUs it holds no slot on (a CPU step given `0` would use GPU 0), and its indices name other cards on another machine or after binding. compile refuses it, and `run` a plan that has one.",
+    "remove the variable from the env; ask for more GPUs with `gpus: N`",
+  ),
   "oom-ladder-order": problem(
     "error",
     "An on_oom ladder that goes on after the CPU",

@@ -236,6 +236,8 @@ export interface StepDefaults {
   keep_warm?: KeepWarm;
 }
 /**
+ * Environment variables, over those gpuplan sets (the step's win). CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL are refused: gpuplan sets them to the GPUs it binds and locks (env-sets-devices).
+ *
  * This interface was referenced by `GpuplanPipelineFile`'s JSON-Schema
  * via the `definition` "Env".
  */

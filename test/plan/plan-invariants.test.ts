@@ -2,7 +2,7 @@
 // (the C library cut the argument there), env names with `=`, needs naming no step or the step
 // itself, and a NUL in a pipeline name that `export` wrote into an sbatch script (bash dropped
 // it and ran another pipeline). Each is a located plan-inconsistent error before anything starts.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
@@ -84,4 +84,27 @@ describe("a hand-edited plan is refused before anything starts", () => {
       expect(r.stderr).toMatch(/plan\.json:\d+:\d+ +error .*\[plan-inconsistent\]/);
     }
   });
+});
+
+describe("a plan whose step env chooses its GPUs is refused before anything starts", () => {
+  // The step's env wins over the variables gpuplan sets: this CPU step ran with
+  // CUDA_VISIBLE_DEVICES=0, on GPU 0 with no slot lock, and a GPU step could reach every card.
+  it.each(["CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"])(
+    "%s: run, run --dry-run and export say where (exit 1) and start nothing",
+    (name) => {
+      const { dir, file } = planWith((p) => (p.pipelines[0]!.steps[0]!.env = { KEEP: "1", [name]: "0" }));
+      for (const args of [
+        ["run", file],
+        ["run", file, "--dry-run"],
+        ["export", file, "--to", "slurm", "-o", join(dir, "out")],
+      ]) {
+        const r = gpuplan(args, { cwd: dir });
+        expect(hasCrashed(r), r.stderr).toBe(false);
+        expect(r.exitCode, `${args.join(" ")}\n${r.stderr}`).toBe(1);
+        expect(r.stderr).toContain(`step \`generate\` of pipeline \`plate-P1\` sets ${name} in its env`);
+        expect(r.stderr).toMatch(/plan\.json:\d+:\d+ +error .*\[env-sets-devices\]/);
+      }
+      expect(existsSync(join(dir, ".gpuplan", "runs"))).toBe(false);
+    },
+  );
 });

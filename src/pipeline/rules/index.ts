@@ -1,3 +1,4 @@
+import { deviceVariables } from "./device-variables.js";
 import { gpuOptionsOnCpuSteps } from "./gpu-options.js";
 import { matrixPlaceholders } from "./matrix-placeholders.js";
 import { memoryConversions } from "./memory-conversions.js";
@@ -12,6 +13,7 @@ import { workerSteps } from "./worker-steps.js";
 export const RULES: readonly Rule[] = [
   uniqueStepIds,
   nulBytes,
+  deviceVariables,
   needsGraph,
   runCommand,
   workerSteps,

@@ -4,6 +4,7 @@
  * and the tests agree byte for byte. Set before the process starts because JAX, TensorFlow and
  * CuPy read these variables once, at import.
  */
+import { DEVICE_VARIABLES } from "../../inventory/device-variables.js";
 import type { PlannedPipeline, PlannedStep, PlanRegistryEntry } from "../../schema-types/plan.js";
 
 export interface StepEnvInput {
@@ -21,12 +22,7 @@ export interface StepEnvInput {
 }
 
 /** Variables inherited from gpuplan's own environment that would contradict the step's view. */
-const CONFLICTING = [
-  "CUDA_VISIBLE_DEVICES",
-  "HIP_VISIBLE_DEVICES",
-  "ROCR_VISIBLE_DEVICES",
-  "GPU_DEVICE_ORDINAL",
-];
+const CONFLICTING: readonly string[] = DEVICE_VARIABLES;
 
 export interface StepEnv {
   /** What gpuplan sets (before the step's own env, which wins). */
