@@ -1,6 +1,6 @@
 /**
- * What the plan schema cannot say but the runner relies on: pipeline names are unique (logs,
- * journal and --pipeline use them), every GPU a pipeline or step names is in the registry once,
+ * What the plan schema cannot say but the runner relies on: there is a pipeline, pipeline names
+ * are unique (logs, journal and --pipeline use them), every GPU a pipeline or step names is in the registry once,
  * a pipeline on several GPUs is on no MIG instance (a CUDA process can use only one),
  * budgets fit their cards, no GPU has more slots than the slot lock gives, step ids are unique and
  * `needs` name earlier steps of their pipeline (no cycle), and nothing a step is started with holds
@@ -45,6 +45,9 @@ export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[
         `${e.gpu} has ${e.maxPipelines} slots; the slot lock gives at most ${MAX_SLOTS_PER_GPU} per GPU`,
       );
   });
+  // compile writes no plan for a file without pipelines; run of one made an empty run folder and
+  // exited 0, a green CI job that ran nothing.
+  if (plan.pipelines.length === 0) broken("/pipelines", "the plan has no pipelines");
   const names = new Map<string, number>();
   plan.pipelines.forEach((p, i) => {
     const first = names.get(p.name);

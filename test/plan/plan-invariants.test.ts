@@ -61,6 +61,11 @@ const cases: [string, (plan: Plan) => void, string][] = [
     },
     "need each other in a cycle",
   ],
+  [
+    "no pipelines (run made an empty run folder and exited 0)",
+    (p) => (p.pipelines = []),
+    "the plan has no pipelines",
+  ],
   ["two steps of one id", (p) => (p.pipelines[0]!.steps[1]!.id = "generate"), "has two steps `generate`"],
   [
     "a NUL in a pipeline name",
