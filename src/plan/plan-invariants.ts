@@ -74,9 +74,35 @@ export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[
           `/pipelines/${i}/steps/${j}/device`,
           `step \`${s.id}\` of pipeline \`${p.name}\` runs on ${s.device}, which the registry does not list`,
         );
+      deviceMapProblems(p, i, j, broken);
     });
   });
   return problems;
+}
+
+/**
+ * A device map names only what the step will see: cpu, disk, or one of its pipeline's GPUs. The
+ * step gets the map renumbered to its own view, where any other GPU (cuda:7 of a pipeline on
+ * cuda:0 and cuda:1) does not exist or is another card, and a value like `banana` was passed on
+ * as is: the model failed to load at run time, after the lock and the wait, instead of here.
+ */
+function deviceMapProblems(
+  p: GpuplanPlan["pipelines"][number],
+  i: number,
+  j: number,
+  broken: (pointer: string, message: string) => void,
+): void {
+  const s = p.steps[j]!;
+  if (!s.deviceMap) return;
+  const onGpu = s.device !== "cpu" && s.uuid !== null;
+  const sees = new Set(onGpu ? [s.device, ...p.gpus] : []);
+  for (const [component, device] of Object.entries(s.deviceMap.map)) {
+    if (device === "cpu" || device === "disk" || sees.has(device)) continue;
+    broken(
+      `/pipelines/${i}/steps/${j}/deviceMap/map${toPointer([component])}`,
+      `step \`${s.id}\` of pipeline \`${p.name}\` places \`${component}\` on ${JSON.stringify(device)}, which is not cpu, disk or ${onGpu ? `a GPU of its pipeline (${[...sees].join(", ")})` : "a GPU (the step runs on the CPU)"}`,
+    );
+  }
 }
 
 /** Steps whose env sets CUDA_VISIBLE_DEVICES or an AMD variable: the step would pick its own GPUs. */

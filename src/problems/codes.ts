@@ -463,7 +463,7 @@ export const CODES = {
   "plan-inconsistent": problem(
     "error",
     "The plan breaks its own invariants",
-    "A plan that passes the schema must still be one compile could have written: at least one pipeline, unique pipeline names, each GPU in the registry once, every GPU a pipeline or step uses in the registry, no MIG instance among a pipeline's several GPUs, budgets no larger than their GPU, and no more slots per GPU than the slot lock gives (1024). A hand edit that breaks one is refused, located, before anything starts.",
+    "A plan that passes the schema must still be one compile could have written: at least one pipeline, unique pipeline names, each GPU in the registry once, every GPU a pipeline or step uses in the registry, device maps that place components only on cpu, disk or the step's pipeline's GPUs, no MIG instance among a pipeline's several GPUs, budgets no larger than their GPU, and no more slots per GPU than the slot lock gives (1024). A hand edit that breaks one is refused, located, before anything starts.",
     "compile the plan again",
   ),
   "plan-unknown-gpu": problem(

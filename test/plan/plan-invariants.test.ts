@@ -113,3 +113,38 @@ describe("a plan whose step env chooses its GPUs is refused before anything star
     },
   );
 });
+
+describe("a device map naming a device the step will not see is refused", () => {
+  // The map reaches the step renumbered to its own view, where cuda:7 of a pipeline on cuda:0 is
+  // no GPU at all: the run started, and the model failed to load there.
+  interface MapPlan {
+    pipelines: { gpu: string | null; steps: { deviceMap?: { map: Record<string, string> } | null }[] }[];
+  }
+  it.each([
+    ["cuda:7", /places `unet` on "cuda:7", which is not cpu, disk or a GPU of its pipeline \(cuda:0\)/],
+    ["banana", /places `unet` on "banana"/],
+  ])("%s: run --dry-run and export say where (exit 1)", (device, message) => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const file = join(t.dir, "plan.json");
+    const example = join(ROOT, "examples/diffusion-inference.yaml");
+    const c = gpuplan(["compile", example, "--target", "dgx-a100-80gb", "-o", file]);
+    expect(c.exitCode, c.stderr).toBe(0);
+    const plan = JSON.parse(readFileSync(file, "utf8")) as MapPlan;
+    const first = plan.pipelines[0]!;
+    expect(first.gpu).toBe("cuda:0");
+    const step = first.steps.find((s) => s.deviceMap)!;
+    step.deviceMap!.map.unet = device;
+    writeFileSync(file, JSON.stringify(plan, null, 2));
+    for (const args of [
+      ["run", file, "--dry-run"],
+      ["export", file, "--to", "slurm", "-o", join(t.dir, "out")],
+    ]) {
+      const r = gpuplan(args, { cwd: t.dir });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, `${args.join(" ")}\n${r.stderr}`).toBe(1);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).toMatch(/plan\.json:\d+:\d+ +error .*\[plan-inconsistent\]/);
+    }
+  });
+});
