@@ -538,7 +538,7 @@ describe("run report model", () => {
     expect(new Set(model.bars.map((b) => b.lane)).size).toBe(1);
     expect(model.rows[0]).toMatchObject({ attempts: n, peakVramBytes: n });
   }, 60_000);
-  it("a resumed run of 50,000 steps, all kept from its first session, is drawn in moments", () => {
+  it("a resumed run of 50,000 steps, all kept from its first session, draws every kept step", () => {
     // Each completed skip searched every attempt for the one it kept: quadratic, 7 s at 30,000
     // skips, minutes at 100,000.
     const n = 50_000;
@@ -563,9 +563,9 @@ describe("run report model", () => {
         },
       ]);
     drafts.push([n + 12, runEnd(2, "ok", n)]);
-    const began = performance.now();
+    // Its speed is a measurement, not a test (timed tests flake on shared machines): 21 s before,
+    // ~2 s after, for this model (commit message). Here: every kept step is drawn.
     const model = buildRunReport(folder(null, events(drafts)));
-    expect(performance.now() - began).toBeLessThan(8000);
     expect(model.rows.filter((r) => r.outcome === "kept")).toHaveLength(n);
     expect(model.bars.filter((b) => b.outcome === "kept")).toHaveLength(n);
   }, 60_000);
