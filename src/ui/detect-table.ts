@@ -205,6 +205,6 @@ function processRow(g: GpuInfo, p: GpuProcess, paint: Paint): string[] {
     p.user === null ? "-" : escapeText(p.user),
     known(p.usedMemoryBytes) ? formatSize(p.usedMemoryBytes) : "-",
     by,
-    command.length > COMMAND_WIDTH ? `${command.slice(0, COMMAND_WIDTH - 1)}…` : command,
+    cut(command, COMMAND_WIDTH),
   ];
 }

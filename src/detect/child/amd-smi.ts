@@ -7,7 +7,7 @@
  * layout ABI.md measured. Memory, BDF and NUMA come from scalar calls, which are stable.
  */
 
-import { escapeText } from "../../text/safe-text.js";
+import { displayText } from "../../text/safe-text.js";
 import { believeMemory } from "../believe-memory.js";
 import { gfxTargetFromVersion } from "../gfx.js";
 import { formatBdfId } from "../pci.js";
@@ -149,9 +149,8 @@ export function probeAmdSmi(ctx: ProbeContext) {
     /** A UUID of another shape (`0`, `1,2`) is left unknown, as NVML's is (nvml-device.ts). */
     const believeUuid = (i: number, text: string): string | null => {
       if (!text || isAmdUuid(text)) return text || null;
-      const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
       notes.push(
-        `GPU ${i}: amdsmi_get_gpu_device_uuid answered "${escapeText(shown)}", which is no UUID: left unknown`,
+        `GPU ${i}: amdsmi_get_gpu_device_uuid answered "${displayText(text, 60)}", which is no UUID: left unknown`,
       );
       return null;
     };

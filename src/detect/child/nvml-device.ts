@@ -3,7 +3,7 @@
  * skipped, and any error from an optional query (NOT_SUPPORTED above all) leaves the field null.
  */
 
-import { escapeText } from "../../text/safe-text.js";
+import { displayText } from "../../text/safe-text.js";
 import { believeMemory, believeProcessBytes } from "../believe-memory.js";
 import { normalizePciBusId } from "../pci.js";
 import { type RawGpu, type RawMigDevice, type RawProcess, UNNAMED_NVIDIA_GPU } from "../probe-types.js";
@@ -104,9 +104,8 @@ export function deviceReaders(lib: Nvml, strings: StringReaders, note: (text: st
   const uuid = (device: string, handle: bigint, kind: "GPU" | "MIG"): string | null => {
     const text = strings.device(getUuid, handle, 96);
     if (text === null || isNvidiaUuid(text, kind)) return text;
-    const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
     note(
-      `${device}: nvmlDeviceGetUUID answered "${escapeText(shown)}", which is no ${kind} UUID: left unknown`,
+      `${device}: nvmlDeviceGetUUID answered "${displayText(text, 60)}", which is no ${kind} UUID: left unknown`,
     );
     return null;
   };
