@@ -64,6 +64,7 @@ export function buildPlan(inputs: PlanInputs): { value: GpuplanPlan; problems: P
       ...(e.gpu.computeCapability !== null && { computeCapability: e.gpu.computeCapability }),
       // Only when known, so plans of machines without it stay as they were.
       ...(e.gpu.cpuAffinity?.length ? { cpuAffinity: e.gpu.cpuAffinity } : {}),
+      ...(e.visibleAs !== null && { visibleAs: e.visibleAs }),
     })),
     pipelines,
     summary: {

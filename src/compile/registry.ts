@@ -8,6 +8,7 @@
 import { MAX_SLOTS_PER_GPU } from "../inventory/limits.js";
 import { memorySharers } from "../inventory/mig.js";
 import type { GpuInfo, Inventory } from "../inventory/types.js";
+import { notAddressable, visibleName } from "../inventory/visible-name.js";
 import type { RegistryConfig, ResolvedPipeline } from "../pipeline/model.js";
 import { type Problem, warning } from "../problems/problem.js";
 import { unmetRequirement } from "./requirements.js";
@@ -28,6 +29,8 @@ export interface RegistryEntry {
   maxPipelines: number;
   /** What set maxPipelines: the CPU share or the configured value. */
   limitedBy: "cpu-threads" | "configured";
+  /** The GPU's name in *_VISIBLE_DEVICES where that is not its UUID (visible-name.ts), else null. */
+  visibleAs: string | null;
 }
 
 /** GPUs work can be placed on: a MIG-enabled parent is not, its instances are. */
@@ -35,6 +38,24 @@ export function schedulableGpus(inventory: Inventory, platforms: readonly string
   return inventory.gpus.filter(
     (g) => platforms.includes(g.backend) && !(g.mig?.enabled && !g.mig.parentUuid),
   );
+}
+
+/**
+ * On the machine itself, a GPU no *_VISIBLE_DEVICES value can name alone (visible-name.ts) is
+ * left out, with a warning: a step placed on it would start seeing no GPU. A saved or declared
+ * inventory keeps it: the plan is bound to the live cards at run time, which checks them there.
+ */
+function addressableGpus(inventory: Inventory, gpus: GpuInfo[], problems: Problem[]): GpuInfo[] {
+  if (inventory.source !== "detect") return gpus;
+  const left = gpus.filter((gpu) => visibleName(gpu, inventory.gpus) === null);
+  problems.push(...notAddressable(left).map((p) => warning(p)));
+  return left.length === 0 ? gpus : gpus.filter((gpu) => !left.includes(gpu));
+}
+
+/** The GPU's *_VISIBLE_DEVICES name when it is not its UUID; null when the UUID serves (or none does). */
+function visibleAsOf(gpu: GpuInfo, all: readonly GpuInfo[]): string | null {
+  const name = visibleName(gpu, all);
+  return name === gpu.uuid ? null : name;
 }
 
 /** Peak declared VRAM a pipeline holds while sharing its GPU (exclusive steps own the card and don't count). */
@@ -80,7 +101,8 @@ export function buildRegistry(
   pipelines: readonly ResolvedPipeline[],
 ): { value: RegistryEntry[]; problems: Problem[] } {
   const problems: Problem[] = [];
-  const gpus = schedulableGpus(inventory, config.platformPriority);
+  const schedulable = schedulableGpus(inventory, config.platformPriority);
+  const gpus = addressableGpus(inventory, schedulable, problems);
   if (gpus.length === 0) {
     const skipped = inventory.gpus.length - gpus.length;
     // A file of CPU steps only (the Quick start's) has nothing to say about GPUs.
@@ -89,9 +111,11 @@ export function buildRegistry(
       warning({
         code: "no-gpus",
         message:
-          skipped > 0
-            ? `no usable GPU: ${skipped} GPU(s) found but none of a backend in platform_priority (${config.platformPriority.join(", ")})`
-            : "no GPUs in the inventory: every pipeline runs on the CPU",
+          schedulable.length > 0
+            ? `no usable GPU: none of the ${schedulable.length} GPU(s) found can be named to a step alone (see gpu-not-addressable)`
+            : skipped > 0
+              ? `no usable GPU: ${skipped} GPU(s) found but none of a backend in platform_priority (${config.platformPriority.join(", ")})`
+              : "no GPUs in the inventory: every pipeline runs on the CPU",
         hint: "to plan for a machine with GPUs: gpuplan compile FILE --target NAME (or --inventory FILE)",
       }),
     );
@@ -131,6 +155,7 @@ export function buildRegistry(
       warmReserveBytes,
       maxPipelines: config.maxPipelinesPerGpu ?? cpuShare,
       limitedBy: config.maxPipelinesPerGpu !== null ? "configured" : "cpu-threads",
+      visibleAs: visibleAsOf(gpu, inventory.gpus),
     };
   });
   return { value, problems };

@@ -8,6 +8,7 @@
  * the machine may well be unchanged — not as a missing card.
  */
 import type { GpuInfo, Inventory, ProbeReport } from "../inventory/types.js";
+import { notAddressable, visibleName } from "../inventory/visible-name.js";
 import { error, type Problem } from "../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline, PlanRegistryEntry } from "../schema-types/plan.js";
 import { formatSize } from "../units/size.js";
@@ -76,14 +77,19 @@ export function bindPlan(
   }
   const mode = context.mode ?? "auto";
   const busy = context.busy ?? new Set<string>();
-  const live = inventory.gpus.map((g) => liveOf(g, busy));
+  // A GPU no *_VISIBLE_DEVICES value can name alone is never bound: its steps would see no GPU.
+  const visibleAs = new Map(inventory.gpus.map((g) => [g.uuid, visibleName(g, inventory.gpus)]));
+  const hidden = inventory.gpus.filter((g) => visibleAs.get(g.uuid) === null);
+  const live = inventory.gpus.filter((g) => visibleAs.get(g.uuid) !== null).map((g) => liveOf(g, busy));
   const { bindings, unbound } = bindGpus(wanted, live, mode);
   const timedOut = inventory.probes?.find((p) => p.status === "timeout");
   problems.push(
     ...(timedOut && unbound.length > 0
       ? [probeTimeoutProblem(timedOut, unbound, context)]
-      : unboundProblems(unbound, live, bindings, mode, context)),
+      : unboundProblems(unbound, live, bindings, mode, context, hidden.length)),
   );
+  if (unbound.length > 0)
+    problems.push(...notAddressable(hidden).map((p) => error({ ...p, file: context.planFile })));
   for (const b of bindings) {
     const entry = plan.registry.find((r) => r.gpu === b.planGpu)!;
     const fits = Math.floor(b.live.memoryBytes * plan.settings.memoryFraction);
@@ -101,7 +107,7 @@ export function bindPlan(
     }
   }
   const infoOf = new Map(inventory.gpus.map((g) => [g.uuid, g]));
-  return { plan: withBindings(plan, bindings, infoOf), bindings, problems };
+  return { plan: withBindings(plan, bindings, infoOf, visibleAs), bindings, problems };
 }
 
 function wantedOf(entry: PlanRegistryEntry): WantedGpu {
@@ -138,6 +144,7 @@ function unboundProblems(
   bindings: readonly GpuBinding[],
   mode: BindMode,
   context: VerifyContext,
+  hidden: number,
 ): Problem[] {
   if (unbound.length === 0) return [];
   const hint =
@@ -164,7 +171,13 @@ function unboundProblems(
     const key = `${w.backend}\0${w.name}\0${w.computeCapability ?? ""}\0${w.memoryBytes}`;
     kinds.set(key, [...(kinds.get(key) ?? []), w]);
   }
-  const here = describeLive(live);
+  const unnamed = `${hidden} GPU(s) that no step can be shown alone, see gpu-not-addressable`;
+  const here =
+    hidden === 0
+      ? describeLive(live)
+      : live.length === 0
+        ? `it has ${unnamed}`
+        : `${describeLive(live)}; and ${unnamed}`;
   return [...kinds.values()].map((ws) => {
     const w = ws[0]!;
     const needed = ws.length + bindings.filter((b) => sameKind(b, w)).length;
@@ -200,20 +213,33 @@ function withBindings(
   plan: GpuplanPlan,
   bindings: readonly GpuBinding[],
   infoOf: ReadonlyMap<string, GpuInfo>,
+  visibleAsOf: ReadonlyMap<string, string | null>,
 ): GpuplanPlan {
-  if (bindings.every((b) => !b.replaced)) return plan;
   const byGpu = new Map(bindings.map((b) => [b.planGpu, b]));
+  // The live card's index, never the planned one: indices are this machine's, and the plan's
+  // may come from another (or from before the card moved).
+  const visibleAs = (e: PlanRegistryEntry): string | undefined => {
+    const b = byGpu.get(e.gpu);
+    if (!b) return e.visibleAs;
+    const name = visibleAsOf.get(b.live.uuid);
+    return name === null || name === undefined || name === b.live.uuid ? undefined : name;
+  };
+  if (bindings.every((b) => !b.replaced) && plan.registry.every((e) => visibleAs(e) === e.visibleAs))
+    return plan;
   const registry = plan.registry.map((e) => {
     const b = byGpu.get(e.gpu);
-    if (!b?.replaced) return e;
+    const { cpuAffinity: planned, visibleAs: _planned, ...rest } = e;
+    const name = visibleAs(e);
+    const named = name === undefined ? {} : { visibleAs: name };
+    if (!b?.replaced) return { ...rest, ...(planned && { cpuAffinity: planned }), ...named };
     const affinity = infoOf.get(b.live.uuid)?.cpuAffinity;
-    const { cpuAffinity: _planned, ...rest } = e;
     return {
       ...rest,
       uuid: b.live.uuid,
       pciBusId: b.live.pciBusId,
       memoryBytes: b.live.memoryBytes,
       ...(affinity?.length ? { cpuAffinity: affinity } : {}),
+      ...named,
     };
   });
   const pipelines = plan.pipelines.map((p) => ({

@@ -324,6 +324,12 @@ export const CODES = {
     "Every pipeline runs on the CPU: the inventory lists no GPU, or none of a backend in `platform_priority`. A file of CPU steps only is not warned about.",
     "to plan for a machine with GPUs: gpuplan compile FILE --target NAME (or --inventory FILE)",
   ),
+  "gpu-not-addressable": problem(
+    "error or warning",
+    "A GPU cannot be shown to a step alone",
+    "gpuplan shows a step its GPU through CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES, by the GPU's UUID, or by its index where the UUID is unknown and the index is sure to be the runtime's (NVIDIA: CUDA lists the cards NVML does; AMD: HIP listed the GPU). A GPU with neither — a Radeon whose ROCm SMI gives no unique id without HIP installed, an NVIDIA card whose UUID NVML did not give and CUDA did not see, a MIG instance without a UUID — would leave its steps seeing no GPU at all. Compile leaves it out of the plan (a warning); a run refuses to bind a plan's GPU to it (an error).",
+    "install HIP (AMD) or check the driver (NVIDIA: nvidia-smi -L); gpuplan detect shows each GPU's UUID and indices",
+  ),
   "no-usable-gpu": problem(
     "error",
     "A GPU step has no GPU to run on",

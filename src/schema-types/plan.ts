@@ -146,6 +146,10 @@ export interface PlanRegistryEntry {
    * The GPU's local CPUs, when the inventory knows them: gpuplan run pins the steps on this GPU to them (GPUPLAN_CPU_PINNING=off to not).
    */
   cpuAffinity?: number[];
+  /**
+   * What a step's CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES names this GPU by when not its uuid: its index in the runtime's order, for a GPU whose UUID is unknown or not one the runtime accepts. gpuplan run sets it anew from the live GPU the plan is bound to; absent, the uuid names it.
+   */
+  visibleAs?: string;
 }
 /**
  * This interface was referenced by `GpuplanPlan`'s JSON-Schema

@@ -19,7 +19,9 @@ export function shortUuids(uuids: Iterable<string>): (uuid: string) => string {
   return (uuid) => {
     let short = cache.get(uuid);
     if (short === undefined) {
-      short = escapeText(uuid.slice(0, uniqueLength(uuid, known)));
+      // Detection's stand-in for a UUID it could not learn names the PCI bus id: cut, it said nothing.
+      const length = uuid.startsWith("unknown-") ? uuid.length : uniqueLength(uuid, known);
+      short = escapeText(uuid.slice(0, length));
       cache.set(uuid, short);
     }
     return short;

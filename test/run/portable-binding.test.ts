@@ -123,6 +123,20 @@ describe.skipIf(!fakeLibsBuilt)("a plan compiled against a target runs on any ma
     expect(resumed.exitCode, resumed.stderr).toBe(0);
   });
 
+  it("a card whose UUID NVML did not give (no CUDA to tell it) is shown to its step by its PCI-order index", () => {
+    // Its steps ran with CUDA_VISIBLE_DEVICES=unknown-0000:…, which CUDA rejects: they saw no GPU.
+    const m = compiled();
+    const env = m.env("nvml.2.uuid = 0");
+    const run = gpuplan(["run", "plan.json", "--ui", "plain"], { cwd: m.dir, env });
+    expect(hasCrashed(run), run.stderr).toBe(false);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^GPUs: 8 of 8 bound by model/);
+    expect(run.stderr).toContain("cuda:2 → unknown-0000:3a:00.0 0000:3a:00.0");
+    expect(run.stderr).toMatch(/sees 2$/m);
+    expect(run.stderr).not.toContain("sees unknown");
+    for (const [i, u] of LIVE.entries()) if (i !== 2) expect(run.stderr).toContain(`sees ${u}`);
+  });
+
   it("on 10 H100s it binds 8 of them, the first in PCI order", () => {
     const m = compiled();
     const extra = [8, 9]

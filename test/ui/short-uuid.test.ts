@@ -31,6 +31,10 @@ describe("shortUuids", () => {
     expect(short(C)).toBe("GPU-77777777");
   });
 
+  it("keeps detection's stand-in for an unknown UUID whole: its PCI bus id is what tells the GPU", () => {
+    expect(shortUuids(["unknown-0000:05:00.0", A])("unknown-0000:05:00.0")).toBe("unknown-0000:05:00.0");
+  });
+
   it("never ends on a dash, keeps short and odd ids whole, and ignores repeats", () => {
     const D = "GPU-5c1e8f2a-2000-0000-0000-000000000000";
     expect(shortUuids([A, D, A, A])(A)).toBe("GPU-5c1e8f2a-1");

@@ -45,6 +45,9 @@ export function visibleGpus(input: StepEnvInput): PlanRegistryEntry[] {
   return found;
 }
 
+/** The GPU's name in *_VISIBLE_DEVICES: its index where its UUID is none the runtime accepts. */
+const visibleAs = (g: PlanRegistryEntry): string => g.visibleAs ?? g.uuid;
+
 /** The variables gpuplan sets for one step attempt, and the inherited ones it removes. */
 export function computeStepEnv(input: StepEnvInput): StepEnv {
   const { step, pipeline } = input;
@@ -55,10 +58,10 @@ export function computeStepEnv(input: StepEnvInput): StepEnv {
   const backend = gpus[0]?.backend;
   if (backend === "rocm") {
     // Never both AMD variables: HIP_VISIBLE_DEVICES indexes within ROCR's set, so both together can hide every GPU.
-    set.ROCR_VISIBLE_DEVICES = gpus.map((g) => g.uuid).join(",");
+    set.ROCR_VISIBLE_DEVICES = gpus.map(visibleAs).join(",");
   } else {
     // Empty for CPU steps: a framework that finds no device cannot grab one by accident.
-    set.CUDA_VISIBLE_DEVICES = gpus.map((g) => g.uuid).join(",");
+    set.CUDA_VISIBLE_DEVICES = gpus.map(visibleAs).join(",");
   }
   set.GPUPLAN_RUN = input.run;
   set.GPUPLAN_PIPELINE = pipeline.name;
