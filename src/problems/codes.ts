@@ -69,7 +69,7 @@ export const CODES = {
   "duplicate-key": problem(
     "error",
     "A key appears twice in one mapping",
-    "YAML keeps only one of two equal keys in a mapping, so one of the values would be silently lost. gpuplan refuses the file instead of guessing which one you meant.",
+    "YAML keeps only one of two equal keys in a mapping, so one of the values would be silently lost. gpuplan refuses the file instead of guessing which one you meant, and names every duplicate at once (up to 100), each with where its key first appears.",
     "remove or rename one of the keys",
   ),
   "multiple-documents": problem(

@@ -6,6 +6,7 @@
  */
 import type { Problem } from "../problems/problem.js";
 import { type DocumentIndex, documentOffset, indexDocument } from "./document-offsets.js";
+import { linePositions } from "./line-positions.js";
 import { type OffsetRequest, requestKey, scanOffsets, Unsupported } from "./scan-offsets.js";
 import type { SourceFile } from "./source-file.js";
 
@@ -33,29 +34,6 @@ export function offsetsOf(source: SourceFile, requests: readonly OffsetRequest[]
   }
   const index = documentOf(source);
   return new Map(requests.map((r) => [requestKey(r), documentOffset(index, r)]));
-}
-
-/**
- * 1-based line and column of each offset, counting newlines once up to the last of them: no
- * table of every line's start (150 MB of newlines would need one of 150 million).
- */
-function linePositions(
-  text: string,
-  offsets: readonly number[],
-): Map<number, { line: number; column: number }> {
-  const positions = new Map<number, { line: number; column: number }>();
-  let line = 1;
-  let start = 0;
-  let newline = text.indexOf("\n");
-  for (const offset of [...new Set(offsets)].sort((a, b) => a - b)) {
-    while (newline !== -1 && newline < offset) {
-      line++;
-      start = newline + 1;
-      newline = text.indexOf("\n", start);
-    }
-    positions.set(offset, { line, column: offset - start + 1 });
-  }
-  return positions;
 }
 
 /** Fill line and column on every problem that belongs to one of these sources. */

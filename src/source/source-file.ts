@@ -6,7 +6,10 @@
  */
 import { CORE_SCHEMA, load, YAMLException } from "js-yaml";
 import { error, type Problem } from "../problems/problem.js";
+import { displayText } from "../text/safe-text.js";
 import { aliasOverrun, MAX_ALIAS_CHARS, MAX_ALIAS_NODES } from "./alias-budget.js";
+import { duplicateKeys } from "./duplicate-keys.js";
+import { linePositions } from "./line-positions.js";
 import { mergeKeyPointers } from "./merge-keys.js";
 import type { SourceFile } from "./read-source-text.js";
 
@@ -46,7 +49,7 @@ export function parseSource(file: string, text: string): ParsedSource {
     return { source, data, problems: [] };
   } catch (e) {
     if (!(e instanceof YAMLException)) throw e;
-    return { source, data: undefined, problems: [syntaxProblem(e, file, text)] };
+    return { source, data: undefined, problems: syntaxProblems(e, file, source.text) };
   }
 }
 
@@ -163,19 +166,45 @@ function secondDocumentOffset(text: string): number {
   return afterContent ?? 0;
 }
 
-function syntaxProblem(e: YAMLException, file: string, text: string): Problem {
+function syntaxProblems(e: YAMLException, file: string, text: string): Problem[] {
   const reason = e.reason ?? "invalid YAML";
   // js-yaml says what went wrong in `reason`; these are its fixed phrases for the two cases a
   // user most often needs told apart.
-  if (reason.startsWith("duplicated mapping key")) {
+  if (reason.startsWith("duplicated mapping key"))
+    return duplicateKeyProblems(file, text, e.mark?.position ?? 0);
+  return [syntaxProblem(e, reason, file, text)];
+}
+
+/** Every duplicate key at once, each naming the key and its first place; js-yaml's one where none is found. */
+function duplicateKeyProblems(file: string, text: string, offset: number): Problem[] {
+  const found = duplicateKeys(text);
+  const lines = linePositions(
+    text,
+    found.map((d) => d.firstOffset),
+  );
+  const problems = found.map((d) => {
+    const first = lines.get(d.firstOffset)!;
     return error({
+      code: "duplicate-key",
+      message: `\`${displayText(d.key, 60)}\` appears twice in this mapping (first at ${first.line}:${first.column})`,
+      hint: "YAML keeps only one of them; remove or rename the other",
+      file,
+      offset: d.offset,
+    });
+  });
+  if (problems.length > 0) return problems;
+  return [
+    error({
       code: "duplicate-key",
       message: "a key appears twice in the same mapping",
       hint: "YAML keeps only one of them; remove or rename the other",
       file,
-      offset: e.mark?.position ?? 0,
-    });
-  }
+      offset,
+    }),
+  ];
+}
+
+function syntaxProblem(e: YAMLException, reason: string, file: string, text: string): Problem {
   if (reason.startsWith("expected a single document")) {
     return error({
       code: "multiple-documents",

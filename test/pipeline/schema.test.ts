@@ -122,6 +122,45 @@ describe("syntax problems", () => {
     expect(p.line).toBe(2);
   });
 
+  it("reports every duplicate key at once, naming the key and where it first was", () => {
+    // js-yaml stops at the first: a file with three took three compiles, and never said which key.
+    const text = [
+      "version: 1",
+      "pipelines:",
+      "  - name: a",
+      "    name: b",
+      "    steps:",
+      "      - { id: s, run: [true], run: [false] }",
+      "      - id: t",
+      "        memory: numpy",
+      "        id: u",
+      "        memory: numpy",
+      "",
+    ].join("\n");
+    const found = check(text).problems.filter((p) => p.code === "duplicate-key");
+    expect(found.map((p) => [p.line, p.column, p.message])).toEqual([
+      [4, 5, "`name` appears twice in this mapping (first at 3:5)"],
+      [6, 31, "`run` appears twice in this mapping (first at 6:18)"],
+      [9, 9, "`id` appears twice in this mapping (first at 7:9)"],
+      [10, 9, "`memory` appears twice in this mapping (first at 8:9)"],
+    ]);
+    // Lone-CR line ends count as line ends here too.
+    const cr = check(text.replaceAll("\n", "\r")).problems.filter((p) => p.code === "duplicate-key");
+    expect(cr.map((p) => [p.line, p.message])).toEqual(found.map((p) => [p.line, p.message]));
+  });
+
+  it("shows a duplicate key's name escaped and cut, and stops at 100", () => {
+    const key = `k\u001b[31m${"x".repeat(500)}`;
+    const [p] = check(
+      `version: 1\n"${key.replace("\u001b", "\\e")}": 1\n"${key.replace("\u001b", "\\e")}": 2\n`,
+    ).problems;
+    expect(p!.code).toBe("duplicate-key");
+    expect(p!.message).not.toContain("\u001b");
+    expect(p!.message.length).toBeLessThan(160);
+    const many = Array.from({ length: 150 }, (_, i) => `k${i}: 1\nk${i}: 2`).join("\n");
+    expect(check(`${many}\n`).problems.filter((x) => x.code === "duplicate-key")).toHaveLength(100);
+  });
+
   it("reports an empty file and a second document", () => {
     expect(one(check("").problems, "empty-file").line).toBe(1);
     // A file whose content is all commented out holds no document: it is empty, as the code says.
