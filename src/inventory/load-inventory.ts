@@ -7,11 +7,13 @@ import { UsageError } from "../problems/errors.js";
 import { error, hasErrors, type Problem } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
+import { displayText } from "../text/safe-text.js";
 import { parseSize } from "../units/size.js";
+import { VERSION } from "../version.js";
 import { MAX_GPU_MEMORY_BYTES, MAX_GPUS } from "./limits.js";
 import { expandShortInventory, INVENTORY_FILE_SEED } from "./short-form.js";
 import { TARGETS } from "./targets.js";
-import type { Inventory, ShortInventory } from "./types.js";
+import { INVENTORY_SCHEMA, type Inventory, type ShortInventory } from "./types.js";
 
 export interface InventoryChoice {
   inventory: Inventory | undefined;
@@ -29,6 +31,8 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
   const label = `file:${file}`;
   if (hasErrors(parsed.problems))
     return { inventory: undefined, label, file, source: parsed.source, problems: parsed.problems };
+  const wrongKind = notAnInventory(parsed.data, file);
+  if (wrongKind) return { inventory: undefined, label, file, source: parsed.source, problems: [wrongKind] };
   // Loaded here, not at the top: --target and live detection never need it.
   const { default: validateInventory } = await import("../generated/inventory-validator.js");
   if (!validateInventory(parsed.data)) {
@@ -57,6 +61,40 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
     source: parsed.source,
     problems,
   };
+}
+
+/**
+ * Another of gpuplan's files (a plan saved into .gpuplan/targets/, a pipeline file passed to
+ * --inventory) is said as that, once: the schema's view of it was a dozen missing and unknown
+ * properties that never said what the file was.
+ */
+function notAnInventory(data: unknown, file: string): Problem | undefined {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return undefined;
+  const record = data as Record<string, unknown>;
+  const hint =
+    "an inventory is what `gpuplan detect --save FILE` writes on the machine, or the short form (docs/reference/file-formats/inventory.md)";
+  const schema = record.schema;
+  if (typeof schema === "string" && schema !== INVENTORY_SCHEMA && /^gpuplan\//.test(schema)) {
+    const newer = /^gpuplan\/inventory@/.test(schema);
+    return error({
+      code: "not-an-inventory",
+      message: newer
+        ? `${file} is an inventory in format ${displayText(schema, 40)}, which this gpuplan (${VERSION}) does not read: it reads ${INVENTORY_SCHEMA}`
+        : `${file} is a gpuplan file of another kind (${displayText(schema, 40)}), not an inventory`,
+      hint: newer ? "save it again with this gpuplan: gpuplan detect --save FILE" : hint,
+      file,
+      pointer: "/schema",
+    });
+  }
+  if (schema === undefined && "pipelines" in record && !("gpus" in record))
+    return error({
+      code: "not-an-inventory",
+      message: `${file} is a pipeline file, not an inventory`,
+      hint,
+      file,
+      offset: 0,
+    });
+  return undefined;
 }
 
 /** Each `count` is bounded by the schema; their sum is bounded here, before expanding them. */

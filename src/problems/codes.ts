@@ -318,6 +318,12 @@ export const CODES = {
     "The pipeline asks for GPUs, but none of its steps uses GPU memory, so the GPUs would sit idle.",
   ),
   // ── Compiling against an inventory ──────────────────────────────────────────────────────────
+  "not-an-inventory": problem(
+    "error",
+    "An inventory file is another kind of file",
+    "--inventory, and each file in .gpuplan/targets/ (or --targets-dir), must be an inventory: what `gpuplan detect --save FILE` writes (schema gpuplan/inventory@1) or the short form. A plan, a pipeline file or another gpuplan file there is said as that, once, instead of as a dozen schema problems; an inventory of a later format names the format.",
+    "save the machine's inventory with gpuplan detect --save FILE, or write the short form",
+  ),
   "no-gpus": problem(
     "warning",
     "The file has GPU steps but the inventory has no usable GPU",

@@ -162,4 +162,41 @@ describe("custom targets", () => {
       "custom: .gpuplan/targets/dgx-h100.yaml (not used: a built-in target has this name)",
     ]);
   });
+
+  it("a plan saved into .gpuplan/targets, a pipeline file as --inventory, a later inventory format: each said once as what it is", () => {
+    // A plan there gave 13 schema problems (missing `cpu`, `gpus`, unknown `name`…) and never said what it was.
+    const dir = project();
+    const proj = join(dir, "proj");
+    expect(
+      gpuplan(["compile", "gpu.yaml", "--target", "l4-pair", "-o", ".gpuplan/targets/plan.json"], {
+        cwd: proj,
+      }).exitCode,
+    ).toBe(0);
+    const list = gpuplan(["targets"], { cwd: proj });
+    expect(hasCrashed(list), list.stderr).toBe(false);
+    expect(list.exitCode).toBe(1);
+    const problems = list.stderr.split("\n").filter((l) => /\s(error|warning)\s/.test(l));
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^\.gpuplan\/targets\/plan\.json:2:13 +error +\.gpuplan\/targets\/plan\.json is a gpuplan file of another kind \(gpuplan\/plan@2\), not an inventory +\[not-an-inventory\]$/,
+      ),
+    ]);
+
+    const asInventory = gpuplan(["compile", "gpu.yaml", "--inventory", "gpu.yaml"], { cwd: proj });
+    expect(asInventory.exitCode).toBe(1);
+    expect(asInventory.stderr).toContain(
+      "gpu.yaml:1:1  error  gpu.yaml is a pipeline file, not an inventory  [not-an-inventory]",
+    );
+    expect(asInventory.stderr).not.toContain("schema-");
+
+    writeFileSync(
+      join(proj, "later.json"),
+      JSON.stringify({ schema: "gpuplan/inventory@7", gpus: [], cpu: {} }),
+    );
+    const later = gpuplan(["compile", "gpu.yaml", "--inventory", "later.json"], { cwd: proj });
+    expect(later.exitCode).toBe(1);
+    expect(later.stderr).toMatch(
+      /later\.json is an inventory in format gpuplan\/inventory@7, which this gpuplan \(\S+\) does not read: it reads gpuplan\/inventory@1 +\[not-an-inventory\]/,
+    );
+  });
 });
