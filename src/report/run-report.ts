@@ -70,8 +70,11 @@ export function buildRunReport(folder: RunFolder, listed: ListedStatus | null = 
     }
     return i;
   };
-  for (const name of selected)
-    for (const s of plan?.steps.filter((x) => x.pipeline.name === name) ?? []) rowOf(name, s.step.id);
+  // The plan's steps by pipeline once: filtering them all for each pipeline took 12 s at 20,000
+  // pipelines of 5 steps.
+  const plannedSteps = new Map<string, IndexedStep[]>();
+  for (const s of plan?.steps ?? []) pushTo(plannedSteps, s.pipeline.name, s);
+  for (const name of selected) for (const s of plannedSteps.get(name) ?? []) rowOf(name, s.step.id);
 
   const lanes = new LaneBook(folder.plan, selected, plan, fold);
   const bars: Bar[] = [];
@@ -122,10 +125,12 @@ export function buildRunReport(folder: RunFolder, listed: ListedStatus | null = 
     };
   });
   fillRows(rows, bars, skips);
-  // A pipeline's slot waits go on its first step that ran.
+  // A pipeline's slot waits go on its first step that ran. Found in one pass over the rows: a
+  // search of every row for each pipeline took 56 s at 20,000 pipelines of 5 steps.
+  const firstRan = new Map<number, StepRow>();
+  for (const r of rows) if (r.bars.length > 0 && !firstRan.has(r.pipeline)) firstRan.set(r.pipeline, r);
   for (const [pipeline, ms] of fold.waitedMs) {
-    const no = pipelineNo(pipeline);
-    const first = rows.find((r) => r.pipeline === no && r.bars.length > 0);
+    const first = firstRan.get(pipelineNo(pipeline));
     if (first) first.waitMs += ms;
   }
 
