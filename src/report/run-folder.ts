@@ -7,10 +7,11 @@
  * gives a report of what could be read, with notes saying what could not. Files are read only
  * when they are regular files inside the folder, never through a link (open-in-folder.ts).
  */
-import { lstat, stat } from "node:fs/promises";
-import { basename, join, relative, resolve, sep } from "node:path";
+import { lstat, readdir, stat } from "node:fs/promises";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { checkPlan, parsePlanText } from "../plan/read-plan.js";
 import { UsageError } from "../problems/errors.js";
+import { errnoOf } from "../problems/file-errors.js";
 import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runDirOf } from "../run/record/run-dir-of.js";
@@ -19,6 +20,8 @@ import type { GpuplanPlan } from "../schema-types/plan.js";
 import { MAX_SOURCE_BYTES } from "../source/read-source-text.js";
 import { attemptKey } from "./attempts.js";
 import { openInFolder, realFolder } from "./open-in-folder.js";
+import { readLines } from "./read-lines.js";
+import { RepeatedEvents } from "./repeated-events.js";
 
 /** The journal's first line: what the run was started from. */
 interface RunHeader {
@@ -143,7 +146,12 @@ export async function readRunEvents(head: RunHead): Promise<RunFolder> {
     // Without a follower (an exported array's run) there is no events.jsonl: not a damage.
     notes.push(...eventsNotes.filter((n) => n !== "events.jsonl: missing"), ...tasks.notes);
     // In time order, as the follower merges them (a stable sort: events.jsonl's first at the same time).
-    if (tasks.events.length > 0) all = [...events, ...tasks.events].sort((a, b) => cmp(a.ts, b.ts));
+    // A task's file that says an event twice (a line written again) counts it once, as events.jsonl does.
+    const repeats = new RepeatedEvents();
+    const taskEvents = tasks.events.filter((e) => !repeats.isRepeat(e));
+    if (repeats.count > 0)
+      notes.push(`slurm/events: ${repeats.count} line(s) repeat an event already read and were read once`);
+    if (taskEvents.length > 0) all = [...events, ...taskEvents].sort((a, b) => cmp(a.ts, b.ts));
   } else notes.push(...eventsNotes);
   const stderrTails = await readStderrTails(head.runDir, all, notes);
   return { ...head, events: all, stderrTails, notes, firstBadLines, readAtMs };
@@ -218,40 +226,64 @@ async function readRunPlan(runDir: string, notes: string[]): Promise<GpuplanPlan
   return null;
 }
 
+/** An events line longer than this is not a run event (gpuplan's are under a few KiB): it is skipped, never held. */
+const MAX_EVENT_LINE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The run events of events.jsonl, read a line at a time (read-lines.ts): what is kept is the
+ * events, never the file's text. A line that repeats an event already read (repeated-events.ts)
+ * is read once, and a note says so.
+ */
 async function readEvents(
   runDir: string,
   notes: string[],
 ): Promise<{ events: RunEvent[]; firstBadLine: number | null }> {
-  const text = await readRegularFile(runDir, "events.jsonl", notes, MAX_EVENTS_BYTES);
-  if (text === null) return { events: [], firstBadLine: null };
+  const opened = await openInFolder(await realFolder(runDir), join(runDir, "events.jsonl"));
+  if ("refused" in opened) {
+    notes.push(`events.jsonl: ${opened.refused}`);
+    return { events: [], firstBadLine: null };
+  }
+  const { handle, size } = opened;
   const { default: validate } = await import("../generated/run-events-validator.js");
   const events: RunEvent[] = [];
+  const repeats = new RepeatedEvents();
   let bad = 0;
   let firstBad = 0;
   let newer = false;
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return;
-    let data: unknown;
-    try {
-      data = JSON.parse(line);
-    } catch {
-      data = undefined;
+  try {
+    if (size > MAX_EVENTS_BYTES) {
+      notes.push(`events.jsonl: ${size} bytes, more than a report reads (${MAX_EVENTS_BYTES})`);
+      return { events: [], firstBadLine: null };
     }
-    // The run.summary line is the JSON view's, never in events.jsonl; a copy appended by hand is not a run event here.
-    if (data !== undefined && validate(data) && (data as RunEvent).event !== ("run.summary" as string)) {
-      events.push(data as RunEvent);
-      return;
+    for await (const { number, text } of readLines(handle, MAX_EVENT_LINE_BYTES)) {
+      if (text !== null && text.trim() === "") continue;
+      let data: unknown;
+      try {
+        data = text === null ? undefined : JSON.parse(text);
+      } catch {
+        data = undefined;
+      }
+      // The run.summary line is the JSON view's, never in events.jsonl; a copy appended by hand is not a run event here.
+      if (data !== undefined && validate(data) && (data as RunEvent).event !== ("run.summary" as string)) {
+        if (!repeats.isRepeat(data as RunEvent, number)) events.push(data as RunEvent);
+        continue;
+      }
+      const schema = (data as { schema?: unknown } | undefined)?.schema;
+      if (
+        typeof schema === "string" &&
+        schema.startsWith("gpuplan/run-events@") &&
+        schema !== "gpuplan/run-events@1"
+      )
+        newer = true;
+      if (bad++ === 0) firstBad = number;
     }
-    const schema = (data as { schema?: unknown } | undefined)?.schema;
-    if (
-      typeof schema === "string" &&
-      schema.startsWith("gpuplan/run-events@") &&
-      schema !== "gpuplan/run-events@1"
-    )
-      newer = true;
-    if (bad++ === 0) firstBad = i + 1;
-  });
+  } catch (e) {
+    notes.push(
+      `events.jsonl: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; read up to there`,
+    );
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
   if (newer)
     notes.push(
       "events.jsonl: written by a newer gpuplan (another run-events version); some events were not read",
@@ -259,6 +291,10 @@ async function readEvents(
   if (bad > 0)
     notes.push(
       `events.jsonl: ${bad} line(s) are not run events and were left out (the first is line ${firstBad})`,
+    );
+  if (repeats.count > 0)
+    notes.push(
+      `events.jsonl: ${repeats.count} line(s) repeat an event already read and were read once (the first is line ${repeats.firstLine})`,
     );
   return { events, firstBadLine: bad > 0 ? firstBad : null };
 }
@@ -277,6 +313,7 @@ async function readStderrTails(
 ): Promise<Map<string, string[]>> {
   const tails = new Map<string, string[]>();
   const folder = await realFolder(runDir);
+  const logs = await logNames(runDir);
   const refused: string[] = [];
   let budget = OK_TAILS_BUDGET;
   for (const e of events) {
@@ -289,6 +326,8 @@ async function readStderrTails(
     const file = e.stderrPath ?? e.logPath;
     if (!file || budget <= 0) continue;
     const path = logInFolder(runDir, file);
+    // Not listed: not there (a step that wrote nothing, or pruned logs), and nothing to say.
+    if (logs !== null && dirname(path) === join(runDir, "logs") && !logs.has(basename(path))) continue;
     const lines = await lastLines(folder, path, e.status === "ok" ? OK_TAIL_LINES : FAILED_TAIL_LINES);
     if (typeof lines === "string") {
       refused.push(`${relative(runDir, path)} (${lines})`);
@@ -304,6 +343,21 @@ async function readStderrTails(
       `logs: ${refused.length} log file(s) not read, their last lines not shown: ${refused[0]}${refused.length > 1 ? `, and ${refused.length - 1} more` : ""}`,
     );
   return tails;
+}
+
+/**
+ * The names in the run's logs/ folder, read once, or null when it cannot be listed (then each log
+ * is opened to find out). Opening each attempt's log to learn that it is missing cost a report of
+ * 100,000 steps whose steps wrote no stderr (or whose logs were pruned) 100,000 failed opens,
+ * 16 s of its time. A name listed is still opened with every check (openInFolder).
+ */
+async function logNames(runDir: string): Promise<Set<string> | null> {
+  try {
+    return new Set(await readdir(join(runDir, "logs")));
+  } catch (e) {
+    // No logs/ at all: no log is there to read.
+    return errnoOf(e) === "ENOENT" ? new Set() : null;
+  }
 }
 
 /**

@@ -45,8 +45,7 @@ export default async function report(target: string | undefined, options: Report
   } else {
     const runDir = await findRunDir(target);
     await checkRunFolder(runDir, target ?? runDir);
-    const folder = await readRunFolder(runDir);
-    model = buildRunReport(folder, await listedStatus(runDir, folder.id));
+    model = await runReport(runDir);
     home = join(runDir, "report");
   }
   const text =
@@ -67,6 +66,16 @@ export default async function report(target: string | undefined, options: Report
   );
   for (const note of h.notes) writeErr(`  note: ${escapeText(note)}\n`);
   return EXIT.ok;
+}
+
+/**
+ * The report model of the run in `runDir`. Its own function so that the events read for it (most
+ * of a big run's memory) can be freed before the page is written: held to the end, they added
+ * their size to the peak the page's text brings.
+ */
+async function runReport(runDir: string): Promise<ReportModel> {
+  const folder = await readRunFolder(runDir);
+  return buildRunReport(folder, await listedStatus(runDir, folder.id));
 }
 
 /**
