@@ -19,6 +19,7 @@ import {
 } from "../report/run-folder.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runIdsNewestFirst } from "../runs/run-order.js";
+import { quickOwner } from "./quick-owner.js";
 import { stepKey } from "./step-key.js";
 
 /** How many of the newest runs of the pipeline file `--history auto` learns from. */
@@ -67,12 +68,27 @@ export async function readHistory(
   const seen = new Set<string>();
   const pipelineReal = pipelineFile === "-" ? "" : await realPath(pipelineFile);
   let others = 0;
+  // Many runs share a pipeline file: its real path once each.
+  const realPaths = new Map<string, Promise<string>>();
+  const realOf = (file: string) => realPaths.get(file) ?? realPaths.set(file, realPath(file)).get(file)!;
   for (const dir of dirs) {
     if (auto && own.length >= AUTO_RUNS) break;
-    // Whose run it is first, from its header and plan: another file's events are never parsed.
-    const folder = await readRunHead(dir);
     const id = basename(dir);
     if (seen.has(id)) continue;
+    // A run its first bytes say is another file's is passed over without reading it whole.
+    const quick = auto ? quickOwner(dir) : null;
+    if (
+      quick &&
+      (pipelineFile === "-"
+        ? quick.name !== pipelineName
+        : (await realOf(quick.pipelineFile)) !== pipelineReal)
+    ) {
+      seen.add(id);
+      others++;
+      continue;
+    }
+    // Whose run it is first, from its header and plan: another file's events are never parsed.
+    const folder = await readRunHead(dir);
     seen.add(id);
     if (!folder.plan) {
       // Without its plan a run's pipelines cannot be told apart from another file's.
@@ -84,7 +100,7 @@ export async function readHistory(
     const mine =
       pipelineFile === "-"
         ? folder.plan.name === pipelineName
-        : ranFile !== null && (await realPath(ranFile)) === pipelineReal;
+        : ranFile !== null && (await realOf(ranFile)) === pipelineReal;
     if (!mine) {
       others++;
       if (!auto)

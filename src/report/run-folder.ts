@@ -189,7 +189,13 @@ async function readRegularFile(runDir: string, name: string, notes: string[], li
 async function readHeader(runDir: string, notes: string[]): Promise<RunHeader | null> {
   const text = await readRegularFile(runDir, "journal.jsonl", notes);
   if (text === null) return null;
-  const first = text.slice(0, text.indexOf("\n") >>> 0);
+  const header = runHeaderOf(text.slice(0, text.indexOf("\n") >>> 0));
+  if (!header) notes.push("journal.jsonl: its first line is not a run header");
+  return header;
+}
+
+/** The journal's first line as a run header, or null when it is not one. */
+export function runHeaderOf(first: string): RunHeader | null {
   try {
     const h = JSON.parse(first) as Partial<RunHeader> & { type?: unknown };
     if (
@@ -203,9 +209,8 @@ async function readHeader(runDir: string, notes: string[]): Promise<RunHeader | 
     )
       return h as RunHeader;
   } catch {
-    // Said below.
+    // Not JSON: not a header.
   }
-  notes.push("journal.jsonl: its first line is not a run header");
   return null;
 }
 
