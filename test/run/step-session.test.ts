@@ -169,6 +169,30 @@ describe.skipIf(process.platform !== "linux")("a step's session", () => {
     expect(isStepSessionAlive({ ...step, bootId: otherBootId(now!) }, liveSessions())).toBe(false);
   });
 
+  it("without a recorded start time, a live leader at the pid is the step's only if its environment says so", async () => {
+    // A journal whose start entry lost its startTicks (edited, or a step gone before they were
+    // read) named pid 1 or a login shell, and --resume waited on it for ever.
+    const stranger = spawn("sleep", ["30"], {
+      detached: true,
+      stdio: "ignore",
+      env: { PATH: process.env.PATH },
+    });
+    const step = spawn("sleep", ["30"], {
+      detached: true,
+      stdio: "ignore",
+      env: { ...process.env, ...STEP_ENV },
+    });
+    await Promise.all([stranger, step].map((c) => new Promise((resolve) => c.on("spawn", resolve))));
+    reap(() => [stranger.pid!, step.pid!]);
+    expect(isStepSessionAlive({ ...STEP, pid: stranger.pid!, startTicks: null })).toBe(false);
+    expect(isStepSessionAlive({ ...STEP, pid: stranger.pid!, startTicks: null }, liveSessions())).toBe(false);
+    expect(isStepSessionAlive({ ...STEP, pid: step.pid!, startTicks: null })).toBe(true);
+    // With its start time recorded, the pid and start time decide, as before.
+    expect(
+      isStepSessionAlive({ ...STEP, pid: stranger.pid!, startTicks: processStartTicks(stranger.pid!) }),
+    ).toBe(true);
+  });
+
   it("reads /proc/PID/stat fields after the last ')' of the command name", () => {
     const fields = procStatFields(process.pid);
     expect(fields?.[0]).toMatch(/^[RSDTtXZIPWK]$/);

@@ -110,9 +110,12 @@ export function isStepSessionAlive(step: RecordedStep, sessions?: Set<number>): 
   if (isFromAnotherBoot(step.bootId)) return false;
   if (isGroupAlive(step.pid)) {
     const leaderTicks = processStartTicks(step.pid);
-    if (leaderTicks !== null) return step.startTicks === null || leaderTicks === step.startTicks;
+    if (leaderTicks !== null && step.startTicks !== null) return leaderTicks === step.startTicks;
     // Without /proc (not Linux) the group is all there is to go by.
     if (procPids().length === 0) return true;
+    // No recorded start time (a quick exit before it was read, or an edited journal naming pid 1):
+    // whoever holds the pid is the step's only if its environment or logs say so, below. Taken as
+    // the step's, an init or a login shell would have been waited for by --resume for ever.
   } else if (processStartTicks(step.pid) !== null) {
     // A process holds the pid outside a group of that id: the pid was given anew, the step is gone.
     return false;
