@@ -19,6 +19,7 @@ import {
 } from "../report/run-folder.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runIdsNewestFirst } from "../runs/run-order.js";
+import type { GpuplanPlan } from "../schema-types/plan.js";
 import { quickOwner } from "./quick-owner.js";
 import { stepKey } from "./step-key.js";
 
@@ -121,6 +122,15 @@ export async function readHistory(
   return history;
 }
 
+/** The memory of the largest GPU each pipeline of the plan has (0: none known). */
+function largestGpuOf(plan: GpuplanPlan): (pipeline: string) => number {
+  const memory = new Map(plan.registry.map((r) => [r.gpu, r.memoryBytes]));
+  const byPipeline = new Map(
+    plan.pipelines.map((p) => [p.name, Math.max(0, ...p.gpus.map((g) => memory.get(g) ?? 0))]),
+  );
+  return (pipeline) => byPipeline.get(pipeline) ?? 0;
+}
+
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The absolute pipeline file a run was compiled from: the journal's baseDir holds it, the plan names it. */
@@ -202,6 +212,8 @@ function addSamples(folder: RunFolder, history: History): void {
   // its step ended ok but before its journal said so runs the step again, and two durations of one
   // step would weigh it twice in the median. (Peaks feed a maximum: a repeat cannot skew it.)
   const okDurations = new Map<string, { s: StepSamples; ms: number }>();
+  const largestGpu = largestGpuOf(plan);
+  let impossible = 0;
   for (const e of folder.events) {
     if (e.event !== "gpu.step.end") continue;
     const template = templates.get(e.pipeline);
@@ -210,11 +222,22 @@ function addSamples(folder: RunFolder, history: History): void {
     if (e.status === "ok") okDurations.set(`${e.pipeline}\u0000${e.step}`, { s, ms: e.durationMs });
     // A peak of 0 is a sampler that saw nothing of the step, not a step that held nothing: learned,
     // it replaced a typed vram with 0 (a budget of nothing, and CuPy's "no limit").
-    if (e.peakVramBytes !== undefined && e.peakVramBytes > 0) {
-      s.peaksBytes.push(e.peakVramBytes);
-      s.peakRuns.add(id);
+    if (e.peakVramBytes === undefined || e.peakVramBytes <= 0) continue;
+    // A peak is of one GPU: more than the largest of the pipeline's is a reading gone wrong (or an
+    // edited file), and as the maximum of the samples it alone would set the step's vram past
+    // every card, so that compile finds no GPU for it.
+    const most = largestGpu(e.pipeline);
+    if (most > 0 && e.peakVramBytes > most) {
+      impossible++;
+      continue;
     }
+    s.peaksBytes.push(e.peakVramBytes);
+    s.peakRuns.add(id);
   }
+  if (impossible > 0)
+    history.notes.push(
+      `run ${id}: ${impossible} peak reading(s) larger than the pipeline's largest GPU were not learned`,
+    );
   for (const { s, ms } of okDurations.values()) {
     s.durationsMs.push(ms);
     s.durationRuns.add(id);

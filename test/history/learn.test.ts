@@ -165,6 +165,38 @@ describe("compile --history", () => {
     expect(fit.learned).toEqual({ estimateMs: { fromFile: 60_000, samples: 1, runs: [RUN_A] } });
   });
 
+  it("a peak larger than the pipeline's largest GPU is not learned, and said: one such reading set vram past every card", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const file = join(t.dir, "learn.yaml");
+    writeFileSync(file, PIPELINE);
+    const runsDir = join(t.dir, ".gpuplan/runs");
+    const plan = await planFor(file, MACHINE);
+    const gpu = stepOf(plan, "train", "fit").device;
+    const card = plan.registry.find((r) => r.gpu === gpu)!.memoryBytes;
+    writeRun(
+      runsDir,
+      RUN_A,
+      plan,
+      file,
+      events([
+        [0, runStart(["train"])],
+        [1, start("train", "fit", gpu)],
+        [2, end("train", "fit", gpu, 50_000, "ok", 1, { peakVramBytes: card + GiB })],
+        [3, start("train", "fit", gpu, 2)],
+        [4, end("train", "fit", gpu, 50_000, "ok", 2, { peakVramBytes: 12 * GiB })],
+        [5, runEnd(60_000, "ok", 1)],
+      ]),
+    );
+    const r = await compileWithHistory(file, MACHINE, [RUN_A], runsDir);
+    expect(r.plan, r.problems.map((p) => p.message).join("\n")).toBeDefined();
+    const fit = stepOf(r.plan!, "train", "fit");
+    expect(fit.learned?.vramBytes).toMatchObject({ peakBytes: 12 * GiB, samples: 1 });
+    expect(r.history.notes).toContain(
+      `run ${RUN_A}: 1 peak reading(s) larger than the pipeline's largest GPU were not learned`,
+    );
+  });
+
   it("warns at the estimate that was off by more than 2×, and at a step over its VRAM budget with what changes", async () => {
     const { file, runsDir, typedPlan } = await setUp();
     const r = await compileWithHistory(file, MACHINE, [RUN_A, RUN_B], runsDir);
