@@ -45,7 +45,7 @@ export const OTHER_VARIABLES = [
   {
     name: "GPUPLAN_SUBMISSION",
     meaning:
-      "set by an exported `submit.sh` for its tasks (sbatch passes it on): each submission's own token, so a task never adopts a run folder `slurm-JOB` that an earlier array with the same job id made",
+      "set by an exported `submit.sh` for its tasks (passed to each script as an argument, as every `GPUPLAN_*` setting is, so it reaches the tasks whatever the site's export policy): each submission's own token, so a task never adopts a run folder `slurm-JOB` that an earlier array with the same job id made",
   },
 ];
 

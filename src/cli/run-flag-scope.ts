@@ -3,7 +3,8 @@
  * starting happen inside each Slurm task, on its node, and a Slurm request means nothing to a
  * local run; given for the other executor they would be silently ignored, so they are refused,
  * naming the flag. Only flags given on the command line count: a GPUPLAN_* variable is ambient,
- * and sbatch passes the environment on to the tasks, where it takes effect.
+ * and gpuplan passes its GPUPLAN_* settings on to the tasks (as their scripts' arguments, whatever
+ * the site's sbatch export policy), where they take effect.
  */
 import { UsageError } from "../problems/errors.js";
 
@@ -11,10 +12,10 @@ const LOCAL_ONLY: Record<string, string> = {
   "--no-wait": "Slurm queues each task until its GPUs are free; --throttle bounds how many run at once",
   "--lock-timeout": "Slurm queues each task until its GPUs are free; --time bounds how long a task runs",
   "--bind": "each task runs on the GPUs Slurm allocated to it",
-  "--lock-dir": "set GPUPLAN_LOCK_DIR instead: sbatch passes the environment to the tasks",
-  "--kill-grace": "set GPUPLAN_KILL_GRACE instead: sbatch passes the environment to the tasks",
-  "--cpu-pinning": "set GPUPLAN_CPU_PINNING instead: sbatch passes the environment to the tasks",
-  "--spawn": "set GPUPLAN_SPAWN instead: sbatch passes the environment to the tasks",
+  "--lock-dir": "set GPUPLAN_LOCK_DIR instead: gpuplan passes its GPUPLAN_* settings to the tasks",
+  "--kill-grace": "set GPUPLAN_KILL_GRACE instead: gpuplan passes its GPUPLAN_* settings to the tasks",
+  "--cpu-pinning": "set GPUPLAN_CPU_PINNING instead: gpuplan passes its GPUPLAN_* settings to the tasks",
+  "--spawn": "set GPUPLAN_SPAWN instead: gpuplan passes its GPUPLAN_* settings to the tasks",
   "--bind-slurm-gpus": "the sbatch scripts pass it to each task",
   "--slurm-task": "the sbatch scripts pass it to each task",
 };

@@ -142,3 +142,16 @@ export function slurmCommandEnv(
     if (!isOverride(command, name) && !unset.includes(name)) out[name] = value;
   return out;
 }
+
+/**
+ * gpuplan's settings in `env` (`GPUPLAN_*`), as `NAME=VALUE` arguments after a task's script:
+ * sbatch passes a script's arguments on whatever the site's export policy, where the environment
+ * reaches the task only under `--export=ALL` (SBATCH_EXPORT=NONE passes none of it). The script
+ * exports exactly these names (render-scripts.ts).
+ */
+export function taskSettings(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env)
+    .filter(([name, value]) => /^GPUPLAN_[A-Z0-9_]+$/.test(name) && value !== undefined)
+    .map(([name, value]) => `${name}=${value}`)
+    .sort();
+}

@@ -209,3 +209,85 @@ describe("sbatchOverrides", () => {
     expect(names).not.toContain("SBATCH_ACCOUNT");
   });
 });
+
+describe("a site whose sbatch passes no environment (SBATCH_EXPORT=NONE)", () => {
+  // An sbatch that runs each array task here at once, as Slurm would start it: in the script's
+  // --chdir, with the arguments after the script, and under SBATCH_EXPORT=NONE with none of the
+  // submitting shell's variables (only SLURM_* and a login PATH).
+  const runs = join(dir, "fake-runs");
+  const seenDir = join(dir, "seen");
+  const SEEING = [
+    "version: 1",
+    "name: seeing",
+    "pipelines:",
+    "  - name: p{i}",
+    "    matrix: { i: [0, 1] }",
+    `    steps: [{ id: a, run: [sh, -c, 'env | grep ^GPUPLAN_ | sort > ${seenDir}/p{i}'], memory: numpy, timeout: 2m }]`,
+    "",
+  ].join("\n");
+
+  beforeAll(() => {
+    mkdirSync(runs);
+    for (const name of ["squeue", "sacct", "scancel"])
+      writeFileSync(join(runs, name), readFileSync(join(fake, name)), { mode: 0o755 });
+    writeFileSync(
+      join(runs, "sbatch"),
+      [
+        "#!/bin/bash",
+        "script=; args=()",
+        'for a in "$@"; do if [ -z "$script" ]; then case "$a" in -*) ;; *) script=$a ;; esac; else args+=("$a"); fi; done',
+        'script=$(realpath "$script")',
+        "last=$(sed -n 's/^#SBATCH --array=0-\\([0-9]*\\).*/\\1/p' \"$script\")",
+        'cd "$(sed -n \'s/^#SBATCH --chdir=//p\' "$script")"',
+        'for i in $(seq 0 "$last"); do',
+        '  if [ "${SBATCH_EXPORT:-ALL}" = NONE ]; then',
+        '    env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME" SLURM_ARRAY_JOB_ID=4242 SLURM_ARRAY_TASK_ID=$i bash "$script" "${args[@]}" >/dev/null 2>&1',
+        "  else",
+        '    SLURM_ARRAY_JOB_ID=4242 SLURM_ARRAY_TASK_ID=$i bash "$script" "${args[@]}" >/dev/null 2>&1',
+        "  fi",
+        "done",
+        "echo 4242",
+        "",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    writeFileSync(join(dir, "seeing.yaml"), SEEING);
+    const c = run(["compile", "seeing.yaml", "--target", "cpu-only", "-o", "seeing.json"]);
+    expect(c.exitCode, c.stderr).toBe(0);
+  });
+
+  const NONE = { SBATCH_EXPORT: "NONE", GPUPLAN_KILL_GRACE: "7s", GPUPLAN_SPAWN: "node" };
+  const seenBy = (pipeline: string) => readFileSync(join(seenDir, pipeline), "utf8").split("\n");
+
+  it("run --executor slurm: every task still gets gpuplan's settings (GPUPLAN_*)", () => {
+    rmSync(seenDir, { recursive: true, force: true });
+    mkdirSync(seenDir);
+    const r = gpuplan(["run", "seeing.json", "--executor", "slurm", "--detach"], {
+      cwd: dir,
+      env: { PATH: `${runs}:${process.env.PATH}`, ...NONE, OTHER_SETTING: "x" },
+    });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(0);
+    for (const p of ["p0", "p1"]) {
+      expect(seenBy(p)).toContain("GPUPLAN_KILL_GRACE=7s");
+      expect(seenBy(p)).toContain("GPUPLAN_SPAWN=node");
+    }
+  });
+
+  it("an exported submit.sh: every task gets gpuplan's settings and the submission's token", () => {
+    rmSync(seenDir, { recursive: true, force: true });
+    mkdirSync(seenDir);
+    const e = run(["export", "seeing.json", "--to", "slurm", "-o", "seeing-out"]);
+    expect(e.exitCode, e.stderr).toBe(0);
+    execFileSync("bash", [join(dir, "seeing-out/submit.sh")], {
+      cwd: dir,
+      env: { ...process.env, PATH: `${runs}:${process.env.PATH}`, ...NONE },
+    });
+    for (const p of ["p0", "p1"]) {
+      expect(seenBy(p)).toContain("GPUPLAN_KILL_GRACE=7s");
+      expect(seenBy(p).some((l) => l.startsWith("GPUPLAN_SUBMISSION="))).toBe(true);
+    }
+    const owner = readFileSync(join(dir, ".gpuplan/runs/slurm-4242/slurm/owner"), "utf8");
+    expect(owner).toMatch(/^[0-9a-f]+\/[0-9]{8}T[0-9]{6}Z-/);
+  });
+});

@@ -9,6 +9,7 @@ import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
 import type { GpuplanSlurmSubmission } from "../../schema-types/slurm-submit.js";
+import { taskSettings } from "../../slurm/command-environment.js";
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import type { RunCommand } from "../../slurm/read-cluster.js";
@@ -113,6 +114,8 @@ export async function runOnSlurmCommand(
       requeue: options.requeue ?? false,
       // An interrupt stops a squeue under way: a hung one must not hold Ctrl-C for a minute.
       slurm: slurmCommandRunner(process.env, 60_000, signals.interrupt),
+      // gpuplan's settings reach the tasks whatever the site's export policy (SBATCH_EXPORT=NONE).
+      taskSettings: taskSettings(process.env),
       signal: signals.interrupt,
       sharedFolderTimeoutMs: SHARED_FOLDER_TIMEOUT_MS,
     });

@@ -97,6 +97,8 @@ export interface SlurmSessionOptions {
   detach: boolean;
   requeue: boolean;
   slurm: RunCommand;
+  /** `NAME=VALUE` arguments every script gets: gpuplan's settings for the tasks (taskSettings). */
+  taskSettings?: readonly string[];
   signal: AbortSignal;
   sharedFolderTimeoutMs: number;
   pollMs?: { min: number; max: number };
@@ -168,7 +170,7 @@ async function submitAndFollow(
       const path = join(slurmDir(runDir), f.name);
       await writeFileAtomic(path, f.text, "file", undefined, "chosen");
     }
-    const arrays = await submitArrays(submission, options.slurm);
+    const arrays = await submitArrays(submission, options.slurm, options.taskSettings ?? []);
     await recordArrays(runDir, arrays);
     if (options.detach) return { kind: "detached", arrays };
     const failures = recordFailures(options.onRecordFailure);
@@ -180,13 +182,19 @@ async function submitAndFollow(
 }
 
 /** sbatch each script; a refusal cancels the arrays submitted before it and says what sbatch said. */
-async function submitArrays(submission: Submission, slurm: RunCommand): Promise<SubmittedArray[]> {
+async function submitArrays(
+  submission: Submission,
+  slurm: RunCommand,
+  settings: readonly string[],
+): Promise<SubmittedArray[]> {
   const arrays: SubmittedArray[] = [];
   for (const a of submission.export.arrays) {
     const script = join(slurmDir(submission.runDir), a.script);
     // What the script says must hold: the variables that would override its directives are unset.
     const text = submission.export.files.find((f) => f.name === a.script)?.text ?? "";
-    const out = await slurm("sbatch", ["--parsable", script], { unsetEnv: sbatchOverrides(text) });
+    const out = await slurm("sbatch", ["--parsable", script, ...settings], {
+      unsetEnv: sbatchOverrides(text),
+    });
     const job = out.status === 0 ? parsableJobId(out.stdout) : undefined;
     if (out.status !== 0 || job === undefined) {
       if (arrays.length > 0)
