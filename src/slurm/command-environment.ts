@@ -8,6 +8,8 @@
  * it leaves unsaid (a partition, an account, a reservation) the environment may still set.
  */
 
+import { sbatchArgOptions, scriptDirectives } from "./sbatch-options.js";
+
 /** Any Slurm command: gpuplan reads each one's exit status (SLURM_EXIT_ERROR=0 makes errors exit 0). */
 const EVERY_COMMAND = ["SLURM_EXIT_ERROR"];
 
@@ -45,44 +47,18 @@ const SBATCH_VARIABLES: Record<string, readonly string[]> = {
   chdir: ["SBATCH_CHDIR", "SBATCH_WORKING_DIR"],
 };
 
-/** sbatch's one-letter options a --sbatch-arg may use (`-pgpu`), by their long names. */
-const SHORT: Record<string, string> = {
-  A: "account",
-  C: "constraint",
-  D: "chdir",
-  G: "gpus",
-  J: "job-name",
-  O: "overcommit",
-  W: "wait",
-  a: "array",
-  e: "error",
-  i: "input",
-  k: "no-kill",
-  m: "distribution",
-  o: "output",
-  p: "partition",
-  q: "qos",
-  t: "time",
-};
-
 /**
  * The variables sbatch must not see when it submits `script`: those that would override one of
- * its `#SBATCH` lines, and SBATCH_ALWAYS. sbatch reads directives up to the first command.
+ * its `#SBATCH` lines, however the line spells its option (`--part=gpu`, `-pgpu`), and
+ * SBATCH_ALWAYS.
  */
 export function sbatchOverrides(script: string): string[] {
   const names = new Set([...EVERY_COMMAND, ...SBATCH_ALWAYS]);
-  for (const [i, raw] of script.split("\n").entries()) {
-    const line = raw.trim();
-    if (i === 0 && line.startsWith("#!")) continue;
-    if (line === "") continue;
-    if (!line.startsWith("#")) break;
-    // A short option may follow flags that take no value in one word (`-Hpgpu`: --hold, -p gpu).
-    const m = /^#SBATCH\s+(?:--([a-z0-9-]+)|-[hHIkOQsuvV]*([A-Za-z]))/.exec(line);
-    const option = m?.[1] ?? SHORT[m?.[2] ?? ""];
-    if (option === undefined) continue;
-    const variables = SBATCH_VARIABLES[option] ?? [`SBATCH_${option.toUpperCase().replaceAll("-", "_")}`];
-    for (const v of variables) names.add(v);
-  }
+  for (const directive of scriptDirectives(script))
+    for (const option of sbatchArgOptions(directive)) {
+      const variables = SBATCH_VARIABLES[option] ?? [`SBATCH_${option.toUpperCase().replaceAll("-", "_")}`];
+      for (const v of variables) names.add(v);
+    }
   return [...names].sort();
 }
 

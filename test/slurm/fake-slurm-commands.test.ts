@@ -317,3 +317,33 @@ describe("a followed run's --events /dev/stdout", () => {
     expect(readFileSync(join(dir, runDir!, "events.jsonl"), "utf8")).toContain('"run.end"');
   });
 });
+
+describe("--sbatch-arg=--requeue (or an abbreviation, --req) after gpuplan's own --no-requeue", () => {
+  it("the follower waits out NODE_FAIL, as with --requeue: the script lets Slurm run the task again", () => {
+    // A squeue that says NODE_FAIL twice, then COMPLETED (the requeued tasks' end).
+    const squeue = join(fake, "squeue");
+    const original = readFileSync(squeue);
+    writeFileSync(
+      squeue,
+      [
+        "#!/bin/sh",
+        'd=$(dirname "$0"); n=$(cat "$d/squeue.count" 2>/dev/null || echo 0); echo $((n+1)) > "$d/squeue.count"',
+        'if [ "$n" -lt 2 ]; then s=NODE_FAIL; else s=COMPLETED; fi',
+        "printf '4242_0|%s|None|node3|0|4243|\\n4242_1|%s|None|node3|0|4244|\\n' $s $s",
+        "",
+      ].join("\n"),
+    );
+    answer("sbatch", "4242\n");
+    try {
+      for (const arg of ["--sbatch-arg=--requeue", "--sbatch-arg=--req"]) {
+        rmSync(join(fake, "squeue.count"), { force: true });
+        const r = run(["run", "plan.json", "--executor", "slurm", "--ui", "plain", arg]);
+        expect(hasCrashed(r), r.stderr).toBe(false);
+        expect(r.stderr).toContain("Slurm ended task COMPLETED");
+        expect(r.stderr).not.toContain("Slurm ended task NODE_FAIL");
+      }
+    } finally {
+      writeFileSync(squeue, original);
+    }
+  });
+});

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the stand-ins are shell scripts, where ${…} is the shell's own
 // Slurm's client commands read options from the environment, and sbatch's beat the script's
 // #SBATCH lines: a user's shell must not change what gpuplan submitted (which tasks run, where
 // Slurm's logs go, requeueing, the GPUs) nor which of its jobs squeue lists and scancel cancels.
@@ -125,6 +126,23 @@ describe("gpuplan run --executor slurm under a shell with SBATCH_ variables", ()
     expect(sbatch.env).toContain("SBATCH_RESERVATION=maint");
   });
 
+  it("an abbreviated --sbatch-arg (--part=gpu, as sbatch reads it: --partition) is not overridden by SBATCH_PARTITION", () => {
+    rmSync(join(fake, "calls"), { force: true });
+    const r = run([
+      "run",
+      "plan.json",
+      "--executor",
+      "slurm",
+      "--detach",
+      "--sbatch-arg=--part=gpu",
+      "--sbatch-arg=--res=maint2",
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const sbatch = calls().find((c) => c.call.startsWith("sbatch"))!;
+    expect(seen(sbatch.env)).not.toContain("SBATCH_PARTITION");
+    expect(seen(sbatch.env)).not.toContain("SBATCH_RESERVATION");
+  });
+
   it("status: squeue sees no SQUEUE_ filter (it would leave the run's tasks out of the answer)", () => {
     const r = run(["run", "plan.json", "--executor", "slurm", "--detach", "--json"]);
     const id = JSON.parse(r.stdout).run as string;
@@ -187,6 +205,9 @@ describe("sbatchOverrides", () => {
       "#SBATCH -HJname",
       "#SBATCH --constraint=ib",
       "#SBATCH --no-requeue",
+      "#SBATCH --lic=matlab",
+      "#SBATCH --mem-p=1G",
+      "#SBATCH --dep=afterok:1",
       "",
       "set -e",
       "#SBATCH --account=late",
@@ -203,6 +224,10 @@ describe("sbatchOverrides", () => {
       "SBATCH_REQUEUE",
       "SBATCH_NO_REQUEUE",
       "SBATCH_WAIT",
+      // Abbreviations, as sbatch's getopt_long reads them; --mem-p may be either (sbatch refuses it).
+      "SBATCH_LICENSES",
+      "SBATCH_DEPENDENCY",
+      "SBATCH_MEM_PER_GPU",
     ])
       expect(names).toContain(n);
     // After the first command sbatch reads no directive.

@@ -32,6 +32,10 @@ describe("requeueDirective", () => {
       false,
     ],
     ["a directive commented out", script("##SBATCH --requeue", "#SBATCH --no-requeue"), false],
+    // sbatch takes a unique abbreviation of a long option (getopt_long).
+    ["--req (an --sbatch-arg abbreviating --requeue)", script("#SBATCH --no-requeue", "#SBATCH --req"), true],
+    ["--no-r (abbreviating --no-requeue)", script("#SBATCH --requeue", "#SBATCH --no-r"), false],
+    ["--re (ambiguous: reboot, requeue, reservation; sbatch refuses it)", script("#SBATCH --re"), null],
   ])("%s", (_, text, said) => {
     expect(requeueDirective(text)).toBe(said);
   });

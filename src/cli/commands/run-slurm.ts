@@ -66,12 +66,18 @@ export async function runOnSlurmCommand(
   if (prepared.resumed && !options.dryRun)
     await refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
   const completed = await completedPipelines(prepared);
+  const exportOptions = slurmExportOptions(plan.settings.executor?.slurm, flags);
+  // The follower follows what the scripts say: an --sbatch-arg=--requeue (or --req) after
+  // gpuplan's own --no-requeue makes Slurm requeue a task whose node failed, which must then not
+  // be taken as the pipeline's end.
+  const { requeueSaid } = await import("../../slurm/follow/may-requeue.js");
+  const requeue = requeueSaid(exportOptions.sbatchArgs) === true;
   const submission = planSubmission(
     prepared,
     {
       planLabel: file,
       node,
-      options: slurmExportOptions(plan.settings.executor?.slurm, flags),
+      options: exportOptions,
       projectDir: projectDir(plan, file, cwd),
       nodeBinary: process.execPath,
       gpuplanBinary: gpuplanBinary(),
@@ -111,7 +117,7 @@ export async function runOnSlurmCommand(
       onRecordFailure: warnRecordFailure,
       onWaitForEventsReader: sayWaitingForEventsReader,
       detach: options.detach ?? false,
-      requeue: options.requeue ?? false,
+      requeue,
       // An interrupt stops a squeue under way: a hung one must not hold Ctrl-C for a minute.
       slurm: slurmCommandRunner(process.env, 60_000, signals.interrupt),
       // gpuplan's settings reach the tasks whatever the site's export policy (SBATCH_EXPORT=NONE).

@@ -6,6 +6,7 @@
  */
 import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { sbatchArgOptions, scriptDirectives } from "../sbatch-options.js";
 import { slurmDir } from "./run-record.js";
 
 /** A script gpuplan writes is a few KiB; a larger file is not read (it may requeue). */
@@ -27,18 +28,22 @@ export async function mayRequeue(runDir: string, script: string): Promise<boolea
 
 /**
  * What the script's `#SBATCH` lines say of requeueing: true (`--requeue`), false (`--no-requeue`),
- * null when nothing. sbatch reads directives up to the first command, and a later one wins (a
- * `--sbatch-arg --requeue` is written after gpuplan's own `--no-requeue`).
+ * null when nothing, however a line spells the option (`--req`, `--no-r`: sbatch takes unique
+ * abbreviations). A later one wins (a `--sbatch-arg --requeue` is written after gpuplan's own
+ * `--no-requeue`).
  */
 export function requeueDirective(script: string): boolean | null {
+  return requeueSaid(scriptDirectives(script));
+}
+
+/** What sbatch arguments say of requeueing, the last that says either: true, false, or null (nothing). */
+export function requeueSaid(args: readonly string[]): boolean | null {
   let said: boolean | null = null;
-  for (const [i, raw] of script.split("\n").entries()) {
-    const line = raw.trim();
-    if (i === 0 && line.startsWith("#!")) continue;
-    if (line === "") continue;
-    if (!line.startsWith("#")) break;
-    const m = /^#SBATCH\s+--(no-)?requeue\s*(?:#.*)?$/.exec(line);
-    if (m) said = m[1] === undefined;
+  for (const directive of args) {
+    const options = sbatchArgOptions(directive);
+    if (options.length !== 1 || /=/.test(directive)) continue;
+    if (options[0] === "requeue") said = true;
+    else if (options[0] === "no-requeue") said = false;
   }
   return said;
 }
