@@ -27,7 +27,8 @@ export type GpuplanRunEvent =
   | ModelCacheEvictEvent
   | ModelCleanupEvent
   | SlurmSubmitEvent
-  | SlurmTaskEvent;
+  | SlurmTaskEvent
+  | SlurmUnansweredEvent;
 /**
  * ISO 8601, UTC, with milliseconds.
  */
@@ -575,4 +576,23 @@ export interface SlurmTaskEvent {
    * The batch script's exit status once it ended (null: killed by a signal, or not ended).
    */
   exitCode: number | null;
+}
+/**
+ * The follower of `gpuplan run --executor slurm` asked Slurm how the run's tasks stand and got no answer (the command past its time limit, failing, or not there); said once when it starts, until the command answers again. The jobs go on in Slurm meanwhile; squeue failing for 2 minutes ends the follow (slurm-command-failed).
+ */
+export interface SlurmUnansweredEvent {
+  ts: Timestamp;
+  event: "slurm.unanswered";
+  run: RunId;
+  pipeline: null;
+  step: null;
+  device: null;
+  /**
+   * The command that did not answer.
+   */
+  command: "squeue" | "sacct";
+  /**
+   * What happened and what the follower does about it, e.g. `squeue did not answer in 15 s`.
+   */
+  message: string;
 }

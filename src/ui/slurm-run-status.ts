@@ -14,7 +14,7 @@ export function formatSlurmRunStatus(run: string, status: SlurmRunStatus, paint:
     escapeText(p.pipeline),
     paintState(p, paint),
     p.job ? `job ${p.job}` : "",
-    where(p),
+    where(p, status.sacctUnanswered),
   ]);
   return [
     `run ${escapeText(run)} on Slurm (job${status.jobs.length === 1 ? "" : "s"} ${status.jobs.join(" ") || "none"}): ${countNoun(status.pipelines.length, "pipeline")} — ${summary}`,
@@ -43,12 +43,14 @@ function paintState(p: PipelineStatus, paint: Paint): string {
   return p.state;
 }
 
-function where(p: PipelineStatus): string {
+/** `sacctUnanswered`: `sacct did not answer in 15 s`, when an unknown task's end was asked of it in vain. */
+function where(p: PipelineStatus, sacctUnanswered: string | null): string {
   const e = escapeText;
   if (p.state === "pending") return p.reason ? `(${e(p.reason)})` : "";
   if (p.state === "running") return `${e(p.node ?? "?")}${p.gpus ? ` GPU ${e(p.gpus)}` : ""}`;
   if (p.state === "failed" && p.slurmState)
     return `${e(p.slurmState)}${p.reason ? ` (${e(p.reason)})` : ""}${p.exitCode ? `, exit ${p.exitCode}` : ""}`;
-  if (p.state === "unknown") return "squeue no longer lists it; it left no account";
+  if (p.state === "unknown")
+    return `squeue no longer lists it; ${sacctUnanswered !== null ? `${sacctUnanswered}, ` : ""}it left no account`;
   return p.node ? `${e(p.node)}${p.gpus ? ` GPU ${e(p.gpus)}` : ""}` : "";
 }

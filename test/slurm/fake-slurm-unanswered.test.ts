@@ -3,10 +3,11 @@
 // resume that `gpuplan run --resume` (which asks Slurm first) would refuse. Stand-ins first on
 // PATH: each prints FAKE/NAME.out, sleeps FAKE/NAME.sleep seconds and exits with FAKE/NAME.rc.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import validateEvent from "../../src/generated/run-events-validator.js";
 import { QUESTION_TIMEOUT_MS } from "../../src/slurm/run-slurm-command.js";
 import { gpuplan, hasCrashed, ROOT } from "../helpers/cli.js";
 
@@ -25,21 +26,27 @@ const PIPELINE = [
   "",
 ].join("\n");
 
-function answer(name: string, { out = "", rc = 0, sleep = 0 } = {}): void {
-  writeFileSync(join(fake, `${name}.out`), out);
-  writeFileSync(join(fake, `${name}.rc`), String(rc));
-  writeFileSync(join(fake, `${name}.sleep`), String(sleep));
+function answer(name: string, { out = "", rc = 0, sleep = 0 } = {}, bin = fake): void {
+  writeFileSync(join(bin, `${name}.out`), out);
+  writeFileSync(join(bin, `${name}.rc`), String(rc));
+  writeFileSync(join(bin, `${name}.sleep`), String(sleep));
 }
 
 const run = (args: string[]) => gpuplan(args, { cwd: dir, env });
 
 /** The CLI run in the background, for commands that run at once (each would wait its own bound). */
-function started(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string; ms: number }> {
+function started(
+  args: string[],
+  more: Record<string, string> = {},
+  /** Interrupts it (SIGINT) once its stderr says this: a follower goes on until then. */
+  until?: string,
+): Promise<{ exitCode: number; stdout: string; stderr: string; ms: number; saidMs: number | null }> {
   const t0 = Date.now();
   const child = spawn(process.execPath, [join(ROOT, "bin/gpuplan.js"), ...args], {
     cwd: dir,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...env, ...more },
   });
+  let saidMs: number | null = null;
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => {
@@ -47,21 +54,26 @@ function started(args: string[]): Promise<{ exitCode: number; stdout: string; st
   });
   child.stderr.on("data", (d) => {
     stderr += d;
+    if (until !== undefined && saidMs === null && stderr.includes(until)) {
+      saidMs = Date.now() - t0;
+      child.kill("SIGINT");
+    }
   });
   // Far past the bound, well short of the minute it used to wait.
   const killer = setTimeout(() => child.kill("SIGKILL"), 40_000);
   return new Promise((resolve) =>
     child.on("close", (code) => {
       clearTimeout(killer);
-      resolve({ exitCode: code ?? -1, stdout, stderr, ms: Date.now() - t0 });
+      resolve({ exitCode: code ?? -1, stdout, stderr, ms: Date.now() - t0, saidMs });
     }),
   );
 }
 
-beforeAll(() => {
-  mkdirSync(fake);
+/** Stand-ins in `bin`, each answering as its NAME.out, NAME.rc and NAME.sleep there say. */
+function makeFakes(bin: string): void {
+  mkdirSync(bin);
   for (const name of ["squeue", "sbatch", "sacct", "scancel"]) {
-    const file = join(fake, name);
+    const file = join(bin, name);
     writeFileSync(
       file,
       [
@@ -76,8 +88,12 @@ beforeAll(() => {
       ].join("\n"),
     );
     chmodSync(file, 0o755);
-    answer(name);
+    answer(name, {}, bin);
   }
+}
+
+beforeAll(() => {
+  makeFakes(fake);
   writeFileSync(join(dir, "pipeline.yaml"), PIPELINE);
   expect(run(["compile", "pipeline.yaml", "--target", "cpu-only", "-o", "plan.json"]).exitCode).toBe(0);
 });
@@ -154,4 +170,61 @@ describe("a squeue that fails", () => {
     const after = JSON.parse(run(["runs", "--json"]).stdout).runs.find((x: { id: string }) => x.id === id);
     expect(after.resumable).toBe(true);
   });
+});
+
+describe("Slurm not answering the follower, or status and runs --prune after squeue answered", () => {
+  // Each case waits out one bound; they run at once, the follower of each against stand-ins of
+  // its own: one where squeue hangs, one where squeue lists nothing (the tasks forgotten) and
+  // sacct hangs. status and runs --prune use the second.
+  const hungSqueue = join(dir, "fake-hung-squeue");
+  const hungSacct = join(dir, "fake-hung-sacct");
+  const path = (bin: string) => ({ PATH: `${bin}:${process.env.PATH}` });
+
+  it(`the follower says within ${QUESTION_TIMEOUT_MS / 1000} s that squeue or sacct did not answer (stderr, a slurm.unanswered event); status and runs --prune say sacct did not answer, not 'no record'`, async () => {
+    makeFakes(hungSqueue);
+    makeFakes(hungSacct);
+    answer("sbatch", { out: "4343\n" }, hungSqueue);
+    answer("squeue", { sleep: 120 }, hungSqueue);
+    answer("sbatch", { out: "4444\n" }, hungSacct);
+    answer("sacct", { sleep: 120 }, hungSacct);
+    const detachedRun = gpuplan(["run", "plan.json", "--executor", "slurm", "--detach", "--json"], {
+      cwd: dir,
+      env: { ...env, ...path(hungSacct) },
+    });
+    expect(detachedRun.exitCode, detachedRun.stderr).toBe(0);
+    const id = JSON.parse(detachedRun.stdout).run as string;
+    const follow = (bin: string, events: string, until: string) =>
+      started(
+        ["run", "plan.json", "--executor", "slurm", "--ui", "plain", "--events", join(dir, events)],
+        path(bin),
+        until,
+      );
+    const [squeueRun, sacctRun, status, prune] = await Promise.all([
+      follow(hungSqueue, "hung-squeue.jsonl", "squeue did not answer"),
+      follow(hungSacct, "hung-sacct.jsonl", "sacct did not answer"),
+      started(["status", id], path(hungSacct)),
+      started(["runs", "--prune", "--keep", "0"], path(hungSacct)),
+    ]);
+    for (const [r, command] of [
+      [squeueRun, "squeue"],
+      [sacctRun, "sacct"],
+    ] as const) {
+      expect(r.saidMs, r.stderr).not.toBeNull();
+      // One bound (and the polls before sacct is asked), not the minute it used to wait unsaid.
+      expect(r.saidMs!).toBeLessThan(QUESTION_TIMEOUT_MS + 10_000);
+      expect(r.stderr).toContain(`${command} did not answer in ${QUESTION_TIMEOUT_MS / 1000} s`);
+      const events = readFileSync(join(dir, `hung-${command}.jsonl`), "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l));
+      const said = events.filter((e) => e.event === "slurm.unanswered");
+      expect(said).toHaveLength(1);
+      expect(said[0].command).toBe(command);
+      for (const e of events) expect(validateEvent(e), JSON.stringify(validateEvent.errors)).toBe(true);
+    }
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`sacct did not answer in ${QUESTION_TIMEOUT_MS / 1000} s`);
+    expect(prune.stderr).toContain(`sacct did not answer in ${QUESTION_TIMEOUT_MS / 1000} s`);
+    expect(prune.stderr).not.toContain("sacct has no record");
+  }, 60_000);
 });

@@ -75,7 +75,7 @@ describe("sacct's lines", () => {
   it("asks for 2,500 forgotten tasks' own job ids 1,000 at a time (one argument of them all is past Linux's 128 KiB)", async () => {
     const tasks = Array.from({ length: 2500 }, (_, i) => ({ name: `12_${i}`, rawJob: String(100000 + i) }));
     const calls: string[][] = [];
-    const states = await sacctTaskStates(async (command, args) => {
+    const { states } = await sacctTaskStates(async (command, args) => {
       calls.push([command, ...args]);
       // No accounting: sacct -X fails, the completion log answers by each task's own id.
       if (args.includes("-X")) return { status: 1, stdout: "", stderr: "accounting storage is disabled" };
@@ -93,7 +93,7 @@ describe("sacct's lines", () => {
   it("a failing sacct call among several tells nothing rather than half", async () => {
     const tasks = Array.from({ length: 1500 }, (_, i) => ({ name: `12_${i}`, rawJob: String(100000 + i) }));
     let n = 0;
-    const states = await sacctTaskStates(async (_command, args) => {
+    const { states } = await sacctTaskStates(async (_command, args) => {
       if (args.includes("-X")) return { status: 1, stdout: "", stderr: "no accounting" };
       n += 1;
       if (n === 2) return { status: 1, stdout: "", stderr: "slurmctld not responding" };

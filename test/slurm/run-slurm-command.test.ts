@@ -38,7 +38,7 @@ describe("rememberUnanswered", () => {
         return { status: 1, stdout: "", stderr: "sacct: error: Slurm accounting storage is disabled\n" };
       return { status: 0, stdout: "4243|TIMEOUT|0:0|node3\n", stderr: "" };
     });
-    const found = await sacctTaskStates(slurm, [{ name: "4242_0", rawJob: "4243" }]);
+    const { states: found } = await sacctTaskStates(slurm, [{ name: "4242_0", rawJob: "4243" }]);
     expect(asked.map((a) => a.split(" -j")[0])).toEqual(["sacct -n -P -X", "sacct -c -n -P"]);
     expect(found.get("4242_0")).toMatchObject({ state: "TIMEOUT" });
     // The same question of other jobs is not asked again.

@@ -118,8 +118,11 @@ export async function runOnSlurmCommand(
       onWaitForEventsReader: sayWaitingForEventsReader,
       detach: options.detach ?? false,
       requeue,
-      // An interrupt stops a squeue under way: a hung one must not hold Ctrl-C for a minute.
-      slurm: slurmCommandRunner(process.env, 60_000, signals.interrupt),
+      slurm: followerRunner(
+        // An interrupt stops a squeue under way: a hung one must not hold Ctrl-C for a minute.
+        slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS, signals.interrupt),
+        slurmCommandRunner(process.env, ACT_TIMEOUT_MS, signals.interrupt),
+      ),
       // gpuplan's settings reach the tasks whatever the site's export policy (SBATCH_EXPORT=NONE).
       taskSettings: taskSettings(process.env),
       signal: signals.interrupt,
@@ -154,6 +157,22 @@ export async function runOnSlurmCommand(
   } finally {
     signals.dispose();
   }
+}
+
+/**
+ * How long sbatch and scancel may take: each acts, and one stopped part-way may have acted
+ * (an array queued, jobs cancelled) without saying so; a busy slurmctld answers them late.
+ */
+const ACT_TIMEOUT_MS = 60_000;
+
+/**
+ * The follower's Slurm commands: squeue and sacct only ask, and are bounded as `status` and
+ * `runs` bound them (QUESTION_TIMEOUT_MS), so a hung one costs a poll 15 s, not a minute, and the
+ * follower says so (a slurm.unanswered event); sbatch and scancel get ACT_TIMEOUT_MS.
+ */
+function followerRunner(ask: RunCommand, act: RunCommand): RunCommand {
+  return (command, args, options) =>
+    (command === "squeue" || command === "sacct" ? ask : act)(command, args, options);
 }
 
 /**

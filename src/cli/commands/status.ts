@@ -13,7 +13,7 @@ import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
 import { QUESTION_TIMEOUT_MS, slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { jsonText } from "../../text/json-text.js";
 import { countStates, formatSlurmRunStatus } from "../../ui/slurm-run-status.js";
-import { writeOut } from "../output.js";
+import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
 export interface StatusOptions {
@@ -41,6 +41,11 @@ export default async function status(run: string, options: StatusOptions): Promi
     header.pipelines,
     slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS),
   );
+  // The JSON document's `unknown` has no room for why: said on stderr, as the table says it.
+  if (options.json && result.sacctUnanswered !== null && result.pipelines.some((p) => p.state === "unknown"))
+    writeErr(
+      `gpuplan: warning: ${result.sacctUnanswered}: how the tasks squeue no longer lists ended is not known\n`,
+    );
   if (options.json) {
     const doc: GpuplanSlurmRunStatus = {
       schema: "gpuplan/slurm-run-status@1",

@@ -15,9 +15,9 @@ import { type EventDraft, type RunEvent, stampEvent } from "../../run/record/eve
 import { stepKey } from "../../run/record/journal.js";
 import type { PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
-import type { CommandOutput, RunCommand } from "../read-cluster.js";
+import { type CommandOutput, noAnswer, type RunCommand } from "../read-cluster.js";
 import { readStartMarker, type SubmittedArray, slurmDir } from "./run-record.js";
-import { sacctTaskStates } from "./sacct-tasks.js";
+import { type SacctAnswer, sacctTaskStates } from "./sacct-tasks.js";
 import { isFinalState, parseSqueue, squeueCalls, type TaskState } from "./squeue-tasks.js";
 import { closeOutPipeline, type StepProgress, slurmEnding } from "./task-ending.js";
 import { createTaskEventReader } from "./task-events.js";
@@ -118,6 +118,9 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
   const taskCounts = new Map(input.arrays.map((a) => [a.job, a.pipelines.length]));
   let delay = min;
   let failingSince: number | null = null;
+  let sacctUnanswered = false;
+  const unanswered = (command: "squeue" | "sacct", message: string): void =>
+    input.emit({ event: "slurm.unanswered", pipeline: null, step: null, device: null, command, message });
   while (tasks.some((t) => !t.done)) {
     if (input.signal?.aborted) {
       await cancel(input.slurm, jobs);
@@ -129,12 +132,22 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
     if (input.signal?.aborted) continue;
     const now = Date.now();
     if (out.status !== 0) {
+      // Said once as an outage starts: a hung squeue costs a poll its whole time limit.
+      if (failingSince === null)
+        unanswered("squeue", `${describeFailure("squeue", out)}; asking again (the jobs go on in Slurm)`);
       failingSince ??= now;
       if (now - failingSince > SQUEUE_OUTAGE_MS) throw squeueFailure(out.stderr, out.failure);
     } else {
       failingSince = null;
       const states = new Map(parseSqueue(out.stdout, taskCounts).map((s) => [`${s.job}_${s.task}`, s]));
-      for (const [name, s] of await forgottenEndings(input.slurm, tasks, states)) states.set(name, s);
+      const sacct = await forgottenEndings(input.slurm, tasks, states);
+      for (const [name, s] of sacct.states) states.set(name, s);
+      if (sacct.unanswered !== null && !sacctUnanswered)
+        unanswered(
+          "sacct",
+          `${sacct.unanswered}: how a task squeue no longer lists ended is not known yet; asking again`,
+        );
+      if (sacct.asked) sacctUnanswered = sacct.unanswered !== null;
       const changed = poll(input, tasks, states, reader, now);
       delay = changed ? min : Math.min(max, Math.round(delay * 1.5));
       const unshared = tasks.find(
@@ -169,7 +182,7 @@ async function forgottenEndings(
   slurm: RunCommand,
   tasks: readonly Tracked[],
   states: ReadonlyMap<string, TaskState>,
-): Promise<Map<string, TaskState>> {
+): Promise<SacctAnswer & { asked: boolean }> {
   const forgotten: Tracked[] = [];
   for (const t of tasks) {
     const listed = states.get(t.name);
@@ -178,10 +191,11 @@ async function forgottenEndings(
     const polls = t.unlisted + 1 - FORGOTTEN_POLLS;
     if (polls >= 0 && polls % SACCT_RETRY_POLLS === 0) forgotten.push(t);
   }
-  return sacctTaskStates(
+  const answer = await sacctTaskStates(
     slurm,
     forgotten.map((t) => ({ name: t.name, rawJob: t.rawJob })),
   );
+  return { ...answer, asked: forgotten.length > 0 };
 }
 
 /** One look at squeue's states and the tasks' files; true when anything changed. */
@@ -386,6 +400,15 @@ async function squeue(slurm: RunCommand, jobs: readonly string[]): Promise<Comma
 
 async function cancel(slurm: RunCommand, jobs: readonly string[]): Promise<void> {
   if (jobs.length > 0) await slurm("scancel", [...jobs]);
+}
+
+/** `squeue did not answer in 15 s`, `squeue failed (exit 1: …)`: Slurm's words escaped. */
+function describeFailure(command: string, out: CommandOutput): string {
+  if (out.failure === "timeout") return `${command} ${noAnswer(out)}`;
+  if (out.failure === "not-found") return `${command} is not on PATH`;
+  const said = out.stderr.trim().split("\n").at(-1) ?? "";
+  const how = out.status !== null ? `exit ${out.status}` : (out.failure ?? "no exit status");
+  return `${command} failed (${how}${said ? `: ${displayText(said, 200)}` : ""})`;
 }
 
 function squeueFailure(stderr: string, failure: string | undefined): VendorError {

@@ -34,18 +34,20 @@ export async function whySlurmJobsMayRun(runDir: string, slurm: RunCommand): Pro
   }
   // Tasks squeue no longer lists (MinJobAge): Slurm's accounting, where configured.
   const forgotten = tasks.filter((t) => !states.has(t));
-  for (const [name, s] of await sacctTaskStates(
+  const sacct = await sacctTaskStates(
     slurm,
     forgotten.map((name) => ({ name, rawJob: null })),
-  ))
-    states.set(name, s.state);
+  );
+  for (const [name, s] of sacct.states) states.set(name, s.state);
   const active = tasks.filter((t) => states.has(t) && !isFinalState(states.get(t)!));
   if (active.length > 0)
     return `Slurm still has ${active.length === 1 ? "its job" : "its jobs"} ${list(active.map((t) => `${t} ${states.get(t)}`))}`;
   const unknown: string[] = [];
   for (const t of tasks) if (!states.has(t) && !(await hasTaskEnded(runDir, t))) unknown.push(t);
   if (unknown.length === 0) return null;
-  return `Slurm no longer knows ${list(unknown)} (squeue does not list ${unknown.length === 1 ? "it" : "them"}, sacct has no record) and ${unknown.length === 1 ? "it" : "they"} never wrote an end: remove the folder by hand once you know ${unknown.length === 1 ? "it has" : "they have"} ended`;
+  // A sacct that did not answer is not one that has no record: say which it was.
+  const sacctSaid = sacct.unanswered ?? "sacct has no record";
+  return `Slurm no longer knows ${list(unknown)} (squeue does not list ${unknown.length === 1 ? "it" : "them"}, ${sacctSaid}) and ${unknown.length === 1 ? "it" : "they"} never wrote an end: remove the folder by hand once you know ${unknown.length === 1 ? "it has" : "they have"} ended`;
 }
 
 function failure(command: string, out: CommandOutput): string {

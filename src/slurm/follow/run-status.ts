@@ -35,6 +35,8 @@ export interface PipelineStatus {
 export interface SlurmRunStatus {
   jobs: string[];
   pipelines: PipelineStatus[];
+  /** `sacct did not answer in 15 s` where it was asked of forgotten tasks in vain: their `unknown` is that. */
+  sacctUnanswered: string | null;
 }
 
 /** The state of each of `pipelines` (the run's, in order); squeue through `slurm`. */
@@ -71,9 +73,11 @@ export async function readSlurmRunStatus(
   const forgotten = [...latest]
     .filter(([pipeline, job]) => !states.has(job) && !endings.has(pipeline))
     .map(([, job]) => ({ name: job, rawJob: null }));
-  if (jobs.length > 0) for (const [name, s] of await sacctTaskStates(slurm, forgotten)) states.set(name, s);
+  const sacct = jobs.length > 0 ? await sacctTaskStates(slurm, forgotten) : null;
+  for (const [name, s] of sacct?.states ?? []) states.set(name, s);
   return {
     jobs,
+    sacctUnanswered: sacct?.unanswered ?? null,
     pipelines: pipelines.map((pipeline): PipelineStatus => {
       const job = latest.get(pipeline) ?? null;
       const s = job !== null ? states.get(job) : undefined;

@@ -5,7 +5,7 @@
  * (`sacct -c`, JobCompType=jobcomp/filetxt) knows each task by its own job id only, which squeue
  * said while it listed the task. Where neither answers, the last state squeue said stands.
  */
-import type { RunCommand } from "../read-cluster.js";
+import { type CommandOutput, noAnswer, type RunCommand } from "../read-cluster.js";
 import type { TaskState } from "./squeue-tasks.js";
 
 const FIELDS = "JobID,State,ExitCode,NodeList";
@@ -24,37 +24,53 @@ export interface ForgottenTask {
  */
 const JOBS_PER_CALL = 1000;
 
-/** The final states sacct knows of `tasks`, by `JOB_TASK`; tasks it does not know are missing. */
+export interface SacctAnswer {
+  /** The final states sacct knows, by `JOB_TASK`; tasks it does not know are missing. */
+  states: Map<string, TaskState>;
+  /**
+   * `sacct did not answer in 15 s` (or was not there) when a call that would have been asked
+   * got no answer: the tasks missing from `states` are then not known to have no record.
+   */
+  unanswered: string | null;
+}
+
+/** What sacct knows of how `tasks` ended. */
 export async function sacctTaskStates(
   slurm: RunCommand,
   tasks: readonly ForgottenTask[],
-): Promise<Map<string, TaskState>> {
-  const found = new Map<string, TaskState>();
-  if (tasks.length === 0) return found;
+): Promise<SacctAnswer> {
+  const states = new Map<string, TaskState>();
+  if (tasks.length === 0) return { states, unanswered: null };
   const arrays = [...new Set(tasks.map((t) => t.name.split("_")[0]!))];
   const accounted = await sacctEach(slurm, ["-n", "-P", "-X"], arrays);
-  if (accounted !== null) {
+  if (typeof accounted === "string") {
     const wanted = new Set(tasks.map((t) => t.name));
-    for (const s of parseSacct(accounted)) if (wanted.has(s.id)) found.set(s.id, s.state);
-    return found;
+    for (const s of parseSacct(accounted)) if (wanted.has(s.id)) states.set(s.id, s.state);
+    return { states, unanswered: null };
   }
+  // sacct -X failing by itself (accounting storage disabled) is an answer: ask the completion log.
+  // One that did not answer would not answer -c either.
+  if (accounted.unanswered !== null) return { states, unanswered: accounted.unanswered };
   const byRaw = new Map(tasks.filter((t) => t.rawJob !== null).map((t) => [t.rawJob!, t.name]));
-  if (byRaw.size === 0) return found;
+  if (byRaw.size === 0) return { states, unanswered: null };
   const completed = await sacctEach(slurm, ["-c", "-n", "-P"], [...byRaw.keys()]);
-  if (completed === null) return found;
+  if (typeof completed !== "string") return { states, unanswered: completed.unanswered };
   for (const s of parseSacct(completed)) {
     const name = byRaw.get(s.id);
-    if (name !== undefined) found.set(name, { ...s.state, ...splitName(name) });
+    if (name !== undefined) states.set(name, { ...s.state, ...splitName(name) });
   }
-  return found;
+  return { states, unanswered: null };
 }
 
-/** sacct's lines for every job in `jobs`, JOBS_PER_CALL at a time; null when a call failed. */
+/**
+ * sacct's lines for every job in `jobs`, JOBS_PER_CALL at a time; when a call failed, whether it
+ * answered (an exit status of its own) or not (past its time limit, not on PATH, too much output).
+ */
 async function sacctEach(
   slurm: RunCommand,
   flags: readonly string[],
   jobs: readonly string[],
-): Promise<string | null> {
+): Promise<string | { unanswered: string | null }> {
   let stdout = "";
   for (let i = 0; i < jobs.length; i += JOBS_PER_CALL) {
     const out = await slurm("sacct", [
@@ -64,10 +80,17 @@ async function sacctEach(
       "-o",
       FIELDS,
     ]);
-    if (out.status !== 0) return null;
+    if (out.status !== 0) return { unanswered: unansweredSacct(out) };
     stdout += `${out.stdout}\n`;
   }
   return stdout;
+}
+
+function unansweredSacct(out: CommandOutput): string | null {
+  if (out.failure === "timeout") return `sacct ${noAnswer(out)}`;
+  if (out.failure === "not-found") return "sacct is not on PATH";
+  if (out.failure === "output-too-large") return "sacct printed more than gpuplan reads";
+  return null;
 }
 
 /** `JobID|State|ExitCode|NodeList` lines: State may say `CANCELLED by 1000`, ExitCode is `exit:signal`. */

@@ -111,6 +111,8 @@ function describeEvent(event: RunEvent, paint: Paint): string | null {
       return `${head} submitted ${event.pipelines.length} pipeline${event.pipelines.length === 1 ? "" : "s"} as Slurm job array ${e(event.job)} (${e(event.script)})`;
     case "slurm.task":
       return `${head} ${describeSlurmTask(event, paint)}`;
+    case "slurm.unanswered":
+      return `${head} ${paint.yellow(e(event.message))}`;
     case "gpu.model.cache_evict":
       return `${head} ${paint.dim(`worker ${e(event.model_key)} stopped (${e(event.reason)})`)}`;
     default:
