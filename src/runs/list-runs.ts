@@ -32,7 +32,16 @@ const RUNS_AT_ONCE = 8;
  * runs no gpuplan follows whose tasks have not all said how they ended; without it they are
  * `submitted`.
  */
-export async function listRuns(runsDir: string, inUse?: RunInUse, slurm?: RunCommand): Promise<RunListing[]> {
+/**
+ * `slurmHere`: whether Slurm's client commands are on this machine; where they are not (a run
+ * folder copied to a workstation), a Slurm run's resume is offered here (`--executor local`).
+ */
+export async function listRuns(
+  runsDir: string,
+  inUse?: RunInUse,
+  slurm?: RunCommand,
+  slurmHere = true,
+): Promise<RunListing[]> {
   const entries = await fdRetry(runsDir, () => readdir(runsDir, { withFileTypes: true })).catch(
     (e: unknown) => (e instanceof OutOfFds ? Promise.reject(e.error) : []),
   );
@@ -48,7 +57,10 @@ export async function listRuns(runsDir: string, inUse?: RunInUse, slurm?: RunCom
     for (let i = next++; i < ids.length && !failed; i = next++) {
       try {
         const dir = join(runsDir, ids[i]!);
-        runs[i] = { ...(await describeRun(dir, ids[i]!, inUse, slurm)), bytes: await folderBytes(dir) };
+        runs[i] = {
+          ...(await describeRun(dir, ids[i]!, inUse, slurm, slurmHere)),
+          bytes: await folderBytes(dir),
+        };
       } catch (e) {
         failed = true;
         throw e;
@@ -117,6 +129,7 @@ export async function describeRun(
   id: string,
   inUse?: RunInUse,
   slurm?: RunCommand,
+  slurmHere = true,
 ): Promise<Omit<RunListing, "bytes">> {
   const base: Omit<RunListing, "bytes"> = {
     id,
@@ -150,7 +163,10 @@ export async function describeRun(
     : false;
   const jobs = await lstat(join(dir, "slurm", "jobs.json")).catch(() => null);
   const onSlurm = jobs !== null;
-  const resumeCommand = `gpuplan run ${shellWord(header.input)} --resume ${id}${onSlurm ? " --executor slurm" : ""}`;
+  // A Slurm run resumes on Slurm, but only where Slurm is: offered `--executor slurm` on a
+  // workstation, the resume would fail (slurm-not-found); `--executor local` runs what is left here.
+  const executor = onSlurm ? (slurmHere ? " --executor slurm" : " --executor local") : "";
+  const resumeCommand = `gpuplan run ${shellWord(header.input)} --resume ${id}${executor}`;
   const hasPlan = base.plan !== null;
   const started = { input: header.input, startedAt: header.startedAt };
   // A Slurm run no gpuplan follows: detached, its follower killed, an exported array's. Its journal

@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -345,5 +346,29 @@ describe("--sbatch-arg=--requeue (or an abbreviation, --req) after gpuplan's own
     } finally {
       writeFileSync(squeue, original);
     }
+  });
+});
+
+describe("a Slurm run's folder copied where Slurm is not (a workstation)", () => {
+  it("runs offers to resume it here (--executor local), which works, not on Slurm (slurm-not-found)", () => {
+    const id = detached();
+    answer("squeue", "4242_0|CANCELLED|None|node3|0|4243|\n4242_1|CANCELLED|None|(null)|0|4244|\n");
+    const listed = (r: { stdout: string }) =>
+      JSON.parse(r.stdout).runs.find((x: { id: string }) => x.id === id) as { resume: string | null };
+    expect(listed(run(["runs", "--json"])).resume).toContain("--executor slurm");
+    // No Slurm command on PATH; sh for the steps.
+    const noSlurm = join(dir, "no-slurm");
+    mkdirSync(noSlurm, { recursive: true });
+    symlinkSync("/bin/sh", join(noSlurm, "sh"));
+    const away = { cwd: dir, env: { PATH: noSlurm, SLURM_CONF: "/nonexistent" } };
+    const offered = listed(gpuplan(["runs", "--json"], away)).resume;
+    expect(offered).toBe(`gpuplan run plan.json --resume ${id} --executor local`);
+    const resumed = gpuplan([...offered!.split(" ").slice(1), "--ui", "plain"], away);
+    expect(hasCrashed(resumed), resumed.stderr).toBe(false);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(readFileSync(join(dir, "p0.count"), "utf8")).toBe("run\n");
+    rmSync(join(dir, "p0.count"));
+    rmSync(join(dir, "p1.count"));
+    answer("squeue", "");
   });
 });

@@ -1,5 +1,7 @@
 /** `gpuplan runs [--json] [--prune --keep N]`: the runs in .gpuplan/runs, and removing old ones. */
 
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { RUNS_DIR } from "../../run/record/journal.js";
@@ -36,7 +38,7 @@ export default async function runs(options: RunsOptions): Promise<number> {
     "../../slurm/run-slurm-command.js"
   );
   const slurm = rememberUnanswered(slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
-  const all = await listRuns(RUNS_DIR, isRunInUse, slurm);
+  const all = await listRuns(RUNS_DIR, isRunInUse, slurm, slurmClientsHere(process.env));
   const pruned = options.prune ? await prune(all, options.keep!, isRunOrStepAlive, slurm) : undefined;
   const left = pruned ? all.filter((r) => !pruned.removed.includes(r.id)) : all;
   if (options.json) {
@@ -63,4 +65,19 @@ async function prune(
 ): Promise<PruneResult> {
   const { whySlurmJobsMayRun } = await import("../../slurm/follow/run-activity.js");
   return pruneRuns(all, keep, { inUse, slurmJobsMayRun: (dir) => whySlurmJobsMayRun(dir, slurm) });
+}
+
+/** Whether squeue and sbatch, which a resume on Slurm runs, are on PATH. */
+function slurmClientsHere(env: NodeJS.ProcessEnv): boolean {
+  const dirs = (env.PATH ?? "").split(delimiter).filter((d) => d !== "");
+  const found = (command: string) =>
+    dirs.some((d) => {
+      try {
+        accessSync(join(d, command), constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  return found("squeue") && found("sbatch");
 }
