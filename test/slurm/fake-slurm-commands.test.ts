@@ -3,7 +3,7 @@
 // tasks as gone; a resume here (--executor local) is refused while tasks of the run are still in
 // Slurm; an sbatch that prints a notice before the job id is read right, and one that prints no
 // job id says so. Each stand-in prints FAKE/NAME.out and FAKE/NAME.err and exits with FAKE/NAME.rc.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import validateStatus from "../../src/generated/slurm-run-status-validator.js";
-import { gpuplan, hasCrashed } from "../helpers/cli.js";
+import { gpuplan, hasCrashed, ROOT } from "../helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gpuplan-fake-slurm-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -370,5 +370,58 @@ describe("a Slurm run's folder copied where Slurm is not (a workstation)", () =>
     rmSync(join(dir, "p0.count"));
     rmSync(join(dir, "p1.count"));
     answer("squeue", "");
+  });
+});
+
+describe("an interrupt while scancel fails", () => {
+  it("says the jobs could not be cancelled, with scancel's words escaped, never that they were", () => {
+    answer("sbatch", "4242\n");
+    answer("squeue", "4242_0|PENDING|Priority|(null)|0|4243|\n4242_1|PENDING|Priority|(null)|0|4244|\n");
+    answer(
+      "scancel",
+      "",
+      1,
+      "scancel: error: Kill job error on job id 4242: Access/permission denied\x1b[2J\n",
+    );
+    try {
+      // Ctrl-C after the follower is up (SIGINT once the time is up).
+      // timeout(1) sends the SIGINT and reads on (spawnSync's own timeout stops reading).
+      const r = spawnSync(
+        "timeout",
+        [
+          "--preserve-status",
+          "-s",
+          "INT",
+          "3",
+          process.execPath,
+          join(ROOT, "bin/gpuplan.js"),
+          "run",
+          "plan.json",
+          "--executor",
+          "slurm",
+          "--ui",
+          "plain",
+        ],
+        {
+          cwd: dir,
+          env: {
+            ...process.env,
+            PATH: `${fake}:${process.env.PATH}`,
+            SLURM_CONF: "/nonexistent",
+            NO_COLOR: "1",
+          },
+          encoding: "utf8",
+        },
+      );
+      expect(r.status, r.stderr).toBe(130);
+      expect(r.stderr).not.toContain("cancelled Slurm job");
+      expect(r.stderr).toContain("could not cancel Slurm job 4242: scancel failed (exit 1:");
+      expect(r.stderr).toContain("Access/permission denied");
+      expect(r.stderr).not.toContain("\x1b[2J");
+      expect(r.stderr).toContain("hint: scancel 4242");
+    } finally {
+      answer("scancel", "");
+      answer("squeue", "");
+    }
   });
 });

@@ -149,7 +149,13 @@ export async function runOnSlurmCommand(
     }
     sayRecordsIncomplete(result.recordsIncomplete, options.events, submission.runDir);
     if (result.summary.interrupted) {
-      writeErr(`gpuplan: cancelled Slurm job${jobs.length === 1 ? "" : "s"} ${jobs.join(" ")} (scancel)\n`);
+      const s = jobs.length === 1 ? "" : "s";
+      writeErr(
+        result.cancelFailed === undefined
+          ? `gpuplan: cancelled Slurm job${s} ${jobs.join(" ")} (scancel)\n`
+          : `gpuplan: warning: could not cancel Slurm job${s} ${jobs.join(" ")}: ${escapeText(result.cancelFailed)}; ${jobs.length === 1 ? "it" : "they"} may still be queued or running\n` +
+              `  hint: scancel ${jobs.join(" ")}, or watch: gpuplan status ${runWord}\n`,
+      );
       return EXIT.interrupted;
     }
     if (result.recordsIncomplete.length > 0) return EXIT.usage;

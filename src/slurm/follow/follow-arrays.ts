@@ -46,6 +46,8 @@ export interface FollowInput {
 
 export interface FollowResult {
   interrupted: boolean;
+  /** After an interrupt: how scancel failed (`scancel failed (exit 1: …)`), when it did; the jobs may still run. */
+  cancelFailed?: string;
 }
 
 /** Slurm's states in which a task holds (or held) its node: it must have written its marker by then. */
@@ -123,9 +125,9 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
     input.emit({ event: "slurm.unanswered", pipeline: null, step: null, device: null, command, message });
   while (tasks.some((t) => !t.done)) {
     if (input.signal?.aborted) {
-      await cancel(input.slurm, jobs);
+      const cancelFailed = await cancel(input.slurm, jobs);
       await drainAfterCancel(input, tasks, reader);
-      return { interrupted: true };
+      return { interrupted: true, ...(cancelFailed !== null && { cancelFailed }) };
     }
     const out = await squeue(input.slurm, jobs);
     // An interrupt stops a squeue under way (the CLI's runner): cancel now, not after a poll.
@@ -157,9 +159,13 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
           now - t.startedSeenMs > input.sharedFolderTimeoutMs,
       );
       if (unshared) {
-        await cancel(input.slurm, jobs);
+        const cancelFailed = await cancel(input.slurm, jobs);
+        const cancelled =
+          cancelFailed === null
+            ? "the arrays were cancelled"
+            : `cancelling the arrays failed, ${cancelFailed}: scancel ${jobs.join(" ")}`;
         throw new UsageError(
-          `Slurm ran task ${unshared.name} (pipeline ${displayText(unshared.pipeline.name, 80)}) on ${unshared.state?.node ?? "a node"}, but the marker it writes first never showed up in ${join(input.runDir, "slurm", "started")} within ${Math.round(input.sharedFolderTimeoutMs / 1000)} s: the run folder must be on a filesystem shared with the nodes (the arrays were cancelled)`,
+          `Slurm ran task ${unshared.name} (pipeline ${displayText(unshared.pipeline.name, 80)}) on ${displayText(unshared.state?.node ?? "a node", 80)}, but the marker it writes first never showed up in ${join(input.runDir, "slurm", "started")} within ${Math.round(input.sharedFolderTimeoutMs / 1000)} s: the run folder must be on a filesystem shared with the nodes (${cancelled})`,
           "slurm-run-folder-not-shared",
           "run gpuplan from a folder the compute nodes mount too (a shared home or project filesystem, not /tmp or a local disk)",
         );
@@ -398,8 +404,11 @@ async function squeue(slurm: RunCommand, jobs: readonly string[]): Promise<Comma
   return { status: 0, stdout, stderr: "" };
 }
 
-async function cancel(slurm: RunCommand, jobs: readonly string[]): Promise<void> {
-  if (jobs.length > 0) await slurm("scancel", [...jobs]);
+/** scancel the run's jobs; how it failed (its words escaped), or null when it did what was asked. */
+export async function cancel(slurm: RunCommand, jobs: readonly string[]): Promise<string | null> {
+  if (jobs.length === 0) return null;
+  const out = await slurm("scancel", [...jobs]);
+  return out.status === 0 ? null : describeFailure("scancel", out);
 }
 
 /** `squeue did not answer in 15 s`, `squeue failed (exit 1: …)`: Slurm's words escaped. */

@@ -27,7 +27,7 @@ import { displayText } from "../../text/safe-text.js";
 import { sbatchOverrides } from "../command-environment.js";
 import { exportPlanToSlurm, type SlurmExport, type SlurmExportInput } from "../export-plan.js";
 import type { RunCommand } from "../read-cluster.js";
-import { followArrays } from "./follow-arrays.js";
+import { cancel, followArrays } from "./follow-arrays.js";
 import { makeSlurmDirs, recordArrays, type SubmittedArray, slurmDir, taskEndings } from "./run-record.js";
 
 export type SubmissionInput = Omit<SlurmExportInput, "plan" | "outDir" | "planFile">;
@@ -106,7 +106,14 @@ export interface SlurmSessionOptions {
 
 export type SlurmSessionResult =
   | { kind: "detached"; arrays: SubmittedArray[] }
-  | { kind: "followed"; arrays: SubmittedArray[]; summary: RunSummary; recordsIncomplete: RecordFailure[] };
+  | {
+      kind: "followed";
+      arrays: SubmittedArray[];
+      summary: RunSummary;
+      recordsIncomplete: RecordFailure[];
+      /** After an interrupt, how scancel failed: the jobs may still be queued or running. */
+      cancelFailed?: string;
+    };
 
 export async function runOnSlurm(
   prepared: PreparedRun,
@@ -174,8 +181,14 @@ async function submitAndFollow(
     await recordArrays(runDir, arrays);
     if (options.detach) return { kind: "detached", arrays };
     const failures = recordFailures(options.onRecordFailure);
-    const summary = await follow(prepared, submission, arrays, journal, failures, options);
-    return { kind: "followed", arrays, summary, recordsIncomplete: failures.incomplete() };
+    const { summary, cancelFailed } = await follow(prepared, submission, arrays, journal, failures, options);
+    return {
+      kind: "followed",
+      arrays,
+      summary,
+      recordsIncomplete: failures.incomplete(),
+      ...(cancelFailed !== undefined && { cancelFailed }),
+    };
   } finally {
     await journal.close();
   }
@@ -197,12 +210,17 @@ async function submitArrays(
     });
     const job = out.status === 0 ? parsableJobId(out.stdout) : undefined;
     if (out.status !== 0 || job === undefined) {
-      if (arrays.length > 0)
-        await slurm(
-          "scancel",
-          arrays.map((s) => s.job),
-        );
-      if (out.status === 0) throw unreadableJobId(a.script, a.jobName, script, out.stdout, arrays.length);
+      const cancelFailed = await cancel(
+        slurm,
+        arrays.map((s) => s.job),
+      );
+      const before =
+        arrays.length === 0
+          ? ""
+          : cancelFailed === null
+            ? ` (the ${arrays.length} array(s) submitted before it were cancelled)`
+            : ` (cancelling the ${arrays.length} array(s) submitted before it failed, ${cancelFailed}: scancel ${arrays.map((s) => s.job).join(" ")})`;
+      if (out.status === 0) throw unreadableJobId(a.script, a.jobName, script, out.stdout, before);
       const said = out.stderr.trim().split("\n").slice(-3).join(" / ") || out.failure || "(no message)";
       // Only an sbatch that ended by itself with an error (or was not there) certainly submitted
       // nothing; one killed by a signal, past its time limit or stopped may have been answered by
@@ -210,7 +228,7 @@ async function submitArrays(
       const certain = out.failure === "not-found" || (out.status !== null && out.failure === undefined);
       const nothing = arrays.length === 0 && certain;
       const refusal = new VendorError(
-        `sbatch refused ${a.script}${arrays.length > 0 ? ` (the ${arrays.length} array(s) submitted before it were cancelled)` : nothing ? ": nothing was submitted" : ""}`,
+        `sbatch refused ${a.script}${arrays.length > 0 ? before : nothing ? ": nothing was submitted" : ""}`,
         out.failure === "not-found" ? "slurm-not-found" : "slurm-command-failed",
         `sbatch --parsable ${script}`,
         displayText(said, 400),
@@ -242,11 +260,12 @@ function unreadableJobId(
   jobName: string,
   script: string,
   stdout: string,
-  before: number,
+  /** What became of the arrays submitted before it: "" when none were. */
+  before: string,
 ): VendorError {
   const said = stdout.trim().split("\n").slice(-3).join(" / ") || "(nothing)";
   return new VendorError(
-    `sbatch accepted ${name} but printed no job id gpuplan can read, so the array may be queued without this run knowing it${before > 0 ? ` (the ${before} array(s) submitted before it were cancelled)` : ""}`,
+    `sbatch accepted ${name} but printed no job id gpuplan can read, so the array may be queued without this run knowing it${before}`,
     "slurm-command-failed",
     `sbatch --parsable ${script}`,
     `stdout: ${displayText(said, 400)}`,
@@ -261,7 +280,7 @@ async function follow(
   journal: Awaited<ReturnType<typeof openJournal>>,
   failures: RecordFailures,
   options: SlurmSessionOptions,
-): Promise<RunSummary> {
+): Promise<{ summary: RunSummary; cancelFailed?: string }> {
   const { plan, pipelines, runId } = prepared;
   const { runDir } = submission;
   const events = openEventFiles(
@@ -298,6 +317,7 @@ async function follow(
   };
   const started = performance.now();
   let interrupted = false;
+  let cancelFailed: string | undefined;
   try {
     emit({
       event: "run.start",
@@ -343,6 +363,7 @@ async function follow(
       ...(options.pollMs && { pollMs: options.pollMs }),
     });
     interrupted = result.interrupted;
+    cancelFailed = result.cancelFailed;
   } catch (e) {
     await view.close(summarize(tally)).catch(() => undefined);
     await events.close({ stop: options.signal });
@@ -362,7 +383,7 @@ async function follow(
     ...(options.onWaitForEventsReader && { onWait: options.onWaitForEventsReader }),
   });
   await sortEvents(join(runDir, "events.jsonl"));
-  return summary;
+  return { summary, ...(cancelFailed !== undefined && { cancelFailed }) };
 }
 
 /** The merged events.jsonl in time order (a stable sort: lines of one moment keep their order). */
