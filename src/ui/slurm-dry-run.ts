@@ -5,6 +5,7 @@
  */
 import type { Submission } from "../slurm/follow/slurm-session.js";
 import { escapeLines, escapeText } from "../text/safe-text.js";
+import { shellWord } from "../text/shell-word.js";
 import { formatTable } from "./table.js";
 
 const SHARING = {
@@ -13,10 +14,13 @@ const SHARING = {
   cpu: "no GPU",
 } as const;
 
-export function formatSlurmDryRun(submission: Submission): string {
+/** `settings`: the `NAME=VALUE` arguments every script gets (gpuplan's GPUPLAN_* settings). */
+export function formatSlurmDryRun(submission: Submission, settings: readonly string[] = []): string {
   const { arrays, files } = submission.export;
   // The run folder may be the user's path: escaped (the scripts' own comments already are).
   const dir = escapeText(`${submission.runDir}/slurm`);
+  // The settings are the user's environment: shell-quoted as the command line is run, and escaped.
+  const args = settings.map((a) => ` ${escapeText(shellWord(a))}`).join("");
   const lines = [
     `gpuplan run --executor slurm --dry-run: ${arrays.length} job array${arrays.length === 1 ? "" : "s"} for ${submission.submitted.length} pipeline${submission.submitted.length === 1 ? "" : "s"}` +
       (submission.completed.length > 0
@@ -26,7 +30,7 @@ export function formatSlurmDryRun(submission: Submission): string {
   ];
   for (const a of arrays) {
     lines.push(
-      `$ sbatch --parsable ${dir}/${a.script}`,
+      `$ sbatch --parsable ${dir}/${a.script}${args}`,
       `  ${a.pipelines.length} task${a.pipelines.length === 1 ? "" : "s"}, ${SHARING[a.sharing]}; each task: ${[
         a.gres !== null ? `--gres=${a.gres}` : "no GRES",
         `--cpus-per-task=${a.cpusPerTask}`,

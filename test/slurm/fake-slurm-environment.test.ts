@@ -299,6 +299,18 @@ describe("a site whose sbatch passes no environment (SBATCH_EXPORT=NONE)", () =>
     }
   });
 
+  it("--dry-run shows them on the sbatch line, as they are passed", () => {
+    const r = gpuplan(["run", "seeing.json", "--executor", "slurm", "--dry-run"], {
+      cwd: dir,
+      env: { PATH: `${runs}:${process.env.PATH}`, ...NONE, GPUPLAN_LOCK_DIR: "/tmp/a b" },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const line = r.stdout.split("\n").find((l) => l.startsWith("$ sbatch --parsable "));
+    expect(line, r.stdout).toMatch(/\/01-cpu\.sbatch /);
+    for (const arg of ["GPUPLAN_KILL_GRACE=7s", "'GPUPLAN_LOCK_DIR=/tmp/a b'", "GPUPLAN_SPAWN=node"])
+      expect(line!.split(".sbatch ")[1]!.split(/ (?=GPUPLAN_|')/)).toContain(arg);
+  });
+
   it("an exported submit.sh: every task gets gpuplan's settings and the submission's token", () => {
     rmSync(seenDir, { recursive: true, force: true });
     mkdirSync(seenDir);

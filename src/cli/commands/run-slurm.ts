@@ -97,7 +97,7 @@ export async function runOnSlurmCommand(
   }
   if (options.dryRun) {
     const { formatSlurmDryRun } = await import("../../ui/slurm-dry-run.js");
-    writeOut(formatSlurmDryRun(submission));
+    writeOut(formatSlurmDryRun(submission, taskSettings(process.env)));
     return EXIT.ok;
   }
   if (submission.submitted.length === 0) {
