@@ -264,10 +264,15 @@ describe("gpuplan runs (CLI)", () => {
   it("never prunes a run whose gpuplan was killed while its step still runs (the step writes into the folder)", async () => {
     const cwd = temp();
     const runs = join(cwd, ".gpuplan/runs");
-    // A step in a process group of its own, as gpuplan starts steps; its gpuplan is gone.
-    const orphan = spawn("sleep", ["60"], { detached: true, stdio: "ignore" });
-    cleanups.push(() => orphan.kill("SIGKILL"));
+    // A step in a process group of its own, with the environment gpuplan starts steps with; its
+    // gpuplan is gone. The journal has no start time for it: the environment says whose it is.
     const id = "20261123T100000Z-aaaaaa";
+    const orphan = spawn("sleep", ["60"], {
+      detached: true,
+      stdio: "ignore",
+      env: { ...process.env, GPUPLAN_RUN: id, GPUPLAN_PIPELINE: "a", GPUPLAN_STEP: "s" },
+    });
+    cleanups.push(() => orphan.kill("SIGKILL"));
     fakeRun(runs, id, [
       header(id, "2026-11-23T10:00:00.000Z"),
       {
@@ -285,6 +290,29 @@ describe("gpuplan runs (CLI)", () => {
     expect(kept.exitCode, kept.stderr).toBe(0);
     expect(JSON.parse(kept.stdout).pruned).toMatchObject({ removed: [], inUse: [id] });
     expect(readdirSync(runs)).toEqual([id]);
+    // A process of someone else's that holds the pid (no start time to tell them apart) is not the step.
+    const other = "20261123T100001Z-bbbbbb";
+    const stranger = spawn("sleep", ["60"], {
+      detached: true,
+      stdio: "ignore",
+      env: { PATH: process.env.PATH },
+    });
+    cleanups.push(() => stranger.kill("SIGKILL"));
+    fakeRun(runs, other, [
+      header(other, "2026-11-23T10:00:01.000Z"),
+      {
+        type: "start",
+        ts: "2026-11-23T10:00:02.000Z",
+        pipeline: "a",
+        step: "s",
+        attempt: 1,
+        device: "cpu",
+        pid: stranger.pid,
+        startTicks: null,
+      },
+    ]);
+    const strangers = gpuplan(["runs", "--prune", "--keep", "0", "--json"], { cwd, env: NO_GPU });
+    expect(JSON.parse(strangers.stdout).pruned).toMatchObject({ removed: [other], inUse: [id] });
     // Once the step is gone, the run is an unfinished one like any other: removed.
     // Reaped (a zombie still counts as in its group) before the next look.
     await new Promise((resolve) => {
