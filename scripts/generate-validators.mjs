@@ -42,6 +42,7 @@ for (const { name, file } of SCHEMAS) {
     allowUnionTypes: true,
     code: { source: true, esm: true },
     verbose: false,
+    discriminator: true,
   });
   // `x-default`: what an absent plan field means when no constant can say it (an annotation).
   ajv.addKeyword({ keyword: "x-default", schemaType: "string" });
