@@ -4,7 +4,7 @@
  * so readers see the old or the new content, never half of it. Anything else that already sits
  * at the path is never replaced: a FIFO or a character device is written to as a stream
  * (`-o /dev/stdout`, `-o /dev/null`: as root, a rename would put a plain file in place of the
- * device node), a descriptor link (`/dev/stdout`, `/dev/fd/N`) writes to that descriptor, and a
+ * device node; a FIFO is given FIFO_READER_WAIT_MS to find a reader, never waited on for good), a descriptor link (`/dev/stdout`, `/dev/fd/N`) writes to that descriptor, and a
  * directory, block device or socket is refused. A symbolic link is followed and its target
  * replaced. Every failure is a UsageError naming the path (file-errors.ts).
  *
@@ -85,7 +85,11 @@ export async function writeFileAtomic(
       await replaceAtomically(target.path, text, null, onTemp);
       return "replaced";
     }
-    if (st.isFIFO() || st.isCharacterDevice()) {
+    if (st.isFIFO()) {
+      await writeFifo(target.path, text, path, what);
+      return "stream";
+    }
+    if (st.isCharacterDevice()) {
       await writeStream(target.path, text);
       return "stream";
     }
@@ -243,7 +247,7 @@ async function syncDirectory(dir: string): Promise<void> {
   await handle.close();
 }
 
-/** A FIFO or character device: opened for writing, never created, truncated or replaced. */
+/** A character device: opened for writing, never created, truncated or replaced. */
 async function writeStream(path: string, text: Content): Promise<void> {
   // No O_CREAT: should the node vanish after it was looked at, fail rather than make a plain file.
   const handle = await fsp().open(path, constants.O_WRONLY | constants.O_NOCTTY);
@@ -251,6 +255,60 @@ async function writeStream(path: string, text: Content): Promise<void> {
     await writePieces(handle.fd, text);
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * How long a FIFO is given to find its reader: `gpuplan compile p.yaml -o f & consume < f` starts
+ * them in either order. A blocking open(2) waited for one for good — `-o f` with nobody reading
+ * hung, and Ctrl-C was the only way out.
+ */
+const FIFO_READER_WAIT_MS = 2000;
+/** How often a FIFO without a reader is opened again, and a full one offered the rest. */
+const FIFO_POLL_MS = 10;
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A FIFO, opened and written without ever blocking: with no reader after FIFO_READER_WAIT_MS a
+ * located error, and a full FIFO is waited for with the event loop free (Ctrl-C still ends
+ * gpuplan at once, as it would `tee`). `shown`: the path as the user gave it.
+ */
+async function writeFifo(path: string, text: Content, shown: string, what: string): Promise<void> {
+  const { openSync, closeSync } = process.getBuiltinModule("node:fs");
+  const flags = constants.O_WRONLY | constants.O_NOCTTY | constants.O_NONBLOCK;
+  const start = performance.now();
+  let fd: number | undefined;
+  while (fd === undefined) {
+    try {
+      fd = openSync(path, flags);
+    } catch (e) {
+      // ENXIO: no reader yet. Anything else (EACCES) is said as for any file.
+      if (errnoOf(e) !== "ENXIO") throw e;
+      if (performance.now() - start >= FIFO_READER_WAIT_MS)
+        throw new UsageError(
+          `cannot write ${what} ${shown}: it is a FIFO and nothing opened it for reading within ${FIFO_READER_WAIT_MS / 1000} s`,
+          "unwritable-file",
+          "start its reader first (or within that time), or name a regular file",
+        );
+      await pause(FIFO_POLL_MS);
+    }
+  }
+  try {
+    for (const piece of piecesOf(text)) {
+      const bytes = Buffer.from(piece, "utf8");
+      for (let done = 0; done < bytes.length; ) {
+        try {
+          done += writeSync(fd, bytes, done, Math.min(bytes.length - done, MAX_WRITE_BYTES));
+        } catch (e) {
+          // Full: the reader is slower than gpuplan; wait for it as any writer to a pipe does.
+          if (errnoOf(e) !== "EAGAIN") throw e;
+          await pause(FIFO_POLL_MS);
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
   }
 }
 

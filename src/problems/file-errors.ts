@@ -77,6 +77,8 @@ function describeFileError(
     case "EMFILE":
     case "ENFILE":
       return { reason: "too many open files", hint: "raise the limit (ulimit -n) or close other programs" };
+    case "EPIPE":
+      return { reason: "its reader closed it before everything was written" };
     case "ENXIO":
       return { reason: "no process reads it (a socket or a FIFO without a reader)" };
     default:

@@ -110,6 +110,32 @@ describe("compile -o: path mistakes (exit 2, with a hint)", () => {
   });
 });
 
+describe("-o, --save: a FIFO nobody reads", () => {
+  it("compile -o, detect --save and report -o give up after the wait, located (they hung for good)", () => {
+    const fifo = join(t.dir, "plan.fifo");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    const run = (args: string[]) => {
+      const r = spawnSync(process.execPath, [join(ROOT, "bin/gpuplan.js"), ...args], {
+        cwd: t.dir,
+        env: { ...process.env, ...NO_GPU, NO_COLOR: "1" },
+        encoding: "utf8",
+        timeout: 15_000,
+      });
+      expect(r.error, `${args[0]} still waiting after 15 s`).toBeUndefined();
+      return { exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+    };
+    const gaveUp = (what: string) =>
+      `cannot write ${what} ${fifo}: it is a FIFO and nothing opened it for reading within 2 s`;
+    expectUsageError(run(["compile", CPU_EXAMPLE, "-o", fifo]), gaveUp("plan"));
+    const detect = run(["detect", "--save", fifo]);
+    expect(detect.exitCode, detect.stderr).toBe(2);
+    expect(detect.stderr).toContain(`${gaveUp("inventory")}  [unwritable-file]`);
+    expect(run(["run", CPU_EXAMPLE, "--ui", "plain"]).exitCode).toBe(0);
+    expectUsageError(run(["report", "-o", fifo]), gaveUp("report"));
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+  }, 60_000);
+});
+
 describe("compile -o: what is there already", () => {
   it.skipIf(!isRoot)("a character device node is written to, never replaced by a plain file", () => {
     // The real /dev/null must not be put at risk by a test: a node of the same device in a temp dir.

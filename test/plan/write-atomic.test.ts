@@ -179,6 +179,33 @@ describe("things that are not regular files are never replaced", () => {
     expect(leftovers(t.dir)).toEqual([]);
   });
 
+  it("a FIFO whose reader comes a moment later gets the whole text; one that gets none is refused", async () => {
+    const fifo = join(t.dir, "fifo");
+    expect(spawnSync("mknod", [fifo, "p"]).status).toBe(0);
+    // Over a FIFO's 64 KiB: the writer also waits for the reader to make room.
+    const text = `${"x".repeat(300_000)}\n`;
+    let got = "";
+    const late = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        const reader = spawn("cat", [fifo]);
+        reader.stdout.on("data", (d: Buffer) => {
+          got += d.toString();
+        });
+        reader.on("close", () => resolve());
+      }, 300),
+    );
+    expect(await writeFileAtomic(fifo, text)).toBe("stream");
+    await late;
+    expect(got).toBe(text);
+    const started = performance.now();
+    const e = await refusal(fifo);
+    expect(e.message).toBe(
+      `cannot write plan ${fifo}: it is a FIFO and nothing opened it for reading within 2 s`,
+    );
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+  });
+
   it.skipIf(!isRoot)(
     "a character device (a /dev/null made with mknod) is written to and stays a device",
     async () => {
