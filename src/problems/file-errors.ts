@@ -3,7 +3,8 @@
  * error": this turns the system's error into a located UsageError that says what is wrong with the
  * path and what to do about it.
  */
-import { dirname } from "node:path";
+import { lstatSync, readlinkSync, statfsSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { UsageError } from "./errors.js";
 
 export type FileAction = "read" | "write";
@@ -36,10 +37,7 @@ function describeFileError(
     case "ENOENT":
       return action === "read"
         ? { reason: "no such file", hint: "check the path (a relative path starts from the current folder)" }
-        : {
-            reason: `the folder ${folder} does not exist`,
-            hint: `create it first (mkdir -p ${folder}) or write somewhere else`,
-          };
+        : whyNoSuchFolder(folder);
     case "EISDIR":
       return {
         reason: "it is a directory",
@@ -83,5 +81,64 @@ function describeFileError(
       return { reason: "no process reads it (a socket or a FIFO without a reader)" };
     default:
       return { reason: errno ?? (e instanceof Error ? e.message : String(e)) };
+  }
+}
+
+/**
+ * File systems whose folders take no new files or folders (create and mkdir say ENOENT there):
+ * proc, sysfs, devpts, debugfs, tracefs, securityfs, by their statfs magic numbers.
+ */
+const VIRTUAL_FILE_SYSTEMS = new Set([0x9fa0, 0x62656572, 0x1cd1, 0x64626720, 0x74726163, 0x73636673]);
+
+/**
+ * A write into `folder` said ENOENT, which is more than "the folder does not exist": a link on the
+ * way may lead nowhere, or the folder may be there and take no new files (/proc/self). Said as the
+ * file system shows it now, walking the path as given, one name at a time.
+ */
+function whyNoSuchFolder(folder: string): { reason: string; hint?: string } {
+  let at = folder.startsWith("/") ? "/" : "";
+  for (const name of folder.split("/").filter((n) => n !== "" && n !== ".")) {
+    const next = at === "" ? name : join(at, name);
+    try {
+      if (lstatSync(next).isSymbolicLink()) statSync(next);
+    } catch (e) {
+      if (errnoOf(e) !== "ENOENT") break;
+      const link = linkOf(next);
+      if (link !== null)
+        return {
+          reason: `${next} is a link to ${link}, which does not exist`,
+          hint: `create ${resolve(dirname(next), link)}, or point the link elsewhere`,
+        };
+      if (isVirtual(at || "."))
+        return {
+          reason: `the folder ${next} does not exist, and ${at || "."} takes no new folders (a virtual file system such as /proc or /sys)`,
+          hint: "write somewhere else",
+        };
+      return {
+        reason: `the folder ${folder} does not exist`,
+        hint: `create it first (mkdir -p ${folder}) or write somewhere else`,
+      };
+    }
+    at = next;
+  }
+  return {
+    reason: `the folder ${folder} takes no new files (a virtual file system such as /proc or /sys?)`,
+    hint: "write somewhere else",
+  };
+}
+
+function linkOf(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function isVirtual(folder: string): boolean {
+  try {
+    return VIRTUAL_FILE_SYSTEMS.has(statfsSync(folder).type);
+  } catch {
+    return false;
   }
 }

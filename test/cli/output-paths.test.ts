@@ -3,7 +3,15 @@
 // error"; what already sits at the path and is not a regular file is never replaced; `-o -` and
 // `-o /dev/stdout` are stdout.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
@@ -58,6 +66,38 @@ describe("compile -o: path mistakes (exit 2, with a hint)", () => {
     );
     expect(readFileSync(join(t.dir, "notes.txt"), "utf8")).toBe("keep\n");
   });
+
+  it("a link on the way that leads nowhere is named, not taken for a missing folder (it said 'mkdir -p dl')", () => {
+    symlinkSync("gone", join(t.dir, "dl"));
+    const r = gpuplan(["compile", CPU_EXAMPLE, "-o", "dl/plan.json"], { cwd: t.dir, env: NO_GPU });
+    expectUsageError(r, "cannot write plan dl/plan.json: dl is a link to gone, which does not exist");
+    expect(r.stderr).toContain(`hint: create ${join(t.dir, "gone")}, or point the link elsewhere`);
+    const detect = gpuplan(["detect", "--save", "dl/inv.json"], { cwd: t.dir, env: NO_GPU });
+    expect(detect.exitCode).toBe(2);
+    expect(detect.stderr).toContain(
+      "cannot write inventory dl/inv.json: dl is a link to gone, which does not exist  [unwritable-file]",
+    );
+    expect(existsSync(join(t.dir, "gone"))).toBe(false);
+  });
+
+  it.skipIf(process.platform !== "linux")(
+    "under /proc: no mkdir hint, the folder takes no new files or folders",
+    () => {
+      const r = gpuplan(["compile", CPU_EXAMPLE, "-o", "/proc/self/x/plan.json"], {
+        cwd: t.dir,
+        env: NO_GPU,
+      });
+      expectUsageError(
+        r,
+        "cannot write plan /proc/self/x/plan.json: the folder /proc/self/x does not exist, and /proc/self takes no new folders (a virtual file system such as /proc or /sys)",
+      );
+      expect(r.stderr).not.toContain("mkdir");
+      expectUsageError(
+        gpuplan(["compile", CPU_EXAMPLE, "-o", "/proc/self/plan.json"], { cwd: t.dir, env: NO_GPU }),
+        "cannot write plan /proc/self/plan.json: the folder /proc/self takes no new files (a virtual file system such as /proc or /sys?)",
+      );
+    },
+  );
 
   it.skipIf(!canSwitchUser)("a folder the user may not write", () => {
     const locked = join(t.dir, "locked");
@@ -264,7 +304,7 @@ describe("detect --save and run --events", () => {
       expect(r.error, "still running after 15 s").toBeUndefined();
       expectUsageError(
         { exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr },
-        "cannot write events file /proc/self/x/e.jsonl: the folder /proc/self/x does not exist",
+        "cannot write events file /proc/self/x/e.jsonl: the folder /proc/self/x does not exist, and /proc/self takes no new folders (a virtual file system such as /proc or /sys)",
       );
       expect(existsSync(join(t.dir, ".gpuplan"))).toBe(false);
     },
