@@ -18,6 +18,7 @@ import {
   type Content,
   descriptorOf,
   type PathChoice,
+  refuseFolderName,
   type WriteMode,
   writeFileAtomic,
 } from "../plan/write-atomic.js";
@@ -65,7 +66,11 @@ export async function writeUserFile(
       });
   };
   try {
-    if (choice === "named") await makeParentFolders(path, what ?? "file");
+    if (choice === "named") {
+      // Before any folder is made for it.
+      refuseFolderName(path, what ?? "file");
+      await makeParentFolders(path, what ?? "file");
+    }
     return await writeFileAtomic(path, text, what, watch, choice);
   } finally {
     forget();

@@ -56,6 +56,7 @@ export async function writeFileAtomic(
   choice: PathChoice = "named",
 ): Promise<WriteMode> {
   let linkedTo: string | null = null;
+  if (choice === "named") refuseFolderName(path, what);
   try {
     const target = choice === "chosen" ? await ownTarget(path) : await resolveTarget(path);
     if (target.kind === "path" && target.path !== resolve(path)) linkedTo = target.path;
@@ -106,6 +107,20 @@ export async function writeFileAtomic(
       );
     throw fileError(e, path, "write", what);
   }
+}
+
+/**
+ * `-o plans/` names a folder, whatever is there: resolve() drops the slash, and the plan was
+ * written as a file named `plans` (or over `plan.json` itself for `-o plan.json/`), where cp, tee
+ * and the kernel say "Not a directory" or "Is a directory".
+ */
+export function refuseFolderName(path: string, what: string): void {
+  if (!path.endsWith("/")) return;
+  throw new UsageError(
+    `cannot write ${what} ${path}: a path that ends in / names a folder, not a file`,
+    "unwritable-file",
+    "name a file inside it, or leave out the last /",
+  );
 }
 
 type Target = { kind: "fd"; fd: number } | { kind: "path"; path: string; stats: Stats | null };
@@ -201,7 +216,7 @@ async function replaceAtomically(
   onTemp: TempFileWatcher | undefined,
 ): Promise<void> {
   const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
+  const tmp = join(dir, tempName(basename(path)));
   // A new file gets the usual 0666 less the umask; an existing one keeps its mode, set before
   // any content is written so a private file is never readable by others, not even for a moment.
   // Said before the file exists: a signal between its creation and the caller's knowing left it behind.
@@ -235,6 +250,23 @@ async function replaceAtomically(
     onTemp?.(null);
   }
   await syncDirectory(dir);
+}
+
+/** The longest name a folder holds on Linux file systems, in bytes (NAME_MAX). */
+const NAME_MAX_BYTES = 255;
+
+/**
+ * `.NAME.PID.HEX.tmp`, with NAME cut so that the whole stays a name the file system takes: a plan
+ * named with 240 characters (which `touch` makes) was refused as "the name is too long", as its
+ * temporary file's name was 20 bytes longer.
+ */
+function tempName(name: string): string {
+  const suffix = `.${process.pid}.${randomHex(4)}.tmp`;
+  const room = NAME_MAX_BYTES - 1 - suffix.length;
+  let kept = name;
+  // By code points, so that no character is cut in half.
+  while (Buffer.byteLength(kept) > room) kept = Array.from(kept).slice(0, -1).join("");
+  return `.${kept}${suffix}`;
 }
 
 /** The rename is durable only once its folder is on disk; a folder that cannot be opened is left as is. */

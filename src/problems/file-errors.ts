@@ -71,7 +71,10 @@ function describeFileError(
     case "ELOOP":
       return { reason: "too many symbolic links (a loop?)", hint: "check where the links point (ls -l)" };
     case "ENAMETOOLONG":
-      return { reason: "the name is too long" };
+      return {
+        reason: "the name is too long",
+        hint: "each name in a path may have at most 255 bytes, and the whole path 4,096",
+      };
     case "EMFILE":
     case "ENFILE":
       return { reason: "too many open files", hint: "raise the limit (ulimit -n) or close other programs" };

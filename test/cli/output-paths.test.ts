@@ -8,6 +8,7 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   symlinkSync,
   writeFileSync,
@@ -54,6 +55,36 @@ describe("compile -o: path mistakes (exit 2, with a hint)", () => {
     expectUsageError(
       gpuplan(["compile", EXAMPLE, ...TARGET, "-o", t.dir]),
       `cannot write plan ${t.dir}: it is a directory`,
+    );
+  });
+
+  it("a path that ends in / is a folder: never a file of that name, never the file before the / (it wrote both)", () => {
+    writeFileSync(join(t.dir, "plan.json"), "the plan from before\n");
+    for (const out of ["plans/", "plan.json/"]) {
+      expectUsageError(
+        gpuplan(["compile", CPU_EXAMPLE, "-o", out], { cwd: t.dir, env: NO_GPU }),
+        `cannot write plan ${out}: a path that ends in / names a folder, not a file`,
+      );
+    }
+    expect(existsSync(join(t.dir, "plans"))).toBe(false);
+    expect(readFileSync(join(t.dir, "plan.json"), "utf8")).toBe("the plan from before\n");
+    const detect = gpuplan(["detect", "--save", "inv/"], { cwd: t.dir, env: NO_GPU });
+    expect(detect.exitCode).toBe(2);
+    expect(detect.stderr).toContain("cannot write inventory inv/: a path that ends in / names a folder");
+    expect(existsSync(join(t.dir, "inv"))).toBe(false);
+  });
+
+  it("a name as long as a folder holds is written (its temporary file's longer name was refused)", () => {
+    for (const name of [`${"a".repeat(250)}.json`, `${"é".repeat(125)}.json`]) {
+      const r = gpuplan(["compile", CPU_EXAMPLE, "-o", name], { cwd: t.dir, env: NO_GPU });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(join(t.dir, name), "utf8")).schema).toMatch(/^gpuplan\/plan@/);
+    }
+    expect(readdirSync(t.dir).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+    // One byte more than a folder holds is the file system's refusal, said as such.
+    expectUsageError(
+      gpuplan(["compile", CPU_EXAMPLE, "-o", `${"b".repeat(256)}`], { cwd: t.dir, env: NO_GPU }),
+      `cannot write plan ${"b".repeat(256)}: the name is too long`,
     );
   });
 
