@@ -121,4 +121,13 @@ describe("gpuplan explain", () => {
     );
     expect(hasCrashed(r)).toBe(false);
   });
+
+  it("an unknown code of 100,000 characters is shown cut, not echoed whole", () => {
+    const r = gpuplan(["explain", "x".repeat(100_000)]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toBe(
+      `gpuplan: error: \`${"x".repeat(64)}…\` is not a gpuplan code  [unknown-code]\n` +
+        "  hint: gpuplan explain lists every code\n",
+    );
+  });
 });

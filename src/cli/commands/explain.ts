@@ -2,7 +2,11 @@
 import { CODES, type CodeEntry, isCode } from "../../problems/codes.js";
 import { didYouMean } from "../../problems/did-you-mean.js";
 import { UsageError } from "../../problems/errors.js";
+import { displayText } from "../../text/safe-text.js";
 import { writeOut } from "../output.js";
+
+/** The most of an unknown code that is shown back: the longest code has 30 characters. */
+const MAX_SHOWN = 64;
 
 const WHO: Record<CodeEntry["actor"], string> = {
   user: "yours to fix",
@@ -20,8 +24,9 @@ export default async function explain(code: string | undefined): Promise<number>
   const name = code.trim().replace(/^\[(.*)\]$/, "$1");
   if (!isCode(name)) {
     const suggestion = didYouMean(name, Object.keys(CODES));
+    // The argument is outside text: a pasted log line of 100,000 characters came back whole.
     throw new UsageError(
-      `\`${name}\` is not a gpuplan code`,
+      `\`${displayText(name, MAX_SHOWN)}\` is not a gpuplan code`,
       "unknown-code",
       `${suggestion ? `did you mean \`${suggestion}\`? ` : ""}gpuplan explain lists every code`,
     );
