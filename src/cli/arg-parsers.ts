@@ -7,8 +7,14 @@
  */
 import { InvalidArgumentError } from "@commander-js/extra-typings";
 import type { Code } from "../problems/codes.js";
-import { formatDuration, MAX_DURATION_MS, parseDuration } from "../units/duration.js";
-import { formatSize, parseSize } from "../units/size.js";
+import {
+  DURATION_UNITS_TEXT,
+  durationSuggestion,
+  formatDuration,
+  MAX_DURATION_MS,
+  parseDuration,
+} from "../units/duration.js";
+import { formatSize, parseSize, SIZE_UNITS_TEXT, sizeSuggestions } from "../units/size.js";
 
 /**
  * commander reports a parser's failure in its own words and with its own code; the code gpuplan
@@ -37,7 +43,13 @@ export function durationArgument(
   const max = bounds.max ?? MAX_DURATION_MS;
   return (value) => {
     const ms = parseDuration(value);
-    if (ms === undefined) invalid("invalid-duration", "It is not a duration.");
+    if (ms === undefined) {
+      const meant = durationSuggestion(value);
+      invalid(
+        "invalid-duration",
+        `It is not a duration${meant ? `: did you mean ${meant}?` : "."} A duration is milliseconds or a number with a unit: ${DURATION_UNITS_TEXT}.`,
+      );
+    }
     if (ms < min) {
       invalid(
         "invalid-duration",
@@ -64,7 +76,13 @@ export function sizeArgument(
   const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
   return (value) => {
     const bytes = parseSize(value);
-    if (bytes === undefined) invalid("invalid-size", "It is not a size.");
+    if (bytes === undefined) {
+      const meant = sizeSuggestions(value);
+      invalid(
+        "invalid-size",
+        `It is not a size${meant.length > 0 ? `: did you mean ${meant.join(" or ")}?` : "."} A size is bytes or a number with a unit: ${SIZE_UNITS_TEXT}.`,
+      );
+    }
     if (bytes < min) invalid("invalid-size", `It is less than ${formatSize(min)}.`);
     if (bytes > max) invalid("invalid-size", `It is more than ${formatSize(max)}.`);
     return bytes;

@@ -4,7 +4,7 @@
  */
 import { didYouMean } from "../problems/did-you-mean.js";
 import { UsageError } from "../problems/errors.js";
-import { error, hasErrors, type Problem } from "../problems/problem.js";
+import { error, hasErrors, type Problem, valueAtPointer } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
 import { displayText } from "../text/safe-text.js";
@@ -41,7 +41,9 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
       label,
       file,
       source: parsed.source,
-      problems: schemaProblems(validateInventory.errors ?? [], file),
+      problems: schemaProblems(validateInventory.errors ?? [], file, undefined, (pointer) =>
+        valueAtPointer(parsed.data, pointer),
+      ),
     };
   }
   const data = parsed.data as Inventory | ShortInventory;

@@ -3,7 +3,7 @@
  * every problem found on the way; the caller decides what to do with them (STYLE.md §4).
  */
 import validatePipeline from "../generated/pipeline-validator.js";
-import { fromPointer, hasErrors, type Problem, toPointer } from "../problems/problem.js";
+import { fromPointer, hasErrors, type Problem, toPointer, valueAtPointer } from "../problems/problem.js";
 import { type AjvError, schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPipelineFile } from "../schema-types/pipeline.js";
 import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
@@ -156,7 +156,9 @@ function checkTemplates(
   let dropped = new Set<string>();
   if (!validatePipeline(parsed.data)) {
     const errors = validatePipeline.errors ?? [];
-    problems.push(...schemaProblems(errors, file, knownPipelineKeys));
+    problems.push(
+      ...schemaProblems(errors, file, knownPipelineKeys, (pointer) => valueAtPointer(parsed.data, pointer)),
+    );
     const salvaged = salvage(parsed.data, errors);
     if (!salvaged) return { source: parsed.source, problems };
     ({ data, skip, dropped } = salvaged);

@@ -54,6 +54,16 @@ export function fromPointer(pointer: string): string[] {
     .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
+/** What `pointer` names in a parsed document, or undefined (own properties only). */
+export function valueAtPointer(data: unknown, pointer: string): unknown {
+  let at = data;
+  for (const key of fromPointer(pointer)) {
+    if (typeof at !== "object" || at === null || !Object.hasOwn(at, key)) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
+}
+
 /** Stable order for reporting: by file, then position, then code. */
 export function sortProblems(problems: readonly Problem[]): Problem[] {
   return [...problems].sort(

@@ -2,6 +2,9 @@
  * Turns ajv's errors from a precompiled validator into located Problems. Unknown and missing
  * properties point at the key (Redocly's habit); everything else at the value.
  */
+import { displayText } from "../text/safe-text.js";
+import { DURATION_UNITS_TEXT, durationSuggestion } from "../units/duration.js";
+import { SIZE_UNITS_TEXT, sizeSuggestions } from "../units/size.js";
 import { didYouMean } from "./did-you-mean.js";
 import { error, type Problem, toPointer } from "./problem.js";
 
@@ -22,6 +25,7 @@ export function schemaProblems(
   errors: readonly AjvError[],
   file: string | undefined,
   knownProperties: (pointer: string) => readonly string[] = () => [],
+  valueAt: (pointer: string) => unknown = () => undefined,
 ): Problem[] {
   const problems: Problem[] = [];
   const seen = new Set<string>();
@@ -62,14 +66,14 @@ export function schemaProblems(
           error({
             code: "schema-invalid-value",
             message: `${describe(pointer)} has an invalid value`,
-            hint: hintForSchemaPath(e.schemaPath),
+            hint: hintForSchemaPath(e.schemaPath, valueAt(pointer)),
             file,
             pointer,
           }),
         );
         continue;
       }
-      const p = toProblem(e, file, known);
+      const p = toProblem(e, file, known, valueAt);
       const key = `${p.pointer}|${p.code}|${p.message}`;
       if (seen.has(key)) continue;
       seen.add(key);
@@ -137,10 +141,25 @@ function typeList(types: string): string {
   return list.length > 1 ? `${list.slice(0, -1).join(", ")} or ${list.at(-1)}` : types;
 }
 
-function hintForSchemaPath(schemaPath: string): string | undefined {
-  if (/Size/.test(schemaPath)) return "sizes are bytes or a number with a unit: 12GiB, 800MiB, 16GB";
-  if (/Duration/.test(schemaPath)) return "durations are milliseconds or a number with a unit: 30s, 15m, 2h";
+/** What a size or duration may be, after what `value` most likely meant (`12gib`: 12GiB). */
+function hintForSchemaPath(schemaPath: string, value?: unknown): string | undefined {
+  const text = typeof value === "string" ? value : "";
+  const meant = (options: readonly string[]) =>
+    options.length === 0 ? "" : `did you mean ${options.map((o) => `\`${o}\``).join(" or ")}? `;
+  if (/Size/.test(schemaPath))
+    return `${meant(sizeSuggestions(text))}sizes are bytes or a number with a unit: ${SIZE_UNITS_TEXT}`;
+  if (/Duration/.test(schemaPath)) {
+    const duration = durationSuggestion(text);
+    return `${meant(duration ? [duration] : [])}durations are milliseconds or a number with a unit: ${DURATION_UNITS_TEXT}`;
+  }
   return undefined;
+}
+
+/** A size or duration the schema's pattern refused: named by its kind, the text shown (cut, escaped). */
+function unitMessage(schemaPath: string, at: string, value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const kind = /Size/.test(schemaPath) ? "size" : /Duration/.test(schemaPath) ? "duration" : undefined;
+  return kind && `${at} is not a ${kind}: \`${displayText(value, 40)}\``;
 }
 
 function describe(pointer: string): string {
@@ -151,6 +170,7 @@ function toProblem(
   e: AjvError,
   file: string | undefined,
   known: (pointer: string) => readonly string[],
+  valueAt: (pointer: string) => unknown,
 ): Problem {
   const at = describe(e.instancePath);
   switch (e.keyword) {
@@ -194,15 +214,17 @@ function toProblem(
       return error({
         code: "schema-wrong-type",
         message: `${at} must be ${typeList(String(e.params.type))}`,
-        hint: hintForSchemaPath(e.schemaPath),
+        hint: hintForSchemaPath(e.schemaPath, valueAt(e.instancePath)),
         file,
         pointer: e.instancePath,
       });
     case "pattern":
       return error({
         code: "schema-invalid-value",
-        message: `${at} has an invalid format`,
-        hint: hintForSchemaPath(e.schemaPath) ?? `expected to match ${String(e.params.pattern)}`,
+        message: unitMessage(e.schemaPath, at, valueAt(e.instancePath)) ?? `${at} has an invalid format`,
+        hint:
+          hintForSchemaPath(e.schemaPath, valueAt(e.instancePath)) ??
+          `expected to match ${String(e.params.pattern)}`,
         file,
         pointer: e.instancePath,
       });

@@ -34,6 +34,49 @@ function parseMs(value: string | number): number | undefined {
   return Math.round(Number(text.slice(0, -unit.length).trim()) * FACTORS[unit]!);
 }
 
+/** What a duration's unit may be, for messages. */
+export const DURATION_UNITS_TEXT = "ms, s, m, h or d, as in 30s, 15m, 2h, 1.5d";
+
+/** Units people write that are not spelt as gpuplan reads them: what each is in a unit it reads. */
+const SPELLINGS: Record<string, { unit: string; times?: number }> = {
+  msec: { unit: "ms" },
+  msecs: { unit: "ms" },
+  millisecond: { unit: "ms" },
+  milliseconds: { unit: "ms" },
+  sec: { unit: "s" },
+  secs: { unit: "s" },
+  second: { unit: "s" },
+  seconds: { unit: "s" },
+  min: { unit: "m" },
+  mins: { unit: "m" },
+  minute: { unit: "m" },
+  minutes: { unit: "m" },
+  hr: { unit: "h" },
+  hrs: { unit: "h" },
+  hour: { unit: "h" },
+  hours: { unit: "h" },
+  day: { unit: "d" },
+  days: { unit: "d" },
+  w: { unit: "d", times: 7 },
+  wk: { unit: "d", times: 7 },
+  week: { unit: "d", times: 7 },
+  weeks: { unit: "d", times: 7 },
+};
+
+/**
+ * The duration gpuplan reads that `text` most likely meant (`10 mins` → 10m, `5S` → 5s, `2w` →
+ * 14d), or undefined. An upper-case M is taken for minutes, as no duration here runs for months.
+ */
+export function durationSuggestion(text: string): string | undefined {
+  const m = /^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*$/u.exec(text);
+  if (!m) return undefined;
+  const unit = m[2]!.toLowerCase();
+  if (Object.hasOwn(FACTORS, unit)) return `${m[1]}${unit}`;
+  const spelt = Object.hasOwn(SPELLINGS, unit) ? SPELLINGS[unit] : undefined;
+  if (!spelt) return undefined;
+  return `${spelt.times ? +(Number(m[1]) * spelt.times).toFixed(3) : m[1]}${spelt.unit}`;
+}
+
 /**
  * A duration for people, the one formatter gpuplan has. `short` (the default): 0.4ms, 850ms, 12.3s,
  * 4m05s, 27m, 1h02m, 2h, 3d04h — two units at most, the second left out when it is zero. `clock`, for a ticking

@@ -31,6 +31,54 @@ export function parseSize(value: string | number): number | undefined {
   return Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 
+/** What a size's unit may be, for messages. */
+export const SIZE_UNITS_TEXT =
+  "B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), as in 12GiB, 800MiB, 16GB";
+
+/** Units people write that are not spelt as gpuplan reads them, lower-cased: what each means. */
+const SPELLINGS: Record<string, readonly string[]> = {
+  b: ["B"],
+  byte: ["B"],
+  bytes: ["B"],
+  kb: ["kB"],
+  mb: ["MB"],
+  gb: ["GB"],
+  tb: ["TB"],
+  kib: ["KiB"],
+  mib: ["MiB"],
+  gib: ["GiB"],
+  tib: ["TiB"],
+  // Kubernetes' Ki/Mi/Gi/Ti are powers of 1024.
+  ki: ["KiB"],
+  mi: ["MiB"],
+  gi: ["GiB"],
+  ti: ["TiB"],
+  // Docker's and Slurm's bare letters mean powers of 1024; SI readers mean 1000: both are offered.
+  k: ["KiB", "kB"],
+  m: ["MiB", "MB"],
+  g: ["GiB", "GB"],
+  t: ["TiB", "TB"],
+  kilobytes: ["kB"],
+  megabytes: ["MB"],
+  gigabytes: ["GB"],
+  terabytes: ["TB"],
+  kibibytes: ["KiB"],
+  mebibytes: ["MiB"],
+  gibibytes: ["GiB"],
+  tebibytes: ["TiB"],
+};
+
+/**
+ * The sizes gpuplan reads that `text` most likely meant (`12gib` → 12GiB, `12G` → 12GiB or 12GB),
+ * or none when it is not a number and a unit it knows.
+ */
+export function sizeSuggestions(text: string): string[] {
+  const m = /^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*$/u.exec(text);
+  if (!m) return [];
+  const unit = m[2]!.toLowerCase();
+  return (Object.hasOwn(SPELLINGS, unit) ? SPELLINGS[unit]! : []).map((u) => `${m[1]}${u}`);
+}
+
 /**
  * A size for people, the one formatter gpuplan has: binary units, one decimal below 100 and none
  * above, no ".0" — 14 GiB, 1.5 GiB, 800 MiB, 512 B.

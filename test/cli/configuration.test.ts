@@ -67,6 +67,10 @@ describe("shared argument parsers", () => {
       ["25d", "It is longer than 24d, the most gpuplan waits for anything."],
       ["banana", "It is not a duration."],
       ["-1s", "It is not a duration."],
+      [
+        "10 mins",
+        "It is not a duration: did you mean 10m? A duration is milliseconds or a number with a unit: ms, s, m, h or d",
+      ],
     ] as const) {
       expect(() => any(bad)).toThrow(message);
       expect(takeArgumentFailureCode()).toBe("invalid-duration");
@@ -83,7 +87,9 @@ describe("shared argument parsers", () => {
     expect(size("12GiB")).toBe(12 * 2 ** 30);
     expect(size("2048")).toBe(2048);
     for (const [bad, message] of [
-      ["12 apples", "It is not a size."],
+      ["12 apples", "It is not a size. A size is bytes or a number with a unit: B, kB, MB, GB, TB"],
+      ["12gib", "It is not a size: did you mean 12GiB?"],
+      ["4G", "It is not a size: did you mean 4GiB or 4GB?"],
       ["1KB", "It is less than 1 KiB."],
       ["2TiB", "It is more than 1 TiB."],
     ] as const) {

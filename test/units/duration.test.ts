@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, parseDuration } from "../../src/units/duration.js";
+import { durationSuggestion, formatDuration, parseDuration } from "../../src/units/duration.js";
 
 describe("parseDuration", () => {
   it("reads units into milliseconds", () => {
@@ -47,5 +47,25 @@ describe("formatDuration", () => {
     expect(formatDuration(5_900, "clock")).toBe("0:05");
     expect(formatDuration(245_000, "clock")).toBe("4:05");
     expect(formatDuration(3_723_000, "clock")).toBe("1:02:03");
+  });
+});
+
+describe("durationSuggestion", () => {
+  it("offers the spelling gpuplan reads for a unit in another case or form", () => {
+    expect(durationSuggestion("10 mins")).toBe("10m");
+    expect(durationSuggestion("10min")).toBe("10m");
+    expect(durationSuggestion("5M")).toBe("5m");
+    expect(durationSuggestion("30 seconds")).toBe("30s");
+    expect(durationSuggestion("2 hrs")).toBe("2h");
+    expect(durationSuggestion("1.5H")).toBe("1.5h");
+    expect(durationSuggestion("3 days")).toBe("3d");
+    expect(durationSuggestion("2w")).toBe("14d");
+    expect(durationSuggestion("250 msec")).toBe("250ms");
+    for (const s of ["10 mins", "5M", "2w"]) expect(parseDuration(durationSuggestion(s)!), s).toBeDefined();
+  });
+
+  it("offers nothing for what is not a number and a known unit", () => {
+    for (const none of ["soon", "10 fortnights", "5constructor", "1toString", "h", ""])
+      expect(durationSuggestion(none), none).toBeUndefined();
   });
 });

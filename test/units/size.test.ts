@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatSize, parseSize } from "../../src/units/size.js";
+import { formatSize, parseSize, sizeSuggestions } from "../../src/units/size.js";
 
 const GiB = 1024 ** 3;
 
@@ -59,5 +59,23 @@ describe("formatSize", () => {
     for (const text of ["14GiB", "800MiB", "3KiB"]) {
       expect(parseSize(formatSize(parseSize(text)!).replace(" ", ""))).toBe(parseSize(text));
     }
+  });
+});
+
+describe("sizeSuggestions", () => {
+  it("offers the spelling gpuplan reads for a unit in another case or form", () => {
+    expect(sizeSuggestions("12gib")).toEqual(["12GiB"]);
+    expect(sizeSuggestions("12 gib")).toEqual(["12GiB"]);
+    expect(sizeSuggestions("1.5Gi")).toEqual(["1.5GiB"]);
+    expect(sizeSuggestions("16gb")).toEqual(["16GB"]);
+    expect(sizeSuggestions("12 gigabytes")).toEqual(["12GB"]);
+    // A bare letter is read as 1024 by Docker and Slurm, as 1000 by others: both are offered.
+    expect(sizeSuggestions("12G")).toEqual(["12GiB", "12GB"]);
+    for (const s of sizeSuggestions("12g")) expect(parseSize(s), s).toBeDefined();
+  });
+
+  it("offers nothing for what is not a number and a known unit", () => {
+    for (const none of ["twelve GiB", "12 apples", "12constructor", "12toString", "GiB", "1e3GiB", ""])
+      expect(sizeSuggestions(none), none).toEqual([]);
   });
 });
