@@ -163,9 +163,12 @@ function checkTemplates(
     if (!salvaged) return { source: parsed.source, problems };
     ({ data, skip, dropped } = salvaged);
   }
-  const invalid = droppedCheck(dropped);
-  const normalized = normalizeFile(data, file, skip, invalid);
+  const normalized = normalizeFile(data, file, skip, droppedCheck(dropped));
   problems.push(...normalized.problems);
+  // A size past the bound is reported as such: read as not given, it must not add "missing-vram".
+  for (const p of normalized.problems)
+    if (p.code === "size-out-of-range" && p.pointer !== undefined) dropped.add(p.pointer);
+  const invalid = droppedCheck(dropped);
   for (const t of normalized.value.templates) {
     for (const rule of RULES)
       rule({ file, spec: t.spec, pipeline: t.resolved, invalid, report: (p) => problems.push(p) });

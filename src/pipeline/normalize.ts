@@ -26,6 +26,8 @@ import {
   type ResolvedStep,
   STRATEGY_FRACTIONS,
 } from "./model.js";
+import { sizeProblems } from "./size-limits.js";
+import { sizeTooLarge } from "./size-too-large.js";
 
 /** Defaults come from the schema (`default` keywords), never restated here. */
 const DEFAULTS = pipelineSchema.defaults;
@@ -48,7 +50,7 @@ export function normalizeFile(
   skip: ReadonlySet<number> = new Set(),
   invalid: (pointer: string) => boolean = () => false,
 ): { value: Templates; problems: Problem[] } {
-  const problems: Problem[] = durationProblems(data, file, skip);
+  const problems: Problem[] = [...durationProblems(data, file, skip), ...sizeProblems(data, file, skip)];
   const registry = normalizeRegistry(data, file, problems, invalid);
   const defaults = data.defaults ?? {};
   const templates = data.pipelines.flatMap((spec, i) =>
@@ -198,15 +200,14 @@ function normalizeStep(
   const keepWarm = step.keep_warm ?? defaults.keep_warm ?? step.worker !== undefined;
   const isGpu = [memory.input, memory.output, ...memory.uses].some(isGpuType);
   // The schema checked the form; a size can still be too large to count in bytes exactly.
-  const size = (v: number | string | undefined, key: string) => {
+  // defaults.vram past the bound is said once, at the defaults (size-limits.ts).
+  const size = (v: number | string | undefined, key: string, own = true) => {
     if (v === undefined) return null;
     const bytes = parseSize(v);
-    if (bytes === undefined) {
+    if (bytes === undefined && own) {
       problems.push(
         error({
-          code: "size-out-of-range",
-          message: `\`${key}\` of step \`${step.id}\` is too large: ${String(v)}`,
-          hint: "sizes must stay below 8 PiB",
+          ...sizeTooLarge(`\`${key}\` of step \`${step.id}\``, v),
           file,
           pointer: `${pointer}/${key}`,
         }),
@@ -225,7 +226,7 @@ function normalizeStep(
     memory,
     isGpu,
     unknownMemoryType,
-    vramBytes: size(step.vram ?? (isGpu ? defaults.vram : undefined), "vram"),
+    vramBytes: size(step.vram ?? (isGpu ? defaults.vram : undefined), "vram", step.vram !== undefined),
     dataBytes: size(step.data, "data"),
     needs: step.needs ?? (j > 0 && previousId !== undefined ? [previousId] : []),
     deviceMap: step.device_map ?? null,

@@ -329,6 +329,46 @@ describe("counts are bounded", () => {
     expect(estimate!.hint).toContain("365d");
   });
 
+  it("a size of 8 PiB or more is a located error wherever it is given, never read as 'not given'", () => {
+    // min_memory, context_reserve and mem_per_task past the bound were dropped: the plan asked nothing.
+    const loaded = check(yaml`
+      version: 1
+      registry:
+        context_reserve: 9007199254740993
+        executor: { slurm: { mem_per_task: 99999999TiB } }
+      defaults: { vram: 9007199254740992 }
+      pipelines:
+        - name: a
+          requires: { min_memory: 9007199254740993 }
+          steps:
+            - { id: s, run: [echo], memory: torch, vram: 9007199254740993, data: 8192TiB }
+            - { id: t, run: [echo], memory: torch }
+    `);
+    expect(loaded.problems.map((p) => [p.code, p.pointer, p.line])).toEqual([
+      ["size-out-of-range", "/registry/context_reserve", 3],
+      ["size-out-of-range", "/registry/executor/slurm/mem_per_task", 4],
+      ["size-out-of-range", "/defaults/vram", 5],
+      ["size-out-of-range", "/pipelines/0/requires/min_memory", 8],
+      ["size-out-of-range", "/pipelines/0/steps/0/vram", 10],
+      ["size-out-of-range", "/pipelines/0/steps/0/data", 10],
+    ]);
+    const messages = loaded.problems.map((p) => p.message);
+    // The parser has rounded ...993 to ...992 already: no value is shown that the file does not hold.
+    expect(messages).toContain("`min_memory` is too large: 8 PiB or more");
+    expect(messages).toContain("`vram` of step `s` is too large: 8 PiB or more");
+    expect(messages).toContain("`mem_per_task` is too large: `99999999TiB`");
+    expect(messages.join("\n")).not.toContain("9007199254740992");
+    // 8 PiB less a byte is still a size (and then a no-usable-gpu, as any too-large need is).
+    const under = check(yaml`
+      version: 1
+      pipelines:
+        - name: a
+          requires: { min_memory: 9007199254740991 }
+          steps: [{ id: s, run: [echo] }]
+    `);
+    expect(under.problems.filter((p) => p.code === "size-out-of-range")).toEqual([]);
+  });
+
   it("max_pipelines_per_gpu: 100000 is a located schema error", () => {
     const loaded = check(yaml`
       version: 1
