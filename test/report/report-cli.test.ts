@@ -96,6 +96,49 @@ describe("gpuplan report (CLI)", () => {
     expect(readFileSync(join(cwd, "plan.html"), "utf8")).toContain("Why each pipeline is where it is");
   }, 30_000);
 
+  it("-o never names what the report reads: the run's records, or the plan (it replaced them with the page)", () => {
+    const cwd = temp();
+    runCpuExample(cwd);
+    const [id] = runIds(cwd);
+    const run = join(".gpuplan/runs", id!);
+    const log = readFileSync(join(cwd, run, "logs/plate-P1@generate.out.log"), "utf8");
+    symlinkSync(join(run, "events.jsonl"), join(cwd, "events-link"));
+    const record = (name: string) => readFileSync(join(cwd, run, name), "utf8");
+    const records = {
+      events: record("events.jsonl"),
+      journal: record("journal.jsonl"),
+      plan: record("plan.json"),
+    };
+    for (const [out, shown] of [
+      [join(run, "events.jsonl"), "events.jsonl"],
+      [join(run, "journal.jsonl"), "journal.jsonl"],
+      [join(run, "plan.json"), "plan.json"],
+      [join(run, "logs/plate-P1@generate.out.log"), "logs/plate-P1@generate.out.log"],
+      ["events-link", "events.jsonl"],
+    ] as const) {
+      const r = gpuplan(["report", id!, "-o", out], { cwd, env: NO_GPU });
+      expect(r.exitCode, out).toBe(2);
+      expect(r.stderr).toContain(
+        `gpuplan: error: -o ${out} is ${shown} in the run folder ${run}, which this report reads: writing the report there would destroy the run's records  [conflicting-options]`,
+      );
+      expect(hasCrashed(r)).toBe(false);
+    }
+    expect(record("events.jsonl")).toBe(records.events);
+    expect(record("journal.jsonl")).toBe(records.journal);
+    expect(record("plan.json")).toBe(records.plan);
+    expect(readFileSync(join(cwd, run, "logs/plate-P1@generate.out.log"), "utf8")).toBe(log);
+    // Its own report in the run folder, and a new file there, are still written.
+    for (const out of [join(run, "report.html"), join(run, "mine.html")])
+      expect(gpuplan(["report", id!, "-o", out], { cwd, env: NO_GPU }).exitCode).toBe(0);
+    writeFileSync(join(cwd, "plan.json"), records.plan);
+    const plan = gpuplan(["report", "plan.json", "-o", "./plan.json"], { cwd, env: NO_GPU });
+    expect(plan.exitCode).toBe(2);
+    expect(plan.stderr).toContain(
+      "gpuplan: error: -o ./plan.json is plan.json, the plan this report reads: writing the report there would destroy it  [conflicting-options]",
+    );
+    expect(readFileSync(join(cwd, "plan.json"), "utf8")).toBe(records.plan);
+  }, 60_000);
+
   it("says clearly when there is nothing to report on (exit 2) or the file is not a plan (exit 1)", () => {
     const cwd = temp();
     const none = gpuplan(["report"], { cwd, env: NO_GPU });

@@ -3,9 +3,11 @@
  * default) or a plan's report as one HTML file, or as a Chrome trace. Without -o the result goes
  * to stdout when it is a pipe or a file, and into the run folder (or beside the plan) on a terminal.
  */
+import { realpathSync } from "node:fs";
 import { stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { readPlanFile } from "../../plan/read-plan.js";
+import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import type { ListedStatus } from "../../report/listed-status.js";
 import type { ReportModel } from "../../report/model.js";
@@ -34,7 +36,10 @@ export interface ReportOptions {
 export default async function report(target: string | undefined, options: ReportOptions): Promise<number> {
   let model: ReportModel;
   let home: string;
+  /** What the report was drawn from: -o must not name it. */
+  let source: { plan: string } | { runDir: string };
   if (target !== undefined && (await stat(target).catch(() => null))?.isFile()) {
+    source = { plan: target };
     const checked = await readPlanFile(target);
     if (!checked.plan) {
       writeErr(formatHuman(checked.problems, [checked.source], await paintFor()));
@@ -44,6 +49,7 @@ export default async function report(target: string | undefined, options: Report
     home = join(dirname(target), basename(target).replace(/\.json$/, ""));
   } else {
     const runDir = await findRunDir(target);
+    source = { runDir };
     await checkRunFolder(runDir, target ?? runDir);
     model = await runReport(runDir);
     home = join(runDir, "report");
@@ -52,6 +58,7 @@ export default async function report(target: string | undefined, options: Report
     options.format === "trace" ? `${jsonText(toChromeTrace(model))}\n` : renderReportHtml(model, VERSION);
   const ext = options.format === "trace" ? ".trace.json" : ".html";
   const output = options.output ?? (process.stdout.isTTY ? `${home}${ext}` : "-");
+  if (options.output !== undefined && output !== "-") refuseToOverwriteSource(output, source);
   if (output === "-") writeOut(text);
   // A default path is gpuplan's choice, in a folder others may write to: a link there is replaced, not followed.
   else await writeUserFile(output, text, "report", options.output === undefined ? "chosen" : "named");
@@ -66,6 +73,44 @@ export default async function report(target: string | undefined, options: Report
   );
   for (const note of h.notes) writeErr(`  note: ${escapeText(note)}\n`);
   return EXIT.ok;
+}
+
+/** The names gpuplan itself writes its report under in a run folder (the default -o). */
+const REPORT_NAMES = new Set(["report.html", "report.trace.json"]);
+
+/**
+ * `-o` naming the plan being reported, or a file of the run's own records (events.jsonl,
+ * journal.jsonl, plan.json, a log): report -o RUN/events.jsonl replaced the run's events with the
+ * page, and the next report of that run found nothing that ran.
+ */
+function refuseToOverwriteSource(output: string, source: { plan: string } | { runDir: string }): void {
+  const target = realpathOrNull(output);
+  if (target === null) return;
+  if ("plan" in source) {
+    if (realpathOrNull(source.plan) === target)
+      throw new UsageError(
+        `-o ${output} is ${source.plan}, the plan this report reads: writing the report there would destroy it`,
+        "conflicting-options",
+        "write the report to its own file, e.g. -o report.html",
+      );
+    return;
+  }
+  const dir = realpathOrNull(source.runDir);
+  if (dir === null || !target.startsWith(`${dir}${sep}`)) return;
+  if (dirname(target) === dir && REPORT_NAMES.has(basename(target))) return;
+  throw new UsageError(
+    `-o ${output} is ${relative(dir, target)} in the run folder ${source.runDir}, which this report reads: writing the report there would destroy the run's records`,
+    "conflicting-options",
+    "write the report to its own file, e.g. -o report.html",
+  );
+}
+
+function realpathOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /**
