@@ -148,8 +148,24 @@ function toProblem(f: Failure): Problem {
  * already escaped as it is, so a message that escaped its parts is not escaped twice.
  */
 function formatHuman(f: Failure): string {
-  const lines = [`gpuplan: error: ${escapeText(f.message)}  [${f.code}]`];
-  for (const d of f.details) lines.push(`  ${escapeText(d.trimStart())}`);
-  if (f.hint) lines.push(`  hint: ${escapeText(f.hint)}`);
+  const lines = [`gpuplan: error: ${shown(f.message)}  [${f.code}]`];
+  for (const d of f.details) lines.push(`  ${shown(d.trimStart())}`);
+  if (f.hint) lines.push(`  hint: ${shown(f.hint)}`);
   return `${lines.join("\n")}\n`;
+}
+
+/** A word longer than this (an argument, a path) is shown cut: no path a system takes is longer (PATH_MAX). */
+const MAX_WORD = 4096;
+
+/**
+ * Escaped, and each word of more than MAX_WORD characters cut to its start and end: a
+ * 100,000-character argument came back whole, twice over for `status ARG` (one line of 200 KB).
+ * The --json document keeps the whole text, as data.
+ */
+function shown(text: string): string {
+  const cut = text.replace(/\S{4097,}/gu, (w) => {
+    const chars = Array.from(w);
+    return chars.length <= MAX_WORD ? w : `${chars.slice(0, 200).join("")}…${chars.slice(-40).join("")}`;
+  });
+  return escapeText(cut);
 }

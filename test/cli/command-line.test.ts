@@ -182,6 +182,32 @@ describe("usage errors", () => {
   });
 });
 
+describe("a 100,000-character argument in a failure", () => {
+  const huge = "x".repeat(100_000);
+  it.each([
+    ["status RUN", ["status", huge]],
+    ["report RUN", ["report", huge]],
+    ["compile FILE", ["compile", huge]],
+    ["compile --target NAME", ["compile", "examples/hello-cpu.yaml", "--target", huge]],
+    ["detect --timeout (commander's message)", ["detect", "--timeout", huge]],
+    ["an unknown option (commander's message)", [`--${huge}`]],
+  ])("%s: shown cut to its start and end, not echoed whole (status: 200 KB on one line)", (_, args) => {
+    const r = gpuplan(args, { cwd: ROOT });
+    expect(r.exitCode).toBe(2);
+    expect(hasCrashed(r)).toBe(false);
+    expect(r.stderr).toMatch(/^gpuplan: error: .*x{150,}…x{30,}[^x].*\[[a-z-]+\]$/m);
+    expect(r.stderr.length).toBeLessThan(2000);
+  });
+
+  it("--json keeps the whole argument, as data", () => {
+    const r = gpuplan(["status", huge, "--json"], { cwd: ROOT });
+    expect(r.exitCode).toBe(2);
+    expect((JSON.parse(r.stdout) as { problems: { message: string }[] }).problems[0]!.message).toContain(
+      huge,
+    );
+  });
+});
+
 describe("compile", () => {
   it("`compile -` reads the pipeline from stdin; problems name <stdin>", () => {
     const text = readFileSync(EXAMPLE, "utf8");
