@@ -77,6 +77,7 @@ export async function writeFileAtomic(
       return "created";
     }
     if (st.isFile()) {
+      if (choice === "named") refuseReadOnly(target.path, path, st, what);
       // A file at a path gpuplan chose may have been planted: its mode and owner are not taken over.
       await replaceAtomically(target.path, text, choice === "chosen" ? null : st, onTemp);
       return "replaced";
@@ -121,6 +122,24 @@ export function refuseFolderName(path: string, what: string): void {
     "unwritable-file",
     "name a file inside it, or leave out the last /",
   );
+}
+
+/**
+ * A file the user may not write (chmod a-w plan.json: a reviewed plan frozen) is not replaced,
+ * though its folder would let a rename do it: `>`, tee and cp refuse it, and so does gpuplan.
+ * access(2) answers as writing in place would, so root (who may write it) still replaces it.
+ */
+function refuseReadOnly(real: string, shown: string, st: Stats, what: string): void {
+  try {
+    process.getBuiltinModule("node:fs").accessSync(real, constants.W_OK);
+  } catch (e) {
+    if (errnoOf(e) !== "EACCES" && errnoOf(e) !== "EPERM") return;
+    throw new UsageError(
+      `cannot write ${what} ${shown}: it is read-only for you (mode ${(st.mode & 0o777).toString(8).padStart(3, "0")}), so gpuplan does not replace it`,
+      "unwritable-file",
+      `make it writable first (chmod u+w ${shown}), or write somewhere else`,
+    );
+  }
 }
 
 type Target = { kind: "fd"; fd: number } | { kind: "path"; path: string; stats: Stats | null };

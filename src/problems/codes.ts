@@ -813,7 +813,7 @@ export const CODES = {
   "unwritable-file": failure(
     "user",
     "A file gpuplan was asked to write cannot be written",
-    "Output paths (`-o`, `--save`, `--events`) must name a file in an existing folder you can write: the message says whether the path is a directory (or ends in `/`, which names one), its folder is missing, a link on the way leads nowhere, the folder takes no new files (a virtual file system such as /proc), a file stands where a folder is needed, or the folder is read-only. An existing non-regular file (a device, a FIFO) is written to, never replaced; a FIFO nobody opens for reading within 2 s is this error, not a wait for good; a symbolic link is followed. `--events` refuses a UNIX socket named by its path (gpuplan does not connect to sockets: connect it to stdout and give `/dev/stdout`) and a `/dev/fd/N` that gpuplan was not started with.",
+    "Output paths (`-o`, `--save`, `--events`) must name a file in an existing folder you can write: the message says whether the path is a directory (or ends in `/`, which names one), its folder is missing, a link on the way leads nowhere, the folder takes no new files (a virtual file system such as /proc), a file stands where a folder is needed, the folder is read-only, or the file itself is read-only for you (it is never replaced then). An existing non-regular file (a device, a FIFO) is written to, never replaced; a FIFO nobody opens for reading within 2 s is this error, not a wait for good; a symbolic link is followed. `--events` refuses a UNIX socket named by its path (gpuplan does not connect to sockets: connect it to stdout and give `/dev/stdout`) and a `/dev/fd/N` that gpuplan was not started with.",
   ),
   "file-system-error": failure(
     "user",

@@ -10,6 +10,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -127,6 +128,40 @@ describe("compile -o: path mistakes (exit 2, with a hint)", () => {
         gpuplan(["compile", CPU_EXAMPLE, "-o", "/proc/self/plan.json"], { cwd: t.dir, env: NO_GPU }),
         "cannot write plan /proc/self/plan.json: the folder /proc/self takes no new files (a virtual file system such as /proc or /sys?)",
       );
+    },
+  );
+
+  it.skipIf(!canSwitchUser)(
+    "a file the user may not write is left as it is, though its folder would let a rename replace it",
+    () => {
+      chmodSync(t.dir, 0o777);
+      const frozen = join(t.dir, "plan.json");
+      writeFileSync(frozen, "the reviewed plan\n");
+      chmodSync(frozen, 0o444);
+      const r = spawnSync(
+        "runuser",
+        [
+          "-u",
+          "nobody",
+          "--",
+          process.execPath,
+          join(ROOT, "bin/gpuplan.js"),
+          "compile",
+          CPU_EXAMPLE,
+          "-o",
+          frozen,
+        ],
+        { cwd: t.dir, encoding: "utf8", env: { ...process.env, ...NO_GPU, NO_COLOR: "1" } },
+      );
+      expectUsageError(
+        { exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr },
+        `cannot write plan ${frozen}: it is read-only for you (mode 444), so gpuplan does not replace it`,
+      );
+      expect(readFileSync(frozen, "utf8")).toBe("the reviewed plan\n");
+      // Root may write it, as with > or tee: replaced, its mode kept.
+      const root = gpuplan(["compile", CPU_EXAMPLE, "-o", frozen], { cwd: t.dir, env: NO_GPU });
+      expect(root.exitCode, root.stderr).toBe(0);
+      expect(statSync(frozen).mode & 0o777).toBe(0o444);
     },
   );
 
