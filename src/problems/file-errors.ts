@@ -81,7 +81,10 @@ function describeFileError(
     case "EPIPE":
       return { reason: "its reader closed it before everything was written" };
     case "ENXIO":
-      return { reason: "no process reads it (a socket or a FIFO without a reader)" };
+      // /dev/tty says ENXIO in a process without a controlling terminal (cron, CI, setsid).
+      return path === "/dev/tty"
+        ? { reason: "gpuplan has no controlling terminal", hint: "name a file, or - for stdout" }
+        : { reason: "no process reads it (a socket or a FIFO without a reader)" };
     default:
       return { reason: errno ?? (e instanceof Error ? e.message : String(e)) };
   }

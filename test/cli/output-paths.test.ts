@@ -253,6 +253,19 @@ describe("compile -o: what is there already", () => {
     expect(lstatSync(devNull).rdev).toBe(lstatSync("/dev/null").rdev);
   });
 
+  it("-o /dev/tty without a controlling terminal says so (it said 'no process reads it (a socket or a FIFO…)')", () => {
+    // setsid: a new session, which has no controlling terminal (cron, CI).
+    const r = spawnSync(
+      "setsid",
+      ["--wait", process.execPath, join(ROOT, "bin/gpuplan.js"), "compile", CPU_EXAMPLE, "-o", "/dev/tty"],
+      { cwd: t.dir, env: { ...process.env, ...NO_GPU, NO_COLOR: "1" }, encoding: "utf8", timeout: 15_000 },
+    );
+    expectUsageError(
+      { exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr },
+      "cannot write plan /dev/tty: gpuplan has no controlling terminal",
+    );
+  });
+
   it("-o - and -o /dev/stdout print the plan on stdout", () => {
     const plain = gpuplan(["compile", EXAMPLE, ...TARGET]);
     for (const out of ["-", "/dev/stdout"]) {
