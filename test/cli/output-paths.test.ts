@@ -346,6 +346,41 @@ describe("detect --save and run --events", () => {
     expect(existsSync(join(t.dir, ".gpuplan"))).toBe(false);
   });
 
+  it("run --resume RUN --events into RUN's own folder is refused before anything is opened (it doubled events.jsonl, broke journal.jsonl)", () => {
+    const first = gpuplan(["run", CPU_EXAMPLE, "--ui", "plain"], { cwd: t.dir, env: NO_GPU });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const [id] = readdirSync(join(t.dir, ".gpuplan/runs"));
+    const run = join(".gpuplan/runs", id!);
+    const read = (name: string) => readFileSync(join(t.dir, run, name), "utf8");
+    const before = { events: read("events.jsonl"), journal: read("journal.jsonl") };
+    symlinkSync(join(t.dir, run, "journal.jsonl"), join(t.dir, "journal-link"));
+    for (const events of [
+      join(run, "events.jsonl"),
+      join(run, "journal.jsonl"),
+      join(run, "new.jsonl"),
+      "journal-link",
+    ]) {
+      const r = gpuplan(["run", "--resume", id!, "--events", events, "--ui", "plain"], {
+        cwd: t.dir,
+        env: NO_GPU,
+      });
+      expectUsageError(
+        r,
+        `--events ${events} is in the folder of run ${id}, which the resumed run writes itself (its events go to its own events.jsonl already)`,
+        "conflicting-options",
+      );
+    }
+    expect(read("events.jsonl")).toBe(before.events);
+    expect(read("journal.jsonl")).toBe(before.journal);
+    expect(existsSync(join(t.dir, run, "new.jsonl"))).toBe(false);
+    const elsewhere = gpuplan(["run", "--resume", id!, "--events", "events.jsonl", "--ui", "plain"], {
+      cwd: t.dir,
+      env: NO_GPU,
+    });
+    expect(elsewhere.exitCode, elsewhere.stderr).toBe(0);
+    expect(readFileSync(join(t.dir, "events.jsonl"), "utf8")).toContain('"event":"run.end"');
+  }, 60_000);
+
   it("run --events under a file is a usage error; a missing folder is made, as before", () => {
     writeFileSync(join(t.dir, "log"), "");
     const bad = gpuplan(["run", CPU_EXAMPLE, "--ui", "plain", "--events", join(t.dir, "log", "e.jsonl")], {

@@ -4,7 +4,7 @@
  * only part of the run that prints or decides how it ends.
  */
 import type { Stats } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
 import { UsageError } from "../../problems/errors.js";
@@ -54,6 +54,10 @@ export default async function run(file: string | undefined, given: RunOptions): 
   checkRunFlagScope(options.executor, options.flagsGiven ?? []);
   // A path mistake in --events is found before anything starts, not after the run directory exists.
   if (options.events !== undefined && options.ui === "json") await refuseEventsOnJsonStdout(options.events);
+  if (options.events !== undefined && options.resume !== undefined) {
+    const { runDirOf } = await import("../../run/record/run-dir-of.js");
+    refuseEventsInRunFolder(options.events, runDirOf(options.resume));
+  }
   const eventsSink = options.events !== undefined ? await checkEventsFile(options.events, file) : undefined;
   const detect: DetectInventory = async (o) =>
     (await import("../../detect/index.js")).detectInventory({
@@ -226,6 +230,36 @@ async function refuseEventsOnJsonStdout(path: string): Promise<void> {
       "conflicting-options",
       "leave out --events, or send the events elsewhere (--events events.jsonl)",
     );
+}
+
+/**
+ * `--resume RUN --events RUN/events.jsonl` wrote every event twice into the run's own record (the
+ * run appends there itself), and `--events RUN/journal.jsonl` put event lines in the journal,
+ * which the next --resume refused as damaged. Nothing of the resumed run's folder is an --events
+ * file; checked before anything is opened or made.
+ */
+function refuseEventsInRunFolder(path: string, runDir: string): void {
+  const { realpathSync } = process.getBuiltinModule("node:fs");
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      // Not there yet: where it would be made.
+      try {
+        return join(realpathSync(dirname(p)), basename(p));
+      } catch {
+        return null;
+      }
+    }
+  };
+  const dir = real(runDir);
+  const events = real(path);
+  if (dir === null || events === null || !`${events}/`.startsWith(`${dir}/`)) return;
+  throw new UsageError(
+    `--events ${path} is in the folder of run ${basename(runDir)}, which the resumed run writes itself (its events go to its own events.jsonl already)`,
+    "conflicting-options",
+    "leave out --events, or send the events elsewhere (--events events.jsonl)",
+  );
 }
 
 /**
