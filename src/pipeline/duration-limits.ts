@@ -5,6 +5,7 @@
  */
 import { error, type Problem, toPointer } from "../problems/problem.js";
 import type { Duration, GpuplanPipelineFile, StepDefaults, StepSpec } from "../schema-types/pipeline.js";
+import { displayText } from "../text/safe-text.js";
 import { MAX_FILE_DURATION_MS, parseDuration } from "../units/duration.js";
 
 const DAY_MS = 86_400_000;
@@ -25,7 +26,8 @@ export function durationProblems(
     problems.push(
       error({
         code: "duration-out-of-range",
-        message: `\`${String(path.at(-1))}\` is longer than ${days} days: ${String(value)}`,
+        // The value is shown cut: a 100,000-digit timeout came back whole.
+        message: `\`${String(path.at(-1))}\` is longer than ${days} days: ${displayText(String(value), 40)}`,
         hint: `durations in a pipeline file are at most ${days} days (${days}d)`,
         file,
         pointer: toPointer(path),

@@ -327,6 +327,15 @@ describe("counts are bounded", () => {
     expect(timer!.message).toBe("`timeout` is longer than 365 days: 366d");
     expect(estimate!.message).toBe("`estimate` is longer than 365 days: 366d");
     expect(estimate!.hint).toContain("365d");
+    const huge = check(yaml`
+      version: 1
+      pipelines:
+        - name: a
+          steps: [{ id: s, run: [echo], timeout: ${"9".repeat(100_000)}d }]
+    `);
+    expect(huge.problems.map((p) => p.message)).toEqual([
+      `\`timeout\` is longer than 365 days: ${"9".repeat(40)}…`,
+    ]);
   });
 
   it("a size of 8 PiB or more is a located error wherever it is given, never read as 'not given'", () => {
