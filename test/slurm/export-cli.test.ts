@@ -174,6 +174,19 @@ describe("gpuplan export --to slurm", () => {
     expect(statSync(join(dir, "planted/submit.sh")).mode & 0o111).not.toBe(0);
   });
 
+  it("-o naming a file says so, as the other outputs do (it said 'cannot use it as a folder (ENOTDIR)')", () => {
+    const r = run(["export", "plan.json", "--to", "slurm", "-o", "plan.json"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(
+      `gpuplan: error: cannot write folder ${join(dir, "plan.json")}: it is a file, not a folder  [unwritable-file]`,
+    );
+    const under = run(["export", "plan.json", "--to", "slurm", "-o", "plan.json/out"]);
+    expect(under.exitCode).toBe(2);
+    expect(under.stderr).toContain(
+      `cannot write folder ${join(dir, "plan.json/out")}: a file stands where a folder is needed  [unwritable-file]`,
+    );
+  });
+
   it("an output folder that cannot be made (under /proc) is a usage error at once, never a hang", () => {
     const r = run(["export", "plan.json", "--to", "slurm", "-o", "/proc/gpuplan-nope/out"]);
     expect(r.exitCode, r.stderr).toBe(2);

@@ -11,7 +11,7 @@ import { checkPlan, type PlanCheck } from "../../plan/read-plan.js";
 import { upgradePlan } from "../../plan/upgrade-plan.js";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
-import { fileError } from "../../problems/file-errors.js";
+import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import { toReportedProblem } from "../../problems/reported-problem.js";
 import { makeFoldersSync } from "../../run/record/make-folders.js";
@@ -171,13 +171,14 @@ async function checkFolder(dir: string, force: boolean): Promise<void> {
   try {
     entries = await readdir(dir);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT")
+    // Said as for every path gpuplan writes: "cannot use it as a folder (ENOTDIR)" named the errno only.
+    if (errnoOf(e) === "ENOTDIR" && (await stat(dir).catch(() => null)) !== null)
       throw new UsageError(
-        `-o ${dir}: cannot use it as a folder (${code})`,
+        `cannot write folder ${dir}: it is a file, not a folder`,
         "unwritable-file",
-        "give a folder path",
+        "give a folder path (export writes several files)",
       );
+    if (errnoOf(e) !== "ENOENT") throw fileError(e, dir, "write", "folder");
   }
   if (entries.length > 0 && !force)
     throw new UsageError(
