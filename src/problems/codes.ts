@@ -820,6 +820,12 @@ export const CODES = {
     "The file system refused an operation",
     "An operation on a file or folder failed with an error of the system (no space left, too many open files, a read-only file system…). The message names the path and the system's error.",
   ),
+  "live-view-unavailable": problem(
+    "warning",
+    "The live view could not be loaded; the run is drawn in plain lines",
+    "`--ui tui` (or `auto` on a terminal) loads ink and react when the run starts. Where they cannot be loaded — a broken installation, or Node 20's module loader with packages reached through symbolic links (pnpm's layout), which gave 'onetime is not a function' inside ink's dependencies — the run is not ended for it: this warning names what failed, and the steps are shown as `--ui plain` shows them.",
+    "report it with the message; `--ui plain` shows the same without trying the live view",
+  ),
   "internal-error": failure(
     "bug",
     "A bug in gpuplan",

@@ -71,6 +71,24 @@ async function plainRun(colorLevel: ColorLevel) {
 }
 
 describe("the plain view", () => {
+  it("stands in for a live view that cannot be loaded, saying why: the run goes on", async () => {
+    // Node 20 with packages reached through links (pnpm's layout) failed inside ink's dependencies
+    // with "onetime is not a function", and the run ended before its first step.
+    const err = captureStream();
+    const view = await createView(
+      "tui",
+      { plan: makePlan(), pipelines: ALL_PIPELINES, out: captureStream(), err, colorLevel: 0 },
+      () => Promise.reject(new TypeError("onetime is not a function\u001b[2J")),
+    );
+    expect(err.text()).toMatch(
+      /^warning {2}the live view \(--ui tui\) could not be loaded \(onetime is not a function\\x1b\[2J\); the run is shown in plain lines {2}\[live-view-unavailable\]\n/,
+    );
+    for (const event of failureEvents()) view.onEvent(event);
+    await view.close(failedSummary());
+    expect(err.text()).toContain("[plate-1/segment cuda:0] started");
+    expect(err.text()).toContain("run 20261122-010000-abcd failed: 5 ok, 1 failed, 1 skipped");
+  });
+
   it("writes prefixed lifecycle and output lines, then the summary, all on stderr", async () => {
     const { out, err } = await plainRun(0);
     expect(out).toBe("");
