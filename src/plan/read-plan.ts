@@ -15,6 +15,7 @@ const PLAN_FORMAT = 2;
 
 import { shellWord } from "../text/shell-word.js";
 import { fillDefaults } from "./plan-defaults.js";
+import { PlanTooLarge, planSizeLimit } from "./plan-size.js";
 import { isPlanSchema } from "./plan-text.js";
 import { upgradePlan } from "./upgrade-plan.js";
 
@@ -24,7 +25,15 @@ export type PlanCheck =
 
 /** Read and check the plan file `file` (as the user named it, for messages). */
 export async function readPlanFile(file: string, path = file): Promise<PlanCheck> {
-  return checkPlan(await parsePlanText(file, await readSourceText(path, "plan")));
+  let text: string;
+  try {
+    // Refused by its size before it is read: a plan too big for the heap would end Node with a fatal error.
+    text = await readSourceText(path, "plan", planSizeLimit(file));
+  } catch (e) {
+    if (!(e instanceof PlanTooLarge && e.problem)) throw e;
+    return { plan: undefined, problems: [e.problem], source: { file, text: "" } };
+  }
+  return checkPlan(await parsePlanText(file, text));
 }
 
 /** Parse a plan's text: JSON when it is JSON, else YAML (which also says where a JSON syntax error is). */

@@ -466,6 +466,12 @@ export const CODES = {
     "Plans say their format (`schema: gpuplan/plan@N`) and the gpuplan that wrote them. A plan in a later format than this gpuplan reads is refused before anything starts, naming the gpuplan that made it.",
     "run it with that gpuplan, or compile the pipeline again with this one",
   ),
+  "plan-too-large": problem(
+    "error",
+    "The plan is larger than gpuplan writes or reads",
+    "A run holds its whole plan in memory, and a dry run its description too, about 24 times the plan file's size. compile refuses to write a plan of more than 128 MiB, and run refuses to read one (said before it is parsed, where Node would otherwise end with a fatal out-of-memory error), or a smaller one when Node's heap limit (a quarter of a small machine's memory) would not hold it.",
+    "split the pipelines over several pipeline files and compile a plan of each; for a plan refused by the heap limit, NODE_OPTIONS=--max-old-space-size=MiB raises it",
+  ),
   "plan-truncated": problem(
     "error",
     "The plan file is cut short",

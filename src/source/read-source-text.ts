@@ -24,7 +24,7 @@ export const MAX_SOURCE_BYTES = 2 ** 29 - 24;
  * nothing else runs meanwhile, and node:fs/promises would cost a compile ~2 ms of start (#17).
  * A FIFO (`<(generate-pipeline)`) is read to its end; a device or a socket is refused.
  */
-export async function readSourceText(file: string, what: string): Promise<string> {
+export async function readSourceText(file: string, what: string, limit?: SizeLimit): Promise<string> {
   let fd: number;
   try {
     fd = openSync(file, "r");
@@ -40,7 +40,9 @@ export async function readSourceText(file: string, what: string): Promise<string
         "unreadable-file",
         "name a file (a FIFO such as <(command) is read to its end)",
       );
-    return readAll(fd, stat.isFile() ? stat.size : 0, file, what).toString("utf8");
+    const tooLarge = (size?: number) => limit?.tooLarge(size) ?? tooLargeError(file, what);
+    const expected = stat.isFile() ? stat.size : 0;
+    return readAll(fd, expected, limit?.bytesFor(expected) ?? MAX_SOURCE_BYTES, tooLarge).toString("utf8");
   } catch (e) {
     throw e instanceof UsageError ? e : fileError(e, file, "read", what);
   } finally {
@@ -48,9 +50,20 @@ export async function readSourceText(file: string, what: string): Promise<string
   }
 }
 
-/** The whole file, `expected` bytes or however many a FIFO (or /proc) gives, at most MAX_SOURCE_BYTES. */
-function readAll(fd: number, expected: number, file: string, what: string): Buffer {
-  if (expected > MAX_SOURCE_BYTES) throw tooLarge(file, what);
+/**
+ * A reader's own limit below MAX_SOURCE_BYTES (a plan's, src/plan/plan-size.ts) and its refusal,
+ * given the file's size when it is known before reading.
+ */
+export interface SizeLimit {
+  /** The most bytes read of a file whose size is `expected` (0: unknown, a FIFO). */
+  bytesFor: (expected: number) => number;
+  tooLarge: (size: number | undefined) => Error;
+}
+
+/** The whole file, `expected` bytes or however many a FIFO (or /proc) gives, at most `max`. */
+function readAll(fd: number, expected: number, max: number, tooLarge: (size?: number) => Error): Buffer {
+  // Said before anything is read: a file too big to hold is never read, let alone parsed.
+  if (expected > max) throw tooLarge(expected);
   const chunks: Buffer[] = [];
   let total = 0;
   // One read for a regular file of the size fstat told (plus a byte to see it did not grow).
@@ -59,7 +72,7 @@ function readAll(fd: number, expected: number, file: string, what: string): Buff
     const n = readSync(fd, chunk, 0, chunk.length, null);
     if (n === 0) break;
     total += n;
-    if (total > MAX_SOURCE_BYTES) throw tooLarge(file, what);
+    if (total > max) throw tooLarge();
     chunks.push(chunk.subarray(0, n));
     if (n === chunk.length) chunk = Buffer.allocUnsafe(Math.min(chunk.length * 2, 64 * 1024 * 1024));
     else chunk = chunk.subarray(n);
@@ -83,7 +96,7 @@ export async function readStdinText(what: string): Promise<string> {
     total += (chunk as Buffer).length;
     if (total > MAX_SOURCE_BYTES) {
       process.stdin.destroy();
-      throw tooLarge(name, what);
+      throw tooLargeError(name, what);
     }
     chunks.push(chunk as Buffer);
   }
@@ -95,7 +108,7 @@ async function isTerminal(fd: number): Promise<boolean> {
   return process.getBuiltinModule("node:tty").isatty(fd);
 }
 
-function tooLarge(file: string, what: string): UsageError {
+function tooLargeError(file: string, what: string): UsageError {
   return new UsageError(
     `cannot read ${what} ${file}: it is larger than ${MAX_SOURCE_BYTES} bytes (512 MiB), the most gpuplan reads of a file`,
     "unreadable-file",

@@ -10,6 +10,13 @@ import {
   loadPipelineFile,
 } from "../../pipeline/load-pipeline.js";
 import { realPlanFolder } from "../../plan/plan-paths.js";
+import {
+  MAX_PLAN_BYTES,
+  PlanTooLarge,
+  planBytesUpToLimit,
+  planTooLargeProblem,
+  withinPlanLimit,
+} from "../../plan/plan-size.js";
 import { isPlanSchema, PLAN_SCHEMA, planDocument, planPieces } from "../../plan/plan-text.js";
 import { describeStaleness, learnedRuns } from "../../plan/staleness.js";
 import { dedupeProblems } from "../../problems/dedupe.js";
@@ -80,13 +87,18 @@ export default async function compile(file: string, options: CompileOptions): Pr
   const first = compiles[0]!;
   const { result } = first;
   if (history) writeErr(historyLines(history, result.learnedSteps ?? 0, options.history!));
-  const problems = sortProblems(dedupeProblems(compiles.flatMap((c) => c.problems)));
+  let problems = sortProblems(dedupeProblems(compiles.flatMap((c) => c.problems)));
   const sources = [
     ...new Map(compiles.flatMap((c) => c.result.sources).map((src) => [src.file, src])).values(),
   ];
-  const failed = hasErrors(problems) || result.plan === undefined;
-  // Streamed a pipeline at a time: a big plan's text is never held whole (plan-text.ts).
-  if (!failed && output) await writeUserFile(output, planPieces(result.plan!), "plan");
+  let failed = hasErrors(problems) || result.plan === undefined;
+  const tooLarge = failed ? undefined : await writePlanWithinLimit(result.plan!, output, checks.length > 0);
+  if (tooLarge !== undefined) {
+    const { locateProblems } = await import("../../source/locate.js");
+    const problem = planTooLargeProblem(file === "-" ? STDIN_NAME : file, tooLarge);
+    problems = sortProblems([...problems, ...locateProblems([problem], sources)]);
+    failed = true;
+  }
 
   const paint = await paintFor();
   const checked = compiles.filter((c) => c.check !== undefined && c.upToDate !== undefined);
@@ -131,6 +143,31 @@ export default async function compile(file: string, options: CompileOptions): Pr
     writeErr(summaryLine(result.plan, problems, failed || where === undefined, where ?? "", paint.bold));
   }
   return failed ? EXIT.problems : EXIT.ok;
+}
+
+/**
+ * Write the plan to `output`, streamed a pipeline at a time (a big plan's text is never held
+ * whole, plan-text.ts), unless it passes the size run reads (plan-size.ts): then nothing is
+ * written and its size so far comes back. A plan for stdout is measured before any of it goes
+ * out, so a reader never gets the first 128 MiB of one; `--check` compares, and writes nothing.
+ */
+async function writePlanWithinLimit(
+  plan: GpuplanPlan,
+  output: string | undefined,
+  checking: boolean,
+): Promise<number | undefined> {
+  if (output === undefined) {
+    if (checking) return undefined;
+    const bytes = planBytesUpToLimit(planPieces(plan));
+    return bytes > MAX_PLAN_BYTES ? bytes : undefined;
+  }
+  try {
+    await writeUserFile(output, withinPlanLimit(planPieces(plan)), "plan");
+    return undefined;
+  } catch (e) {
+    if (e instanceof PlanTooLarge) return e.bytes;
+    throw e;
+  }
 }
 
 /**

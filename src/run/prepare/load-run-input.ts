@@ -7,6 +7,7 @@
 import { dirname, relative, resolve } from "node:path";
 import type { DetectInventory, Inventory } from "../../inventory/types.js";
 import { resolvePlanPath } from "../../plan/plan-paths.js";
+import { PlanTooLarge, planSizeLimit } from "../../plan/plan-size.js";
 import { isPlanSchema, PLAN_SCHEMA } from "../../plan/plan-text.js";
 import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
 import type { Problem } from "../../problems/problem.js";
@@ -40,7 +41,22 @@ export async function loadRunInput(
   detect: DetectInventory,
   { verify = true, cwd = process.cwd() }: { verify?: boolean; cwd?: string } = {},
 ): Promise<RunInput> {
-  const text = await readSourceText(file, "plan");
+  let text: string;
+  try {
+    // Refused by its size before it is read: a plan too big for the heap would end Node with a fatal error.
+    text = await readSourceText(file, "plan", planSizeLimit(file));
+  } catch (e) {
+    if (!(e instanceof PlanTooLarge && e.problem)) throw e;
+    const source = { file, text: "" };
+    return {
+      kind: "plan",
+      plan: undefined,
+      baseDir: cwd,
+      problems: [e.problem],
+      sources: [source],
+      recompile: "",
+    };
+  }
   const parsed = await parsePlanText(file, text);
   const data = parsed.data;
   const isPlan =

@@ -1,0 +1,102 @@
+// One limit on a plan's size, shared by compile and run (src/plan/plan-size.ts): run of a 344 MB
+// plan had peaked at 4.1 GB and a 450 MB one ended Node with "heap out of memory"; a plan past the
+// limit is now refused by its size before it is read, and compile refuses to write one.
+import { existsSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { MAX_PLAN_BYTES, planReadLimit } from "../../src/plan/plan-size.js";
+import { gpuplan } from "../helpers/cli.js";
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+const scratch = () => (dir ??= mkdtempSync(join(tmpdir(), "gpuplan-plan-size-")));
+
+/** A sparse file of `bytes`: as big as a plan past the limit, without writing it. */
+function sparse(name: string, bytes: number): string {
+  const path = join(scratch(), name);
+  writeFileSync(path, "");
+  truncateSync(path, bytes);
+  return path;
+}
+
+describe("a plan too big to read", () => {
+  it("is refused by run --dry-run by its size, located, before it is read", () => {
+    const plan = sparse("huge.json", MAX_PLAN_BYTES + 1);
+    const r = gpuplan(["run", plan, "--dry-run"], { cwd: scratch() });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("plan-too-large");
+    expect(r.stderr).toContain("more than gpuplan reads of a plan (128 MiB)");
+    expect(r.stderr).not.toMatch(/heap|at .*\.js:\d+/);
+    const json = gpuplan(["run", plan, "--dry-run", "--json"], { cwd: scratch() });
+    expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 1, problems: [{ code: "plan-too-large" }] });
+  });
+
+  it("is refused by report too", () => {
+    const r = gpuplan(["report", sparse("huge.json", MAX_PLAN_BYTES + 1)], { cwd: scratch() });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("plan-too-large");
+  });
+
+  it("is refused where Node's heap would not hold it, with the heap it needs", () => {
+    // 64 MiB of plan in a 256 MiB heap: about 1.5 GiB to read and describe it.
+    const r = gpuplan(["run", sparse("big.json", 64 * 2 ** 20), "--dry-run"], {
+      cwd: scratch(),
+      env: { NODE_OPTIONS: "--max-old-space-size=256" },
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("plan-too-large");
+    expect(r.stderr).toContain("NODE_OPTIONS=--max-old-space-size=1536");
+    expect(r.stderr).not.toContain("FATAL");
+  });
+
+  it("the read limit is the shared one, or the heap's share where that is less", () => {
+    expect(planReadLimit(8 * 2 ** 30)).toBe(MAX_PLAN_BYTES);
+    expect(planReadLimit(2 ** 30)).toBe(Math.floor(2 ** 30 / 24));
+  });
+});
+
+describe("compile of a plan past the limit", () => {
+  // 130 pipelines each carrying a 1 MiB env value: a pipeline file of 1 MiB, a plan of 130 MiB.
+  const pipeline = [
+    "version: 1",
+    "name: wide",
+    "defaults:",
+    "  env:",
+    `    BIG: ${"x".repeat(2 ** 20)}`,
+    "pipelines:",
+    "  - name: p{i}",
+    "    matrix:",
+    `      i: [${Array.from({ length: 130 }, (_, i) => i).join(",")}]`,
+    "    steps:",
+    "      - id: s",
+    "        run: [t]",
+    "        memory: numpy",
+    "",
+  ].join("\n");
+
+  it("writes no plan, and says so at the pipelines (-o, stdout and --json)", () => {
+    const cwd = scratch();
+    writeFileSync(join(cwd, "wide.yaml"), pipeline);
+    const r = gpuplan(["compile", "wide.yaml", "-o", "plan.json", "--target", "cpu-only"], { cwd });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("wide.yaml:7:3  error");
+    expect(r.stderr).toContain("more than gpuplan run reads (128 MiB)  [plan-too-large]");
+    expect(r.stderr).toContain("no plan written");
+    expect(existsSync(join(cwd, "plan.json"))).toBe(false);
+    // The temporary file the write had begun is gone too.
+    expect(readdirSync(cwd)).toEqual(["wide.yaml"]);
+    const out = gpuplan(["compile", "wide.yaml", "--target", "cpu-only"], { cwd });
+    expect(out.exitCode).toBe(1);
+    expect(out.stdout).toBe("");
+    const json = gpuplan(["compile", "wide.yaml", "--target", "cpu-only", "--format", "json"], { cwd });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      plan: null,
+      problems: [{ code: "plan-too-large", file: "wide.yaml", pointer: "/pipelines" }],
+    });
+  }, 60_000);
+});
