@@ -104,8 +104,12 @@ function splitPointer(pointer: string): string[] {
     .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
+/** Flow collections deeper than this are left to the document (which refuses them as too deep). */
+const MAX_FLOW_DEPTH = 1000;
+
 class Scanner {
   private p = 0;
+  private flowDepth = 0;
   private readonly n: number;
   private readonly bom: boolean;
 
@@ -633,8 +637,22 @@ class Scanner {
 
   // ---- flow context ----------------------------------------------------------------------
 
-  /** A node inside (or starting) a flow collection. */
+  /**
+   * A node inside (or starting) a flow collection. The scan recurses once per level: a JSON plan
+   * nested 100,000 deep (which JSON.parse reads) overflowed the stack here and ended `run` with
+   * an internal error; past MAX_FLOW_DEPTH the document is asked instead.
+   */
   private flowNode(trie: Trie | undefined, keyAt: number | undefined): void {
+    if (this.flowDepth >= MAX_FLOW_DEPTH) throw new Unsupported("flow collections nested too deep");
+    this.flowDepth++;
+    try {
+      this.flowNodeAt(trie, keyAt);
+    } finally {
+      this.flowDepth--;
+    }
+  }
+
+  private flowNodeAt(trie: Trie | undefined, keyAt: number | undefined): void {
     const start = this.p;
     const c = this.ch();
     if (c === 0x5b) this.flowSeq(trie, keyAt);

@@ -129,3 +129,19 @@ describe("streaming locator", () => {
     ).toBe(5);
   });
 });
+
+describe("a JSON document nested 100,000 deep", () => {
+  // JSON.parse reads it (a plan file); locating a problem in it overflowed the scan's stack and
+  // ended `gpuplan run` with an internal error. The scan now declines it and the document answers.
+  const depth = 100_000;
+  const text = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+
+  it("is declined by the scan, not a stack overflow", () => {
+    expect(() => scanOffsets(text, [{ pointer: "/schema", at: "key" }])).toThrow(Unsupported);
+  });
+
+  it("is still located", () => {
+    const found = offsetsOf({ file: "deep.json", text }, [{ pointer: "/schema", at: "key" }]);
+    expect([...found.values()]).toEqual([0]);
+  });
+});
