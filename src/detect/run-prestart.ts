@@ -10,7 +10,7 @@
  * prestart.cjs (the vendor probe plan, child_process) only when it starts children: a CPU plan
  * pays for one 4 KB read.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { MAX_DURATION_MS, parseDuration } from "../units/duration.js";
 
 /**
@@ -98,9 +98,17 @@ export function runPlanFile(args: readonly string[], env: NodeJS.ProcessEnv = pr
  */
 export function runDetectsGpus(file: string): boolean {
   if (/\.ya?ml$/i.test(file)) return true;
+  // Looked at before it is opened: opening a FIFO, even without blocking, lets its writer's open
+  // return, and closing it again then lost what the writer wrote (or killed it with SIGPIPE), so
+  // the CLI's own read waited for good (`gpuplan run <(cat plan.json)`, `mkfifo p; cat > p &`).
+  try {
+    if (!statSync(file).isFile()) return false;
+  } catch {
+    return false;
+  }
   let fd: number;
   try {
-    // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+    // O_NONBLOCK: should the name have become a FIFO since, opening it would wait for a writer.
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return false;

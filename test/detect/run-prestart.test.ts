@@ -99,6 +99,28 @@ describe("which files will detect the GPUs", () => {
     expect(runDetectsGpus(fifo)).toBe(false);
   });
 
+  it("never opens a FIFO: a writer waiting on it keeps what it writes for the CLI's own read", () => {
+    // `mkfifo p.json; cat plan > p.json &; gpuplan run p.json`: the peek's open let cat's open
+    // return, its close then threw cat's plan away, and the CLI's read waited for good.
+    write(
+      "p.yaml",
+      'version: 1\nname: f\npipelines:\n  - name: a\n    steps:\n      - { id: s, run: ["true"], memory: numpy }\n',
+    );
+    expect(
+      gpuplan(["compile", "p.yaml", "-o", "src.json", "--target", "cpu-only"], { cwd: t.dir }).exitCode,
+    ).toBe(0);
+    const fifo = join(t.dir, "plan.json");
+    execFileSync("mkfifo", [fifo]);
+    const writer = spawn("sh", ["-c", 'cat "$0" > "$1"', join(t.dir, "src.json"), fifo], { stdio: "ignore" });
+    try {
+      const r = gpuplan(["run", fifo, "--dry-run"], { cwd: t.dir });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout).toContain("nothing was started");
+    } finally {
+      writer.kill();
+    }
+  });
+
   it("starts children only then, and never with an empty GPUPLAN_* setting (the CLI drops those)", () => {
     write("gpu.json", plan('[{ "gpu": "cuda:0" }]'));
     write("cpu.json", plan("[]"));
