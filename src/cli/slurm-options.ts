@@ -11,6 +11,7 @@ import { UsageError } from "../problems/errors.js";
 import { error, type Problem } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import type { SlurmFlags } from "../slurm/executor-settings.js";
+import { displayText } from "../text/safe-text.js";
 
 /** The flags as commander gives them. */
 export interface SlurmCliOptions {
@@ -37,13 +38,34 @@ const GRES_TYPE = new RegExp(pipelineSchema.patterns.GresType);
 const SBATCH_ARG = /^-[^\s"'%\\\u0000-\u001f\u007f-\u009f]*$/;
 /**
  * Options that would break the scripts' contract: --array and --wrap (one task per pipeline, the
- * script gpuplan wrote), --wait (sbatch must return once the array is queued: gpuplan follows it).
+ * script gpuplan wrote), --wait (sbatch must return once the array is queued: gpuplan follows it),
+ * --clusters / -M (the array would run on another cluster, where the squeue, sacct and scancel
+ * gpuplan follows it with do not look: its tasks read as unknown, Ctrl-C cancelled nothing).
  * sbatch reads `#SBATCH` lines with getopt_long, which takes any unambiguous abbreviation of a
  * long option (`--arr=0`) and a short option's value attached or after flags (`-a0`, `-Ha0`).
  */
-const RESERVED_LONG = ["array", "wrap", "wait"];
+const RESERVED_LONG = ["array", "wrap", "wait", "clusters", "cluster"];
 /** sbatch's short options that take no value, which may come before another in one word. */
-const RESERVED_SHORT = /^-[hHIkOQsuvV]*[aW]/;
+const RESERVED_SHORT = /^-[hHIkOQsuvV]*[aWM]/;
+
+/** The variables that send sbatch's jobs to another cluster (sacct reads neither). */
+const CLUSTER_VARIABLES = ["SBATCH_CLUSTERS", "SLURM_CLUSTERS"] as const;
+
+/**
+ * gpuplan submits to the cluster it runs on and follows its jobs there: a shell whose
+ * SBATCH_CLUSTERS or SLURM_CLUSTERS names another would have the arrays run where sacct (which
+ * reads neither) does not look, and the run's end could not be told. Refused before anything is
+ * submitted, as the same options in --sbatch-arg are.
+ */
+export function refuseOtherClusters(env: NodeJS.ProcessEnv): void {
+  const set = CLUSTER_VARIABLES.find((name) => (env[name] ?? "") !== "");
+  if (set === undefined) return;
+  throw new UsageError(
+    `${set}=${displayText(env[set]!, 60)} would send the job arrays to another cluster, where gpuplan cannot follow them (sacct does not read it)`,
+    "conflicting-options",
+    `unset ${set} and run gpuplan on a login node of that cluster`,
+  );
+}
 
 function isReservedArg(arg: string): boolean {
   const long = /^--([^=]+)/.exec(arg)?.[1];
@@ -101,7 +123,7 @@ export function parseSlurmFlags(o: SlurmCliOptions): SlurmFlags {
   for (const a of o.sbatchArg) {
     if (!SBATCH_ARG.test(a) || isReservedArg(a))
       throw new UsageError(
-        `--sbatch-arg ${a}: ${isReservedArg(a) ? "gpuplan writes this one itself (--array, --wrap) or relies on sbatch returning (--wait), in any spelling sbatch reads" : "one sbatch option without spaces, quotes, % or \\"}`,
+        `--sbatch-arg ${a}: ${isReservedArg(a) ? "gpuplan writes this one itself (--array, --wrap), relies on sbatch returning (--wait), or follows the jobs on this cluster (--clusters, -M), in any spelling sbatch reads" : "one sbatch option without spaces, quotes, % or \\"}`,
         "invalid-option-value",
         "e.g. --sbatch-arg=--constraint=ib --sbatch-arg=--exclusive",
       );

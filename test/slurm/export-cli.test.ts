@@ -134,6 +134,11 @@ describe("gpuplan export --to slurm", () => {
     // sbatch would not return until the array ended.
     [["--sbatch-arg=--wait"], "relies on sbatch returning"],
     [["--sbatch-arg=-W"], "relies on sbatch returning"],
+    // The arrays would run on another cluster, where squeue, sacct and scancel do not look.
+    [["--sbatch-arg=--clusters=c2"], "follows the jobs on this cluster"],
+    [["--sbatch-arg=--clu=c2"], "follows the jobs on this cluster"],
+    [["--sbatch-arg=-Mc2"], "follows the jobs on this cluster"],
+    [["--sbatch-arg=-HM", "--sbatch-arg=c2"], "follows the jobs on this cluster"],
     [["--sbatch-arg=--comment=a b"], "one sbatch option without spaces"],
     [["--gres-type", "h100 x"], "not [MODEL=]TYPE"],
     [["--partition", "gpu;reboot"], "not a Slurm partition name"],

@@ -4,7 +4,7 @@
 // Slurm's logs go, requeueing, the GPUs) nor which of its jobs squeue lists and scancel cancels.
 // Stand-ins first on PATH record each call and the SBATCH_/SQUEUE_/SCANCEL_/SLURM_ variables they
 // were given; each prints FAKE/NAME.out.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -159,6 +159,30 @@ describe("gpuplan run --executor slurm under a shell with SBATCH_ variables", ()
       expect(seen(c.env).filter((n) => n.startsWith("SQUEUE_") || n === "SLURM_EXIT_ERROR")).toEqual([]);
     rmSync(join(fake, "squeue.out"));
   });
+
+  it.each(["SBATCH_CLUSTERS", "SLURM_CLUSTERS"])(
+    "%s naming another cluster is refused before anything is submitted, by run and by an exported submit.sh",
+    (name) => {
+      // The arrays would run where squeue, sacct and scancel (as gpuplan calls them) do not look:
+      // every task read as unknown, and Ctrl-C cancelled nothing.
+      rmSync(join(fake, "calls"), { force: true });
+      const r = run(["run", "plan.json", "--executor", "slurm", "--detach"], { [name]: "c2" });
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`${name}=c2 would send the job arrays to another cluster`);
+      expect(r.stderr).toContain("[conflicting-options]");
+      expect(calls().filter((c) => c.call.startsWith("sbatch"))).toEqual([]);
+      const e = run(["export", "plan.json", "--to", "slurm", "-o", `clusters-${name}`]);
+      expect(e.exitCode, e.stderr).toBe(0);
+      const submitted = spawnSync("bash", [join(dir, `clusters-${name}/submit.sh`)], {
+        cwd: dir,
+        env: { ...process.env, PATH: `${fake}:${process.env.PATH}`, [name]: "c2" },
+        encoding: "utf8",
+      });
+      expect(submitted.status).toBe(2);
+      expect(submitted.stderr).toContain("would send the arrays to another cluster");
+      expect(calls().filter((c) => c.call.startsWith("sbatch"))).toEqual([]);
+    },
+  );
 
   it("scancel, as the follower runs it, sees no SCANCEL_ filter (it would spare some of the run's jobs)", async () => {
     rmSync(join(fake, "calls"), { force: true });

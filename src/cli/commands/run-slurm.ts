@@ -26,6 +26,7 @@ import {
   gpuplanBinary,
   parseSlurmFlags,
   projectDir,
+  refuseOtherClusters,
   type SlurmCliOptions,
 } from "../slurm-options.js";
 import {
@@ -53,6 +54,7 @@ export async function runOnSlurmCommand(
   eventsSink?: StreamSink,
 ): Promise<number> {
   const flags = parseSlurmFlags(options);
+  refuseOtherClusters(process.env);
   // Slurm requeues a task whose node failed unless told not to (JobRequeue=1 is its default): the
   // follower must know which, so the scripts say it either way; --sbatch-arg comes after and wins.
   flags.sbatchArgs = [options.requeue ? "--requeue" : "--no-requeue", ...(flags.sbatchArgs ?? [])];
