@@ -179,7 +179,10 @@ export function foldRunEvents(events: readonly RunEvent[]): FoldedRun {
       case "gpu.step.end": {
         const key = stepKey(e.pipeline, e.step);
         const a = running.get(key);
-        if (a) {
+        // Another attempt's end (a line out of place in a merged or edited file) closes nothing:
+        // taken as this one's, attempt 2 read as ended with attempt 1's status, and its own end
+        // was then dropped.
+        if (a && a.attempt === e.attempt) {
           running.delete(key);
           a.end = e;
           // The attempt's own measure of its length; the event's time is when it was reported.

@@ -424,6 +424,28 @@ describe("run report model", () => {
     ]);
   });
 
+  it("ends an attempt only with its own end: another attempt's, out of place, closes nothing", () => {
+    const model = buildRunReport(
+      folder(
+        null,
+        events([
+          [0, runStart(["a"])],
+          [1, start("a", "s", "cpu", 1)],
+          [2, end("a", "s", "cpu", 1, "error", 1)],
+          [3, start("a", "s", "cpu", 2)],
+          // Attempt 1's end again, written out of place: attempt 2 goes on.
+          [4, end("a", "s", "cpu", 1, "error", 1)],
+          [9, end("a", "s", "cpu", 6, "ok", 2)],
+        ]),
+      ),
+    );
+    expect(model.rows[0]).toMatchObject({ outcome: "ok", attempts: 2 });
+    expect(model.bars.map((b) => [b.attempt, b.status, b.durationMs])).toEqual([
+      [1, "error", 1],
+      [2, "ok", 6],
+    ]);
+  });
+
   it("reports a run without a plan from its events alone (lanes from the slots it saw)", () => {
     const model = buildRunReport(
       folder(
