@@ -23,6 +23,7 @@ import {
   writeFileAtomic,
 } from "../plan/write-atomic.js";
 import { errnoOf, fileError } from "../problems/file-errors.js";
+import { refuseRunRecord } from "./run-records.js";
 
 /** What a write cleans up after before stopping as the signal would (SIGQUIT is left as it is: a core dump). */
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -69,6 +70,7 @@ export async function writeUserFile(
     if (choice === "named") {
       // Before any folder is made for it.
       refuseFolderName(path, what ?? "file");
+      refuseRunRecord(path, "-o");
       await makeParentFolders(path, what ?? "file");
     }
     return await writeFileAtomic(path, text, what, watch, choice);

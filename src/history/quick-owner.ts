@@ -8,7 +8,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { runHeaderOf } from "../report/run-folder.js";
+import { runHeaderOf } from "../run/record/run-header-line.js";
 
 const HEAD_BYTES = 64 * 1024;
 // One buffer for every read: they are synchronous, so none overlaps another.

@@ -15,6 +15,7 @@ import { errnoOf } from "../problems/file-errors.js";
 import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runDirOf } from "../run/record/run-dir-of.js";
+import { type RunHeader, runHeaderOf } from "../run/record/run-header-line.js";
 import { runIdsNewestFirst } from "../runs/run-order.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { MAX_SOURCE_BYTES } from "../source/read-source-text.js";
@@ -22,15 +23,6 @@ import { attemptKey } from "./attempts.js";
 import { openInFolder, realFolder } from "./open-in-folder.js";
 import { readLines } from "./read-lines.js";
 import { RepeatedEvents } from "./repeated-events.js";
-
-/** The journal's first line: what the run was started from. */
-interface RunHeader {
-  run: string;
-  startedAt: string;
-  input: string;
-  baseDir: string;
-  pipelines: string[];
-}
 
 export interface RunFolder {
   runDir: string;
@@ -192,26 +184,6 @@ async function readHeader(runDir: string, notes: string[]): Promise<RunHeader | 
   const header = runHeaderOf(text.slice(0, text.indexOf("\n") >>> 0));
   if (!header) notes.push("journal.jsonl: its first line is not a run header");
   return header;
-}
-
-/** The journal's first line as a run header, or null when it is not one. */
-export function runHeaderOf(first: string): RunHeader | null {
-  try {
-    const h = JSON.parse(first) as Partial<RunHeader> & { type?: unknown };
-    if (
-      h.type === "run" &&
-      typeof h.run === "string" &&
-      typeof h.startedAt === "string" &&
-      typeof h.input === "string" &&
-      typeof h.baseDir === "string" &&
-      Array.isArray(h.pipelines) &&
-      h.pipelines.every((p) => typeof p === "string")
-    )
-      return h as RunHeader;
-  } catch {
-    // Not JSON: not a header.
-  }
-  return null;
 }
 
 async function readRunPlan(runDir: string, notes: string[]): Promise<GpuplanPlan | null> {

@@ -10,6 +10,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -379,6 +380,45 @@ describe("detect --save and run --events", () => {
     });
     expect(elsewhere.exitCode, elsewhere.stderr).toBe(0);
     expect(readFileSync(join(t.dir, "events.jsonl"), "utf8")).toContain('"event":"run.end"');
+  }, 60_000);
+
+  it("no output lands on another run's records: -o and --events into a run folder's journal, events, plan or logs are refused", () => {
+    // report RUN1 -o RUN2/events.jsonl replaced RUN2's events with a page; a new run's --events
+    // RUN2/journal.jsonl put event lines in RUN2's journal, which its --resume then refused.
+    const first = gpuplan(["run", CPU_EXAMPLE, "--ui", "plain"], { cwd: t.dir, env: NO_GPU });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const [id] = readdirSync(join(t.dir, ".gpuplan/runs"));
+    const run = join(".gpuplan/runs", id!);
+    const before = ["events.jsonl", "journal.jsonl", "plan.json"].map((n) =>
+      readFileSync(join(t.dir, run, n), "utf8"),
+    );
+    const [log] = readdirSync(join(t.dir, run, "logs"));
+    const says = (flag: string, path: string) =>
+      `${flag} ${path} is one of the records of run ${id} (${realpathSync(join(t.dir, run))}): writing there would destroy them`;
+    for (const path of [
+      join(run, "events.jsonl"),
+      join(run, "plan.json"),
+      join(run, "logs", log!),
+      join(run, "logs", "new.log"),
+    ]) {
+      expectUsageError(
+        gpuplan(["compile", CPU_EXAMPLE, "-o", path], { cwd: t.dir, env: NO_GPU }),
+        says("-o", path),
+        "conflicting-options",
+      );
+      expectUsageError(
+        gpuplan(["run", CPU_EXAMPLE, "--events", path, "--ui", "plain"], { cwd: t.dir, env: NO_GPU }),
+        says("--events", path),
+        "conflicting-options",
+      );
+    }
+    expect(
+      ["events.jsonl", "journal.jsonl", "plan.json"].map((n) => readFileSync(join(t.dir, run, n), "utf8")),
+    ).toEqual(before);
+    expect(existsSync(join(t.dir, run, "logs", "new.log"))).toBe(false);
+    // The run's report beside them is an output like any other.
+    const report = gpuplan(["report", id!, "-o", join(run, "report.html")], { cwd: t.dir, env: NO_GPU });
+    expect(report.exitCode, report.stderr).toBe(0);
   }, 60_000);
 
   it("run --events under a file is a usage error; a missing folder is made, as before", () => {

@@ -24,6 +24,7 @@ import { writeErr, writeOut } from "../output.js";
 import { sinkOf, stderr, stdout } from "../output-guard.js";
 import { colorLevelOf, paintFor } from "../paint.js";
 import { checkRunFlagScope } from "../run-flag-scope.js";
+import { refuseRunRecord } from "../run-records.js";
 import type { SlurmRunOptions } from "./run-slurm.js";
 
 /** The options as program.ts resolved them (flag, GPUPLAN_* variable, default); durations in ms. */
@@ -296,6 +297,7 @@ async function checkEventsFile(path: string, input: string | undefined): Promise
       "unwritable-file",
       "give a FIFO (mkfifo) or a file, or connect the socket to gpuplan's stdout and give --events /dev/stdout",
     );
+  refuseRunRecord(path, "--events");
   try {
     const existing = events;
     if (existing?.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
