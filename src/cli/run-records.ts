@@ -6,16 +6,14 @@
  * is known by its journal's first line, a run header; the run's report.html beside them, or any
  * other new file there, is written as before.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../problems/errors.js";
-import { runHeaderOf } from "../run/record/run-header-line.js";
+import { readRunHeader } from "../run/record/run-header-line.js";
 
 const RECORDS = new Set(["journal.jsonl", "events.jsonl", "plan.json"]);
 /** A run folder's subfolders that hold only its records. */
 const RECORD_FOLDERS = new Set(["logs", "slurm"]);
-/** Enough for a run header: it names the run's pipelines, not its steps. */
-const HEADER_BYTES = 64 * 1024;
 
 /** The path as the kernel would reach it: the file's real path, or its folder's for a new file; null when neither is there. */
 function realPathOf(path: string): string | null {
@@ -30,39 +28,15 @@ function realPathOf(path: string): string | null {
   }
 }
 
-/** Whether `dir` is a run folder: its journal.jsonl, a regular file, starts with a run header. */
-function isRunFolder(dir: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(
-      join(dir, "journal.jsonl"),
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-    );
-  } catch {
-    return false;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return false;
-    const buffer = Buffer.alloc(HEADER_BYTES);
-    const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, HEADER_BYTES, 0));
-    const end = text.indexOf("\n");
-    return end !== -1 && runHeaderOf(text.slice(0, end)) !== null;
-  } catch {
-    return false;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** The run folder whose record `path` would be, or null. */
 function runRecordFolder(path: string): string | null {
   const real = realPathOf(path);
   if (real === null) return null;
-  if (RECORDS.has(basename(real)) && isRunFolder(dirname(real))) return dirname(real);
+  if (RECORDS.has(basename(real)) && readRunHeader(dirname(real)) !== null) return dirname(real);
   // logs/NAME, slurm/…/NAME: a few levels up at most.
   let dir = dirname(real);
   for (let depth = 0; depth < 3 && dirname(dir) !== dir; depth++, dir = dirname(dir))
-    if (RECORD_FOLDERS.has(basename(dir)) && isRunFolder(dirname(dir))) return dirname(dir);
+    if (RECORD_FOLDERS.has(basename(dir)) && readRunHeader(dirname(dir)) !== null) return dirname(dir);
   return null;
 }
 
@@ -74,5 +48,22 @@ export function refuseRunRecord(path: string, flag: string): void {
     `${flag} ${path} is one of the records of run ${basename(run)} (${run}): writing there would destroy them`,
     "conflicting-options",
     "name a file outside the run's folder (a run's report may go to RUN/report.html)",
+  );
+}
+
+/**
+ * `--resume RUN --events RUN/events.jsonl` wrote every event twice into the run's own record (the
+ * run appends there itself), and `--events RUN/journal.jsonl` put event lines in the journal,
+ * which the next --resume refused as damaged. Nothing of the resumed run's folder is an --events
+ * file; checked before anything is opened or made.
+ */
+export function refuseEventsInRunFolder(path: string, runDir: string): void {
+  const dir = realPathOf(runDir);
+  const events = realPathOf(path);
+  if (dir === null || events === null || !`${events}/`.startsWith(`${dir}/`)) return;
+  throw new UsageError(
+    `--events ${path} is in the folder of run ${basename(runDir)}, which the resumed run writes itself (its events go to its own events.jsonl already)`,
+    "conflicting-options",
+    "leave out --events, or send the events elsewhere (--events events.jsonl)",
   );
 }

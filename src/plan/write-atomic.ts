@@ -346,20 +346,27 @@ async function writeFifo(path: string, text: Content, shown: string, what: strin
     }
   }
   try {
-    for (const piece of piecesOf(text)) {
-      const bytes = Buffer.from(piece, "utf8");
-      for (let done = 0; done < bytes.length; ) {
-        try {
-          done += writeSync(fd, bytes, done, Math.min(bytes.length - done, MAX_WRITE_BYTES));
-        } catch (e) {
-          // Full: the reader is slower than gpuplan; wait for it as any writer to a pipe does.
-          if (errnoOf(e) !== "EAGAIN") throw e;
-          await pause(FIFO_POLL_MS);
-        }
-      }
-    }
+    await writeWaitingForReader(fd, text);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Write to a pipe or FIFO that does not block: when it is full the reader is slower than gpuplan,
+ * and it is waited for as any writer to a pipe does, with the event loop free.
+ */
+async function writeWaitingForReader(fd: number, text: Content): Promise<void> {
+  for (const piece of piecesOf(text)) {
+    const bytes = Buffer.from(piece, "utf8");
+    for (let done = 0; done < bytes.length; ) {
+      try {
+        done += writeSync(fd, bytes, done, Math.min(bytes.length - done, MAX_WRITE_BYTES));
+      } catch (e) {
+        if (errnoOf(e) !== "EAGAIN") throw e;
+        await pause(FIFO_POLL_MS);
+      }
+    }
   }
 }
 
@@ -406,20 +413,11 @@ function writeBytes(fd: number, bytes: Uint8Array): void {
 }
 
 async function writeToDescriptor(fd: number, text: Content): Promise<void> {
-  for (const piece of piecesOf(text)) {
-    const bytes = Buffer.from(piece, "utf8");
-    let done = 0;
-    while (done < bytes.length) {
-      try {
-        done += writeSync(fd, bytes, done);
-      } catch (e) {
-        // The reader went away (`-o /dev/stdout | head -1`): the rest has nowhere to go, quietly.
-        if (errnoOf(e) === "EPIPE") return;
-        // A non-blocking pipe that is full: wait for the reader.
-        if (errnoOf(e) !== "EAGAIN") throw e;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    }
+  try {
+    await writeWaitingForReader(fd, text);
+  } catch (e) {
+    // The reader went away (`-o /dev/stdout | head -1`): the rest has nowhere to go, quietly.
+    if (errnoOf(e) !== "EPIPE") throw e;
   }
 }
 

@@ -3,16 +3,10 @@
  * reference answer, used for YAML the streaming scanner (scan-offsets.ts) leaves alone. Each
  * mapping's keys are indexed once, so locating many problems in one big mapping stays linear.
  */
-import { createRequire } from "node:module";
 import type { Document, Node, Pair, YAMLMap } from "yaml";
 import { fromPointer } from "../problems/problem.js";
 import type { OffsetRequest } from "./scan-offsets.js";
-
-// `yaml` is loaded on first use (synchronously, so locating stays a plain function): most files
-// never need it.
-type YamlModule = typeof import("yaml");
-let yamlModule: YamlModule | undefined;
-const yaml = (): YamlModule => (yamlModule ??= createRequire(import.meta.url)("yaml") as YamlModule);
+import { yaml } from "./yaml-module.js";
 
 export interface DocumentIndex {
   doc: Document;

@@ -4,12 +4,8 @@
  * took one compile per duplicate. Read from the `yaml` package's document, built only on this
  * error path (as locate.ts does), with duplicate keys allowed so that it sees them all.
  */
-import { createRequire } from "node:module";
 import type { Node } from "yaml";
-
-type YamlModule = typeof import("yaml");
-let yamlModule: YamlModule | undefined;
-const yaml = (): YamlModule => (yamlModule ??= createRequire(import.meta.url)("yaml") as YamlModule);
+import { yaml } from "./yaml-module.js";
 
 export interface DuplicateKey {
   key: string;

@@ -4,7 +4,7 @@
  * only part of the run that prints or decides how it ends.
  */
 import type { Stats } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
 import { UsageError } from "../../problems/errors.js";
@@ -24,7 +24,7 @@ import { writeErr, writeOut } from "../output.js";
 import { sinkOf, stderr, stdout } from "../output-guard.js";
 import { colorLevelOf, paintFor } from "../paint.js";
 import { checkRunFlagScope } from "../run-flag-scope.js";
-import { refuseRunRecord } from "../run-records.js";
+import { refuseEventsInRunFolder, refuseRunRecord } from "../run-records.js";
 import type { SlurmRunOptions } from "./run-slurm.js";
 
 /** The options as program.ts resolved them (flag, GPUPLAN_* variable, default); durations in ms. */
@@ -231,36 +231,6 @@ async function refuseEventsOnJsonStdout(path: string): Promise<void> {
       "conflicting-options",
       "leave out --events, or send the events elsewhere (--events events.jsonl)",
     );
-}
-
-/**
- * `--resume RUN --events RUN/events.jsonl` wrote every event twice into the run's own record (the
- * run appends there itself), and `--events RUN/journal.jsonl` put event lines in the journal,
- * which the next --resume refused as damaged. Nothing of the resumed run's folder is an --events
- * file; checked before anything is opened or made.
- */
-function refuseEventsInRunFolder(path: string, runDir: string): void {
-  const { realpathSync } = process.getBuiltinModule("node:fs");
-  const real = (p: string) => {
-    try {
-      return realpathSync(p);
-    } catch {
-      // Not there yet: where it would be made.
-      try {
-        return join(realpathSync(dirname(p)), basename(p));
-      } catch {
-        return null;
-      }
-    }
-  };
-  const dir = real(runDir);
-  const events = real(path);
-  if (dir === null || events === null || !`${events}/`.startsWith(`${dir}/`)) return;
-  throw new UsageError(
-    `--events ${path} is in the folder of run ${basename(runDir)}, which the resumed run writes itself (its events go to its own events.jsonl already)`,
-    "conflicting-options",
-    "leave out --events, or send the events elsewhere (--events events.jsonl)",
-  );
 }
 
 /**
