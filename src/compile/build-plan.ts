@@ -3,6 +3,8 @@
  * written in a fixed order and nothing time- or machine-dependent goes in, so the same inputs
  * give the same bytes.
  */
+
+import { append } from "../lists/append.js";
 import { incomingConversions, transferMs } from "../pipeline/conversions.js";
 import type { ResolvedFile, ResolvedPipeline, ResolvedStep } from "../pipeline/model.js";
 import type { Problem } from "../problems/problem.js";
@@ -134,7 +136,7 @@ function planStep(
       pointer: `${s.pointer}/device_map`,
       label: `step \`${s.id}\` of pipeline \`${p.name}\``,
     });
-    problems.push(...r.problems);
+    append(problems, r.problems);
     if (r.value)
       deviceMap = { preset: r.value.preset, map: r.value.map, bytesByDevice: r.value.bytesByDevice };
   }

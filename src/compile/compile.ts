@@ -9,6 +9,7 @@ import { type LearnedPipelines, learnEstimates } from "../history/learn-estimate
 import type { History } from "../history/read-history.js";
 import { inventoryFingerprint } from "../inventory/fingerprint.js";
 import type { InventoryChoice } from "../inventory/load-inventory.js";
+import { append } from "../lists/append.js";
 import type { LoadedPipelineFile } from "../pipeline/load-pipeline.js";
 import type { ResolvedPipeline } from "../pipeline/model.js";
 import { pathInPlan } from "../plan/plan-paths.js";
@@ -95,9 +96,9 @@ export function compilePlan(
   learnedSteps = learned?.learnedSteps;
   const pipelines = learned?.pipelines ?? resolved.pipelines;
   const registry = buildRegistry(inventory, resolved.registry, pipelines);
-  problems.push(...registry.problems);
+  append(problems, registry.problems);
   const schedule = assignGpus(pipelines, registry.value, resolved.registry, file, inventory.cpu.usableCores);
-  problems.push(...schedule.problems);
+  append(problems, schedule.problems);
   if (learned?.overBudget.length) {
     const typed = buildRegistry(inventory, resolved.registry, resolved.pipelines).value;
     const typedSchedule = assignGpus(
@@ -107,8 +108,9 @@ export function compilePlan(
       file,
       inventory.cpu.usableCores,
     ).value;
-    problems.push(
-      ...overBudgetWarnings(
+    append(
+      problems,
+      overBudgetWarnings(
         learned.overBudget,
         placementOf(typedSchedule),
         placementOf(schedule.value),
@@ -130,7 +132,7 @@ export function compilePlan(
     registry: registry.value,
     schedule: schedule.value,
   });
-  problems.push(...plan.problems);
+  append(problems, plan.problems);
   return finish(plan.value);
 }
 
@@ -141,7 +143,7 @@ function learnFromHistory(
   problems: Problem[],
 ): LearnedPipelines {
   const learned = learnEstimates(pipelines, history, file);
-  problems.push(...learned.problems);
+  append(problems, learned.problems);
   return learned;
 }
 

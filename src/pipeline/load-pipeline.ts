@@ -3,6 +3,7 @@
  * every problem found on the way; the caller decides what to do with them (STYLE.md §4).
  */
 import validatePipeline from "../generated/pipeline-validator.js";
+import { append } from "../lists/append.js";
 import { fromPointer, hasErrors, type Problem, toPointer, valueAtPointer } from "../problems/problem.js";
 import { type AjvError, schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPipelineFile } from "../schema-types/pipeline.js";
@@ -127,7 +128,7 @@ export function checkPipelineText(file: string, text: string): LoadedPipelineFil
   const tooLarge = expansionProblem(templates.list, templates.limits, file);
   if (tooLarge) return { ...result, problems: [...problems, tooLarge] };
   const expanded = expandPipelines(templates.list, file);
-  problems.push(...expanded.problems);
+  append(problems, expanded.problems);
   return {
     ...result,
     problems,
@@ -156,15 +157,16 @@ function checkTemplates(
   let dropped = new Set<string>();
   if (!validatePipeline(parsed.data)) {
     const errors = validatePipeline.errors ?? [];
-    problems.push(
-      ...schemaProblems(errors, file, knownPipelineKeys, (pointer) => valueAtPointer(parsed.data, pointer)),
+    append(
+      problems,
+      schemaProblems(errors, file, knownPipelineKeys, (pointer) => valueAtPointer(parsed.data, pointer)),
     );
     const salvaged = salvage(parsed.data, errors);
     if (!salvaged) return { source: parsed.source, problems };
     ({ data, skip, dropped } = salvaged);
   }
   const normalized = normalizeFile(data, file, skip, droppedCheck(dropped));
-  problems.push(...normalized.problems);
+  append(problems, normalized.problems);
   // A size past the bound is reported as such: read as not given, it must not add "missing-vram".
   for (const p of normalized.problems)
     if (p.code === "size-out-of-range" && p.pointer !== undefined) dropped.add(p.pointer);

@@ -6,6 +6,8 @@
  * before the follower's). Each file is read with the follower's own reading
  * (src/slurm/follow/task-events.ts): only lines that are run events of the task's pipeline.
  */
+
+import { append } from "../lists/append.js";
 import type { RunEvent } from "../run/record/events.js";
 import type { GpuplanPlan, PlannedPipeline } from "../schema-types/plan.js";
 import { parseSlurmRecord } from "../slurm/follow/run-record.js";
@@ -64,7 +66,7 @@ export async function readTaskEventFiles(
       }
       // The job id is digits (parseSlurmRecord): the name is the one the task wrote, nothing else.
       const file = `slurm/events/${array.job}_${i}.jsonl`;
-      taskEvents.push(...(await readTaskFile(file, pipeline, run, read, limit, result)));
+      append(taskEvents, await readTaskFile(file, pipeline, run, read, limit, result));
     }
   }
   if (unplanned > 0)

@@ -4,6 +4,8 @@
  * The commands run through an injected runner (the CLI's uses child_process with the caller's
  * environment, so SLURM_CONF applies); tests give captured output instead.
  */
+
+import { append } from "../lists/append.js";
 import { didYouMean } from "../problems/did-you-mean.js";
 import { UsageError, VendorError } from "../problems/errors.js";
 import { type Problem, warning } from "../problems/problem.js";
@@ -80,7 +82,7 @@ export async function readSlurmNodeTypes(
     .filter((n) => n.partitions.some((p) => inScope.has(p)))
     .map((n) => ({ ...n, partitions: n.partitions.filter((p) => visible.has(p)) }));
   const grouped = groupNodeTypes(nodes, options.gpuModels ?? []);
-  problems.push(...grouped.problems);
+  append(problems, grouped.problems);
   if (grouped.nodeTypes.length === 0) {
     problems.push(
       warning({

@@ -393,3 +393,18 @@ describe("counts are bounded", () => {
     expect(p.message).toContain("1024");
   });
 });
+
+// 150,000 unknown keys (2.1 MB) ended compile with "internal error: Maximum call stack size
+// exceeded": their problems were appended with push(...problems), past what Node passes as
+// arguments. Each is now reported and located.
+describe("a problem list longer than a call's arguments", () => {
+  it("150,000 unknown keys are 150,000 located errors, not an internal error", { timeout: 60_000 }, () => {
+    const keys = Array.from({ length: 150_000 }, (_, i) => `unknown_${i}: 1\n`).join("");
+    const text = `version: 1\npipelines: [{ name: p, steps: [{ id: a, run: [echo] }] }]\n${keys}`;
+    // In process: the CLI's report of them (38 MB of JSON) is more than a test should buffer.
+    const { problems } = check(text);
+    expect(problems).toHaveLength(150_000);
+    expect(problems.every((p) => p.code === "schema-unknown-property")).toBe(true);
+    expect(problems.at(-1)).toMatchObject({ pointer: "/unknown_149999", line: 150_002, column: 1 });
+  });
+});

@@ -6,6 +6,7 @@
 import { listCustomTargets, targetFolders, toTarget } from "../../inventory/custom-targets.js";
 import { loadInventoryFile } from "../../inventory/load-inventory.js";
 import { TARGETS, type Target } from "../../inventory/targets.js";
+import { append } from "../../lists/append.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanTargets } from "../../schema-types/targets.js";
@@ -24,7 +25,7 @@ export default async function targets(options: { json?: boolean; targetsDir?: st
   for (const t of listCustomTargets(targetFolders(options.targetsDir, ["."]))) {
     const loaded = await loadInventoryFile(t.file);
     if (loaded.source) sources.push(loaded.source);
-    problems.push(...loaded.problems);
+    append(problems, loaded.problems);
     if (loaded.inventory && !hasErrors(loaded.problems)) {
       let target = toTarget(t.name, t.file, loaded.inventory);
       if (t.shadowed) {

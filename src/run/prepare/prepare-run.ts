@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import type { DetectInventory, GpuInfo, Inventory } from "../../inventory/types.js";
+import { append } from "../../lists/append.js";
 import type { BindMode, GpuBinding } from "../../plan/bind-gpus.js";
 import { bindPlan, gpusUsed } from "../../plan/verify-plan.js";
 import { UsageError } from "../../problems/errors.js";
@@ -113,7 +114,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     if ("problems" in resumed) return { ok: false, problems: resumed.problems, sources: resumed.sources };
     const { pipelines, warnings: resumeWarnings, ...rest } = resumed;
     run = { ...rest, resumed: true };
-    warnings.push(...resumeWarnings);
+    append(warnings, resumeWarnings);
     startedWith = pipelines;
     file ??= join(resumed.runDir, "plan.json");
     recompile = `gpuplan run ${shellWord(file)} (a new run)`;
@@ -136,7 +137,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
     inventory = input.inventory;
     recompile = input.recompile;
     recompileHere = input.recompileHere;
-    warnings.push(...input.problems);
+    append(warnings, input.problems);
     sources = input.sources;
     if (request.slurmTask !== undefined) {
       const { loadTaskOfRun } = await import("../../slurm/task-of-run.js");
@@ -219,7 +220,7 @@ export async function prepareRun(request: PrepareRequest): Promise<Preparation> 
         await run.runLock?.release();
         return { ok: false, problems: bound.problems, sources: [] };
       }
-      warnings.push(...bound.problems);
+      append(warnings, bound.problems);
       const names = new Set(pipelines.map((p) => p.name));
       run = { ...run, plan: bound.plan };
       pipelines = bound.plan.pipelines.filter((p) => names.has(p.name));

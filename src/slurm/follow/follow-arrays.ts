@@ -10,6 +10,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { append } from "../../lists/append.js";
 import { UsageError, VendorError } from "../../problems/errors.js";
 import { type EventDraft, type RunEvent, stampEvent } from "../../run/record/events.js";
 import { stepKey } from "../../run/record/journal.js";
@@ -248,7 +249,7 @@ function poll(
     // Requeued (--requeue, its node failed): Slurm runs the task again, which records on in the same
     // files; what the killed run said stands as it said it (its interrupted step counts for nothing).
     if (input.requeue && t.eventsEnded && state?.state === "PENDING") {
-      batch.push(...(t.held ?? []));
+      append(batch, t.held ?? []);
       t.held = null;
       t.eventsEnded = false;
       t.finalSeenMs = null;
@@ -264,8 +265,8 @@ function poll(
     // Steps the task's gpuplan saw interrupted were stopped by Slurm (scancel, time limit,
     // preemption), not by this run: hold them until Slurm says which, and say that.
     if (t.held === null && events.some(isInterruptedEnd)) t.held = [];
-    if (t.held) t.held.push(...events);
-    else batch.push(...events);
+    if (t.held) append(t.held, events);
+    else append(batch, events);
     if (ended) t.eventsEnded = true;
     const final =
       state !== null && isFinalState(state.state) && !(input.requeue && state.state === "NODE_FAIL");
@@ -274,7 +275,10 @@ function poll(
       if (final || t.unlisted >= FORGOTTEN_POLLS) {
         t.done = true;
         if (t.held && state) {
-          batch.push(...t.held.map((e) => (isInterruptedEnd(e) ? asSlurmEnding(e, state) : e)));
+          append(
+            batch,
+            t.held.map((e) => (isInterruptedEnd(e) ? asSlurmEnding(e, state) : e)),
+          );
           // The steps it never reached are skipped, as after a failed step.
           closing.push(
             ...closeOutPipeline(
@@ -307,7 +311,7 @@ function poll(
       now,
       input.earlierAttempts,
     );
-    closing.push(...drafts);
+    append(closing, drafts);
     t.done = true;
     changed = true;
   }
@@ -382,7 +386,7 @@ async function drainAfterCancel(
         join(slurmDir(input.runDir), "events", `${t.name}.jsonl`),
         t.pipeline,
       );
-      batch.push(...events);
+      append(batch, events);
       if (ended) t.done = true;
     }
     batch.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
