@@ -68,11 +68,17 @@ export function valueAtPointer(data: unknown, pointer: string): unknown {
 export function sortProblems(problems: readonly Problem[]): Problem[] {
   return [...problems].sort(
     (a, b) =>
-      (a.file ?? "").localeCompare(b.file ?? "") ||
+      textOrder(a.file ?? "", b.file ?? "") ||
       (a.line ?? 0) - (b.line ?? 0) ||
       (a.column ?? 0) - (b.column ?? 0) ||
-      (a.pointer ?? "").localeCompare(b.pointer ?? "") ||
-      a.code.localeCompare(b.code) ||
-      a.message.localeCompare(b.message),
+      textOrder(a.pointer ?? "", b.pointer ?? "") ||
+      textOrder(a.code, b.code) ||
+      textOrder(a.message, b.message),
   );
 }
+
+/**
+ * localeCompare, asked only when the texts differ: most comparisons are of one file's name with
+ * itself, and ICU collation of equal strings made sorting 100,000 problems take ~0.2 s.
+ */
+const textOrder = (a: string, b: string): number => (a === b ? 0 : a.localeCompare(b));

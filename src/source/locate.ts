@@ -7,7 +7,7 @@
 import type { Problem } from "../problems/problem.js";
 import { type DocumentIndex, documentOffset, indexDocument } from "./document-offsets.js";
 import { linePositions } from "./line-positions.js";
-import { type OffsetRequest, requestKey, scanOffsets, Unsupported } from "./scan-offsets.js";
+import { type OffsetRequest, scanOffsets, Unsupported } from "./scan-offsets.js";
 import type { SourceFile } from "./source-file.js";
 
 const documents = new WeakMap<SourceFile, DocumentIndex>();
@@ -21,50 +21,65 @@ function documentOf(source: SourceFile): DocumentIndex {
   return index;
 }
 
-/** Offsets of many requests in one source, keyed by `requestKey`. */
-export function offsetsOf(source: SourceFile, requests: readonly OffsetRequest[]): Map<string, number> {
+/**
+ * Offsets of many requests in one source, keyed by the request objects themselves: a Map keyed
+ * by object is told apart by identity, where one keyed by `at` and pointer joined into a string
+ * hashed a new string per request, twice (100,000 unknown keys: ~0.2 s of the compile).
+ */
+export function offsetsOf(
+  source: SourceFile,
+  requests: readonly OffsetRequest[],
+): Map<OffsetRequest, number> {
   if (requests.length === 0) return new Map();
   if (!documents.has(source)) {
     try {
       const found = scanOffsets(source.text, requests);
-      if (requests.every((r) => found.has(requestKey(r)))) return found;
+      if (found.size === requests.length) return found;
     } catch (e) {
       if (!(e instanceof Unsupported)) throw e;
     }
   }
   const index = documentOf(source);
-  return new Map(requests.map((r) => [requestKey(r), documentOffset(index, r)]));
+  return new Map(requests.map((r) => [r, documentOffset(index, r)]));
 }
 
 /** Fill line and column on every problem that belongs to one of these sources. */
 export function locateProblems(problems: Problem[], sources: readonly SourceFile[]): Problem[] {
-  const offsets = new Map<SourceFile, Map<string, number>>();
+  // A problem belongs to the first source of its file name; it keeps an offset it was given.
+  const sourceOf = problems.map((p) =>
+    p.line === undefined ? sources.find((s) => s.file === p.file) : undefined,
+  );
+  const offsets: (number | undefined)[] = problems.map((p) => p.offset);
   for (const source of sources) {
+    const asked: number[] = [];
     const requests: OffsetRequest[] = [];
-    for (const p of problems) {
-      if (p.file === source.file && p.line === undefined && p.offset === undefined && p.pointer !== undefined)
+    problems.forEach((p, i) => {
+      if (sourceOf[i] === source && p.offset === undefined && p.pointer !== undefined) {
+        asked.push(i);
         requests.push({ pointer: p.pointer, at: p.at ?? "value" });
-    }
-    offsets.set(source, offsetsOf(source, requests));
+      }
+    });
+    const found = offsetsOf(source, requests);
+    asked.forEach((i, k) => {
+      offsets[i] = found.get(requests[k]!);
+    });
   }
-  const offsetOf = (p: Problem, source: SourceFile): number | undefined =>
-    p.offset ??
-    (p.pointer !== undefined
-      ? offsets.get(source)!.get(requestKey({ pointer: p.pointer, at: p.at ?? "value" }))
-      : undefined);
   const positions = new Map<SourceFile, Map<number, { line: number; column: number }>>();
   for (const source of sources) {
-    const wanted = problems.flatMap((p) =>
-      p.file === source.file && p.line === undefined ? (offsetOf(p, source) ?? []) : [],
-    );
+    const wanted: number[] = [];
+    problems.forEach((_, i) => {
+      if (sourceOf[i] === source && offsets[i] !== undefined) wanted.push(offsets[i]!);
+    });
     positions.set(source, linePositions(source.text, wanted));
   }
   // The offset stays: a code frame finds the problem's line from it without counting lines.
-  return problems.map((p) => {
-    const source = sources.find((s) => s.file === p.file);
-    if (!source || p.line !== undefined) return p;
-    const offset = offsetOf(p, source);
-    if (offset === undefined) return p;
-    return { ...p, offset, ...positions.get(source)!.get(offset)! };
+  return problems.map((p, i) => {
+    const source = sourceOf[i];
+    const offset = offsets[i];
+    if (!source || offset === undefined) return p;
+    const { line, column } = positions.get(source)!.get(offset)!;
+    // Object.assign, not spread syntax: `{ ...p, offset, ...position }` took ~5 µs a problem here
+    // (0.5 s of a compile reporting 100,000 unknown keys), Object.assign under 1 µs.
+    return Object.assign({}, p, { offset, line, column });
   });
 }

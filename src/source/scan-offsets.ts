@@ -59,10 +59,8 @@ function plainKey(raw: string): string {
   return CORE_WORDS.get(raw) ?? raw;
 }
 
-const key = (r: OffsetRequest) => `${r.at}\u0000${r.pointer}`;
-
-/** The offset each request points at, keyed by `requestKey`. Throws Unsupported. */
-export function scanOffsets(text: string, requests: readonly OffsetRequest[]): Map<string, number> {
+/** The offset each request points at, keyed by the request. Throws Unsupported. */
+export function scanOffsets(text: string, requests: readonly OffsetRequest[]): Map<OffsetRequest, number> {
   const root = newTrie();
   let pending = 0;
   for (const r of requests) {
@@ -78,11 +76,10 @@ export function scanOffsets(text: string, requests: readonly OffsetRequest[]): M
     node.ends.push(r);
     pending++;
   }
-  const found = new Map<string, number>();
+  const found = new Map<OffsetRequest, number>();
   const answer = (r: OffsetRequest, offset: number) => {
-    const k = key(r);
-    if (found.has(k)) return;
-    found.set(k, offset);
+    if (found.has(r)) return;
+    found.set(r, offset);
     if (--pending === 0) throw new Done();
   };
   const scanner = new Scanner(text, answer);
@@ -94,14 +91,13 @@ export function scanOffsets(text: string, requests: readonly OffsetRequest[]): M
   return found;
 }
 
-export const requestKey = key;
-
 function splitPointer(pointer: string): string[] {
   if (pointer === "") return [];
-  return pointer
-    .slice(1)
-    .split("/")
-    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const segments = pointer.slice(1).split("/");
+  // Most pointers have nothing escaped: no pass over their segments.
+  return pointer.includes("~")
+    ? segments.map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"))
+    : segments;
 }
 
 /** Flow collections deeper than this are left to the document (which refuses them as too deep). */
