@@ -10,6 +10,7 @@
 import { realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { error, type Problem, warning } from "../problems/problem.js";
+import { foldRunEvents } from "../report/attempts.js";
 import {
   findRunDir,
   type RunFolder,
@@ -214,8 +215,11 @@ function addSamples(folder: RunFolder, history: History): void {
   const okDurations = new Map<string, { s: StepSamples; ms: number }>();
   const largestGpu = largestGpuOf(plan);
   let impossible = 0;
-  for (const e of folder.events) {
-    if (e.event !== "gpu.step.end") continue;
+  // The attempts as the report folds them, each with its own end: read from the end lines alone, an
+  // end of attempt 1 written out of place (a merged or edited events.jsonl) after attempt 2 started
+  // gave attempt 1's duration and peak as what the step took, where the report shows attempt 2.
+  for (const { end: e } of foldRunEvents(folder.events).attempts) {
+    if (e === null) continue;
     const template = templates.get(e.pipeline);
     if (template === undefined) continue;
     const s = samples(template, e.step);

@@ -10,6 +10,8 @@ import type { History } from "../../src/history/read-history.js";
 import { stepKey } from "../../src/history/step-key.js";
 import { loadPipelineFile } from "../../src/pipeline/load-pipeline.js";
 import { checkPlan, parsePlanText } from "../../src/plan/read-plan.js";
+import { readRunFolder } from "../../src/report/run-folder.js";
+import { buildRunReport } from "../../src/report/run-report.js";
 import type { GpuplanPlan } from "../../src/schema-types/plan.js";
 import { tempDir } from "../helpers/cli.js";
 import { choose, GiB, inventory } from "../helpers/inventory.js";
@@ -195,6 +197,45 @@ describe("compile --history", () => {
     expect(r.history.notes).toContain(
       `run ${RUN_A}: 1 peak reading(s) larger than the pipeline's largest GPU were not learned`,
     );
+  });
+
+  it("reads attempts as the report does: attempt 1's end out of place after attempt 2 started is not learned", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const file = join(t.dir, "learn.yaml");
+    writeFileSync(file, PIPELINE);
+    const runsDir = join(t.dir, ".gpuplan/runs");
+    const plan = await planFor(file, MACHINE);
+    const gpu = stepOf(plan, "train", "fit").device;
+    const folder = writeRun(
+      runsDir,
+      RUN_A,
+      plan,
+      file,
+      events([
+        [0, runStart(["train"])],
+        [1, start("train", "fit", gpu)],
+        [2, end("train", "fit", gpu, 20_000, "oom", 1, { peakVramBytes: 10 * GiB })],
+        [3, start("train", "fit", gpu, 2)],
+        [4, end("train", "fit", gpu, 40_000, "ok", 2, { peakVramBytes: 12 * GiB })],
+        // Attempt 1's end again, out of place (a merged or edited events.jsonl), saying otherwise.
+        [5, end("train", "fit", gpu, 900_000, "ok", 1, { peakVramBytes: 20 * GiB })],
+        [6, runEnd(60_000, "ok", 1)],
+      ]),
+    );
+    const r = await compileWithHistory(file, MACHINE, [RUN_A], runsDir);
+    const fit = stepOf(r.plan!, "train", "fit");
+    expect(fit.estimateMs).toBe(40_000);
+    expect(fit.learned).toMatchObject({
+      estimateMs: { samples: 1 },
+      vramBytes: { peakBytes: 12 * GiB, samples: 2 },
+    });
+    // What the report shows of the same run: the attempts history learned from.
+    const report = buildRunReport(await readRunFolder(folder));
+    expect(report.bars.map((b) => [b.attempt, b.status, b.durationMs])).toEqual([
+      [1, "oom", 20_000],
+      [2, "ok", 40_000],
+    ]);
   });
 
   it("warns at the estimate that was off by more than 2×, and at a step over its VRAM budget with what changes", async () => {

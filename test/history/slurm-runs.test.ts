@@ -58,6 +58,13 @@ const taskEnds = (run: string, i: string) =>
     .map((l) => JSON.parse(l))
     .filter((e) => e.event === "gpu.step.end") as { durationMs: number; [k: string]: unknown }[];
 
+const taskStart = (run: string, i: string) =>
+  readFileSync(taskFile(run, i), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
+    .find((e) => e.event === "gpu.step.start") as Record<string, unknown>;
+
 /** A runs folder of its own holding a copy of slurm-777 (tests change it). */
 function runsWithSlurm(): { runsDir: string; run: string } {
   const own = tempDir();
@@ -160,6 +167,9 @@ describe("--history slurm-JOB", () => {
     // Requeued after its step ended ok but before its journal said so: the step ran again as
     // attempt 2, which the file says twice (a second reading of the same end).
     const again = { ...first, ts: "2099-01-01T00:00:01.000Z", attempt: 2, durationMs: 5000 };
+    // Its start, as every run writes an attempt's start before its end (an end without one is
+    // another attempt's out of place, which the report and history leave unmatched).
+    const startedAgain = { ...taskStart(run, "0"), ts: "2099-01-01T00:00:00.500Z", attempt: 2 };
     appendFileSync(
       taskFile(run, "0"),
       [
@@ -174,6 +184,7 @@ describe("--history slurm-JOB", () => {
           pipelines: ["p0"],
           runDir: run,
         },
+        startedAgain,
         again,
         again,
       ]
