@@ -149,6 +149,12 @@ export interface RunSummaryEvent {
    * The attempts that held more VRAM than their reservation (gpu.step.over_reservation), in order; absent when none did.
    */
   overReservations?: OverReservation[];
+  /**
+   * A run on Slurm interrupted where scancel failed: the run's Slurm job ids, which may still be queued or running. `--resume` is refused until they have left Slurm (scancel them, or wait: `gpuplan status RUN`). Absent otherwise.
+   *
+   * @minItems 1
+   */
+  uncancelledJobs?: [string, ...string[]];
 }
 export interface StepFailure {
   pipeline: string;

@@ -18,6 +18,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import validateRunEvent from "../../src/generated/run-events-validator.js";
 import validateStatus from "../../src/generated/slurm-run-status-validator.js";
 import { gpuplan, hasCrashed, ROOT } from "../helpers/cli.js";
 
@@ -373,52 +374,76 @@ describe("a Slurm run's folder copied where Slurm is not (a workstation)", () =>
   });
 });
 
+/** A run on Slurm Ctrl-C'd once the follower is up (SIGINT after 3 s), in `ui`. */
+function interruptedRun(ui: "plain" | "json") {
+  // timeout(1) sends the SIGINT and reads on (spawnSync's own timeout stops reading).
+  return spawnSync(
+    "timeout",
+    [
+      "--preserve-status",
+      "-s",
+      "INT",
+      "3",
+      process.execPath,
+      join(ROOT, "bin/gpuplan.js"),
+      "run",
+      "plan.json",
+      "--executor",
+      "slurm",
+      "--ui",
+      ui,
+    ],
+    {
+      cwd: dir,
+      env: { ...process.env, PATH: `${fake}:${process.env.PATH}`, SLURM_CONF: "/nonexistent", NO_COLOR: "1" },
+      encoding: "utf8",
+    },
+  );
+}
+
+const SCANCEL_REFUSES = "scancel: error: Kill job error on job id 4242: Access/permission denied\x1b[2J\n";
+
 describe("an interrupt while scancel fails", () => {
   it("says the jobs could not be cancelled, with scancel's words escaped, never that they were", () => {
     answer("sbatch", "4242\n");
     answer("squeue", "4242_0|PENDING|Priority|(null)|0|4243|\n4242_1|PENDING|Priority|(null)|0|4244|\n");
-    answer(
-      "scancel",
-      "",
-      1,
-      "scancel: error: Kill job error on job id 4242: Access/permission denied\x1b[2J\n",
-    );
+    answer("scancel", "", 1, SCANCEL_REFUSES);
     try {
-      // Ctrl-C after the follower is up (SIGINT once the time is up).
-      // timeout(1) sends the SIGINT and reads on (spawnSync's own timeout stops reading).
-      const r = spawnSync(
-        "timeout",
-        [
-          "--preserve-status",
-          "-s",
-          "INT",
-          "3",
-          process.execPath,
-          join(ROOT, "bin/gpuplan.js"),
-          "run",
-          "plan.json",
-          "--executor",
-          "slurm",
-          "--ui",
-          "plain",
-        ],
-        {
-          cwd: dir,
-          env: {
-            ...process.env,
-            PATH: `${fake}:${process.env.PATH}`,
-            SLURM_CONF: "/nonexistent",
-            NO_COLOR: "1",
-          },
-          encoding: "utf8",
-        },
-      );
+      const r = interruptedRun("plain");
       expect(r.status, r.stderr).toBe(130);
       expect(r.stderr).not.toContain("cancelled Slurm job");
       expect(r.stderr).toContain("could not cancel Slurm job 4242: scancel failed (exit 1:");
       expect(r.stderr).toContain("Access/permission denied");
       expect(r.stderr).not.toContain("\x1b[2J");
       expect(r.stderr).toContain("hint: scancel 4242");
+      // The resume a bare 'Resume with:' offered is refused while the jobs are in Slurm: the
+      // summary says what comes first, and the resume says the same.
+      const id = /^run (\S+) interrupted/m.exec(r.stderr)?.[1];
+      expect(id, r.stderr).toBeDefined();
+      expect(r.stderr).not.toContain("Resume with:");
+      expect(r.stderr).toContain(
+        `Slurm job 4242 may still be queued or running, and --resume is refused until it has left Slurm: scancel 4242 (or wait for it: gpuplan status ${id}), then resume with: gpuplan run --resume ${id}`,
+      );
+      const resumed = run(["run", "--resume", id!, "--ui", "plain"]);
+      expect(resumed.exitCode, resumed.stderr).toBe(2);
+      expect(resumed.stderr).toContain("[slurm-run-active]");
+      expect(resumed.stderr).toContain("scancel 4242, then resume");
+    } finally {
+      answer("scancel", "");
+      answer("squeue", "");
+    }
+  });
+
+  it("--ui json: run.summary lists the jobs that may still run (uncancelledJobs), by the schema", () => {
+    answer("sbatch", "4242\n");
+    answer("squeue", "4242_0|PENDING|Priority|(null)|0|4243|\n4242_1|PENDING|Priority|(null)|0|4244|\n");
+    answer("scancel", "", 1, SCANCEL_REFUSES);
+    try {
+      const r = interruptedRun("json");
+      expect(r.status, r.stderr).toBe(130);
+      const last = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+      expect(validateRunEvent(last), JSON.stringify(validateRunEvent.errors)).toBe(true);
+      expect(last).toMatchObject({ event: "run.summary", interrupted: true, uncancelledJobs: ["4242"] });
     } finally {
       answer("scancel", "");
       answer("squeue", "");

@@ -376,7 +376,13 @@ async function follow(
     tally,
     startedMs: started,
   });
-  const summary = summarize(tally);
+  // Jobs scancel could not cancel keep the run folder theirs: --resume is refused while they are in
+  // Slurm (refuseWhileActive), so the summary must not offer it as the next step without them.
+  const [first, ...more] = arrays.map((a) => a.job);
+  const summary: RunSummary = {
+    ...summarize(tally),
+    ...(cancelFailed !== undefined && first !== undefined && { uncancelledJobs: [first, ...more] }),
+  };
   await view.close(summary);
   await events.close({
     stop: options.signal,

@@ -51,11 +51,25 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
     lines.push(
       `  ${paint.dim("hint:")} raise \`vram\` to what the step uses and recompile, so that admission does not overcommit the GPU`,
     );
-  if (summary.interrupted) {
-    lines.push("");
-    lines.push(`Resume with: gpuplan run --resume ${escapeText(shellWord(summary.run))}`);
-  }
+  if (summary.interrupted) lines.push("", resumeLine(summary));
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * How to go on. Slurm jobs scancel could not cancel may still run the steps: a resume now is
+ * refused (slurm-run-active), so the line says what comes first rather than offer it bare.
+ */
+function resumeLine(summary: RunSummary): string {
+  const resume = `gpuplan run --resume ${escapeText(shellWord(summary.run))}`;
+  const jobs = summary.uncancelledJobs ?? [];
+  if (jobs.length === 0) return `Resume with: ${resume}`;
+  // Job ids are what sbatch printed: outside text.
+  const ids = jobs.map((j) => escapeText(shellWord(j))).join(" ");
+  const one = jobs.length === 1;
+  return (
+    `Slurm job${one ? "" : "s"} ${ids} may still be queued or running, and --resume is refused until ${one ? "it has" : "they have"} left Slurm: ` +
+    `scancel ${ids} (or wait for ${one ? "it" : "them"}: gpuplan status ${escapeText(shellWord(summary.run))}), then resume with: ${resume}`
+  );
 }
 
 function failureBlock(f: StepFailure, paint: Paint): string[] {

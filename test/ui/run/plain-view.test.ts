@@ -282,6 +282,25 @@ describe("the plain view", () => {
     expect(err.text()).toContain(`run ${RUN} interrupted: 5 ok, 0 failed, 1 skipped in 1m35s`);
     expect(err.text()).toContain(`Resume with: gpuplan run --resume ${RUN}`);
   });
+
+  it("offers no bare resume while Slurm jobs it could not cancel may still run: it says what comes first", async () => {
+    const { view, err } = await uncolouredView();
+    await view.close({
+      ...failedSummary(),
+      failures: [],
+      failed: 0,
+      interrupted: true,
+      // sbatch's words: outside text.
+      uncancelledJobs: ["4242", "4243\x1b[2J"],
+    });
+    // A resume now is refused (slurm-run-active) while the jobs are in Slurm.
+    expect(err.text()).not.toContain("Resume with:");
+    expect(err.text()).toContain(
+      "Slurm jobs 4242 '4243\\x1b[2J' may still be queued or running, and --resume is refused until they have left Slurm: " +
+        `scancel 4242 '4243\\x1b[2J' (or wait for them: gpuplan status ${RUN}), then resume with: gpuplan run --resume ${RUN}`,
+    );
+    expect(err.text()).not.toContain("\x1b[2J");
+  });
 });
 
 describe("plain view: warm workers", () => {
