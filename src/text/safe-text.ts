@@ -54,3 +54,25 @@ export function escapeForPage(text: string): string {
 export function displayText(value: string, maxLength = 200): string {
   return escapeText(value.length > maxLength ? `${value.slice(0, maxLength)}…` : value);
 }
+
+/** A name (plan, pipeline, step) longer than this is shown cut: longer than any a person types or reads. */
+export const MAX_NAME_SHOWN = 256;
+
+/**
+ * Outside text of more than `max` characters as its first 200 and last 40 around …, then escaped
+ * as escapeText does: the end is kept, as the expansions of one template differ there
+ * (`…-plate-17`), and a 50 MB plan or pipeline name no longer floods a terminal for each line that
+ * names it. Machine output (--json, --ui json) keeps the text whole.
+ */
+export function displayCut(text: string, max = MAX_NAME_SHOWN): string {
+  if (text.length <= max) return escapeText(text);
+  let head = 200;
+  let tail = text.length - 40;
+  // Never half a surrogate pair on either side of the cut (it would show as U+FFFD).
+  if (isHighSurrogate(text.charCodeAt(head - 1))) head--;
+  if (isLowSurrogate(text.charCodeAt(tail))) tail++;
+  return escapeText(`${text.slice(0, head)}…${text.slice(tail)}`);
+}
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;

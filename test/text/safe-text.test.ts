@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  displayCut,
   displayText,
   escapeForPage,
   escapeLines,
@@ -74,5 +75,23 @@ describe("escapeOutputLine (a step's output)", () => {
 
   it("expands tabs to the next multiple of eight columns", () => {
     expect(escapeOutputLine("a\tbc\td", false)).toBe("a       bc      d");
+  });
+});
+
+describe("displayCut", () => {
+  it("shows a name of up to 256 characters whole, a longer one as its first 200 and last 40 around …, escaped", () => {
+    const whole = "x".repeat(256);
+    expect(displayCut(whole)).toBe(whole);
+    const long = `\u001b${"a".repeat(300)}-plate-17`;
+    expect(displayCut(long)).toBe(`\\x1b${"a".repeat(199)}…${"a".repeat(31)}-plate-17`);
+    expect(displayCut("b".repeat(4096), 4096)).toBe("b".repeat(4096));
+  });
+
+  it("never cuts a character outside the BMP in half", () => {
+    const clown = "\u{1F921}"; // two UTF-16 units
+    const long = `${"a".repeat(199)}${clown}${"a".repeat(100)}${clown}${"a".repeat(39)}`;
+    const shown = displayCut(long);
+    expect(shown).not.toMatch(/[\ud800-\udfff](?![\udc00-\udfff])/u);
+    expect(shown).toBe(`${"a".repeat(199)}…${"a".repeat(39)}`);
   });
 });

@@ -162,6 +162,67 @@ describe("run: names and commands from the pipeline file, and a step's output", 
   });
 });
 
+describe("run: a plan or pipeline name too long to read", () => {
+  const NO_GPU = {
+    GPUPLAN_NVML_LIBRARY: "/nonexistent/gpuplan-test-library.so",
+    GPUPLAN_CUDA_LIBRARY: "/nonexistent/gpuplan-test-library.so",
+    GPUPLAN_ROCM_SMI_LIBRARY: "/nonexistent/gpuplan-test-library.so",
+    GPUPLAN_AMD_SMI_LIBRARY: "/nonexistent/gpuplan-test-library.so",
+    GPUPLAN_HIP_LIBRARY: "/nonexistent/gpuplan-test-library.so",
+    CI: "1",
+  };
+  // 100,000 characters each (short enough for the step's GPUPLAN_PIPELINE to start it), told
+  // apart at their ends as a template's expansions are.
+  const PLAN = `${"n".repeat(99_990)}-plan-tail`;
+  const PIPELINE = `${"p".repeat(99_990)}-plate-17`;
+  /** What a cut name shows: its first 200 and last 40 characters around …. */
+  const cut = (name: string) => `${name.slice(0, 200)}…${name.slice(-40)}`;
+  const pipelineFile = (dir: string): string => {
+    const file = join(dir, "long.yaml");
+    writeFileSync(
+      file,
+      [
+        "version: 1",
+        `name: ${PLAN}`,
+        "pipelines:",
+        `  - name: ${PIPELINE}`,
+        "    steps:",
+        "      - { id: s, run: [node, -e, \"console.log('out')\"], memory: numpy, estimate: 1s }",
+        "",
+      ].join("\n"),
+    );
+    return file;
+  };
+
+  it("--dry-run shows each cut to its start and end and says so; --ui json keeps them whole", () => {
+    const dir = temp();
+    const r = gpuplan(["run", pipelineFile(dir), "--dry-run"], { cwd: dir, env: NO_GPU });
+    expect(r.exitCode, r.stderr).toBe(0);
+    // The names were printed whole: 300 KB (the plan's, the pipeline's and its GPUPLAN_PIPELINE).
+    expect(r.stdout.length).toBeLessThan(5_000);
+    expect(r.stdout).toContain(`1 pipeline of ${cut(PLAN)}; nothing was started`);
+    expect(r.stdout).toContain(`pipeline ${cut(PIPELINE)} on cpu`);
+    expect(r.stdout).toContain(
+      "… marks text cut to fit a terminal; gpuplan run --dry-run --json shows it whole",
+    );
+    const json = gpuplan(["run", pipelineFile(dir), "--dry-run", "--ui", "json"], { cwd: dir, env: NO_GPU });
+    expect(json.exitCode, json.stderr).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    expect(doc.plan).toBe(PLAN);
+    expect(doc.pipelines[0].name).toBe(PIPELINE);
+  });
+
+  it("--ui plain cuts the name each of its lines starts with", () => {
+    const dir = temp();
+    const r = gpuplan(["run", pipelineFile(dir), "--ui", "plain"], { cwd: dir, env: NO_GPU });
+    expect(hasCrashed(r)).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(0);
+    // Each of the step's lines (started, its output, finished) carried the whole name: 300 KB.
+    expect(r.stderr.length).toBeLessThan(5_000);
+    expect(r.stderr).toContain(`[${cut(PIPELINE)}/s cpu] out`);
+  });
+});
+
 describe("compile: the pipeline file's own bytes in messages and code frames", () => {
   it("control characters in the file are escaped in the code frame, the caret under the same character", () => {
     const dir = temp();

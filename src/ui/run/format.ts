@@ -3,7 +3,7 @@
  * come from src/units (one formatter each); names from the pipeline file are escaped here.
  */
 import type { StepStatus } from "../../run/record/events.js";
-import { escapeText } from "../../text/safe-text.js";
+import { displayCut, escapeText } from "../../text/safe-text.js";
 import { formatDuration } from "../../units/duration.js";
 
 export interface StepEnding {
@@ -72,7 +72,11 @@ export function prefix(pipeline: string | null, step: string | null, device: str
   return device ? `[${who} ${escapeText(device)}]` : `[${who}]`;
 }
 
-/** `pipeline/step` (or the pipeline alone), escaped: names come from the pipeline file. */
+/**
+ * `pipeline/step` (or the pipeline alone), escaped and each cut past MAX_NAME_SHOWN: names come
+ * from the pipeline file, and a plain view's every line starts with them (a 20 MB pipeline name
+ * made each line of its steps' output 20 MB).
+ */
 export function stepName(pipeline: string, step: string | null): string {
-  return escapeText(step === null ? pipeline : `${pipeline}/${step}`);
+  return step === null ? displayCut(pipeline) : `${displayCut(pipeline)}/${displayCut(step)}`;
 }

@@ -2,7 +2,7 @@
 
 import type { StepFailure } from "../../run/outcome/run-tally.js";
 import type { OverReservation } from "../../schema-types/run-events.js";
-import { escapeText } from "../../text/safe-text.js";
+import { displayCut, escapeText } from "../../text/safe-text.js";
 import { shellWord } from "../../text/shell-word.js";
 import { formatDuration } from "../../units/duration.js";
 import { formatSize } from "../../units/size.js";
@@ -102,7 +102,7 @@ function groupedFailureLines(rest: readonly StepFailure[], runDir: string, paint
   const all = [...groups.values()];
   const lines = all.slice(0, FAILURE_GROUP_LINES).map(({ step, reason, list }) => {
     const what = list.length === 1 ? "1 more failure" : `${list.length} more failures`;
-    return `${paint.red("✗")} ${what} of step ${paint.bold(escapeText(step))}: ${reason} (pipelines ${some(list.map((f) => f.pipeline))}; on ${some(list.map((f) => f.device))})`;
+    return `${paint.red("✗")} ${what} of step ${paint.bold(displayCut(step))}: ${reason} (pipelines ${some(list.map((f) => f.pipeline))}; on ${some(list.map((f) => f.device))})`;
   });
   const untold = all.slice(FAILURE_GROUP_LINES).reduce((n, g) => n + g.list.length, 0);
   if (untold > 0) lines.push(`${paint.red("✗")} ${untold} more failures of other steps or reasons`);
@@ -112,10 +112,13 @@ function groupedFailureLines(rest: readonly StepFailure[], runDir: string, paint
   return lines;
 }
 
-/** Up to three distinct names, escaped, then an ellipsis. */
+/** Up to three distinct names, escaped and cut, then an ellipsis. */
 function some(names: readonly string[]): string {
   const distinct = [...new Set(names)];
-  const shown = distinct.slice(0, 3).map(escapeText).join(", ");
+  const shown = distinct
+    .slice(0, 3)
+    .map((n) => displayCut(n))
+    .join(", ");
   return distinct.length > 3 ? `${shown}, …` : shown;
 }
 
@@ -134,6 +137,6 @@ function overReservationLines(over: readonly OverReservation[], paint: Paint): s
   return [...byStep].map(([step, list]) => {
     const peak = list.reduce((m, o) => Math.max(m, o.peakVramBytes), 0);
     const reserved = list.reduce((m, o) => Math.max(m, o.reservationBytes), 0);
-    return `${paint.yellow("!")} step ${paint.bold(escapeText(step))}: ${list.length} ${list.length === 1 ? "attempt" : "attempts"} (pipelines ${some(list.map((o) => o.pipeline))}; on ${some(list.map((o) => o.device))}) used up to ${formatSize(peak)} of VRAM, over a reservation of at most ${formatSize(reserved)}`;
+    return `${paint.yellow("!")} step ${paint.bold(displayCut(step))}: ${list.length} ${list.length === 1 ? "attempt" : "attempts"} (pipelines ${some(list.map((o) => o.pipeline))}; on ${some(list.map((o) => o.device))}) used up to ${formatSize(peak)} of VRAM, over a reservation of at most ${formatSize(reserved)}`;
   });
 }

@@ -3,7 +3,7 @@
  * how long, memory when known, and how many pipelines wait for it. Names are escaped here.
  */
 
-import { escapeText } from "../../../text/safe-text.js";
+import { displayCut, escapeText } from "../../../text/safe-text.js";
 import { formatDuration } from "../../../units/duration.js";
 import { formatSize } from "../../../units/size.js";
 import type { Paint } from "../../paint.js";
@@ -28,7 +28,7 @@ export function laneLines(
     }
     const first = lane.slots.findIndex((s) => s?.pipeline === holder.pipeline);
     if (holder.exclusive && first !== i) {
-      rows.push(row(label, paint.dim(`held for ${escapeText(holder.pipeline)} (exclusive)`)));
+      rows.push(row(label, paint.dim(`held for ${displayCut(holder.pipeline)} (exclusive)`)));
       return;
     }
     const step = onLane.find((r) => r.pipeline === holder.pipeline) ?? findRunning(state, holder.pipeline);
@@ -92,8 +92,8 @@ function holding(
   paint: Paint,
 ): string {
   const what = step
-    ? `${escapeText(pipeline)} › ${escapeText(step.step)}`
-    : `${escapeText(pipeline)} · between steps`;
+    ? `${displayCut(pipeline)} › ${displayCut(step.step)}`
+    : `${displayCut(pipeline)} · between steps`;
   const elapsed = step ? paint.dim(`  ${formatDuration(now - step.startedMs, "clock")}`) : "";
   const attempt = step && step.attempt > 1 ? paint.yellow(`  attempt ${step.attempt}`) : "";
   return `${what}${elapsed}${attempt}${exclusive ? paint.magenta("  exclusive") : ""}`;
