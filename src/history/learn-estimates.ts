@@ -49,22 +49,51 @@ export function median(values: readonly number[]): number {
 
 const sortedRuns = (runs: Set<string>): [string, ...string[]] => [...runs].sort() as [string, ...string[]];
 
+/** What a step's samples come to, the same for every expansion of its template. */
+interface Measured {
+  samples: StepSamples;
+  /** The median duration (null: no ok attempt). */
+  medianMs: number | null;
+  /** The highest peak (null: none). */
+  peakBytes: number | null;
+  durationRuns: [string, ...string[]] | null;
+  peakRuns: [string, ...string[]] | null;
+}
+
+function measure(samples: StepSamples): Measured {
+  return {
+    samples,
+    medianMs: samples.durationsMs.length > 0 ? median(samples.durationsMs) : null,
+    // A loop, not Math.max(...peaks): past ~125,000 samples (5 runs of a 384-well × 96-plate
+    // matrix) spreading them as arguments overflowed the stack, and compile was an internal error.
+    peakBytes: samples.peaksBytes.length > 0 ? samples.peaksBytes.reduce((a, b) => (b > a ? b : a), 0) : null,
+    durationRuns: samples.durationsMs.length > 0 ? sortedRuns(samples.durationRuns) : null,
+    peakRuns: samples.peaksBytes.length > 0 ? sortedRuns(samples.peakRuns) : null,
+  };
+}
+
 export function learnEstimates(
   pipelines: readonly ResolvedPipeline[],
   history: History,
   file: string,
 ): LearnedPipelines {
   const result: LearnedPipelines = { pipelines: [], learnedSteps: 0, overBudget: [], problems: [] };
-  // A template's expansions share their steps' pointers: each step is said once.
-  const said = new Set<string>();
+  // Once per template and step, not per expansion: sorting every sample for each of 20,000
+  // expansions made compile --history of a 20,000-plate matrix take two minutes, not two seconds.
+  const measured = new Map<string, Measured>();
   for (const p of pipelines) {
     const steps = p.steps.map((s) => {
       const key = stepKey(p.template, s.id);
-      const samples = history.steps.get(key);
-      if (!samples) return s;
-      const first = !said.has(key);
-      said.add(key);
-      const learned = learnStep(p, s, samples, file, first ? result : undefined);
+      let m = measured.get(key);
+      // A template's expansions share their steps' pointers: each step is said once, at its first.
+      const first = m === undefined;
+      if (m === undefined) {
+        const samples = history.steps.get(key);
+        if (!samples) return s;
+        m = measure(samples);
+        measured.set(key, m);
+      }
+      const learned = learnStep(p, s, m, file, first ? result : undefined);
       if (learned !== s && first) result.learnedSteps++;
       return learned;
     });
@@ -76,32 +105,30 @@ export function learnEstimates(
 function learnStep(
   p: ResolvedPipeline,
   s: ResolvedStep,
-  samples: StepSamples,
+  m: Measured,
   file: string,
   report: LearnedPipelines | undefined,
 ): ResolvedStep {
+  const { samples, medianMs, peakBytes } = m;
   const learned: LearnedValues = {};
   let { estimateMs, vramBytes } = s;
-  if (samples.durationsMs.length > 0) {
-    estimateMs = median(samples.durationsMs);
+  if (medianMs !== null && m.durationRuns !== null) {
+    estimateMs = medianMs;
     learned.estimateMs = {
       fromFile: s.estimateMs,
       samples: samples.durationsMs.length,
-      runs: sortedRuns(samples.durationRuns),
+      runs: m.durationRuns,
     };
     if (report) checkEstimate(p, s, estimateMs, samples, file, report);
   }
-  if (s.isGpu && samples.peaksBytes.length > 0) {
-    // A loop, not Math.max(...peaks): past ~125,000 samples (5 runs of a 384-well × 96-plate
-    // matrix) spreading them as arguments overflowed the stack, and compile was an internal error.
-    const peakBytes = samples.peaksBytes.reduce((a, b) => (b > a ? b : a), 0);
+  if (s.isGpu && peakBytes !== null && m.peakRuns !== null) {
     vramBytes = learnedVramBytes(peakBytes);
     learned.vramBytes = {
       fromFile: s.vramBytes,
       peakBytes,
       headroom: VRAM_HEADROOM,
       samples: samples.peaksBytes.length,
-      runs: sortedRuns(samples.peakRuns),
+      runs: m.peakRuns,
     };
     const budgetBytes = s.vramBytes ?? samples.budgetBytes;
     if (report && budgetBytes !== null && peakBytes > budgetBytes) {
