@@ -373,14 +373,23 @@ describe("compile --history with durations far off the file", () => {
   });
 });
 
+/** Samples that count how often they are read through (a median copies them to sort). */
+class CountedReads extends Array<number> {
+  static reads = 0;
+  override [Symbol.iterator](): ArrayIterator<number> {
+    CountedReads.reads++;
+    return super[Symbol.iterator]();
+  }
+}
+
 describe("a template of many expansions", () => {
-  it("learns a step's median once, not once per expansion: 20,000 plates of 20,000 samples in well under a second", async () => {
+  it("learns a step's median once, not once per expansion: 2,000 plates of 2,000 samples", async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
     const file = join(t.dir, "learn.yaml");
     writeFileSync(file, PIPELINE);
     const seg = (await loadPipelineFile(file)).resolved!.pipelines.find((p) => p.template === "seg-{n}")!;
-    const n = 20_000;
+    const n = 2_000;
     const pipelines = Array.from({ length: n }, (_, i) => ({ ...seg, name: `seg-${i}` }));
     const history: History = {
       runs: [RUN_A],
@@ -390,7 +399,7 @@ describe("a template of many expansions", () => {
         [
           stepKey("seg-{n}", "segment"),
           {
-            durationsMs: Array.from({ length: n }, (_, i) => 1000 + ((i * 7919) % n)),
+            durationsMs: CountedReads.from({ length: n }, (_, i) => 1000 + ((i * 7919) % n)),
             durationRuns: new Set([RUN_A]),
             peaksBytes: Array.from({ length: n }, (_, i) => GiB + i),
             peakRuns: new Set([RUN_A]),
@@ -399,11 +408,11 @@ describe("a template of many expansions", () => {
         ],
       ]),
     };
-    const started = performance.now();
+    CountedReads.reads = 0;
     const learned = learnEstimates(pipelines, history, file);
-    const tookMs = performance.now() - started;
-    // Sorting the 20,000 durations for each of the 20,000 expansions took a minute here.
-    expect(tookMs).toBeLessThan(3_000);
+    // Counted, not timed: a 20,000-plate matrix sorted its 20,000 durations once per expansion
+    // (two minutes of compile --history here); once per template is one read.
+    expect(CountedReads.reads).toBe(1);
     expect(learned.learnedSteps).toBe(1);
     for (const p of [learned.pipelines[0]!, learned.pipelines[n - 1]!]) {
       const segment = p.steps.find((s) => s.id === "segment")!;
