@@ -1,6 +1,8 @@
 /** Turns the resolved templates into concrete pipelines, one per matrix combination. */
+import { append } from "../lists/append.js";
 import { error, type Problem } from "../problems/problem.js";
 import type { PipelineSpec } from "../schema-types/pipeline.js";
+import { argumentSizeProblems } from "./argument-sizes.js";
 import {
   expandMatrix,
   type MatrixValues,
@@ -23,6 +25,7 @@ export function expandPipelines(
   const problems: Problem[] = [];
   const out: ResolvedPipeline[] = [];
   const first = new Map<string, { pointer: string; values: MatrixValues }>();
+  const saidTooLong = new Set<string>();
   for (const { spec, resolved } of templates) {
     // A name that leaves out a varying variable was reported by the matrix rule, once; its
     // expansions share names by the thousand. Otherwise values can still collide: [a, a],
@@ -55,6 +58,7 @@ export function expandPipelines(
       }
       if (earlier === undefined || earlier.pointer !== resolved.pointer)
         first.set(p.name, { pointer: resolved.pointer, values });
+      append(problems, argumentSizeProblems(p, file, saidTooLong));
       out.push(p);
     }
   }

@@ -127,6 +127,18 @@ export const CODES = {
     "The steps of all expanded pipelines are counted before expanding; the limit (100,000 by default, or the number the file writes out if that is more) can be raised in the file.",
     "shrink the matrix, or raise `limits.max_steps`",
   ),
+  "argument-too-long": problem(
+    "error",
+    "A step would be started with a string longer than Linux passes to a program",
+    "Linux refuses to start a program (execve fails with E2BIG) when one of its arguments or environment strings is longer than 131,072 bytes. A step is started with its run words as arguments (joined into one for `shell: true`), its env as `NAME=value` strings, and its pipeline name and id as `GPUPLAN_PIPELINE=` and `GPUPLAN_STEP=`: one longer than that, often from a long matrix value, makes a plan whose step can never start. Compile refuses it at the key it comes from.",
+    "shorten the text or the matrix value put into it; pass long data to the step in a file",
+  ),
+  "arguments-too-large": problem(
+    "warning",
+    "A step's own arguments and environment come to more than 1 MiB",
+    "Linux refuses to start a program whose arguments and environment together pass a quarter of the stack limit (ARG_MAX: 2 MiB with the default 8 MiB stack), the environment gpuplan runs in included. A step whose own run words and env already take more than half of that may fail to start with E2BIG on a machine with a smaller limit or a larger environment.",
+    "pass long data to the step in a file",
+  ),
   "too-much-expanded-text": problem(
     "error",
     "The matrices expand to more than 200 MB of text",
