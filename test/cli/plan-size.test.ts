@@ -60,17 +60,19 @@ describe("a plan too big to read", () => {
 });
 
 describe("compile of a plan past the limit", () => {
-  // 130 pipelines each carrying a 1 MiB env value: a pipeline file of 1 MiB, a plan of 130 MiB.
+  // 150 pipelines each carrying 15 env values of 64 KiB: a pipeline file of 960 KiB, a plan of
+  // 141 MiB. Each value stays under the 128 KiB one string may pass to a program, and all of them
+  // under 1 MiB, so the only problem is the plan's size (argument-sizes.test.ts has the others).
+  const env = Array.from({ length: 15 }, (_, i) => `B${i}: ${"x".repeat(2 ** 16)}`).join(", ");
   const pipeline = [
     "version: 1",
     "name: wide",
     "defaults:",
-    "  env:",
-    `    BIG: ${"x".repeat(2 ** 20)}`,
+    `  env: {${env}}`,
     "pipelines:",
     "  - name: p{i}",
     "    matrix:",
-    `      i: [${Array.from({ length: 130 }, (_, i) => i).join(",")}]`,
+    `      i: [${Array.from({ length: 150 }, (_, i) => i).join(",")}]`,
     "    steps:",
     "      - id: s",
     "        run: [t]",
@@ -83,7 +85,7 @@ describe("compile of a plan past the limit", () => {
     writeFileSync(join(cwd, "wide.yaml"), pipeline);
     const r = gpuplan(["compile", "wide.yaml", "-o", "plan.json", "--target", "cpu-only"], { cwd });
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain("wide.yaml:7:3  error");
+    expect(r.stderr).toContain("wide.yaml:6:3  error");
     expect(r.stderr).toContain("more than gpuplan run reads (128 MiB)  [plan-too-large]");
     expect(r.stderr).toContain("no plan written");
     expect(existsSync(join(cwd, "plan.json"))).toBe(false);
