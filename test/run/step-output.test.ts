@@ -71,6 +71,32 @@ describe("OutputFile", () => {
     output.close(false);
   });
 
+  it("a file truncated behind the reader is followed from its start again, as tail -f does", () => {
+    const { path, lines, output } = file("truncated.log");
+    appendFileSync(path, "before one\nbefore two\n");
+    output.pump();
+    expect(lines).toEqual(["before one", "before two"]);
+    // `: > log` then a shorter line: without the check the reader waited past the old end for good.
+    writeFileSync(path, "after\n");
+    output.pump();
+    expect(lines.slice(2)).toEqual([
+      expect.stringMatching(/truncated\.log was truncated; following it from its start\]$/),
+      "after",
+    ]);
+    output.finish();
+    expect(lines).toHaveLength(4);
+    output.close(false);
+  });
+
+  it("tailLines of a file cut below what it held before the step is what the step left, not an error", () => {
+    const path = join(dir, "planted.err.log");
+    writeFileSync(path, `${"planted\n".repeat(50)}`); // 400 bytes there before the step's attempt
+    const output = new OutputFile(path, openOutput(path), null);
+    writeFileSync(path, "x\n"); // the step truncates its stderr and writes one line
+    expect(output.tailLines(10)).toEqual(["x"]);
+    output.close(false);
+  });
+
   it("close(true) removes an empty file and keeps one with content", () => {
     const empty = file("empty.log");
     empty.output.close(true);

@@ -49,7 +49,7 @@ export class OutputFile {
   /** Read and write (appending): the step gets a copy as its fd 1 or 2, gpuplan reads it back. */
   readonly fd: number;
   /** What the file held before this step: never shown again as its output, never its tail. */
-  private readonly start: number;
+  private start: number;
   private position: number;
   private partial = "";
   private readonly decoder = new StringDecoder("utf8");
@@ -74,7 +74,11 @@ export class OutputFile {
     let read = 0;
     while (read < limit) {
       const n = readSync(this.fd, chunk, 0, chunk.length, this.position);
-      if (n === 0) return false;
+      if (n === 0) {
+        // Nothing new, or the file was cut back behind us: asked only then, not at every read.
+        if (read === 0 && this.noticeTruncation()) continue;
+        return false;
+      }
       this.position += n;
       read += n;
       const lines = (this.partial + this.decoder.write(chunk.subarray(0, n))).split("\n");
@@ -118,9 +122,28 @@ export class OutputFile {
     if (rest) this.onLine(rest);
   }
 
+  /**
+   * The step (or someone) truncated the file (`: > log`, truncate(1), a logger rotating it in
+   * place) below where it was read to: what follows is read from its start, as `tail -f` does,
+   * instead of waiting for the file to grow past the old end and resuming mid-line. What it held
+   * before this step is gone too, when it was cut below that. True when it was.
+   */
+  private noticeTruncation(): boolean {
+    const size = fstatSync(this.fd).size;
+    if (size < this.start) this.start = 0;
+    if (size >= this.position) return false;
+    this.position = this.start;
+    this.partial = "";
+    this.decoder.end();
+    this.onLine?.(`[gpuplan: ${this.path} was truncated; following it from its start]`);
+    return true;
+  }
+
   /** The last `count` lines (a last line without a newline counts). */
   tailLines(count: number): string[] {
     const size = fstatSync(this.fd).size;
+    // Cut below what it held before this step: all of it is this step's.
+    if (size < this.start) this.start = 0;
     const start = Math.max(this.start, size - TAIL_BYTES);
     const buffer = Buffer.allocUnsafe(size - start);
     let got = 0;
