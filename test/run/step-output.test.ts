@@ -1,7 +1,15 @@
 // A step's output files read back by gpuplan: whole lines only (a line split across reads, a
 // UTF-8 character split across reads), the unterminated last line at the end, the stderr tail,
 // lines while the step still runs, and no empty files left by an ok, silent step.
-import { appendFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -152,6 +160,31 @@ describe("runStepProcess output", () => {
     });
     expect(result.pid).toBeNull();
     expect(result.spawnError).toMatch(/^cannot open its log file .*plain-file.*: (ENOTDIR|EEXIST)$/);
+  });
+
+  it("a logs folder removed while the run runs is made again for the next step; a removed run folder is not", async () => {
+    const runDir = join(dir, "removed-run");
+    const logs = join(runDir, "logs");
+    mkdirSync(logs, { recursive: true });
+    const step = (name: string) =>
+      runStepProcess({
+        ...base,
+        argv: ["/bin/sh", "-c", `echo ${name}`],
+        logPath: join(logs, `${name}.out.log`),
+        stderrPath: join(logs, `${name}.err.log`),
+      });
+    expect((await step("first")).exitCode).toBe(0);
+    rmSync(logs, { recursive: true }); // `rm -rf RUN/logs` by a step or someone tidying up
+    const second = await step("second");
+    expect(second).toMatchObject({ exitCode: 0 });
+    expect(readFileSync(join(logs, "second.out.log"), "utf8")).toBe("second\n");
+    rmSync(runDir, { recursive: true });
+    const third = await step("third");
+    expect(third.pid).toBeNull();
+    expect(third.spawnError).toMatch(
+      /^cannot open its log file .*third\.out\.log: its run folder was removed \(ENOENT\)$/,
+    );
+    expect(existsSync(runDir)).toBe(false);
   });
 
   it("an ok step that printed nothing leaves no files; one that printed keeps its file", async () => {

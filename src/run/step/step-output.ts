@@ -6,6 +6,7 @@
  * has ended, the last lines of stderr, for the OOM classification and the failure report.
  */
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, unlinkSync } from "node:fs";
+import { dirname } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 
 /** How often followed files are read while their steps run (the views batch lines for 20 ms too). */
@@ -43,6 +44,26 @@ export function openOutput(path: string): number {
     constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
     0o666,
   );
+}
+
+/**
+ * openOutput, making the log's own folder again when it is gone: someone tidying up (`rm -rf
+ * RUN/logs`) or a step removed it while the run ran, and every later step failed to start on
+ * ENOENT. Only that last level is made: a removed run folder is not made again around it (a folder
+ * of logs without its journal would pass for a run); the step then fails to start, saying why.
+ */
+export function openOutputInFolder(path: string): number {
+  try {
+    return openOutput(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    try {
+      mkdirSync(dirname(path));
+    } catch (made) {
+      if ((made as NodeJS.ErrnoException).code !== "EEXIST") throw made;
+    }
+    return openOutput(path);
+  }
 }
 
 export class OutputFile {

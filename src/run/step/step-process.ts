@@ -15,7 +15,7 @@ import { STOP_SIGNALS } from "../interrupt-signals.js";
 import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import { isGroupAlive } from "./process-group.js";
 import { type SpawnMethod, startProcess } from "./spawn/start-process.js";
-import { ensureDir, follow, OutputFile, openOutput, unfollow } from "./step-output.js";
+import { ensureDir, follow, OutputFile, openOutputInFolder, unfollow } from "./step-output.js";
 import { isSessionAlive, signalSession } from "./step-session.js";
 
 export interface StepProcessOptions {
@@ -77,9 +77,9 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   try {
     ensureDir(dirname(options.logPath));
     ensureDir(dirname(options.stderrPath));
-    outFd = openOutput(options.logPath);
+    outFd = openOutputInFolder(options.logPath);
     try {
-      errFd = openOutput(options.stderrPath);
+      errFd = openOutputInFolder(options.stderrPath);
     } catch (e) {
       closeSync(outFd);
       throw e;
@@ -87,9 +87,16 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   } catch (e) {
     // A full disk or an unwritable run directory: the step cannot start, and says why.
     const error = e as NodeJS.ErrnoException;
-    const why = error.code === "ELOOP" ? "it is a symbolic link" : (error.code ?? error.message);
+    // ENOENT here: the run folder itself is gone (openOutputInFolder makes logs/ again, not it).
+    const why =
+      error.code === "ELOOP"
+        ? "it is a symbolic link"
+        : error.code === "ENOENT"
+          ? "its run folder was removed (ENOENT)"
+          : (error.code ?? error.message);
+    const path = error.code === "ENOENT" ? options.logPath : (error.path ?? options.logPath);
     return ended({
-      spawnError: `cannot open its log file ${error.path ?? options.logPath}: ${why}`,
+      spawnError: `cannot open its log file ${path}: ${why}`,
     });
   }
   const onLine = options.onLine;
