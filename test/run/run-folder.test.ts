@@ -783,6 +783,41 @@ pipelines:
   });
 });
 
+describe("a run folder removed while the run runs", () => {
+  it("is said (records-incomplete, exit 2), not ended as if its records were kept", () => {
+    const cwd = temp();
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      `version: 1
+pipelines:
+  - name: p
+    steps:
+      - id: a
+        shell: true
+        run: rm -rf ".gpuplan/runs/$GPUPLAN_RUN"
+        memory: numpy
+      - id: b
+        needs: [a]
+        run: ["true"]
+        memory: numpy
+`,
+    );
+    const r = gpuplan(["run", "p.yaml", "--ui", "plain"], { cwd, env: NO_GPU });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    // Every write still succeeded, into files no name leads to: the run said nothing of it and exited 1.
+    expect(r.exitCode, r.stderr).toBe(2);
+    const incomplete = r.stderr.split("\n").find((l) => l.includes("records are incomplete"));
+    expect(incomplete).toMatch(/journal\.jsonl \(deleted while the run ran\)/);
+    expect(incomplete).toMatch(/events\.jsonl \(deleted while the run ran\)/);
+    expect(r.stderr).toContain("hint: the run's journal was deleted, so --resume cannot continue it");
+    // The step after it could not open its log, and said why; no run folder was made again for it.
+    expect(r.stderr).toMatch(
+      /cannot open its log file \S+p@b\.out\.log: its run folder was removed \(ENOENT\)/,
+    );
+    expect(readdirSync(join(cwd, ".gpuplan/runs"))).toEqual([]);
+  });
+});
+
 describe("a worker task outlives a kill -9 of its gpuplan", () => {
   // The worker keeps running the task it was given (it only sees gpuplan gone at its next read of
   // stdin), so a resume must not give the task to a new worker beside it.

@@ -4,7 +4,7 @@
  * only part of the run that prints or decides how it ends.
  */
 import type { Stats } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
 import { UsageError } from "../../problems/errors.js";
@@ -12,7 +12,7 @@ import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
-import type { RecordFailure } from "../../run/record/record-failures.js";
+import { DELETED_WHILE_RUNNING, type RecordFailure } from "../../run/record/record-failures.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
@@ -192,17 +192,28 @@ export function sayRecordsIncomplete(
   const files = lost.map((f) => `${escapeText(f.file)} (${escapeText(f.reason)})`).join(", ");
   // --events loses what its reader left behind (EPIPE) or a disk refused; the run folder keeps its own copy.
   const own = lost.filter((f) => f.file !== events);
+  // A journal deleted with its run folder: nothing is left for --resume to go on.
+  const journalGone = own.some(
+    (f) => f.reason === DELETED_WHILE_RUNNING && basename(f.file) === "journal.jsonl",
+  );
   const hints = [
     ...(own.some((f) => FULL.has(f.reason)) ? ["free some space (df -h)"] : []),
     // A directory or a link in a log's place (EISDIR, ELOOP), a folder made read-only: space is not it.
-    ...(own.some((f) => !FULL.has(f.reason)) ? ["check those files and their folder (ls -l)"] : []),
+    ...(own.some((f) => !FULL.has(f.reason) && f.reason !== DELETED_WHILE_RUNNING)
+      ? ["check those files and their folder (ls -l)"]
+      : []),
+    ...(journalGone
+      ? ["the run's journal was deleted, so --resume cannot continue it: run the plan again"]
+      : own.some((f) => f.reason === DELETED_WHILE_RUNNING)
+        ? ["what was written to a deleted file is gone"]
+        : []),
     ...(lost.some((f) => f.file === events)
       ? [`the run folder ${escapeText(runDir)} keeps its own copy of the events`]
       : []),
   ];
   writeErr(
     `gpuplan: error: the run's records are incomplete: ${files} lost what could not be written  [${code}]\n` +
-      `  hint: ${hints.join("; ")}; steps recorded in the journal are not run again by --resume\n`,
+      `  hint: ${hints.join("; ")}${journalGone ? "" : "; steps recorded in the journal are not run again by --resume"}\n`,
   );
 }
 

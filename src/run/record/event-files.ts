@@ -18,7 +18,7 @@ import { jsonText } from "../../text/json-text.js";
 import type { RunEvent } from "./events.js";
 import { createLineBatcher } from "./line-batcher.js";
 import { makeFoldersSync } from "./make-folders.js";
-import type { RecordFailures } from "./record-failures.js";
+import { DELETED_WHILE_RUNNING, isDeleted, type RecordFailures } from "./record-failures.js";
 import {
   createStreamTarget,
   openStreamPath,
@@ -123,7 +123,12 @@ export function openEventFiles(
     if (filesClosed) return;
     filesClosed = true;
     lines.flush();
-    for (const t of targets) if (t.kind === "file") closeSync(t.fd);
+    for (const t of targets) {
+      if (t.kind !== "file") continue;
+      // Deleted (with its run folder) while the run ran: every write went into a file no name leads to.
+      if (isDeleted(fstatSync(t.fd))) failures?.lost(t.path, new Error(DELETED_WHILE_RUNNING));
+      closeSync(t.fd);
+    }
   };
   return {
     // jsonText, as the JSON view prints: the view's copy is read back from this file byte for byte.

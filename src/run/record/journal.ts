@@ -15,7 +15,7 @@ import { isBootId } from "../step/boot-id.js";
 import type { StepStatus } from "./events.js";
 import { planDigest } from "./plan-digest.js";
 import { damagedRun, readRunFile } from "./read-run-file.js";
-import type { RecordFailures } from "./record-failures.js";
+import { DELETED_WHILE_RUNNING, isDeleted, type RecordFailures } from "./record-failures.js";
 
 /** node:fs/promises at first use: a dry run imports this module (RUNS_DIR) but writes nothing (#17). */
 const fsp = () => process.getBuiltinModule("node:fs/promises");
@@ -126,7 +126,12 @@ export async function openJournalFile(path: string, failures?: RecordFailures): 
     for (let off = 0; off < text.length; ) {
       off += (await handle.write(text, off, text.length - off, end + off)).bytesWritten;
     }
-    if (durable) await handle.datasync();
+    if (durable) {
+      await handle.datasync();
+      // Beside the flush it costs nothing: a journal deleted with its run folder takes every entry
+      // with it (writes still succeed), and --resume has nothing to go on. Said as it is found.
+      if (isDeleted(await handle.stat())) failures?.lost(path, new Error(DELETED_WHILE_RUNNING));
+    }
     end += text.length;
   };
   const flush = async (): Promise<void> => {
@@ -163,6 +168,7 @@ export async function openJournalFile(path: string, failures?: RecordFailures): 
           failures?.lost(path, e);
         }
       }
+      if (isDeleted(await handle.stat())) failures?.lost(path, new Error(DELETED_WHILE_RUNNING));
       await handle.close();
     },
   };

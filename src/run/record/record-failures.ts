@@ -6,6 +6,18 @@
  */
 import { errnoOf } from "../../problems/file-errors.js";
 
+/**
+ * The reason given for a record file deleted (or its folder removed) while the run ran: writes to
+ * it still succeed, into a file no name leads to, so no write fails to say so; the writers ask
+ * the file itself (its link count) instead.
+ */
+export const DELETED_WHILE_RUNNING = "deleted while the run ran";
+
+/** Whether a record file's descriptor still leads to a file with a name (fstat's link count). */
+export function isDeleted(stat: { nlink: number }): boolean {
+  return stat.nlink === 0;
+}
+
 export interface RecordFailure {
   /** The file, as it appears in messages. */
   file: string;
