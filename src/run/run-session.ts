@@ -14,8 +14,9 @@ import { listenForInterrupts } from "./interrupt-signals.js";
 import { noGpuLock } from "./lock/no-gpu-lock.js";
 import type { SlotLock } from "./lock/types.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
+import { makeRunId } from "./prepare/run-id.js";
 import { openEventFiles } from "./record/event-files.js";
-import { createRunDir, type JournalStart, openJournal, openJournalFile } from "./record/journal.js";
+import { createOwnRunDir, type JournalStart, openJournal, openJournalFile } from "./record/journal.js";
 import { attemptLogFiles } from "./record/log-names.js";
 import type { MemorySampler } from "./record/memory-snapshot.js";
 import { type RecordFailure, recordFailures } from "./record/record-failures.js";
@@ -70,6 +71,9 @@ export interface SessionOptions {
 }
 
 export interface SessionResult extends ExecuteResult {
+  /** The run's id and folder: a new run's differ from the prepared ones where another run had drawn those. */
+  runId: string;
+  runDir: string;
   /** Record files that lost something (events, journal entries that never reached the disk). */
   recordsIncomplete: RecordFailure[];
   /** The signal that interrupted the run, if one did (SIGTERM ends it with 143, SIGINT with 130). */
@@ -104,7 +108,7 @@ async function runPrepared(
   options: SessionOptions,
   sampler: MemorySampler,
 ): Promise<SessionResult> {
-  const { plan, pipelines, runId, runDir, baseDir, slurmTask } = prepared;
+  const { plan, pipelines, baseDir, slurmTask } = prepared;
   // A Slurm task records into its run's folder, which the submitting gpuplan made and owns.
   // Before anything is written: an untrusted or broken lock directory (or GPU lock file) is the
   // user's to fix, and steps run before it was found, then a run folder left unfinished, would not be.
@@ -112,9 +116,12 @@ async function runPrepared(
   const lock = await openLock(needsLock, options.lockDir, [
     ...new Set(prepared.bindings.map((b) => b.live.uuid)),
   ]);
-  const task = slurmTask !== undefined ? await openTaskRecord(runDir, slurmTask) : null;
-  const planSha256 =
-    !prepared.resumed && !task ? await createRunDir(runDir, plan, prepared.planText) : undefined;
+  const task = slurmTask !== undefined ? await openTaskRecord(prepared.runDir, slurmTask) : null;
+  // A new run's id is its folder's name, drawn again where another run started in the same second has it.
+  const { runId, runDir, planSha256 } =
+    !prepared.resumed && !task
+      ? await createOwnRunDir(prepared.runId, prepared.runDir, plan, prepared.planText, makeRunId)
+      : { runId: prepared.runId, runDir: prepared.runDir, planSha256: undefined };
   // Held until the run ends: a `--resume` of this run meanwhile is refused, naming this process.
   // The tasks of a Slurm run share its folder and each writes only its own files: no lock.
   const runLock = task ? null : (prepared.runLock ?? (await takeRunLock(runDir, runId)));
@@ -223,6 +230,8 @@ async function runPrepared(
   }
   return {
     ...done,
+    runId,
+    runDir,
     recordsIncomplete: failures.incomplete(),
     interruptedBy: signals.interrupt.aborted ? signals.received() : null,
   };

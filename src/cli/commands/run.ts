@@ -154,7 +154,7 @@ export default async function run(file: string | undefined, given: RunOptions): 
     writeErr(`gpuplan: error: ${message}  [${code}]\n  hint: ${hint}\n`);
     return EXIT.busy;
   }
-  sayRecordsIncomplete(result.recordsIncomplete, options.events, runDir);
+  sayRecordsIncomplete(result.recordsIncomplete, options.events, result.runDir);
   // A signal while the end waited for a slow --events reader ends the run as it would have mid-run.
   if (result.summary.interrupted || result.interruptedBy !== null)
     return interruptedExit(result.interruptedBy);

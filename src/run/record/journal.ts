@@ -7,9 +7,10 @@
  */
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { planText } from "../../plan/plan-text.js";
-import { fileError } from "../../problems/file-errors.js";
+import { UsageError } from "../../problems/errors.js";
+import { errnoOf, fileError } from "../../problems/file-errors.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { isBootId } from "../step/boot-id.js";
 import type { StepStatus } from "./events.js";
@@ -195,29 +196,76 @@ async function dropTornLine(handle: FileHandle): Promise<number> {
 }
 
 /**
- * Create the run directory and write the plan into it: `text` when the plan file given already
- * holds these very bytes (prepare-run.ts says when), else the plan's text made anew. Returns the
- * SHA-256 of the bytes written, for the journal's header (planSha256).
+ * A new run's folder is there already: another run drew the same id in the same second (its
+ * suffix is 24 random bits). Made with mkdir alone, never into an existing folder, whose plan.json
+ * the new run would overwrite (its --resume then refused as changed) and whose journal it would
+ * append to.
+ */
+export class RunFolderTaken extends UsageError {
+  constructor(runDir: string) {
+    super(
+      `cannot make the run folder ${runDir}: it exists already (another run has its id)`,
+      "unwritable-file",
+      "start the run again: it draws a new id",
+    );
+  }
+}
+
+/**
+ * Create the run directory, for this run alone (RunFolderTaken where it is there), and write the
+ * plan into it: `text` when the plan file given already holds these very bytes (prepare-run.ts
+ * says when), else the plan's text made anew. Returns the SHA-256 of the bytes written, for the
+ * journal's header (planSha256).
  */
 export async function createRunDir(runDir: string, plan: GpuplanPlan, text?: string): Promise<string> {
   const bytes = Buffer.from(text ?? planText(plan), "utf8");
-  // The first folder it made, or undefined where the run folder was there already (a test's).
-  const made = await fsp().mkdir(runDir, { recursive: true });
+  await fsp().mkdir(dirname(runDir), { recursive: true });
+  try {
+    await fsp().mkdir(runDir);
+  } catch (e) {
+    if (errnoOf(e) === "EEXIST") throw new RunFolderTaken(runDir);
+    throw e;
+  }
   const planPath = join(runDir, "plan.json");
   try {
-    await fsp().mkdir(join(runDir, "logs"), { recursive: true });
+    await fsp().mkdir(join(runDir, "logs"));
     await fsp().writeFile(planPath, bytes);
   } catch (e) {
     // A full disk or a file size limit cut plan.json short: a folder without its journal would be
     // listed as a run gpuplan was stopped in, and --resume would call it damaged. Nothing ran yet,
-    // and the folder is this run's own (its id is new): it goes.
-    if (made !== undefined)
-      await fsp()
-        .rm(runDir, { recursive: true, force: true })
-        .catch(() => undefined);
+    // and the folder is this run's own (made above): it goes.
+    await fsp()
+      .rm(runDir, { recursive: true, force: true })
+      .catch(() => undefined);
     throw fileError(e, planPath, "write", "the run's plan");
   }
   return planDigest(bytes);
+}
+
+/** How often a new run draws its id again when the one it drew is taken (each time 1 in 16.7 million). */
+const RUN_ID_DRAWS = 8;
+
+/**
+ * A new run's folder under the folder of `runDir`, made by createRunDir: where another run took
+ * its id (two runs started in the same second), a new id from `drawId` — the run's id is its
+ * folder's name. Returns the id and folder the run has, and its plan's digest.
+ */
+export async function createOwnRunDir(
+  runId: string,
+  runDir: string,
+  plan: GpuplanPlan,
+  text: string | undefined,
+  drawId: () => string,
+): Promise<{ runId: string; runDir: string; planSha256: string }> {
+  for (let draw = 1; ; draw++) {
+    try {
+      return { runId, runDir, planSha256: await createRunDir(runDir, plan, text) };
+    } catch (e) {
+      if (!(e instanceof RunFolderTaken) || draw === RUN_ID_DRAWS) throw e;
+      runId = drawId();
+      runDir = join(dirname(runDir), runId);
+    }
+  }
 }
 
 export interface JournalState {
