@@ -1,8 +1,10 @@
 // A step's output files read back by gpuplan: whole lines only (a line split across reads, a
 // UTF-8 character split across reads), the unterminated last line at the end, the stderr tail,
 // lines while the step still runs, and no empty files left by an ok, silent step.
+import { spawnSync } from "node:child_process";
 import {
   appendFileSync,
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -113,6 +115,27 @@ describe("OutputFile", () => {
     appendFileSync(full.path, "x\n");
     full.output.close(true);
     expect(existsSync(full.path)).toBe(true);
+  });
+
+  it("close(true) in a folder made read-only keeps the empty file and does not throw (the run goes on)", (ctx) => {
+    const ro = join(dir, "read-only");
+    mkdirSync(ro);
+    const path = join(ro, "x.err.log");
+    const output = new OutputFile(path, openOutput(path), null);
+    // A step's chmod -R a-w on its run folder; root ignores modes, so it is made immutable instead.
+    chmodSync(ro, 0o555);
+    const root = process.getuid?.() === 0;
+    if (root && spawnSync("chattr", ["+i", ro]).status !== 0) {
+      chmodSync(ro, 0o755);
+      ctx.skip("root without chattr +i here: no way to make a folder refuse an unlink");
+    }
+    try {
+      expect(() => output.close(true)).not.toThrow();
+      expect(existsSync(path)).toBe(true);
+    } finally {
+      if (root) spawnSync("chattr", ["-i", ro]);
+      chmodSync(ro, 0o755);
+    }
   });
 
   it("a followed file's lines arrive while the writer is still writing", async () => {

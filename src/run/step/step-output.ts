@@ -211,11 +211,16 @@ export function unfollow(file: OutputFile): void {
   }
 }
 
+/**
+ * Removes an empty log, as a courtesy: never at the cost of the run. Someone else may have removed
+ * it (a person tidying up), or the folder may have been made read-only (a step's chmod -R a-w on
+ * its run folder, a file system remounted read-only): an empty file left is harmless, while the
+ * EACCES thrown from here ended the whole run before the step's end was recorded.
+ */
 function unlinkIfThere(path: string): void {
   try {
     unlinkSync(path);
-  } catch (e) {
-    // Someone else removed it (a person tidying up): it is gone either way.
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  } catch {
+    // Gone already, or not ours to remove now: it stays, empty.
   }
 }
