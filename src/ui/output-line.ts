@@ -46,3 +46,25 @@ export function escapeOutputLine(line: string, keepColor: boolean): string {
   plain(text.slice(last));
   return colored ? `${out}\u001b[0m` : out;
 }
+
+/** The longest stderr line a run's summary shows whole; the step's log keeps every line. */
+const MAX_TAIL_LINE_SHOWN = 2000;
+
+/**
+ * A line of a failed step's stderr tail as the summary shows it: the state a terminal would have
+ * left it in (after its last CR), and past MAX_TAIL_LINE_SHOWN characters its start and how much
+ * was left out. A 60 KB JSON dump on one line came back whole in the summary, one screenful per
+ * failure, burying the other failures and the hint. Cut before escaping, so a cut colour sequence
+ * is escaped as outside text, never sent half to the terminal.
+ */
+export function cutTailLine(line: string, max = MAX_TAIL_LINE_SHOWN): string {
+  let text = line.endsWith("\r") ? line.slice(0, -1) : line;
+  const cr = text.lastIndexOf("\r");
+  if (cr >= 0) text = text.slice(cr + 1);
+  if (text.length <= max) return text;
+  let end = max;
+  // Never half a surrogate pair at the cut (it would show as U+FFFD).
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}… [${(text.length - end).toLocaleString("en-US")} more characters; the log has the whole line]`;
+}

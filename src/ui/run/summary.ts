@@ -6,7 +6,7 @@ import { displayCut, escapeText } from "../../text/safe-text.js";
 import { shellWord } from "../../text/shell-word.js";
 import { formatDuration } from "../../units/duration.js";
 import { formatSize } from "../../units/size.js";
-import { escapeOutputLine } from "../output-line.js";
+import { cutTailLine, escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeFailure, stepName } from "./format.js";
 import type { RunSummary } from "./view.js";
@@ -79,7 +79,7 @@ function failureBlock(f: StepFailure, paint: Paint): string[] {
   const tail = f.stderrTail.slice(-STDERR_TAIL_LINES);
   if (tail.length > 0) {
     lines.push(`  ${paint.dim("last stderr lines:")}`);
-    for (const line of tail) lines.push(`    ${escapeOutputLine(line, paint.level > 0)}`);
+    for (const line of tail) lines.push(`    ${escapeOutputLine(cutTailLine(line), paint.level > 0)}`);
   }
   // No log when the step never started (it timed out waiting for its GPU).
   if (f.logPath) lines.push(`  ${paint.dim(f.stderrPath ? "stdout:" : "log:")}  ${escapeText(f.logPath)}`);

@@ -198,6 +198,28 @@ describe("the plain view", () => {
     expect(err.text()).toContain("hint: raise `vram`");
   });
 
+  it("a stderr line past 2,000 characters is shown cut in the summary, its colour sequence cut escaped", async () => {
+    const { view, err } = await uncolouredView();
+    const [first] = failedSummary().failures;
+    // A 60 KB JSON dump on one line, a progress bar redrawn with CR, and a colour sequence the cut falls in.
+    const dump = `{"error": "${"y".repeat(60_000)}"}`;
+    const bar = `${"\r 10%".repeat(5_000)}\r100% done`;
+    const cutColour = `${"z".repeat(1_998)}\u001b[31mred`;
+    await view.close({
+      ...failedSummary(),
+      failures: [{ ...first!, stderrTail: [dump, bar, cutColour, "last"] }],
+    });
+    const lines = err.text().split("\n");
+    const shown = lines.slice(lines.findIndex((l) => l.includes("last stderr lines:")) + 1).slice(0, 4);
+    expect(shown[0]).toBe(
+      `    ${dump.slice(0, 2_000)}… [${(dump.length - 2_000).toLocaleString("en-US")} more characters; the log has the whole line]`,
+    );
+    expect(shown[1]).toBe("    100% done");
+    expect(shown[2]).toBe(`    ${"z".repeat(1_998)}\\x1b[… [6 more characters; the log has the whole line]`);
+    expect(shown[3]).toBe("    last");
+    expect(err.text()).not.toContain("\u001b");
+  });
+
   it("failures past ten are grouped by step and reason: a thousand failed plates stay readable", async () => {
     const { view, err } = await uncolouredView();
     const [first] = failedSummary().failures;
