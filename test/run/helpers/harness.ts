@@ -1,5 +1,5 @@
 /** Plans from pipeline text, and the executor run in a temporary directory with the real slot lock (recorded). */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
@@ -55,7 +55,10 @@ export async function execute(
   }: Partial<ExecuteOptions> & { lock?: RecordingLock; dir?: string } = {},
 ): Promise<Harness> {
   const dir = givenDir ?? mkdtempSync(join(tmpdir(), "gpuplan-run-"));
-  const runDir = join(dir, "run");
+  // A run folder of its own, as every run has (createRunDir refuses one that exists): a second
+  // run in the same `dir` gets run-2.
+  let runDir = join(dir, "run");
+  for (let n = 2; existsSync(runDir); n++) runDir = join(dir, `run-${n}`);
   await createRunDir(runDir, plan);
   const journal = await openJournal(runDir);
   // As a run session does: a journal starts with its run's header.
