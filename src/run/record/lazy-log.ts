@@ -1,5 +1,6 @@
-import { close, constants, mkdirSync, openSync, write } from "node:fs";
+import { close, constants, openSync, write } from "node:fs";
 import { dirname } from "node:path";
+import { makeLastFoldersSync } from "./make-folders.js";
 
 /** A log lost output: it could not be opened or written (`e` says why). */
 export type LogLost = (path: string, e: unknown) => void;
@@ -21,7 +22,11 @@ export interface LazyLog {
  */
 const HIGH_WATER_CHARS = 1024 * 1024;
 
-export function lazyLog(path: string, onLost: LogLost = () => undefined): LazyLog {
+/**
+ * `folderLevels`: how many folders of the path's own the log may make when they are missing
+ * (`logs/` for a task's log; `logs/workers/` for a worker's), never the run folder above them.
+ */
+export function lazyLog(path: string, onLost: LogLost = () => undefined, folderLevels = 1): LazyLog {
   let fd: number | null = null;
   // Set once the file cannot be opened: the rest of the output is dropped, not thrown at the
   // reader of the worker's pipe (an uncaught error there ended gpuplan with a stack).
@@ -42,7 +47,7 @@ export function lazyLog(path: string, onLost: LogLost = () => undefined): LazyLo
   const ensure = (): number | null => {
     if (fd === null && !failed) {
       try {
-        mkdirSync(dirname(path), { recursive: true });
+        makeLastFoldersSync(dirname(path), folderLevels);
         // Not through a link planted under the name (step-output.ts openOutput says why).
         fd = openSync(
           path,

@@ -31,3 +31,29 @@ function exists(path: string): boolean {
     return (e as NodeJS.ErrnoException).code !== "ENOENT";
   }
 }
+
+/**
+ * Make `dir` and at most `levels - 1` missing folders above it: a run's own log folders (logs/,
+ * logs/workers/) are made again when someone removed them mid-run, but never the run folder
+ * around them — a folder of logs without its journal would be listed as a run. Throws ENOENT
+ * (as mkdir does) when more levels are missing.
+ */
+export function makeLastFoldersSync(dir: string, levels: number): void {
+  const missing: string[] = [];
+  for (let p = dir; !exists(p) && dirname(p) !== p; p = dirname(p)) {
+    if (missing.length === levels) {
+      throw Object.assign(new Error(`ENOENT: no such file or directory, mkdir '${p}'`), {
+        code: "ENOENT",
+        path: p,
+      });
+    }
+    missing.push(p);
+  }
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
+}

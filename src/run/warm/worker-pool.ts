@@ -323,6 +323,8 @@ export class WorkerPool {
         : lazyLog(
             join(this.options.logDir, workerLogName(request.key, request.device)),
             this.options.onLogLost,
+            // logs/workers/: both made on the first line, neither the run folder above them.
+            2,
           );
     const entry: Entry = {
       id,
