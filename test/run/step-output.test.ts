@@ -81,6 +81,21 @@ describe("OutputFile", () => {
     output.close(false);
   });
 
+  it("tailLines of a file whose last line is longer than it reads gives that line's end, not nothing", () => {
+    const { path, output } = file("one-long-line.log");
+    // 200 KB of one line, ending in a multi-byte character, with the window starting inside one.
+    const line = `${"é".repeat(100_000)}\u00e9end`;
+    writeFileSync(path, `earlier line\n${line}\n`);
+    const tail = output.tailLines(40);
+    expect(tail).toHaveLength(1);
+    expect(tail[0]).toMatch(/^…é+end$/);
+    expect(tail[0]).not.toContain("\ufffd");
+    // A line cut by the window is still dropped where whole lines follow it.
+    appendFileSync(path, "after\n");
+    expect(output.tailLines(40)).toEqual(["after"]);
+    output.close(false);
+  });
+
   it("a file truncated behind the reader is followed from its start again, as tail -f does", () => {
     const { path, lines, output } = file("truncated.log");
     appendFileSync(path, "before one\nbefore two\n");

@@ -160,7 +160,10 @@ export class OutputFile {
     return true;
   }
 
-  /** The last `count` lines (a last line without a newline counts). */
+  /**
+   * The last `count` lines (a last line without a newline counts), from the file's last 64 KiB; a
+   * last line longer than that comes back as its end, after "…".
+   */
   tailLines(count: number): string[] {
     const size = fstatSync(this.fd).size;
     // Cut below what it held before this step: all of it is this step's.
@@ -173,9 +176,18 @@ export class OutputFile {
       if (n === 0) break;
       got += n;
     }
-    const lines = buffer.subarray(0, got).toString("utf8").split("\n");
-    if (start > this.start) lines.shift(); // cut mid-line
+    let bytes = buffer.subarray(0, got);
+    const cut = start > this.start;
+    // A window that starts inside a UTF-8 character starts at the next one.
+    if (cut) while (((bytes[0] ?? 0) & 0xc0) === 0x80) bytes = bytes.subarray(1);
+    const lines = bytes.toString("utf8").split("\n");
     if (lines.at(-1) === "") lines.pop();
+    if (cut) {
+      // The window starts mid-line. Dropped, unless it is all there is: a step whose last line
+      // was one 10 MB JSON dump failed with no stderr line shown at all.
+      const first = lines.shift() ?? "";
+      if (lines.length === 0 && first !== "") lines.push(`…${first}`);
+    }
     return lines.slice(-count);
   }
 
