@@ -19,8 +19,8 @@ export function describeStaleness(currentText: string, expectedText: string): st
     );
   const differs = (...path: string[]) =>
     JSON.stringify(get(current, ...path)) !== JSON.stringify(get(expected, ...path));
-  const was = (...path: string[]) => String(get(current, ...path));
-  const now = (...path: string[]) => String(get(expected, ...path));
+  const was = (...path: string[]) => shownValue(get(current, ...path));
+  const now = (...path: string[]) => shownValue(get(expected, ...path));
   const reasons: string[] = [];
   if (differs("schema")) reasons.push(`its format is ${was("schema")}, now ${now("schema")}`);
   if (differs("gpuplanVersion"))
@@ -46,6 +46,15 @@ export function describeStaleness(currentText: string, expectedText: string): st
       "its warnings are not located as compile locates them now (at their files relative to the plan)",
     );
   return reasons.length ? reasons.join("; ") : "its content differs: it was edited by hand";
+}
+
+/**
+ * A plan value as the message shows it. The plan under --check is outside data: a field may be
+ * missing or hold an object, which String() would show as `undefined` or `[object Object]`.
+ */
+function shownValue(value: unknown): string {
+  if (value === undefined) return "(none)";
+  return typeof value === "string" && value !== "" ? value : JSON.stringify(value);
 }
 
 /** Whether two plans are equal but for their top-level `key`. */
