@@ -115,6 +115,12 @@ export const CODES = {
     "Merge keys (`<<: *defaults`) belong to YAML 1.1. gpuplan reads YAML 1.2, which has none: `<<` would be a key of its own and the keys it names would be missing, so the file would not mean what it says. gpuplan says so at each `<<` instead of reporting an unknown property `<<` and the keys that seem to be missing.",
     "write the keys out; settings every step shares go under `defaults:`, and an alias (`*name`) repeats a whole value",
   ),
+  "collection-key": problem(
+    "error",
+    "A YAML list or mapping used as a mapping key",
+    "YAML lets a sequence or a mapping be a key (`? [a, b]`, `{[a, b]: 1}`, an alias of a list used as a key). Every key gpuplan reads is a name, and its YAML reader would turn such a key into text the file never wrote (`a,b`, `[object Object]`), so a device-map override or an `env` entry would be named what nobody typed. gpuplan says so at the key instead.",
+    "write the key as a name; quote it if it holds brackets, braces or commas",
+  ),
   "too-many-pipelines": problem(
     "error",
     "The matrices expand past `limits.max_pipelines`",

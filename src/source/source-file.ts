@@ -8,6 +8,7 @@ import { CORE_SCHEMA, load, YAMLException } from "js-yaml";
 import { error, type Problem } from "../problems/problem.js";
 import { displayText } from "../text/safe-text.js";
 import { aliasOverrun, MAX_ALIAS_CHARS, MAX_ALIAS_NODES } from "./alias-budget.js";
+import { collectionKeyOffsets, mayHoldCollectionKey } from "./collection-keys.js";
 import { duplicateKeys } from "./duplicate-keys.js";
 import { linePositions } from "./line-positions.js";
 import { mergeKeyPointers } from "./merge-keys.js";
@@ -46,6 +47,10 @@ export function parseSource(file: string, text: string): ParsedSource {
     const merges = text.includes("<<") ? mergeKeyPointers(data) : [];
     if (merges.length > 0)
       return { source, data: undefined, problems: merges.map((p) => mergeProblem(p, file)) };
+    // Read from the text with line feeds, as locating is: a lone-CR file reads otherwise there.
+    const keys = mayHoldCollectionKey(text) ? collectionKeyOffsets(source.text) : [];
+    if (keys.length > 0)
+      return { source, data: undefined, problems: keys.map((at) => collectionKeyProblem(at, file)) };
     return { source, data, problems: [] };
   } catch (e) {
     if (!(e instanceof YAMLException)) throw e;
@@ -150,6 +155,20 @@ function mergeProblem(pointer: string, file: string): Problem {
     file,
     pointer,
     at: "key",
+  });
+}
+
+/**
+ * The key came out of js-yaml as a string the file never wrote (`a,b`, `[object Object]`), so
+ * the data means something else than the file says: stop here, as for a merge key.
+ */
+function collectionKeyProblem(offset: number, file: string): Problem {
+  return error({
+    code: "collection-key",
+    message: "a list or mapping is used as a key here; gpuplan keys are names (text)",
+    hint: 'write the key as a name (quote it if it holds [ ] { } or commas: "a,b": …)',
+    file,
+    offset,
   });
 }
 

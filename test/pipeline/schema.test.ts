@@ -230,4 +230,49 @@ describe("one pass after schema errors", () => {
     );
     for (const p of loaded.problems) expect(p.line, p.code).toBeGreaterThan(0);
   });
+
+  describe("a list or mapping used as a key", () => {
+    const step = (lines: string) =>
+      `version: 1\npipelines:\n  - name: p\n    steps:\n      - id: s\n        run: [x]\n        memory: torch\n        vram: 1GiB\n${lines}`;
+    const at = (text: string) =>
+      check(text).problems.map((p) => [p.code, p.line, p.column, p.message.includes("undefined")]);
+
+    it("is an error at the key, once, where js-yaml would have named it a,b", () => {
+      const text = step(
+        "        device_map:\n          preset: a100-80gb\n          overrides: {[a, b]: cpu}\n",
+      );
+      expect(at(text)).toEqual([["collection-key", 11, 23, false]]);
+    });
+
+    it("is an error for an explicit list key in a pipeline and a mapping key in a step", () => {
+      const text = step("        ? {k: v}\n        : 1\n").replace(
+        "  - name: p\n",
+        "  - name: p\n    ? [a, b]\n    : x\n",
+      );
+      expect(at(text)).toEqual([
+        ["collection-key", 4, 7, false],
+        ["collection-key", 11, 11, false],
+      ]);
+    });
+
+    it("is an error for an alias of a list used as a key, at the alias", () => {
+      const text = step(
+        "        env: { A: &k [a, b] }\n        device_map:\n          overrides:\n            *k : cpu\n",
+      );
+      expect(at(text)).toEqual([["collection-key", 12, 13, false]]);
+    });
+
+    it("is an error inside a node that aliases repeat, reported once at the node", () => {
+      const text = step(
+        "        device_map: &m { overrides: { ? [a] : cpu } }\n      - id: t\n        run: [x]\n        memory: torch\n        vram: 1GiB\n        device_map: *m\n",
+      );
+      expect(at(text)).toEqual([["collection-key", 9, 41, false]]);
+    });
+
+    it("is an error where the yaml package reads the file otherwise (a key past 1,024 characters)", () => {
+      const key = `[${"a,".repeat(600)}b]`;
+      const text = step(`        device_map:\n          overrides:\n            ${key}: cpu\n`);
+      expect(at(text)).toEqual([["collection-key", 11, 13, false]]);
+    });
+  });
 });

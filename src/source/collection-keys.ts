@@ -1,0 +1,40 @@
+/**
+ * A YAML sequence or mapping used as a mapping key (`? [a, b]`, `{[a, b]: 1}`, an alias of a list
+ * as a key). js-yaml turns such a key into a string (`a,b`, `[object Object]`), so a device-map
+ * override or an `env` entry came out under a name the file never wrote and the step compiled.
+ * Found in the `yaml` package's document, built only when the text may hold one: it keeps key
+ * nodes as nodes, and reads these keys as js-yaml does even where it reports other errors.
+ */
+import type { Node } from "yaml";
+import { yaml } from "./yaml-module.js";
+
+/** One is enough to say what is wrong; a file with more is not hand-written. */
+const MAX_REPORTED = 20;
+
+/**
+ * Whether the text may hold a collection key: an explicit key (`?`), a flow collection closed
+ * just before a `:`, or an alias before a `:` (its anchor may name a collection). Cheap and
+ * generous: a hit in a comment or a quoted string only costs building the document.
+ */
+export function mayHoldCollectionKey(text: string): boolean {
+  return (
+    /[\]}][ \t]*:/.test(text) ||
+    /(?:^|[\s,[{])\?(?:[ \t\r\n]|$)/m.test(text) ||
+    (text.includes("&") && /\*[^\s,[\]{}]+[ \t]+:/.test(text))
+  );
+}
+
+/** Offsets of the keys that are collections (or aliases of one), in file order; at most MAX_REPORTED. */
+export function collectionKeyOffsets(text: string): number[] {
+  const { parseDocument, visit, isAlias, isCollection } = yaml();
+  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false });
+  const found: number[] = [];
+  visit(doc, {
+    Pair(_, pair) {
+      const key = isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
+      if (isCollection(key)) found.push((pair.key as Node).range?.[0] ?? 0);
+      return found.length >= MAX_REPORTED ? visit.BREAK : undefined;
+    },
+  });
+  return found.sort((a, b) => a - b);
+}
