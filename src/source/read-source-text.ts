@@ -90,6 +90,13 @@ export async function readStdinText(what: string): Promise<string> {
       "unreadable-file",
       "redirect a file or a pipe into it",
     );
+  // `< folder` opens a folder on Linux; its stream ended at once, read as an empty pipeline file.
+  if (stat.isDirectory())
+    throw new UsageError(
+      `cannot read ${what} from ${name}: it is a folder, not a file`,
+      "unreadable-file",
+      "redirect a file into it, not a folder",
+    );
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of process.stdin) {

@@ -87,6 +87,25 @@ describe("files that are not plain files", () => {
     expect(r.stderr).toContain("cannot read pipeline file from standard input: it is a device, not a file");
   });
 
+  it("compile - with a folder on standard input is refused as unreadable, not read as an empty file", () => {
+    const r = spawnSync(
+      "sh",
+      [
+        "-c",
+        `exec node "$1" compile - --target cpu-only < "$2"`,
+        "sh",
+        join(ROOT, "bin/gpuplan.js"),
+        scratch(),
+      ],
+      { encoding: "utf8", timeout: 30_000 },
+    );
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain(
+      "cannot read pipeline file from standard input: it is a folder, not a file  [unreadable-file]",
+    );
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it("gpuplan targets lists files only: a FIFO and a link to /dev/zero in .gpuplan/targets are passed over", () => {
     const dir = scratch();
     const targets = join(dir, ".gpuplan/targets");
