@@ -17,15 +17,21 @@ export function indexDocument(text: string): DocumentIndex {
   return { doc: yaml().parseDocument(text, { uniqueKeys: false, prettyErrors: false }), keys: new WeakMap() };
 }
 
-/** The first pair of each key, as `items.find` would give it. */
+/**
+ * The first pair of each key, as `items.find` would give it. An alias key (`*k : v`) is indexed
+ * by the scalar its anchor names, as js-yaml names the key in the data: skipped, a problem under
+ * it was placed at its mapping (1:1 at the top level), or at the anchor.
+ */
 function pairsOf(index: DocumentIndex, map: YAMLMap): Map<string, Pair> {
   let pairs = index.keys.get(map);
   if (!pairs) {
-    const { isPair, isScalar } = yaml();
+    const { isAlias, isPair, isScalar } = yaml();
     pairs = new Map();
     for (const p of map.items) {
-      if (!isPair(p) || !isScalar(p.key)) continue;
-      const k = String(p.key.value);
+      if (!isPair(p)) continue;
+      const key = isAlias(p.key) ? p.key.resolve(index.doc) : p.key;
+      if (!isScalar(key)) continue;
+      const k = String(key.value);
       if (!pairs.has(k)) pairs.set(k, p as Pair);
     }
     index.keys.set(map, pairs);
@@ -37,7 +43,7 @@ function pairsOf(index: DocumentIndex, map: YAMLMap): Map<string, Pair> {
 export function documentOffset(index: DocumentIndex, { pointer, at }: OffsetRequest): number {
   const { doc } = index;
   if (!doc.contents) return 0;
-  const { isMap, isScalar, isSeq } = yaml();
+  const { isMap, isSeq } = yaml();
   let node: unknown = doc.contents;
   let pair: Pair | undefined;
   for (const segment of fromPointer(pointer)) {
@@ -55,7 +61,8 @@ export function documentOffset(index: DocumentIndex, { pointer, at }: OffsetRequ
       return startOf(node as Node);
     }
   }
-  if (at === "key" && pair && isScalar(pair.key)) return startOf(pair.key as Node);
+  // The key as written: an alias key at its `*`, not at the anchor it names.
+  if (at === "key" && pair) return startOf(pair.key as Node);
   return startOf(node as Node);
 }
 

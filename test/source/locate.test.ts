@@ -49,4 +49,51 @@ describe("locateProblems", () => {
     );
     expect([p!.line, p!.column]).toEqual([1, 10]);
   });
+
+  it("places a problem under an alias key at the key as written, not at its mapping or the anchor", () => {
+    const text = [
+      "name: &k vram", // 1
+      "*k : 12 gigs", // 2: an alias key at the top level, once placed at 1:1
+      "b:", // 3
+      "  *k : 12 gigs", // 4
+      "c: { *k : 1 }", // 5
+      "names: &s steps", // 6
+      "d:", // 7
+      "  *s :", // 8
+      "    - id: s", // 9
+      "      vram: 12 gigs", // 10
+      "",
+    ].join("\n");
+    const at = (pointer: string, where: "key" | "value") =>
+      error({
+        code: "schema-invalid-value",
+        message: `${pointer} ${where}`,
+        file: "p.yaml",
+        pointer,
+        at: where,
+      });
+    const located = locateProblems(
+      [
+        at("/vram", "key"),
+        at("/vram", "value"),
+        at("/b/vram", "key"),
+        at("/b/vram", "value"),
+        at("/c/vram", "key"),
+        at("/d/steps", "key"),
+        at("/d/steps/0/vram", "value"),
+        at("/d/steps/0/run", "key"),
+      ],
+      [{ file: "p.yaml", text }],
+    );
+    expect(located.map((p) => [p.message, p.line, p.column])).toEqual([
+      ["/vram key", 2, 1],
+      ["/vram value", 2, 6],
+      ["/b/vram key", 4, 3],
+      ["/b/vram value", 4, 8],
+      ["/c/vram key", 5, 6],
+      ["/d/steps key", 8, 3],
+      ["/d/steps/0/vram value", 10, 13],
+      ["/d/steps/0/run key", 9, 7],
+    ]);
+  });
 });
