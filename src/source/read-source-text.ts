@@ -2,9 +2,10 @@
  * Reading a file the user named, apart from parsing it (source-file.ts loads js-yaml): `gpuplan
  * run plan.json` reads its plan with JSON.parse and never loads the YAML parser.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { UsageError } from "../problems/errors.js";
 import { fileError } from "../problems/file-errors.js";
+import { readFifo } from "./read-fifo.js";
 
 export interface SourceFile {
   /** The path as the user gave it. */
@@ -25,6 +26,15 @@ export const MAX_SOURCE_BYTES = 2 ** 29 - 24;
  * A FIFO (`<(generate-pipeline)`) is read to its end; a device or a socket is refused.
  */
 export async function readSourceText(file: string, what: string, limit?: SizeLimit): Promise<string> {
+  // Looked at before it is opened: open(2) of a FIFO waits for a writer, for good when none comes.
+  if (isFifo(file)) {
+    try {
+      const tooLarge = () => limit?.tooLarge(undefined) ?? tooLargeError(file, what);
+      return (await readFifo(file, what, limit?.bytesFor(0) ?? MAX_SOURCE_BYTES, tooLarge)).toString("utf8");
+    } catch (e) {
+      throw e instanceof UsageError ? e : fileError(e, file, "read", what);
+    }
+  }
   let fd: number;
   try {
     fd = openSync(file, "r");
@@ -47,6 +57,15 @@ export async function readSourceText(file: string, what: string, limit?: SizeLim
     throw e instanceof UsageError ? e : fileError(e, file, "read", what);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** Whether the path names a FIFO; any doubt (missing, no access) is left to open(2) to say. */
+function isFifo(file: string): boolean {
+  try {
+    return statSync(file).isFIFO();
+  } catch {
+    return false;
   }
 }
 

@@ -3,7 +3,7 @@
 // a file past MAX_SOURCE_BYTES is refused before it is read, and the targets listing opens no
 // FIFO and follows no link to a device.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_SOURCE_BYTES } from "../../src/source/read-source-text.js";
@@ -53,6 +53,49 @@ describe("files that are not plain files", () => {
     );
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ schema: "gpuplan/plan@2" });
+  });
+
+  it.each([
+    ["--check", "plan"],
+    ["--inventory", "inventory file"],
+  ])(
+    "a FIFO nobody writes to, given as %s, is refused within seconds, not waited on for good",
+    (flag, what) => {
+      const fifo = join(scratch(), "f");
+      spawnSync("mkfifo", [fifo]);
+      const r = spawnSync(process.execPath, [join(ROOT, "bin/gpuplan.js"), "compile", HELLO, flag, fifo], {
+        encoding: "utf8",
+        timeout: 15_000,
+      });
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toContain(
+        `cannot read ${what} ${fifo}: it is a FIFO and nothing wrote to it within 2 s  [unreadable-file]`,
+      );
+    },
+  );
+
+  it("a FIFO whose writer starts after gpuplan is still read: cat plan > f & gpuplan compile --check f", () => {
+    const dir = scratch();
+    // Beside its pipeline: a plan under --check through a FIFO is read as one that went to a pipe.
+    const pipeline = join(dir, "hello.yaml");
+    copyFileSync(HELLO, pipeline);
+    const plan = join(dir, "plan.json");
+    expect(gpuplan(["compile", pipeline, "--target", "cpu-only", "-o", plan]).exitCode).toBe(0);
+    spawnSync("mkfifo", [join(dir, "f")]);
+    const r = spawnSync(
+      "sh",
+      [
+        "-c",
+        `(sleep 0.5; cat "$1" > "$2") & exec node "$3" compile "$4" --target cpu-only --check "$2"`,
+        "sh",
+        plan,
+        join(dir, "f"),
+        join(ROOT, "bin/gpuplan.js"),
+        pipeline,
+      ],
+      { encoding: "utf8", timeout: 30_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
   });
 
   it("a file larger than gpuplan reads is refused before it is read", () => {
