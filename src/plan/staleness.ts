@@ -26,7 +26,11 @@ export function describeStaleness(currentText: string, expectedText: string): st
   if (differs("gpuplanVersion"))
     reasons.push(`it was written by gpuplan ${was("gpuplanVersion")}, this is ${now("gpuplanVersion")}`);
   if (differs("source", "sha256")) reasons.push("the pipeline file changed");
-  if (differs("inventory", "fingerprint"))
+  if (differs("inventory", "fingerprint") && !differs("inventory", "label"))
+    reasons.push(
+      `the inventory ${now("inventory", "label")} changed: ${inventoryDifference(current, expected)}`,
+    );
+  else if (differs("inventory", "fingerprint"))
     reasons.push(`the inventory changed (${was("inventory", "label")} → ${now("inventory", "label")})`);
   else if (differs("inventory", "label"))
     reasons.push(`it was compiled from ${was("inventory", "label")}, now from ${now("inventory", "label")}`);
@@ -55,6 +59,49 @@ export function describeStaleness(currentText: string, expectedText: string): st
 function shownValue(value: unknown): string {
   if (value === undefined) return "(none)";
   return typeof value === "string" && value !== "" ? value : JSON.stringify(value);
+}
+
+/**
+ * What differs between two inventories of one label, from what a plan records of them: the GPU
+ * count, then each GPU's model, memory and UUID. Saying only "target:x → target:x" left the reader
+ * to diff the plans; the fingerprint's other facts (CPU cores and memory, compute capability, MIG)
+ * are named as a group, as the plan keeps no copy of them.
+ */
+function inventoryDifference(current: Record<string, unknown>, expected: Record<string, unknown>): string {
+  const count = (plan: Record<string, unknown>) => {
+    const gpus = (plan.inventory as { gpus?: unknown } | undefined)?.gpus;
+    return typeof gpus === "number" ? `${gpus} ${gpus === 1 ? "GPU" : "GPUs"}` : shownValue(gpus);
+  };
+  if (count(current) !== count(expected)) return `${count(current)}, now ${count(expected)}`;
+  const was = registryOf(current);
+  const changes: string[] = [];
+  for (const gpu of registryOf(expected)) {
+    const before = was.find((g) => g.gpu === gpu.gpu);
+    for (const [field, words] of GPU_FACTS) {
+      if (before && JSON.stringify(before[field]) !== JSON.stringify(gpu[field]))
+        changes.push(
+          `${shownValue(gpu.gpu)} ${words} ${shownValue(before[field])}, now ${shownValue(gpu[field])}`,
+        );
+    }
+  }
+  if (changes.length > 3) return `${changes.slice(0, 3).join(", ")} and ${changes.length - 3} more`;
+  if (changes.length > 0) return changes.join(", ");
+  return "facts the plan keeps no copy of (CPU cores or memory, a GPU's compute capability or MIG layout)";
+}
+
+/** The GPU facts a plan's registry records, with how a message names each. */
+const GPU_FACTS = [
+  ["name", "was"],
+  ["memoryBytes", "had memoryBytes"],
+  ["uuid", "had UUID"],
+  ["backend", "had backend"],
+] as const;
+
+/** A plan's registry entries, read defensively (the plan under --check is outside data). */
+function registryOf(plan: Record<string, unknown>): Record<string, unknown>[] {
+  const registry = plan.registry;
+  if (!Array.isArray(registry)) return [];
+  return registry.filter((g): g is Record<string, unknown> => typeof g === "object" && g !== null);
 }
 
 /** Whether two plans are equal but for their top-level `key`. */

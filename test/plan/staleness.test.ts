@@ -33,4 +33,40 @@ describe("staleness message", () => {
     expect(message).toContain("(none) → target:cpu-only");
     expect(message).not.toMatch(/undefined|\[object Object\]/);
   });
+
+  describe("an inventory of the same label whose fingerprint differs says what differs", () => {
+    const other = { label: "target:cpu-only", fingerprint: `sha256:${"2".repeat(64)}` };
+    const gpu = (name: string, memoryBytes: number) => ({
+      gpu: "cuda:0",
+      uuid: "GPU-1",
+      name,
+      backend: "cuda",
+      memoryBytes,
+    });
+
+    it("the GPU count", () => {
+      const message = describeStaleness(plan({ inventory: { ...other, gpus: 2 } }), plan({}));
+      expect(message).toBe("the inventory target:cpu-only changed: 2 GPUs, now 0 GPUs");
+    });
+
+    it("a GPU's model and memory", () => {
+      const message = describeStaleness(
+        plan({ inventory: { ...other, gpus: 1 }, registry: [gpu("NVIDIA A100", 80)] }),
+        plan({
+          inventory: { ...other, fingerprint: `sha256:${"3".repeat(64)}`, gpus: 1 },
+          registry: [gpu("NVIDIA H100", 96)],
+        }),
+      );
+      expect(message).toBe(
+        "the inventory target:cpu-only changed: cuda:0 was NVIDIA A100, now NVIDIA H100, cuda:0 had memoryBytes 80, now 96",
+      );
+    });
+
+    it("facts the plan does not record, named as such rather than target:cpu-only → target:cpu-only", () => {
+      const message = describeStaleness(plan({ inventory: { ...other, gpus: 0 } }), plan({}));
+      expect(message).toBe(
+        "the inventory target:cpu-only changed: facts the plan keeps no copy of (CPU cores or memory, a GPU's compute capability or MIG layout)",
+      );
+    });
+  });
 });
