@@ -54,6 +54,25 @@ describe("compile --check and -o", () => {
     expect(r.stderr).toContain("the inventory changed (target:dgx-h100 → target:dgx-a100-80gb)");
   });
 
+  it("refuses a plan whose inventory.label names no inventory, at that key, instead of detecting this machine", () => {
+    const plan = join(tmp.dir, "plan.json");
+    expect(gpuplan(["compile", EXAMPLE, "--target", "dgx-h100", "-o", plan]).exitCode).toBe(0);
+    const text = readFileSync(plan, "utf8");
+    writeFileSync(plan, text.replace('"label": "target:dgx-h100"', '"label": ""'));
+    const r = gpuplan(["compile", EXAMPLE, "--check", plan, "--format", "json"]);
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(1);
+    const line = text.split("\n").findIndex((l) => l.includes('"label"')) + 1;
+    expect(JSON.parse(r.stdout).problems).toEqual([
+      expect.objectContaining({
+        code: "invalid-plan",
+        file: plan,
+        line,
+        message: expect.stringContaining('records its inventory as "", which names no target'),
+      }),
+    ]);
+  });
+
   it("writes -o atomically: the complete plan, no temporary files left", () => {
     const plan = join(tmp.dir, "plan.json");
     writeFileSync(plan, "old content");

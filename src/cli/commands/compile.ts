@@ -26,7 +26,7 @@ import { error, hasErrors, type Problem, sortProblems } from "../../problems/pro
 import { RUN_ID_PATTERN, SLURM_RUN_ID_PATTERN } from "../../run/prepare/run-id.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import { readSourceText, readStdinText } from "../../source/read-source-text.js";
-import { escapeText } from "../../text/safe-text.js";
+import { displayText, escapeText } from "../../text/safe-text.js";
 import { shellWord } from "../../text/shell-word.js";
 import { formatGithub } from "../../ui/problems/github.js";
 import { countLine, formatHuman } from "../../ui/problems/human.js";
@@ -302,6 +302,8 @@ async function chooseInventory(
 ): Promise<InventoryChoice> {
   if (options.inventory) return loadInventoryFile(options.inventory);
   const recorded = check === undefined ? undefined : recordedInventory(check, checkText!, options.target);
+  if (recorded !== undefined && options.target === undefined && !INVENTORY_LABEL.test(recorded))
+    return unknownLabelChoice(check!, checkText!, recorded);
   const target =
     options.target ?? (recorded?.startsWith("target:") ? recorded.slice("target:".length) : undefined);
   if (target !== undefined) {
@@ -317,6 +319,31 @@ async function chooseInventory(
     inventory: await detectInventory({ lockDir: options.lockDir, cudaOnlyIfNeeded: true }),
     label: "detect",
     problems: [],
+  };
+}
+
+/** What an `inventory.label` may be, as the plan schema describes it: target:NAME, file:PATH or detect. */
+const INVENTORY_LABEL = /^(?:target:|file:|detect$)/;
+
+/**
+ * A plan under --check whose `inventory.label` names no inventory (`""`, a hand-edited word) is
+ * said at that key: it fell through to detecting this machine, and the check then compared the
+ * plan with an inventory it never named.
+ */
+function unknownLabelChoice(check: string, text: string, label: string): InventoryChoice {
+  return {
+    inventory: undefined,
+    label,
+    source: { file: check, text },
+    problems: [
+      error({
+        code: "invalid-plan",
+        message: `the plan records its inventory as "${displayText(label, 60)}", which names no target (target:NAME), file (file:PATH) or detect`,
+        hint: "name the inventory: --target NAME or --inventory FILE, or write the plan again with gpuplan compile -o",
+        file: check,
+        pointer: "/inventory/label",
+      }),
+    ],
   };
 }
 
