@@ -20,11 +20,35 @@ const TARGETS_FOLDER = ".gpuplan/targets";
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 
 export interface CustomTargetFile {
-  /** Lower case, as --target matches names. */
+  /** Lower case and NFC, as --target matches names (targetKey). */
   name: string;
   file: string;
   /** A built-in target has this name: the file is not used. */
   shadowed: boolean;
+  /** Other files of the same folder with this name (`ÉCOLE.yaml` beside `école.yaml`, `a.yml` beside `a.yaml`). */
+  clashes: string[];
+}
+
+/**
+ * The name --target matches: lower case, and NFC, as one name typed on two systems may come in
+ * two Unicode forms (macOS file names are decomposed: `école` as e + U+0301).
+ */
+export function targetKey(name: string): string {
+  return name.normalize("NFC").toLowerCase().normalize("NFC");
+}
+
+/**
+ * A name two files of one folder answer to is refused where it is used: which of them a
+ * `--target` read depended on the order of the folder's listing, and nothing said so.
+ */
+export function refuseAmbiguousTarget(target: CustomTargetFile): void {
+  if (target.clashes.length === 0) return;
+  const files = [target.file, ...target.clashes].join(", ");
+  throw new UsageError(
+    `custom target \`${target.name}\` is ambiguous: ${files} ${target.clashes.length === 1 ? "both" : "all"} name it (names match ignoring case and Unicode form)`,
+    "ambiguous-target",
+    "keep one file for each target name: rename or remove the others",
+  );
 }
 
 /** The folders to search: the one given, else `.gpuplan/targets` in each of `projectDirs` (deduplicated). */
@@ -62,10 +86,14 @@ function checkGivenFolder(dir: string): void {
     );
 }
 
-/** The inventory files in the folders, by name; the first folder's file wins a name. */
+/**
+ * The inventory files in the folders, by name; the first folder's file wins a name, and files of
+ * one folder that share a name are its clashes.
+ */
 export function listCustomTargets(folders: readonly string[]): CustomTargetFile[] {
   const found = new Map<string, CustomTargetFile>();
   for (const folder of folders) {
+    const here = new Set<string>();
     let names: string[];
     try {
       names = readdirSync(folder).sort();
@@ -77,9 +105,17 @@ export function listCustomTargets(folders: readonly string[]): CustomTargetFile[
       // Only files (or links to files): listing targets must not open a FIFO (it would wait for a
       // writer) or read a device such as /dev/zero that a link points at.
       if (!isFile(join(folder, entry))) continue;
-      const name = basename(entry, extname(entry)).toLowerCase();
-      if (found.has(name)) continue;
-      found.set(name, { name, file: join(folder, entry), shadowed: TARGETS.some((t) => t.name === name) });
+      const name = targetKey(basename(entry, extname(entry)));
+      const earlier = found.get(name);
+      if (earlier && here.has(name)) earlier.clashes.push(join(folder, entry));
+      if (earlier) continue;
+      here.add(name);
+      found.set(name, {
+        name,
+        file: join(folder, entry),
+        shadowed: TARGETS.some((t) => t.name === name),
+        clashes: [],
+      });
     }
   }
   return [...found.values()];

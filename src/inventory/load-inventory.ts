@@ -249,14 +249,15 @@ export function targetInventory(name: string): InventoryChoice {
  */
 export async function chooseTarget(name: string, folders: readonly string[]): Promise<InventoryChoice> {
   if (TARGETS.some((t) => t.name === name.toLowerCase())) return targetInventory(name);
-  const { listCustomTargets } = await import("./custom-targets.js");
+  const { listCustomTargets, refuseAmbiguousTarget, targetKey } = await import("./custom-targets.js");
   const custom = listCustomTargets(folders).filter((t) => !t.shadowed);
-  const found = custom.find((t) => t.name === name.toLowerCase());
+  const found = custom.find((t) => t.name === targetKey(name));
   if (!found)
     throw unknownTarget(
       name,
       custom.map((t) => t.name),
     );
+  refuseAmbiguousTarget(found);
   const { file: _file, ...choice } = await loadInventoryFile(found.file);
   return { ...choice, label: `target:${found.name}` };
 }

@@ -824,6 +824,12 @@ export const CODES = {
     "`--target` names one of the built-in inventories (see `gpuplan targets`); the message suggests the nearest.",
     "see gpuplan targets",
   ),
+  "ambiguous-target": failure(
+    "user",
+    "Two custom target files answer to one name",
+    "`--target` matches a custom target's name ignoring case and Unicode form, so `ÉCOLE.yaml` and `école.yaml` (or `a.yaml` and `a.yml`) in one targets folder are one name. Which file a compile read would depend on the order the folder is listed in; gpuplan refuses the name instead and lists the files.",
+    "keep one file for each target name: rename or remove the others",
+  ),
   "unknown-code": failure(
     "user",
     "`gpuplan explain`: not a gpuplan code",

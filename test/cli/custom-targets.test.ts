@@ -140,6 +140,28 @@ describe("custom targets", () => {
     },
   );
 
+  it("two files of one folder whose names differ only in case or Unicode form are refused, naming both", () => {
+    const dir = project();
+    const targets = join(dir, "proj/.gpuplan/targets");
+    const short = (name: string) => `gpus:\n  - { name: ${name}, memory: 80GiB }\n`;
+    writeFileSync(join(targets, "ÉCOLE.yaml"), short("NVIDIA A100"));
+    writeFileSync(join(targets, "e\u0301cole.yaml"), short("NVIDIA H100")); // decomposed, as macOS writes it
+    for (const args of [["compile", "gpu.yaml", "--target", "école", "-o", "plan.json"], ["targets"]]) {
+      const r = gpuplan(args, { cwd: join(dir, "proj") });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain("custom target `école` is ambiguous: ");
+      expect(r.stderr).toContain("[ambiguous-target]");
+      expect(r.stderr).toContain(".gpuplan/targets/ÉCOLE.yaml");
+      expect(r.stderr).toContain(".gpuplan/targets/e\u0301cole.yaml");
+    }
+    // Another target of the folder is still usable.
+    const other = gpuplan(["compile", "gpu.yaml", "--target", "l4-pair", "-o", "plan.json"], {
+      cwd: join(dir, "proj"),
+    });
+    expect(other.exitCode, other.stderr).toBe(0);
+  });
+
   it("a custom file with a built-in's name is listed marked as not used, in the table as in --json", () => {
     const dir = project();
     writeFileSync(

@@ -479,9 +479,9 @@ async function refuseToOverwriteInputs(
 /** The file a `--target NAME` of a custom target reads (an input -o must not overwrite). */
 async function customTargetFile(file: string, options: CompileOptions): Promise<string | undefined> {
   if (options.target === undefined) return undefined;
-  const { listCustomTargets, targetFolders } = await import("../../inventory/custom-targets.js");
+  const { listCustomTargets, targetFolders, targetKey } = await import("../../inventory/custom-targets.js");
   const projects = [...(file === "-" ? [] : [dirname(file)]), "."];
-  const name = options.target.toLowerCase();
+  const name = targetKey(options.target);
   return listCustomTargets(targetFolders(options.targetsDir, projects)).find(
     (t) => t.name === name && !t.shadowed,
   )?.file;

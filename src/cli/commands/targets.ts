@@ -3,7 +3,12 @@
  * custom ones (inventory files in .gpuplan/targets or --targets-dir). A custom file that is not an
  * inventory is reported (located) and the command exits 1, after listing the others.
  */
-import { listCustomTargets, targetFolders, toTarget } from "../../inventory/custom-targets.js";
+import {
+  listCustomTargets,
+  refuseAmbiguousTarget,
+  targetFolders,
+  toTarget,
+} from "../../inventory/custom-targets.js";
 import { loadInventoryFile } from "../../inventory/load-inventory.js";
 import { TARGETS, type Target } from "../../inventory/targets.js";
 import { append } from "../../lists/append.js";
@@ -23,6 +28,7 @@ export default async function targets(options: { json?: boolean; targetsDir?: st
   const problems: Problem[] = [];
   const sources: SourceFile[] = [];
   for (const t of listCustomTargets(targetFolders(options.targetsDir, ["."]))) {
+    refuseAmbiguousTarget(t);
     const loaded = await loadInventoryFile(t.file);
     if (loaded.source) sources.push(loaded.source);
     append(problems, loaded.problems);
