@@ -20,15 +20,18 @@ const MAX_DUPLICATES = 100;
 
 /** The duplicate keys of `text`, in file order; at most MAX_DUPLICATES. */
 export function duplicateKeys(text: string): DuplicateKey[] {
-  const { parseDocument, visit, isScalar } = yaml();
+  const { parseDocument, visit, isAlias, isScalar } = yaml();
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false });
   const found: DuplicateKey[] = [];
   visit(doc, {
     Map(_, map) {
       const first = new Map<string, number>();
       for (const pair of map.items) {
-        if (!isScalar(pair.key)) continue;
-        const key = String(pair.key.value);
+        // An alias key (`*k : 2`) is the key its anchor names, as js-yaml reads it: skipped, its
+        // duplicate was said only as "a key appears twice", naming neither key nor place.
+        const named = isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
+        if (!isScalar(named)) continue;
+        const key = String(named.value);
         const offset = (pair.key as Node).range?.[0] ?? 0;
         const earlier = first.get(key);
         if (earlier === undefined) first.set(key, offset);

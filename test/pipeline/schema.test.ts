@@ -149,6 +149,14 @@ describe("syntax problems", () => {
     expect(cr.map((p) => [p.line, p.message])).toEqual(found.map((p) => [p.line, p.message]));
   });
 
+  it("names a duplicate that is an alias key (`*k : 2`) and where the key first was", () => {
+    const text = "version: 1\nname: &k version\npipelines: []\n*k : 2\n";
+    const found = check(text).problems.filter((p) => p.code === "duplicate-key");
+    expect(found.map((p) => [p.line, p.column, p.message])).toEqual([
+      [4, 1, "`version` appears twice in this mapping (first at 1:1)"],
+    ]);
+  });
+
   it("shows a duplicate key's name escaped and cut, and stops at 100", () => {
     const key = `k\u001b[31m${"x".repeat(500)}`;
     const [p] = check(
