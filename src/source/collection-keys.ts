@@ -13,14 +13,17 @@ const MAX_REPORTED = 20;
 
 /**
  * Whether the text may hold a collection key: an explicit key (`?`), a flow collection closed
- * just before a `:`, or an alias before a `:` (its anchor may name a collection). Cheap and
- * generous: a hit in a comment or a quoted string only costs building the document.
+ * just before a `:`, one opening a flow mapping (`{[a, b]}`, a key without a value), or an alias
+ * before a `:`, `,` or `}` (its anchor may name a collection). Cheap and generous: a hit in a
+ * comment or a quoted string only costs building the document. None of these occurs in JSON
+ * outside its strings, so a big generated JSON file is never read twice.
  */
 export function mayHoldCollectionKey(text: string): boolean {
   return (
     /[\]}][ \t]*:/.test(text) ||
     /(?:^|[\s,[{])\?(?:[ \t\r\n]|$)/m.test(text) ||
-    (text.includes("&") && /\*[^\s,[\]{}]+[ \t]+:/.test(text))
+    /\{\s*(?:[&!][^\s,[\]{}]*\s+)*[[{]/.test(text) ||
+    (text.includes("&") && /\*[^\s,[\]{}]+\s*[:,}]/.test(text))
   );
 }
 

@@ -277,6 +277,17 @@ describe("one pass after schema errors", () => {
       expect(at(text)).toEqual([["collection-key", 9, 41, false]]);
     });
 
+    it("is an error for a key without a value that opens a flow mapping, or an alias of a list there", () => {
+      const text = step("        env: {[a, b]}\n        device_map: { overrides: {*l} }\n").replace(
+        "run: [x]",
+        "run: &l [x]",
+      );
+      expect(at(text)).toEqual([
+        ["collection-key", 9, 15, false],
+        ["collection-key", 10, 35, false],
+      ]);
+    });
+
     it("is an error where the yaml package reads the file otherwise (a key past 1,024 characters)", () => {
       const key = `[${"a,".repeat(600)}b]`;
       const text = step(`        device_map:\n          overrides:\n            ${key}: cpu\n`);
