@@ -8,6 +8,7 @@ import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
+import { kindOf } from "../run/record/read-run-file.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
@@ -153,6 +154,8 @@ export async function describeRun(
   const header = lines[0];
   if (header?.type !== "run" || typeof header.startedAt !== "string" || typeof header.input !== "string")
     return { ...base, problem: "its journal does not start with a run header" };
+  const lock = await lockFileProblem(join(dir, "run.lock"));
+  if (lock !== null) return { ...base, problem: lock };
   const ends = lines.filter((l) => l.type === "end");
   const lastEnd = lines.findLast((l) => l.type === "end" || l.type === "step");
   const ended = lastEnd?.type === "end";
@@ -341,6 +344,17 @@ function stepCounts(lines: readonly JournalLine[]): { ok: number; failed: number
     else if (status !== "interrupted") failed++;
   }
   return { ok, failed, skipped };
+}
+
+/**
+ * Why the run's run.lock is not one gpuplan made (a FIFO, a device, a link in its place: a resume
+ * refuses the folder as damaged-run); null when it is a regular file or absent (a run from before
+ * run.lock). Asked with lstat, which never opens the file: a FIFO would wait for a writer.
+ */
+async function lockFileProblem(path: string): Promise<string | null> {
+  const info = await lstat(path).catch(() => null);
+  if (info === null || info.isFile()) return null;
+  return `its run.lock is ${kindOf(info)}, not a regular file: it cannot be resumed`;
 }
 
 /** The journal's lines (a torn last line left out), or why it cannot be read. */

@@ -1,7 +1,7 @@
 // `gpuplan runs`: the runs newest first with what a person needs to pick one (plan, start, wall
 // time, outcomes, whether it can be resumed), --json valid against schemas/runs.schema.json, and
 // --prune --keep N, which never removes a run that may be in use.
-import { spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -366,6 +366,38 @@ describe("gpuplan runs (CLI)", () => {
     expect(none.exitCode).toBe(0);
     expect(none.stdout).toBe("no runs in .gpuplan/runs\n");
   });
+});
+
+describe("a run folder whose run.lock is not a regular file", () => {
+  // Opening a FIFO to ask its lock waited forever for a writer: `gpuplan runs` and its prune hung.
+  it("is listed as damaged, saying why, and pruned, without hanging", () => {
+    const cwd = temp();
+    const runs = join(cwd, ".gpuplan/runs");
+    const id = "20261123T100000Z-aaaaaa";
+    const dir = fakeRun(runs, id, [
+      header(id, "2026-11-23T10:00:00.000Z"),
+      step("error"),
+      end("2026-11-23T10:00:05.000Z", 0, 1, 0),
+    ]);
+    execFileSync("mkfifo", [join(dir, "run.lock")]);
+    // Changed long ago: not a run starting, so the prune may take it.
+    utimesSync(dir, new Date("2026-11-23T10:00:05Z"), new Date("2026-11-23T10:00:05Z"));
+    const listed = gpuplan(["runs", "--json"], { cwd, env: NO_GPU });
+    expect(hasCrashed(listed), listed.stderr).toBe(false);
+    expect(listed.exitCode, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).runs).toMatchObject([
+      {
+        id,
+        status: "damaged",
+        resumable: false,
+        problem: "its run.lock is a FIFO, not a regular file: it cannot be resumed",
+      },
+    ]);
+    const pruned = gpuplan(["runs", "--prune", "--keep", "0"], { cwd, env: NO_GPU });
+    expect(hasCrashed(pruned), pruned.stderr).toBe(false);
+    expect(pruned.exitCode, pruned.stderr).toBe(0);
+    expect(readdirSync(runs)).toEqual([]);
+  }, 90_000);
 });
 
 describe("gpuplan runs with more runs than file descriptors", () => {

@@ -437,6 +437,22 @@ const VARIANTS: [string, (dir: string) => void, RegExp][] = [
     },
     /journal\.jsonl is a FIFO, not a regular file/,
   ],
+  [
+    "run.lock a FIFO (it opened, then truncating it crashed)",
+    (d) => {
+      rmSync(join(d, "run.lock"), { force: true });
+      execFileSync("mkfifo", [join(d, "run.lock")]);
+    },
+    /run\.lock is a FIFO, not a regular file/,
+  ],
+  [
+    "run.lock a symbolic link",
+    (d) => {
+      rmSync(join(d, "run.lock"), { force: true });
+      symlinkSync(join(d, "..", "elsewhere.lock"), join(d, "run.lock"));
+    },
+    /run\.lock is a symbolic link/,
+  ],
 ];
 
 /** The journal's header as an older gpuplan wrote it: no planSha256. */

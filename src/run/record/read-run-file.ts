@@ -52,9 +52,16 @@ export function damagedRun(path: string, wrong: string): UsageError {
   );
 }
 
-function kindOf(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+/** What a file that is not a regular one is, for a message: "a FIFO", "a directory". */
+export function kindOf(info: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isSymbolicLink?(): boolean;
+}): string {
   if (info.isDirectory()) return "a directory";
   if (info.isFIFO()) return "a FIFO";
   if (info.isSocket()) return "a socket";
+  if (info.isSymbolicLink?.()) return "a symbolic link";
   return "a device";
 }

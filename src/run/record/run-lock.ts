@@ -14,6 +14,7 @@ import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { isStepSessionAlive, liveSessions } from "../step/step-session.js";
 import { readJournal } from "./journal.js";
 import { attemptLogFiles } from "./log-names.js";
+import { damagedRun, kindOf } from "./read-run-file.js";
 
 export interface RunLock {
   /** Let go of the run folder (closing the file drops the lock). */
@@ -25,9 +26,25 @@ export async function takeRunLock(runDir: string, run: string): Promise<RunLock>
   const path = join(runDir, "run.lock");
   let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+    // O_NONBLOCK: a FIFO put in its place would otherwise wait for a reader.
+    handle = await open(
+      path,
+      constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o644,
+    );
   } catch (e) {
+    if (errnoOf(e) === "ELOOP") throw damagedRun(path, "is a symbolic link");
     throw fileError(e, path, "write", "the run's lock file");
+  }
+  // A FIFO, socket or device opens (O_RDWR never waits) but cannot be truncated or hold the pid:
+  // the folder is not one gpuplan left, and is said so rather than crashing on ftruncate.
+  const info = await handle.stat().catch(async (e: unknown) => {
+    await handle.close();
+    throw fileError(e, path, "read", "the run's lock file");
+  });
+  if (!info.isFile()) {
+    await handle.close();
+    throw damagedRun(path, `is ${kindOf(info)}, not a regular file`);
   }
   let taken: boolean;
   try {
@@ -62,7 +79,11 @@ export async function takeRunLock(runDir: string, run: string): Promise<RunLock>
 export async function isRunInUse(runDir: string): Promise<boolean> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(join(runDir, "run.lock"), constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO in its place would otherwise wait forever for a writer.
+    handle = await open(
+      join(runDir, "run.lock"),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
   } catch (e) {
     // Out of file descriptors says nothing of the run: the caller decides (prune keeps it).
     if (isFdLimit(e)) throw e;
@@ -70,6 +91,8 @@ export async function isRunInUse(runDir: string): Promise<boolean> {
     return false;
   }
   try {
+    // Not a lock gpuplan made (a FIFO, a device): no gpuplan holds it; the listing says it is damaged.
+    if (!(await handle.stat()).isFile()) return false;
     return !(await tryLockWholeFile(handle.fd));
   } catch {
     return false;
