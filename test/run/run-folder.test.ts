@@ -368,6 +368,33 @@ const VARIANTS: [string, (dir: string) => void, RegExp][] = [
     (d) => insertLine(d, '{"type":"step","pipeline":"plate-P1"}'),
     /journal\.jsonl line 2 is a step entry without step, status, attempt/,
   ],
+  ...(
+    [
+      ["1e300", "1e\\+300"],
+      ["-1", "-1"],
+      ["1.5", "1.5"],
+      ['"2"', "\\(a string\\)"],
+    ] as const
+  ).map(([attempt, shown]): [string, (dir: string) => void, RegExp] => [
+    `a step entry whose attempt is ${attempt}`,
+    (d) =>
+      insertLine(
+        d,
+        `{"type":"step","pipeline":"plate-P1","step":"generate","status":"ok","attempt":${attempt}}`,
+      ),
+    new RegExp(
+      `journal\\.jsonl line 2 is a step entry whose attempt ${shown} is not a whole number from 0 to 1000000`,
+    ),
+  ]),
+  [
+    "a start entry whose attempt is out of range (it was said to be without one)",
+    (d) =>
+      insertLine(
+        d,
+        '{"type":"start","pipeline":"plate-P1","step":"generate","attempt":1e300,"device":"cpu","pid":5,"startTicks":null}',
+      ),
+    /journal\.jsonl line 2 is a start entry whose attempt 1e\+300 is not a whole number from 1 to 1000000/,
+  ],
   [
     "an empty journal",
     (d) => writeFileSync(join(d, "journal.jsonl"), ""),

@@ -355,11 +355,15 @@ function entryProblem(value: unknown): string | null {
       return "is a run entry whose bootId is not a boot id (a UUID)";
   } else if (e.type === "step") {
     missing = strings("pipeline", "step", "status");
-    if (typeof e.attempt !== "number") missing.push("attempt");
+    // 0: a step skipped without running. A resume numbers its attempts on from the highest.
+    const wrong = wholeNumberProblem(e, "attempt", 0, MAX_ATTEMPT, missing);
+    if (wrong) return `is a step entry whose ${wrong}`;
   } else if (e.type === "start") {
     missing = strings("pipeline", "step");
-    for (const k of ["attempt", "pid"])
-      if (!Number.isSafeInteger(e[k]) || (e[k] as number) < 1) missing.push(k);
+    const wrong =
+      wholeNumberProblem(e, "attempt", 1, MAX_ATTEMPT, missing) ??
+      wholeNumberProblem(e, "pid", 1, Number.MAX_SAFE_INTEGER, missing);
+    if (wrong) return `is a start entry whose ${wrong}`;
     // Like planSha256: optional, but one that is there decides liveness, so it must be one.
     if (e.bootId !== undefined && !isBootId(e.bootId))
       return "is a start entry whose bootId is not a boot id (a UUID)";
@@ -370,3 +374,33 @@ function entryProblem(value: unknown): string | null {
   }
   return missing.length > 0 ? `is a ${e.type} entry without ${missing.join(", ")}` : null;
 }
+
+/**
+ * More attempts of one step than any run makes, however often resumed: a journal saying more is
+ * not one gpuplan wrote (1e300 would be numbered on as 1e300, and named in log files so).
+ */
+const MAX_ATTEMPT = 1_000_000;
+
+/**
+ * What is wrong with `e[key]`, which must be a whole number from `min` to `max` ("attempt 1e300
+ * is not a whole number from 0 to 1000000"); an absent one is pushed to `missing` instead. Only a
+ * number's own text is shown: anything else read from the file is named by its type.
+ */
+function wholeNumberProblem(
+  e: Record<string, unknown>,
+  key: string,
+  min: number,
+  max: number,
+  missing: string[],
+): string | null {
+  const v = e[key];
+  if (v === undefined) {
+    missing.push(key);
+    return null;
+  }
+  if (Number.isInteger(v) && (v as number) >= min && (v as number) <= max) return null;
+  return `${key} ${typeof v === "number" ? v : `(${kindOfValue(v)})`} is not a whole number from ${min} to ${max}`;
+}
+
+const kindOfValue = (v: unknown): string =>
+  v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`;
