@@ -13,6 +13,7 @@ import type { RunListing, RunStatus } from "../schema-types/runs.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
 import { byNewest, isRunId, runStartMs } from "./run-order.js";
+import { utcTimestamp } from "./utc-timestamp.js";
 
 export type { RunListing } from "../schema-types/runs.js";
 
@@ -171,7 +172,9 @@ export async function describeRun(
   const executor = onSlurm ? (slurmHere ? " --executor slurm" : " --executor local") : "";
   const resumeCommand = `gpuplan run ${shellWord(header.input)} --resume ${id}${executor}`;
   const hasPlan = base.plan !== null;
-  const started = { input: header.input, startedAt: header.startedAt };
+  // Only a real UTC time is shown (and counted into the wall time): the journal is outside text.
+  const startedAt = utcTimestamp(header.startedAt);
+  const started = { input: header.input, startedAt };
   // A Slurm run no gpuplan follows: detached, its follower killed, an exported array's. Its journal
   // has no end after its last submission (slurm/jobs.json is written before a follower's steps
   // and end, and after a detached resume's), so its tasks' own accounts say how it stands.
@@ -181,8 +184,8 @@ export async function describeRun(
       ? header.pipelines.filter((p): p is string => typeof p === "string")
       : [];
     const standing = await readSlurmRunStanding(dir, id, pipelines, slurm);
-    const endedAt = standing.status === "submitted" ? null : standing.endedAt;
-    const wallMs = endedAt ? Date.parse(endedAt) - Date.parse(header.startedAt) : Number.NaN;
+    const endedAt = standing.status === "submitted" ? null : utcTimestamp(standing.endedAt);
+    const wallMs = endedAt && startedAt ? Date.parse(endedAt) - Date.parse(startedAt) : Number.NaN;
     // A resume asks Slurm first and is refused where it is asked in vain: no offer then either.
     const couldResume =
       standing.status !== "ok" &&
@@ -221,8 +224,8 @@ export async function describeRun(
         : counts.failed > 0 || stepCounts(lines).failed > 0
           ? "failed"
           : "ok";
-  const endedAt = ended && typeof lastEnd!.ts === "string" ? lastEnd!.ts : null;
-  const wallMs = endedAt ? Math.max(0, Date.parse(endedAt) - Date.parse(header.startedAt)) : null;
+  const endedAt = ended ? utcTimestamp(lastEnd!.ts) : null;
+  const wallMs = endedAt && startedAt ? Math.max(0, Date.parse(endedAt) - Date.parse(startedAt)) : null;
   const couldResume = !running && status !== "ok" && hasPlan;
   const changed = couldResume && (await planChanged(dir, header.planSha256));
   const resumable = couldResume && !changed;

@@ -42,11 +42,11 @@ export interface RunListing {
    */
   input: string | null;
   /**
-   * ISO 8601.
+   * A UTC time in ISO 8601 (2026-11-23T17:39:27.123Z); null when its journal holds no real one.
    */
   startedAt: string | null;
   /**
-   * When its last session ended; null when it never did.
+   * When its last session ended, as startedAt; null when it never did, or its journal holds no real time.
    */
   endedAt: string | null;
   /**

@@ -368,6 +368,53 @@ describe("gpuplan runs (CLI)", () => {
   });
 });
 
+describe("a run's times, read from its journal", () => {
+  // The journal is outside text: its startedAt was shown (and put in --json) whatever it held.
+  const HOSTILE = [
+    "2026-11-23T10:00:00.000Z\u001b[2J\u001b]0;owned\u0007",
+    `2026-11-23T10:00:00.000Z${"x".repeat(100_000)}`,
+    "yesterday",
+    "2026-13-45T25:61:61.000Z",
+    "2026-02-30T10:00:00.000Z",
+    "2026-11-23T10:00:00+05:00",
+    "2026-11-23 10:00:00",
+    "Mon, 23 Nov 2026 10:00:00 GMT",
+  ];
+  it.each(HOSTILE.map((t) => [JSON.stringify(t).slice(0, 40), t]))(
+    "a startedAt of %s is unknown, never shown",
+    async (_name, startedAt) => {
+      const cwd = temp();
+      const runs = join(cwd, ".gpuplan/runs");
+      const id = "20261123T100000Z-aaaaaa";
+      fakeRun(runs, id, [header(id, startedAt), step("ok"), end(startedAt, 1, 0, 0)]);
+      const [run] = await listRuns(runs);
+      expect(run).toMatchObject({ status: "ok", startedAt: null, endedAt: null, wallMs: null });
+      const table = gpuplan(["runs"], { cwd, env: NO_GPU });
+      expect(table.exitCode, table.stderr).toBe(0);
+      expect(table.stdout).toMatch(/^20261123T100000Z-aaaaaa +demo +– +– +1 /m);
+      const json = gpuplan(["runs", "--json"], { cwd, env: NO_GPU });
+      expect(json.exitCode, json.stderr).toBe(0);
+      expect(JSON.parse(json.stdout).runs[0]).toMatchObject({ startedAt: null, endedAt: null });
+    },
+  );
+
+  it("a real UTC time is shown, with or without its milliseconds", async () => {
+    const runs = join(temp(), ".gpuplan/runs");
+    const id = "20261123T100000Z-aaaaaa";
+    fakeRun(runs, id, [
+      header(id, "2026-11-23T10:00:00Z"),
+      step("ok"),
+      end("2026-11-23T10:00:05.250Z", 1, 0, 0),
+    ]);
+    const [run] = await listRuns(runs);
+    expect(run).toMatchObject({
+      startedAt: "2026-11-23T10:00:00Z",
+      endedAt: "2026-11-23T10:00:05.250Z",
+      wallMs: 5250,
+    });
+  });
+});
+
 describe("a run folder whose run.lock is not a regular file", () => {
   // Opening a FIFO to ask its lock waited forever for a writer: `gpuplan runs` and its prune hung.
   it("is listed as damaged, saying why, and pruned, without hanging", () => {
