@@ -503,6 +503,24 @@ function replaceByDir(dir: string, name: string) {
   mkdirSync(join(dir, name));
 }
 
+describe("--resume of something that is not a run folder", () => {
+  // A device or a file was read on as a folder: 'cannot stat /dev/zero/slurm/jobs.json: ENOTDIR'.
+  it.each([
+    ["/dev/zero", "/dev/zero is a device, not a run folder"],
+    ["./plain.txt", "./plain.txt is a regular file, not a run folder"],
+    ["./plain.txt/run", "no run ./plain.txt/run"],
+  ])("--resume %s says so (exit 2)", (resume, message) => {
+    const cwd = temp();
+    writeFileSync(join(cwd, "plain.txt"), "not a run\n");
+    const r = gpuplan(["run", "--resume", resume], { cwd, env: NO_GPU });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`gpuplan: error: --resume: ${message}`);
+    expect(r.stderr).toContain("[unknown-run]");
+    expect(r.stderr).not.toContain("ENOTDIR");
+  });
+});
+
 describe("a damaged run folder", () => {
   it.each(VARIANTS)(
     "%s: exit 2 naming the file and what is wrong, no crash, no hang",

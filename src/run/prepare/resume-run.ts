@@ -8,12 +8,13 @@ import { join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import { checkPlan, parsePlanText } from "../../plan/read-plan.js";
 import { UsageError } from "../../problems/errors.js";
+import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
 import type { SourceFile } from "../../source/read-source-text.js";
 import { type JournalStart, type JournalState, RUNS_DIR, readJournal, stepKey } from "../record/journal.js";
 import { checkPlanDigest } from "../record/plan-digest.js";
-import { damagedRun, readRunFileBytes } from "../record/read-run-file.js";
+import { damagedRun, kindOf, readRunFileBytes } from "../record/read-run-file.js";
 import { runDirOf } from "../record/run-dir-of.js";
 import { type RunLock, takeRunLock } from "../record/run-lock.js";
 
@@ -45,9 +46,15 @@ export interface ResumedRun {
  * unless `--executor` says otherwise.
  */
 export function isSlurmRun(resume: string): boolean {
-  return (
-    statSync(join(resumedRunDir(resume), "slurm", "jobs.json"), { throwIfNoEntry: false })?.isFile() ?? false
-  );
+  try {
+    return (
+      statSync(join(resumedRunDir(resume), "slurm", "jobs.json"), { throwIfNoEntry: false })?.isFile() ??
+      false
+    );
+  } catch {
+    // Not a folder (ENOTDIR: --resume /dev/zero, a file), unreadable: loadResumedRun says what it is.
+    return false;
+  }
 }
 
 /** Where the run named by `--resume` (an id in the runs directory, or a path: run-dir-of.ts) is. */
@@ -71,13 +78,7 @@ export async function loadResumedRun(
   given: GivenInput | undefined,
 ): Promise<ResumedRun | { problems: Problem[]; sources: SourceFile[] }> {
   const runDir = resumedRunDir(resume);
-  if (!statSync(runDir, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new UsageError(
-      `--resume: no run ${resume} (looked in ${runDir})`,
-      "unknown-run",
-      `runs are in ${RUNS_DIR}/`,
-    );
-  }
+  refuseNonRunFolder(resume, runDir);
   // Before the journal is read: a gpuplan still running the folder may yet append to it.
   const runLock = await takeRunLock(runDir, resume);
   try {
@@ -119,6 +120,32 @@ export async function loadResumedRun(
     await runLock.release();
     throw e;
   }
+}
+
+/**
+ * `runDir` must be a folder: a missing one is no run, and a file or a device (`--resume
+ * /dev/zero`) is said to be no run folder, rather than an ENOTDIR on a path inside it.
+ */
+function refuseNonRunFolder(resume: string, runDir: string): void {
+  let info: ReturnType<typeof statSync>;
+  try {
+    info = statSync(runDir, { throwIfNoEntry: false });
+  } catch (e) {
+    // A path through a file (--resume a-file/x) leads nowhere: no run, as for a missing one.
+    if (errnoOf(e) !== "ENOTDIR") throw fileError(e, runDir, "read", "the run folder");
+  }
+  if (info === undefined)
+    throw new UsageError(
+      `--resume: no run ${resume} (looked in ${runDir})`,
+      "unknown-run",
+      `runs are in ${RUNS_DIR}/`,
+    );
+  if (!info.isDirectory())
+    throw new UsageError(
+      `--resume: ${resume} is ${kindOf(info)}, not a run folder`,
+      "unknown-run",
+      `name a run by its id or its folder; gpuplan runs lists them (they are in ${RUNS_DIR}/)`,
+    );
 }
 
 /**

@@ -52,13 +52,15 @@ export function damagedRun(path: string, wrong: string): UsageError {
   );
 }
 
-/** What a file that is not a regular one is, for a message: "a FIFO", "a directory". */
+/** What a file is, for a message: "a FIFO", "a directory", "a regular file". */
 export function kindOf(info: {
+  isFile(): boolean;
   isDirectory(): boolean;
   isFIFO(): boolean;
   isSocket(): boolean;
   isSymbolicLink?(): boolean;
 }): string {
+  if (info.isFile()) return "a regular file";
   if (info.isDirectory()) return "a directory";
   if (info.isFIFO()) return "a FIFO";
   if (info.isSocket()) return "a socket";
