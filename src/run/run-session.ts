@@ -19,7 +19,7 @@ import { openEventFiles } from "./record/event-files.js";
 import { createOwnRunDir, type JournalStart, openJournal, openJournalFile } from "./record/journal.js";
 import { attemptLogFiles } from "./record/log-names.js";
 import type { MemorySampler } from "./record/memory-snapshot.js";
-import { type RecordFailure, recordFailures } from "./record/record-failures.js";
+import { isJournalDeleted, type RecordFailure, recordFailures } from "./record/record-failures.js";
 import { takeRunLock } from "./record/run-lock.js";
 import type { StreamSink } from "./record/stream-target.js";
 import type { OpenRunView } from "./run-view.js";
@@ -211,7 +211,8 @@ async function runPrepared(
       await view.close(null).catch(() => undefined);
       throw e;
     });
-    await view.close(result.summary);
+    // The journal's end was written (and its link count asked) by now: a deleted one is known.
+    await view.close(result.summary, { resumable: !isJournalDeleted(failures.incomplete()) });
     done = result;
   } finally {
     // The run folder is complete and let go of before a slow --events reader is waited for; a

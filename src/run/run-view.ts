@@ -18,7 +18,16 @@ export interface RunView {
    * terminal. Null: the run stopped on an error, which the CLI prints next — no summary, since
    * counts of a run that did not finish would read as a run that did.
    */
-  close(summary: RunSummary | null): Promise<void>;
+  close(summary: RunSummary | null, ending?: RunEnding): Promise<void>;
+}
+
+/** What the session knows of the run's end beyond its summary. */
+export interface RunEnding {
+  /**
+   * False when no `--resume` can continue the run (its journal was deleted with its folder): an
+   * interrupted run is then offered none, as the CLI's records-incomplete error says next.
+   */
+  resumable: boolean;
 }
 
 /** What the session knows when it opens the view. */

@@ -879,6 +879,35 @@ pipelines:
   });
 });
 
+describe("a run folder removed, then the run interrupted", () => {
+  // The summary offered 'Resume with: gpuplan run --resume …' right above the error saying its
+  // journal was deleted, so --resume could not continue it.
+  it("offers no resume: the records-incomplete error says it cannot be (exit 130)", async () => {
+    const cwd = temp();
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      `version: 1
+pipelines:
+  - name: p
+    steps:
+      - id: a
+        shell: true
+        run: rm -rf ".gpuplan/runs/$GPUPLAN_RUN" && touch removed && sleep 60
+        memory: numpy
+`,
+    );
+    const run = startRun(cwd, ["p.yaml", "--ui", "plain"], {});
+    // The journal's deletion is found at its next write: the step's start was written before it.
+    await until(() => existsSync(join(cwd, "removed")));
+    stop(run.child);
+    expect(await run.exited, run.stderr()).toBe(130);
+    expect(run.stderr()).toMatch(/run \S+ interrupted: 0 ok/);
+    expect(run.stderr()).toContain("hint: the run's journal was deleted, so --resume cannot continue it");
+    expect(run.stderr()).not.toContain("Resume with:");
+    expect(run.stderr()).not.toContain("--resume 2");
+  }, 60_000);
+});
+
 describe("a worker task outlives a kill -9 of its gpuplan", () => {
   // The worker keeps running the task it was given (it only sees gpuplan gone at its next read of
   // stdin), so a resume must not give the task to a new worker beside it.

@@ -4,7 +4,7 @@
  * only part of the run that prints or decides how it ends.
  */
 import type { Stats } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import type { DetectInventory } from "../../inventory/types.js";
 import type { Code } from "../../problems/codes.js";
 import { UsageError } from "../../problems/errors.js";
@@ -12,7 +12,11 @@ import { EXIT } from "../../problems/exit-codes.js";
 import { fileError } from "../../problems/file-errors.js";
 import type { Problem } from "../../problems/problem.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
-import { DELETED_WHILE_RUNNING, type RecordFailure } from "../../run/record/record-failures.js";
+import {
+  DELETED_WHILE_RUNNING,
+  isJournalDeleted,
+  type RecordFailure,
+} from "../../run/record/record-failures.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
@@ -193,9 +197,7 @@ export function sayRecordsIncomplete(
   // --events loses what its reader left behind (EPIPE) or a disk refused; the run folder keeps its own copy.
   const own = lost.filter((f) => f.file !== events);
   // A journal deleted with its run folder: nothing is left for --resume to go on.
-  const journalGone = own.some(
-    (f) => f.reason === DELETED_WHILE_RUNNING && basename(f.file) === "journal.jsonl",
-  );
+  const journalGone = isJournalDeleted(own);
   const hints = [
     ...(own.some((f) => FULL.has(f.reason)) ? ["free some space (df -h)"] : []),
     // A directory or a link in a log's place (EISDIR, ELOOP), a folder made read-only: space is not it.

@@ -4,6 +4,7 @@
  * happens, and the run ends saying its records are incomplete (`records-incomplete`) instead of
  * dying with an uncaught ENOSPC and abandoning its steps.
  */
+import { basename } from "node:path";
 import { errnoOf } from "../../problems/file-errors.js";
 
 /**
@@ -16,6 +17,11 @@ export const DELETED_WHILE_RUNNING = "deleted while the run ran";
 /** Whether a record file's descriptor still leads to a file with a name (fstat's link count). */
 export function isDeleted(stat: { nlink: number }): boolean {
   return stat.nlink === 0;
+}
+
+/** Whether the run's journal was deleted while it ran: nothing is left for `--resume` to go on. */
+export function isJournalDeleted(lost: readonly RecordFailure[]): boolean {
+  return lost.some((f) => f.reason === DELETED_WHILE_RUNNING && basename(f.file) === "journal.jsonl");
 }
 
 export interface RecordFailure {

@@ -14,7 +14,7 @@ import { escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeEnding, prefix } from "./format.js";
 import { formatSummary } from "./summary.js";
-import type { RunSummary, RunView, ViewOptions } from "./view.js";
+import type { RunEnding, RunSummary, RunView, ViewOptions } from "./view.js";
 import { writeOut } from "./write-out.js";
 
 /** `paint` is the painter of `options.colorLevel` (createView loads it). */
@@ -39,9 +39,9 @@ export function createPlainView(options: ViewOptions, paint: Paint): RunView {
       const device = devices.get(`${pipeline}/${step}`) ?? null;
       write(`${paint.dim(prefix(pipeline, step, device))} ${escapeOutputLine(line, paint.level > 0)}`);
     },
-    async close(summary: RunSummary | null) {
+    async close(summary: RunSummary | null, ending?: RunEnding) {
       lines.flush();
-      if (summary !== null) await writeOut(options.err, formatSummary(summary, paint));
+      if (summary !== null) await writeOut(options.err, formatSummary(summary, paint, ending));
     },
   };
 }

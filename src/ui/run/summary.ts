@@ -9,7 +9,7 @@ import { formatSize } from "../../units/size.js";
 import { cutTailLine, escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeFailure, stepName } from "./format.js";
-import type { RunSummary } from "./view.js";
+import type { RunEnding, RunSummary } from "./view.js";
 
 /** How many stderr lines of a failed step are shown; the log has the rest. */
 const STDERR_TAIL_LINES = 10;
@@ -27,7 +27,7 @@ const FAILURE_BLOCKS = 10;
 const FAILURE_GROUP_LINES = 20;
 
 /** Summary line, run dir, then one block per failure: where, why, its last stderr lines, log, hint. */
-export function formatSummary(summary: RunSummary, paint: Paint): string {
+export function formatSummary(summary: RunSummary, paint: Paint, ending?: RunEnding): string {
   // A blank line first: the summary follows a stream of step lines (plain) or the last frame (live).
   const lines: string[] = [""];
   const counts = [
@@ -51,7 +51,8 @@ export function formatSummary(summary: RunSummary, paint: Paint): string {
     lines.push(
       `  ${paint.dim("hint:")} raise \`vram\` to what the step uses and recompile, so that admission does not overcommit the GPU`,
     );
-  if (summary.interrupted) lines.push("", resumeLine(summary));
+  // A run whose journal is gone cannot be resumed: the records-incomplete error after it says so.
+  if (summary.interrupted && ending?.resumable !== false) lines.push("", resumeLine(summary));
   return `${lines.join("\n")}\n`;
 }
 

@@ -12,7 +12,7 @@ import type { ColorLevel } from "../paint.js";
 export type UiMode = "auto" | "tui" | "plain" | "json";
 
 export type { RunSummary } from "../../run/outcome/run-tally.js";
-export type { RunView } from "../../run/run-view.js";
+export type { RunEnding, RunView } from "../../run/run-view.js";
 
 export interface ViewOptions extends RunViewContext {
   out: NodeJS.WriteStream;

@@ -305,6 +305,16 @@ describe("the plain view", () => {
     expect(err.text()).toContain(`Resume with: gpuplan run --resume ${RUN}`);
   });
 
+  it("offers no resume when the session says none can work (its journal was deleted)", async () => {
+    const { view, err } = await uncolouredView();
+    await view.close(
+      { ...failedSummary(), failures: [], failed: 0, interrupted: true },
+      { resumable: false },
+    );
+    expect(err.text()).toContain(`run ${RUN} interrupted: 5 ok, 0 failed, 1 skipped in 1m35s`);
+    expect(err.text()).not.toContain("--resume");
+  });
+
   it("offers no bare resume while Slurm jobs it could not cancel may still run: it says what comes first", async () => {
     const { view, err } = await uncolouredView();
     await view.close({

@@ -11,7 +11,7 @@ import { shortUuids } from "../../short-uuid.js";
 import { reduceRunState } from "../reduce-run-state.js";
 import { appendOutput, createRunState, type RunState } from "../run-state.js";
 import { formatSummary } from "../summary.js";
-import type { RunSummary, RunView, ViewOptions } from "../view.js";
+import type { RunEnding, RunSummary, RunView, ViewOptions } from "../view.js";
 import { writeOut } from "../write-out.js";
 import { RunScreen } from "./run-screen.js";
 
@@ -66,14 +66,14 @@ export function createLiveView(options: ViewOptions, paint: Paint, clock: () => 
       state = appendOutput(state, { pipeline, step, stream, line });
       dirty = true;
     },
-    async close(summary: RunSummary | null) {
+    async close(summary: RunSummary | null, ending?: RunEnding) {
       if (closed) return;
       closed = true;
       clearInterval(timer);
       draw();
       instance.unmount();
       await instance.waitUntilExit();
-      if (summary !== null) await writeOut(options.err, formatSummary(summary, paint));
+      if (summary !== null) await writeOut(options.err, formatSummary(summary, paint, ending));
     },
   };
 }
