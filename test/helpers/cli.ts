@@ -17,6 +17,8 @@ export interface CliOptions {
   cwd?: string;
   nodeArgs?: string[];
   input?: string;
+  /** Kill the CLI after this long (default 30 s): a test of something that could hang fails sooner. */
+  timeoutMs?: number;
 }
 
 export function gpuplan(args: readonly string[], options: CliOptions = {}): CliResult {
@@ -31,7 +33,7 @@ export function gpuplan(args: readonly string[], options: CliOptions = {}): CliR
       env: env as NodeJS.ProcessEnv,
       encoding: "utf8",
       input: options.input ?? "",
-      timeout: 30_000,
+      timeout: options.timeoutMs ?? 30_000,
     },
   );
   if (r.error) throw r.error;

@@ -296,10 +296,11 @@ describe("a task's events file: outside text", () => {
         }),
         JSON.stringify(end("a", "ok")),
       ];
-      const file = join(dir, "5_1.jsonl");
+      mkdirSync(join(dir, "slurm/events"), { recursive: true });
+      const file = join(dir, "slurm/events/5_1.jsonl");
       writeFileSync(file, `${lines.join("\n")}\n`);
-      const reader = createTaskEventReader("r1");
-      const read = reader.read("5_1", file, pipeline);
+      const reader = createTaskEventReader("r1", dir);
+      const read = reader.read("5_1", pipeline);
       expect(read.ended).toBe(false);
       expect(read.events.map((e) => [e.event, e.pipeline, e.step, e.run])).toEqual([
         ["gpu.step.start", "p1", "a", "r1"],
@@ -312,7 +313,7 @@ describe("a task's events file: outside text", () => {
         `${JSON.stringify({ ts, run: "task", event: "run.end", pipeline: null, step: null, device: null, durationMs: 9, status: "ok", ok: 1, failed: 0, skipped: 0 })}\n`,
         { flag: "a" },
       );
-      expect(reader.read("5_1", file, pipeline)).toEqual({ events: [], ended: true });
+      expect(reader.read("5_1", pipeline)).toEqual({ events: [], ended: true });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -3,7 +3,8 @@
 // status` (and by the --resume of a Slurm run, which reads it the same way): never an internal
 // error with a stack. No cluster needed: the
 // record is read before any Slurm command.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -60,6 +61,94 @@ describe("a damaged slurm/jobs.json", () => {
         { pipeline: "a", job: "7_0", state: "unknown" },
         { pipeline: "b", state: "not-submitted" },
       ],
+    });
+  });
+});
+
+// What sits in slurm/ is outside text: a FIFO there held `gpuplan status` (and the follower, and
+// --resume) forever, waiting for a writer; a link there led to a file of someone else's choosing.
+describe("slurm/ files that are not regular files", () => {
+  const mkfifo = (path: string) => execFileSync("mkfifo", [path]);
+  const record =
+    '{"schema":"gpuplan/slurm-run@1","arrays":[{"job":"7","script":"01.sbatch","pipelines":["a"]}]}\n';
+  const bin = join(dir, "bin");
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, "squeue"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  const status = (json = false) =>
+    gpuplan(["status", ID, ...(json ? ["--json"] : [])], {
+      cwd: dir,
+      env: { PATH: `${bin}:/usr/bin:/bin` },
+      timeoutMs: 10_000,
+    });
+  const reset = () => {
+    rmSync(join(runDir, "slurm"), { recursive: true, force: true });
+    mkdirSync(join(runDir, "slurm/events"), { recursive: true });
+    mkdirSync(join(runDir, "slurm/started"), { recursive: true });
+  };
+
+  it("jobs.json a FIFO: damaged, said at once (exit 2)", () => {
+    reset();
+    mkfifo(join(runDir, "slurm/jobs.json"));
+    const r = status();
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("jobs.json is damaged: it is a FIFO, not a regular file");
+    expect(r.stderr).toContain("[damaged-run]");
+  });
+
+  it("jobs.json a link to a record elsewhere: damaged, not followed", () => {
+    reset();
+    writeFileSync(join(dir, "elsewhere.json"), record);
+    symlinkSync(join(dir, "elsewhere.json"), join(runDir, "slurm/jobs.json"));
+    const r = status();
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("jobs.json is damaged: it is a symbolic link");
+  });
+
+  it("a task's events file and start marker FIFOs: read as not written yet", () => {
+    reset();
+    writeFileSync(join(runDir, "slurm/jobs.json"), record);
+    mkfifo(join(runDir, "slurm/events/7_0.jsonl"));
+    mkfifo(join(runDir, "slurm/started/7_0"));
+    const r = status(true);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).pipelines[0]).toMatchObject({
+      pipeline: "a",
+      job: "7_0",
+      state: "unknown",
+      node: null,
+      gpus: null,
+    });
+  });
+
+  it("a task's events file and marker reached through a linked folder: not read", () => {
+    reset();
+    writeFileSync(join(runDir, "slurm/jobs.json"), record);
+    const other = join(dir, "other");
+    mkdirSync(other, { recursive: true });
+    const end = {
+      ts: "2026-11-26T00:00:01.000Z",
+      run: ID,
+      event: "run.end",
+      pipeline: null,
+      step: null,
+      device: null,
+      status: "ok",
+    };
+    writeFileSync(join(other, "7_0.jsonl"), `${JSON.stringify(end)}\n`);
+    writeFileSync(join(other, "7_0"), "evil-node 0\n");
+    rmSync(join(runDir, "slurm/events"), { recursive: true });
+    rmSync(join(runDir, "slurm/started"), { recursive: true });
+    symlinkSync(other, join(runDir, "slurm/events"));
+    symlinkSync(other, join(runDir, "slurm/started"));
+    const r = status(true);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).pipelines[0]).toMatchObject({
+      pipeline: "a",
+      job: "7_0",
+      state: "unknown",
+      node: null,
+      gpus: null,
     });
   });
 });

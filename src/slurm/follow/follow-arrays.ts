@@ -88,7 +88,7 @@ interface Tracked {
 
 export async function followArrays(input: FollowInput): Promise<FollowResult> {
   const { min, max } = input.pollMs ?? { min: 200, max: 5000 };
-  const reader = createTaskEventReader(input.run);
+  const reader = createTaskEventReader(input.run, input.runDir);
   const tasks: Tracked[] = [];
   for (const array of input.arrays) {
     for (const [i, name] of array.pipelines.entries()) {
@@ -254,7 +254,7 @@ function poll(
       t.eventsEnded = false;
       t.finalSeenMs = null;
     }
-    const read = reader.read(t.name, join(slurmDir(input.runDir), "events", `${t.name}.jsonl`), t.pipeline);
+    const read = reader.read(t.name, t.pipeline);
     const { ended } = read;
     // A requeued run skips the steps its killed run finished ("completed"): they were counted once.
     const events = read.events.filter(
@@ -381,11 +381,7 @@ async function drainAfterCancel(
     const batch: RunEvent[] = [];
     for (const t of tasks) {
       if (t.done) continue;
-      const { events, ended } = reader.read(
-        t.name,
-        join(slurmDir(input.runDir), "events", `${t.name}.jsonl`),
-        t.pipeline,
-      );
+      const { events, ended } = reader.read(t.name, t.pipeline);
       append(batch, events);
       if (ended) t.done = true;
     }

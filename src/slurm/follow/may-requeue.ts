@@ -4,10 +4,8 @@
  * requeues). `gpuplan run --executor slurm` writes one of the two; without `--requeue` a task's
  * interrupted end is its last, and `gpuplan runs` need not ask Slurm about it (run-standing.ts).
  */
-import { lstat, readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { sbatchArgOptions, scriptDirectives } from "../sbatch-options.js";
-import { slurmDir } from "./run-record.js";
+import { readTaskFile } from "./read-task-file.js";
 
 /** A script gpuplan writes is a few KiB; a larger file is not read (it may requeue). */
 const MAX_SCRIPT_BYTES = 1024 * 1024;
@@ -18,12 +16,10 @@ const MAX_SCRIPT_BYTES = 1024 * 1024;
  */
 export async function mayRequeue(runDir: string, script: string): Promise<boolean> {
   if (!/^[A-Za-z0-9._-]+$/.test(script) || script.startsWith(".")) return true;
-  const path = join(slurmDir(runDir), script);
-  const info = await lstat(path).catch(() => null);
+  const read = readTaskFile(runDir, script, { maxBytes: MAX_SCRIPT_BYTES });
   // A link, a FIFO or a huge file is not the script gpuplan wrote.
-  if (!info?.isFile() || info.size > MAX_SCRIPT_BYTES) return true;
-  const text = await readFile(path, "utf8").catch(() => null);
-  return text === null || requeueDirective(text) !== false;
+  if (!("bytes" in read) || read.size > MAX_SCRIPT_BYTES) return true;
+  return requeueDirective(read.bytes.toString("utf8")) !== false;
 }
 
 /**

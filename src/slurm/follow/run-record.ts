@@ -8,12 +8,11 @@
  * step logs go to the run folder's `logs/`, as a local run's do. Follower, `gpuplan status` and
  * `--resume` all read the run from here.
  */
-import { readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile } from "node:fs/promises";
+import { lstat, mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
-import { fileError } from "../../problems/file-errors.js";
+import { MISSING, readTaskFile, readTaskText } from "./read-task-file.js";
 
 export interface SubmittedArray {
   job: string;
@@ -58,21 +57,27 @@ export async function makeSlurmDirs(runDir: string): Promise<void> {
  */
 export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
   const file = jobsFile(runDir);
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { schema: "gpuplan/slurm-run@1", arrays: [] };
-    throw fileError(e, file, "read", "file");
+  const read = readTaskFile(runDir, "jobs.json", { maxBytes: MAX_RECORD_BYTES });
+  if (!("bytes" in read)) {
+    if (read.refused === MISSING) return { schema: "gpuplan/slurm-run@1", arrays: [] };
+    throw damagedRecord(file, read.refused);
   }
-  const data = parseSlurmRecord(text);
-  if (!data)
-    throw new UsageError(
-      `${file} is damaged: it is not the list of the run's Slurm job arrays gpuplan wrote`,
-      "damaged-run",
-      "restore the file (each array's job id, script and pipelines), or start a new run",
-    );
+  if (read.size > MAX_RECORD_BYTES)
+    throw damagedRecord(file, `it is ${read.size} bytes, more than gpuplan writes`);
+  const data = parseSlurmRecord(read.bytes.toString("utf8"));
+  if (!data) throw damagedRecord(file, "it is not the list of the run's Slurm job arrays gpuplan wrote");
   return data;
+}
+
+/** jobs.json names each array's job id and pipelines: 64 MiB is thousands of resumes of thousands of tasks. */
+const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+function damagedRecord(file: string, wrong: string): UsageError {
+  return new UsageError(
+    `${file} is damaged: ${wrong}`,
+    "damaged-run",
+    "restore the file (each array's job id, script and pipelines), or start a new run",
+  );
 }
 
 /** slurm/jobs.json's text as the record gpuplan wrote, or null when it is not that (outside text). */
@@ -117,15 +122,14 @@ export async function recordArrays(runDir: string, arrays: readonly SubmittedArr
 
 /** The marker a task wrote when it started: `HOST GPUS`, or null while there is none. */
 export function readStartMarker(runDir: string, task: string): { node: string; gpus: string | null } | null {
-  try {
-    const [node = "", gpus = ""] = readFileSync(join(slurmDir(runDir), "started", task), "utf8")
-      .trim()
-      .split(/\s+/);
-    return { node, gpus: gpus === "" ? null : gpus };
-  } catch {
-    return null;
-  }
+  // A marker is one short line (`HOST GPUS`); a FIFO, a link or a huge file in its place is none.
+  const text = readTaskText(runDir, join("started", task), { maxBytes: MAX_MARKER_BYTES });
+  if (typeof text !== "string") return null;
+  const [node = "", gpus = ""] = text.trim().split(/\s+/);
+  return { node, gpus: gpus === "" ? null : gpus };
 }
+
+const MAX_MARKER_BYTES = 4096;
 
 export type PipelineEnding = "ok" | "failed" | "interrupted";
 
@@ -158,8 +162,7 @@ export async function taskEnds(runDir: string): Promise<Map<string, TaskEnd>> {
         endings.delete(pipeline);
         continue;
       }
-      const text = await readFile(join(slurmDir(runDir), "events", file), "utf8").catch(() => "");
-      const end = lastRunEnd(text);
+      const end = lastRunEnd(readEventsTail(runDir, file));
       if (end) endings.set(pipeline, end);
       else endings.delete(pipeline);
     }
@@ -169,8 +172,20 @@ export async function taskEnds(runDir: string): Promise<Map<string, TaskEnd>> {
 
 /** Whether the task (`JOB_TASK`) wrote its run.end: it ended by its own account. */
 export async function hasTaskEnded(runDir: string, task: string): Promise<boolean> {
-  const text = await readFile(taskEventsPath(runDir, task), "utf8").catch(() => "");
-  return lastRunEnd(text) !== null;
+  return lastRunEnd(readEventsTail(runDir, `${task}.jsonl`)) !== null;
+}
+
+/**
+ * How much of a task's events file is read for its ending: its last run.start or run.end is near
+ * its end (a task's gpuplan writes nothing after its run.end; a requeued run starts with a
+ * run.start), and a file of gigabytes is not read whole for it.
+ */
+const ENDING_TAIL_BYTES = 16 * 1024 * 1024;
+
+/** The end of a task's events file (`JOB_TASK.jsonl`); "" where it is not a regular file to read. */
+function readEventsTail(runDir: string, file: string): string {
+  const text = readTaskText(runDir, join("events", file), { maxBytes: ENDING_TAIL_BYTES, tail: true });
+  return typeof text === "string" ? text : "";
 }
 
 const ENDINGS: ReadonlySet<unknown> = new Set<PipelineEnding>(["ok", "failed", "interrupted"]);

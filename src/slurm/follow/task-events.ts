@@ -9,25 +9,27 @@
  * made-up step, a status no run writes, the follower's own slurm.* events) are left out, as lines
  * that are not JSON are.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { join } from "node:path";
 import validateRunEvent from "../../generated/run-events-validator.js";
 import type { RunEvent } from "../../run/record/events.js";
 import type { PlannedPipeline } from "../../schema-types/plan.js";
+import { readTaskFile } from "./read-task-file.js";
 
 export interface TaskEventReader {
   /**
-   * New events of the task file (running `pipeline`), in file order; `ended` says whether its
-   * run.end was among them.
+   * New events of the task's file (`slurm/events/JOB_TASK.jsonl`, running `pipeline`), in file
+   * order; `ended` says whether its run.end was among them.
    */
-  read(task: string, path: string, pipeline: PlannedPipeline): { events: RunEvent[]; ended: boolean };
+  read(task: string, pipeline: PlannedPipeline): { events: RunEvent[]; ended: boolean };
 }
 
-export function createTaskEventReader(run: string): TaskEventReader {
+/** A reader of the task files of the run `run` (its id) in the run folder `runDir`. */
+export function createTaskEventReader(run: string, runDir: string): TaskEventReader {
   /** Bytes of each task's file read so far (always just after a newline). */
   const cursors = new Map<string, number>();
   return {
-    read(task, path, pipeline) {
-      const { text, offset } = readLines(path, cursors.get(task) ?? 0);
+    read(task, pipeline) {
+      const { text, offset } = readLines(runDir, join("events", `${task}.jsonl`), cursors.get(task) ?? 0);
       cursors.set(task, offset);
       const { events, ended } = parseTaskLines(text, pipeline, run);
       return { events, ended };
@@ -82,22 +84,13 @@ function isTaskEvent(data: unknown, pipeline: PlannedPipeline): data is RunEvent
   return true;
 }
 
-/** The complete lines from `offset` on, and the offset after the last of them. */
-function readLines(path: string, offset: number): { text: string; offset: number } {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return { text: "", offset };
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (size <= offset) return { text: "", offset };
-    const buffer = Buffer.alloc(size - offset);
-    const n = readSync(fd, buffer, 0, buffer.length, offset);
-    const end = buffer.subarray(0, n).lastIndexOf(0x0a) + 1;
-    return { text: buffer.subarray(0, end).toString("utf8"), offset: offset + end };
-  } finally {
-    closeSync(fd);
-  }
+/**
+ * The complete lines from `offset` on, and the offset after the last of them. A FIFO, a link or
+ * anything but a regular file in the task's place reads as nothing yet (readTaskFile).
+ */
+function readLines(runDir: string, name: string, offset: number): { text: string; offset: number } {
+  const read = readTaskFile(runDir, name, { from: offset, maxBytes: Number.MAX_SAFE_INTEGER });
+  if (!("bytes" in read) || read.bytes.length === 0) return { text: "", offset };
+  const end = read.bytes.lastIndexOf(0x0a) + 1;
+  return { text: read.bytes.subarray(0, end).toString("utf8"), offset: offset + end };
 }
