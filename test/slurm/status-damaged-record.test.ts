@@ -35,13 +35,47 @@ describe("a damaged slurm/jobs.json", () => {
       JSON.stringify({ schema: "gpuplan/slurm-run@1", arrays: [{ job, script: "s", pipelines: ["a"] }] }),
     ]),
     ["not JSON", '{"schema":"gpuplan/slurm-run@1","arr'],
-  ])("%s: status says so, naming the file (exit 2)", (_, text) => {
+    // Read in part, these were used in part: the later entry won, or both were asked of.
+    [
+      "one pipeline twice in an array",
+      JSON.stringify({
+        schema: "gpuplan/slurm-run@1",
+        arrays: [{ job: "7", script: "s", pipelines: ["a", "a"] }],
+      }),
+      "job 7 runs pipeline a twice",
+    ],
+    [
+      "one job twice",
+      JSON.stringify({
+        schema: "gpuplan/slurm-run@1",
+        arrays: [
+          { job: "7", script: "s", pipelines: ["a"] },
+          { job: "7", script: "t", pipelines: ["b"] },
+        ],
+      }),
+      "it names job 7 twice",
+    ],
+    [
+      "another schema version",
+      JSON.stringify({
+        schema: "gpuplan/slurm-run@2",
+        arrays: [{ job: "7", script: "s", pipelines: ["a"] }],
+      }),
+      "it is of schema gpuplan/slurm-run@2, and this gpuplan reads gpuplan/slurm-run@1",
+    ],
+    [
+      "no schema",
+      JSON.stringify({ arrays: [{ job: "7", script: "s", pipelines: ["a"] }] }),
+      "it is not the list of the run's Slurm job arrays gpuplan wrote",
+    ],
+  ])("%s: status says so, naming the file (exit 2)", (_, text, why?: string) => {
     writeFileSync(join(runDir, "slurm/jobs.json"), text);
     const r = gpuplan(["status", ID], { cwd: dir, env });
     expect(hasCrashed(r), r.stderr).toBe(false);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr).toContain(`${join(".gpuplan/runs", ID, "slurm/jobs.json")} is damaged`);
     expect(r.stderr).toContain("[damaged-run]");
+    if (why) expect(r.stderr).toContain(why);
   });
 
   it("a record gpuplan wrote still reads", () => {

@@ -12,6 +12,7 @@ import { lstat, mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
+import { displayText } from "../../text/safe-text.js";
 import { MISSING, readTaskFile, readTaskText } from "./read-task-file.js";
 
 export interface SubmittedArray {
@@ -59,13 +60,13 @@ export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
   const file = jobsFile(runDir);
   const read = readTaskFile(runDir, "jobs.json", { maxBytes: MAX_RECORD_BYTES });
   if (!("bytes" in read)) {
-    if (read.refused === MISSING) return { schema: "gpuplan/slurm-run@1", arrays: [] };
+    if (read.refused === MISSING) return { schema: SCHEMA, arrays: [] };
     throw damagedRecord(file, read.refused);
   }
   if (read.size > MAX_RECORD_BYTES)
     throw damagedRecord(file, `it is ${read.size} bytes, more than gpuplan writes`);
-  const data = parseSlurmRecord(read.bytes.toString("utf8"));
-  if (!data) throw damagedRecord(file, "it is not the list of the run's Slurm job arrays gpuplan wrote");
+  const data = readSlurmRecordText(read.bytes.toString("utf8"));
+  if ("wrong" in data) throw damagedRecord(file, data.wrong);
   return data;
 }
 
@@ -82,19 +83,57 @@ function damagedRecord(file: string, wrong: string): UsageError {
 
 /** slurm/jobs.json's text as the record gpuplan wrote, or null when it is not that (outside text). */
 export function parseSlurmRecord(text: string): SlurmRunRecord | null {
+  const read = readSlurmRecordText(text);
+  return "wrong" in read ? null : read;
+}
+
+const SCHEMA = "gpuplan/slurm-run@1";
+
+/**
+ * slurm/jobs.json's text as the record gpuplan wrote, or what is wrong with it. A record that
+ * reads only in part is not used in part: a job named twice would be asked of and cancelled as
+ * two arrays, a pipeline twice in one array would be two tasks of one pipeline (which of them is
+ * its latest?), and a record of another schema version is one this gpuplan cannot read rightly.
+ */
+function readSlurmRecordText(text: string): SlurmRunRecord | { wrong: string } {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
-    return null;
+    return { wrong: NOT_THE_RECORD };
   }
-  return isSlurmRecord(data) ? data : null;
+  if (typeof data === "object" && data !== null && "schema" in data && data.schema !== SCHEMA)
+    return {
+      wrong:
+        typeof data.schema === "string"
+          ? `it is of schema ${displayText(data.schema, 80)}, and this gpuplan reads ${SCHEMA} (was the run made by another version of gpuplan?)`
+          : NOT_THE_RECORD,
+    };
+  if (!isSlurmRecord(data)) return { wrong: NOT_THE_RECORD };
+  const jobs = new Set<string>();
+  for (const a of data.arrays) {
+    if (jobs.has(a.job)) return { wrong: `it names job ${a.job} twice` };
+    jobs.add(a.job);
+    const twice = a.pipelines.find((p, i) => a.pipelines.indexOf(p) !== i);
+    if (twice !== undefined)
+      return { wrong: `job ${a.job} runs pipeline ${displayText(twice, 80)} twice (one task per pipeline)` };
+  }
+  return data;
 }
+
+const NOT_THE_RECORD = "it is not the list of the run's Slurm job arrays gpuplan wrote";
 
 const isStrings = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === "string");
 
 function isSlurmRecord(data: unknown): data is SlurmRunRecord {
-  if (typeof data !== "object" || data === null || !("arrays" in data) || !Array.isArray(data.arrays))
+  if (
+    typeof data !== "object" ||
+    data === null ||
+    !("schema" in data) ||
+    data.schema !== SCHEMA ||
+    !("arrays" in data) ||
+    !Array.isArray(data.arrays)
+  )
     return false;
   return data.arrays.every(
     (a: unknown) =>
