@@ -6,7 +6,7 @@
  * from the CLI (src/run/run-view.ts), which decides how the run is shown.
  */
 import { mkdir } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { releaseServing } from "../detect/prestarted.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
@@ -240,10 +240,9 @@ async function runPrepared(
 
 /** Where a Slurm task's own journal and events go in its run's folder (src/slurm/follow/run-record.ts). */
 async function openTaskRecord(runDir: string, task: string): Promise<{ journal: string; events: string }> {
-  const { taskEventsPath, taskJournalDir, taskJournalPath } = await import("../slurm/follow/run-record.js");
-  await mkdir(taskJournalDir(runDir), { recursive: true });
-  // An exported script's folder or one a user tidied may lack it; the task's events go there.
-  await mkdir(dirname(taskEventsPath(runDir, task)), { recursive: true });
+  const { makeSlurmFolders, taskEventsPath, taskJournalPath } = await import("../slurm/follow/run-record.js");
+  // An exported script's folder or one a user tidied may lack them; the task's records go there.
+  await makeSlurmFolders(runDir, ["", "journals", "events"]);
   await mkdir(join(runDir, "logs"), { recursive: true });
   return { journal: taskJournalPath(runDir, task), events: taskEventsPath(runDir, task) };
 }

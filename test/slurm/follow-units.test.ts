@@ -1,6 +1,7 @@
 // The pure parts of following a Slurm run: squeue's lines read back into task states, Slurm's
 // endings as gpuplan outcomes (a pipeline whose task Slurm killed still gets its step events),
 // and a task's pipeline bound to the GPUs Slurm allocated.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -338,6 +339,28 @@ describe("a run folder's slurm/ records", () => {
       rmSync(join(run, "slurm"));
       await makeSlurmDirs(run);
       expect(existsSync(join(run, "slurm", "journals"))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ["a file", "slurm", (p: string) => writeFileSync(p, "x")],
+    ["a FIFO", "slurm", (p: string) => execFileSync("mkfifo", [p])],
+    ["a file", "slurm/events", (p: string) => writeFileSync(p, "x")],
+    ["a FIFO", "slurm/journals", (p: string) => execFileSync("mkfifo", [p])],
+  ])("%s standing where %s belongs: unwritable-file naming it, never EEXIST", async (kind, at, make) => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-slurm-dirs-"));
+    try {
+      const run = join(dir, "run");
+      mkdirSync(join(run, "slurm"), { recursive: true });
+      if (at === "slurm") rmSync(join(run, "slurm"), { recursive: true });
+      make(join(run, at));
+      const made = makeSlurmDirs(run);
+      await expect(made).rejects.toThrow(
+        `cannot make the run's Slurm records folder ${join(run, at)}: ${kind} stands there`,
+      );
+      await expect(made).rejects.toMatchObject({ code: "unwritable-file" });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

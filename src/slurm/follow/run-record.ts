@@ -12,6 +12,7 @@ import { lstat, mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
+import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { displayText } from "../../text/safe-text.js";
 import { MISSING, readTaskFile, readTaskText } from "./read-task-file.js";
 
@@ -36,19 +37,51 @@ export const taskJournalPath = (runDir: string, task: string): string =>
 export const taskEventsPath = (runDir: string, task: string): string =>
   join(slurmDir(runDir), "events", `${task}.jsonl`);
 
+/** Makes the run's slurm/ folder and the folders in it the submitter writes. */
 export async function makeSlurmDirs(runDir: string): Promise<void> {
-  // gpuplan writes its scripts and records here at paths it chose: a link planted in the run
-  // folder (slurm -> ~/bin) would put them where the link points. None is followed.
-  for (const d of ["", "logs", "events", "started", "journals"]) {
+  await makeSlurmFolders(runDir, ["", "logs", "events", "started", "journals"]);
+}
+
+/**
+ * Makes each of `names` (folders of the run's slurm/, "" for slurm/ itself, parents first) where
+ * it is not there. gpuplan writes its scripts and records here at paths it chose: a link planted
+ * in the run folder (slurm -> ~/bin) would put them where the link points, so none is followed;
+ * and anything else standing where a folder belongs (a file, a FIFO) is the user's to move, said
+ * naming it — mkdir -p said EEXIST or ENOTDIR, which read as gpuplan's own bug.
+ */
+export async function makeSlurmFolders(runDir: string, names: readonly string[]): Promise<void> {
+  for (const d of names) {
     const path = join(slurmDir(runDir), d);
-    if ((await lstat(path).catch(() => null))?.isSymbolicLink())
+    try {
+      // Not -p: the run folder is there (a task's, the submitter's), and one removed is not made anew.
+      await mkdir(path);
+      continue;
+    } catch (e) {
+      if (errnoOf(e) !== "EEXIST") throw fileError(e, path, "write", "the run's Slurm records folder");
+    }
+    const info = await lstat(path).catch((e: unknown) => {
+      throw fileError(e, path, "write", "the run's Slurm records folder");
+    });
+    if (info.isDirectory()) continue;
+    if (info.isSymbolicLink())
       throw new UsageError(
         `cannot write the run's Slurm records: ${path} is a symbolic link, and gpuplan follows none in a run folder`,
         "unwritable-file",
         "replace the link with a real folder (someone who could write in the run folder may have planted it)",
       );
-    await mkdir(path, { recursive: true });
+    throw new UsageError(
+      `cannot make the run's Slurm records folder ${path}: ${kindOf(info)} stands there`,
+      "unwritable-file",
+      "move it out of the way (gpuplan keeps the run's Slurm records in that folder), or start a new run",
+    );
   }
+}
+
+function kindOf(info: { isFIFO(): boolean; isSocket(): boolean; isFile(): boolean }): string {
+  if (info.isFile()) return "a file";
+  if (info.isFIFO()) return "a FIFO";
+  if (info.isSocket()) return "a socket";
+  return "a device";
 }
 
 /**
