@@ -8,8 +8,8 @@
  * but whose start marker never shows up in the run folder means the folder is not shared with the
  * nodes: the arrays are cancelled and the run stops with that problem.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync } from "node:fs";
+import { basename, join } from "node:path";
 import { append } from "../../lists/append.js";
 import { UsageError, VendorError } from "../../problems/errors.js";
 import { type EventDraft, type RunEvent, stampEvent } from "../../run/record/events.js";
@@ -17,6 +17,7 @@ import { stepKey } from "../../run/record/journal.js";
 import type { PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
 import { type CommandOutput, noAnswer, type RunCommand } from "../read-cluster.js";
+import { readTaskFile } from "./read-task-file.js";
 import { readStartMarker, type SubmittedArray, slurmDir } from "./run-record.js";
 import { type SacctAnswer, sacctTaskStates } from "./sacct-tasks.js";
 import { isFinalState, parseSqueue, squeueCalls, type TaskState } from "./squeue-tasks.js";
@@ -306,7 +307,7 @@ function poll(
       t.pipeline,
       t.progress,
       { ...state, name: t.name },
-      tail(errLog),
+      tail(input.runDir, errLog),
       errLog,
       now,
       input.earlierAttempts,
@@ -345,7 +346,7 @@ function track(t: Tracked, e: RunEvent): void {
   if (e.event === "gpu.step.end" && e.status === "ok") t.endedOk.add(e.step);
 }
 
-/** Slurm's stderr file of the task, as the script names it (`logs/JOBNAME-JOB_TASK.err`). */
+/** Slurm's stderr file of the task, as the script names it (`logs/JOBNAME-JOB_TASK.err`); "" when there is none. */
 function slurmLog(runDir: string, t: Tracked): string {
   const dir = join(slurmDir(runDir), "logs");
   const suffix = `-${t.name}.err`;
@@ -357,17 +358,24 @@ function slurmLog(runDir: string, t: Tracked): string {
   }
 }
 
-function tail(path: string): string[] {
+/**
+ * How much of a task's .err is read for its last lines: a task that printed gigabytes (a step's
+ * output gone to Slurm's log, a loop of warnings) is never read whole for ten of them.
+ */
+const ERR_TAIL_BYTES = 64 * 1024;
+
+/** The last lines of the task's .err (`path` in the run's slurm/logs/), escaped for display; none unless it is a regular file. */
+function tail(runDir: string, path: string): string[] {
   if (!path) return [];
-  try {
-    return readFileSync(path, "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .slice(-10)
-      .map((l) => displayText(l, 400));
-  } catch {
-    return [];
-  }
+  const read = readTaskFile(runDir, join("logs", basename(path)), { maxBytes: ERR_TAIL_BYTES, tail: true });
+  if (!("bytes" in read)) return [];
+  const lines = read.bytes.toString("utf8").split("\n");
+  // Read from inside the file: its first line is the end of one cut short.
+  if (read.start > 0) lines.shift();
+  return lines
+    .filter((l) => l.trim() !== "")
+    .slice(-10)
+    .map((l) => displayText(l, 400));
 }
 
 /** After scancel, the tasks' gpuplan runs get SIGTERM and record their interrupted steps: wait a little for that. */
