@@ -132,13 +132,14 @@ export async function runOnSlurmCommand(
     });
     // Job ids are what sbatch said; the run id may be the user's: outside text, escaped.
     const jobs = result.arrays.map((a) => escapeText(a.job));
-    const run = escapeText(prepared.runId);
-    const runWord = escapeText(shellWord(prepared.runId));
+    // The run's own id and folder: one whose id another run took drew another.
+    const run = escapeText(result.runId);
+    const runWord = escapeText(shellWord(result.runId));
     if (result.kind === "detached") {
       const report: GpuplanSlurmSubmission = {
         schema: "gpuplan/slurm-submit@1",
-        run: prepared.runId,
-        runDir: submission.runDir,
+        run: result.runId,
+        runDir: result.runDir,
         jobs: result.arrays,
       };
       writeOut(
@@ -149,7 +150,7 @@ export async function runOnSlurmCommand(
       );
       return EXIT.ok;
     }
-    sayRecordsIncomplete(result.recordsIncomplete, options.events, submission.runDir);
+    sayRecordsIncomplete(result.recordsIncomplete, options.events, result.runDir);
     if (result.summary.interrupted) {
       const s = jobs.length === 1 ? "" : "s";
       writeErr(

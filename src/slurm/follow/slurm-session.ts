@@ -7,15 +7,16 @@
  * same events, a run.end, the journal's end entry.
  */
 import { readFile, rm } from "node:fs/promises";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { VendorError } from "../../problems/errors.js";
 import { hasErrors } from "../../problems/problem.js";
 import { createTally, type RunSummary, summarize, tallyEvent } from "../../run/outcome/run-tally.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
+import { makeRunId } from "../../run/prepare/run-id.js";
 import { openEventFiles } from "../../run/record/event-files.js";
 import { type EventDraft, RUN_EVENTS_SCHEMA, type RunEvent, stampEvent } from "../../run/record/events.js";
-import { createRunDir, openJournal, stepKey } from "../../run/record/journal.js";
+import { createOwnRunDir, openJournal, stepKey } from "../../run/record/journal.js";
 import { type RecordFailure, type RecordFailures, recordFailures } from "../../run/record/record-failures.js";
 import { recordRunEnd } from "../../run/record/record-run-end.js";
 import { takeRunLock } from "../../run/record/run-lock.js";
@@ -40,6 +41,9 @@ export interface Submission {
   submitted: PlannedPipeline[];
   /** Pipelines an earlier attempt of the run completed (--resume): not submitted again. */
   completed: PlannedPipeline[];
+  /** What it was planned from: a new run whose id another run took is planned again in its own folder. */
+  input: SubmissionInput;
+  completedNames: ReadonlySet<string>;
 }
 
 /** The arrays a run submits, as data (what --dry-run prints); `completedPipelines` are left out. */
@@ -60,7 +64,7 @@ export function planSubmission(
     planFile: join(runDir, "plan.json"),
     taskOfRun: true,
   });
-  return { runDir, export: exported, submitted, completed };
+  return { runDir, export: exported, submitted, completed, input, completedNames: completedPipelines };
 }
 
 /**
@@ -104,7 +108,7 @@ export interface SlurmSessionOptions {
   pollMs?: { min: number; max: number };
 }
 
-export type SlurmSessionResult =
+export type SlurmSessionResult = (
   | { kind: "detached"; arrays: SubmittedArray[] }
   | {
       kind: "followed";
@@ -113,17 +117,24 @@ export type SlurmSessionResult =
       recordsIncomplete: RecordFailure[];
       /** After an interrupt, how scancel failed: the jobs may still be queued or running. */
       cancelFailed?: string;
-    };
+    }
+) & {
+  /** The run's id and folder (absolute): a new run whose id another run took drew another. */
+  runId: string;
+  runDir: string;
+};
 
 export async function runOnSlurm(
-  prepared: PreparedRun,
-  submission: Submission,
+  given: PreparedRun,
+  planned: Submission,
   options: SlurmSessionOptions,
 ): Promise<SlurmSessionResult> {
-  if (hasErrors(submission.export.problems)) throw new Error("runOnSlurm: the submission has errors");
-  const { plan, runId } = prepared;
+  if (hasErrors(planned.export.problems)) throw new Error("runOnSlurm: the submission has errors");
+  const { prepared, submission, planSha256 } = given.resumed
+    ? { prepared: given, submission: planned, planSha256: undefined }
+    : await createOwnSlurmRunDir(given, planned);
+  const { runId } = prepared;
   const { runDir } = submission;
-  const planSha256 = prepared.resumed ? undefined : await createRunDir(runDir, plan);
   // Held while the jobs are submitted and followed, as a local run holds it: `gpuplan runs
   // --prune` must not take the folder between the first sbatch and slurm/jobs.json naming the
   // jobs (from there it asks Slurm), nor may a second gpuplan submit the run meanwhile.
@@ -131,7 +142,7 @@ export async function runOnSlurm(
   let discard = false;
   try {
     await makeSlurmDirs(runDir);
-    return await submitAndFollow(prepared, submission, options, planSha256);
+    return { ...(await submitAndFollow(prepared, submission, options, planSha256)), runId, runDir };
   } catch (e) {
     // A new run whose first sbatch was refused has nothing on Slurm and never will: its folder
     // read as a run gpuplan was killed in ('unfinished', resumable, the newest for report),
@@ -143,6 +154,27 @@ export async function runOnSlurm(
     if (discard) await rm(runDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
+
+/**
+ * A new run's folder, made as a local run's is (createOwnRunDir: where another run took its id,
+ * two started in the same second, it draws another). The scripts name the folder, so a run that
+ * drew another id has its submission planned again there.
+ */
+async function createOwnSlurmRunDir(
+  prepared: PreparedRun,
+  submission: Submission,
+): Promise<{ prepared: PreparedRun; submission: Submission; planSha256: string }> {
+  const own = await createOwnRunDir(prepared.runId, submission.runDir, prepared.plan, undefined, makeRunId);
+  if (own.runId === prepared.runId) return { prepared, submission, planSha256: own.planSha256 };
+  const moved = { ...prepared, runId: own.runId, runDir: join(dirname(prepared.runDir), own.runId) };
+  return {
+    prepared: moved,
+    submission: planSubmission({ ...moved, runDir: own.runDir }, submission.input, submission.completedNames),
+    planSha256: own.planSha256,
+  };
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** sbatch refused the first array: nothing of the run was submitted. */
 class NothingSubmitted extends Error {
@@ -156,7 +188,7 @@ async function submitAndFollow(
   submission: Submission,
   options: SlurmSessionOptions,
   planSha256: string | undefined,
-): Promise<SlurmSessionResult> {
+): Promise<DistributiveOmit<SlurmSessionResult, "runId" | "runDir">> {
   const { pipelines, runId } = prepared;
   const { runDir } = submission;
   const journal = await openJournal(runDir);
