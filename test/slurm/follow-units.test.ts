@@ -2,7 +2,16 @@
 // endings as gpuplan outcomes (a pipeline whose task Slurm killed still gets its step events),
 // and a task's pipeline bound to the GPUs Slurm allocated.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -315,6 +324,50 @@ describe("a task's events file: outside text", () => {
         { flag: "a" },
       );
       expect(reader.read("5_1", pipeline)).toEqual({ events: [], ended: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a line longer than any event (600 MiB of junk) is passed over, never held whole; the events after it are read", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-task-events-"));
+    try {
+      mkdirSync(join(dir, "slurm/events"), { recursive: true });
+      const file = join(dir, "slurm/events/5_1.jsonl");
+      const ts = "2026-11-27T10:00:00.000Z";
+      const common = { ts, run: "task", pipeline: "p1", step: "a", device: "cuda:0", attempt: 1 };
+      const start = { ...common, event: "gpu.step.start", logPath: "x" };
+      const end = {
+        ...common,
+        event: "gpu.step.end",
+        status: "ok",
+        exitCode: 0,
+        signal: null,
+        durationMs: 5,
+      };
+      const runEnd = {
+        ts,
+        run: "task",
+        event: "run.end",
+        pipeline: null,
+        step: null,
+        device: null,
+        durationMs: 9,
+        status: "ok",
+        ok: 1,
+        failed: 0,
+        skipped: 0,
+      };
+      const reader = createTaskEventReader("r1", dir);
+      // Sparse (no disk): a line of 600 MiB of NULs, more than one string holds — read whole, it
+      // was ERR_STRING_TOO_LONG out of the follower.
+      writeFileSync(file, `${JSON.stringify(start)}\n`);
+      truncateSync(file, 600 * 1024 * 1024);
+      expect(reader.read("5_1", pipeline).events.map((e) => e.event)).toEqual(["gpu.step.start"]);
+      appendFileSync(file, `\n${JSON.stringify(end)}\n${JSON.stringify(runEnd)}\n`);
+      const read = reader.read("5_1", pipeline);
+      expect(read.events.map((e) => [e.event, e.step])).toEqual([["gpu.step.end", "a"]]);
+      expect(read.ended).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

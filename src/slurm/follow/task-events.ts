@@ -11,6 +11,7 @@
  */
 import { join } from "node:path";
 import validateRunEvent from "../../generated/run-events-validator.js";
+import { append } from "../../lists/append.js";
 import type { RunEvent } from "../../run/record/events.js";
 import type { PlannedPipeline } from "../../schema-types/plan.js";
 import { readTaskFile } from "./read-task-file.js";
@@ -25,17 +26,36 @@ export interface TaskEventReader {
 
 /** A reader of the task files of the run `run` (its id) in the run folder `runDir`. */
 export function createTaskEventReader(run: string, runDir: string): TaskEventReader {
-  /** Bytes of each task's file read so far (always just after a newline). */
-  const cursors = new Map<string, number>();
+  /** Where each task's file is read on from (just after a newline, or inside a line being skipped). */
+  const cursors = new Map<string, Cursor>();
   return {
     read(task, pipeline) {
-      const { text, offset } = readLines(runDir, join("events", `${task}.jsonl`), cursors.get(task) ?? 0);
-      cursors.set(task, offset);
-      const { events, ended } = parseTaskLines(text, pipeline, run);
-      return { events, ended };
+      const name = join("events", `${task}.jsonl`);
+      const cursor = cursors.get(task) ?? { offset: 0, skipping: false };
+      cursors.set(task, cursor);
+      const events: RunEvent[] = [];
+      let ended = false;
+      // Chunk by chunk to the file's end: what a task wrote between two polls may be far more
+      // than one string can hold (a file read whole as one was ERR_STRING_TOO_LONG, the follower's crash).
+      for (;;) {
+        const chunk = readChunk(runDir, name, cursor);
+        const lines = parseTaskLines(chunk.text, pipeline, run);
+        append(events, lines.events);
+        ended ||= lines.ended;
+        if (!chunk.more) return { events, ended };
+      }
     },
   };
 }
+
+interface Cursor {
+  offset: number;
+  /** Inside a line too long to be an event (CHUNK_BYTES): what is left of it is not read. */
+  skipping: boolean;
+}
+
+/** How much of a task's file one read takes; a line longer than this is no event a task writes. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
 
 /** What complete lines of a task's events file say (text: whole lines, each ending in a newline). */
 export interface TaskLines {
@@ -85,12 +105,33 @@ function isTaskEvent(data: unknown, pipeline: PlannedPipeline): data is RunEvent
 }
 
 /**
- * The complete lines from `offset` on, and the offset after the last of them. A FIFO, a link or
- * anything but a regular file in the task's place reads as nothing yet (readTaskFile).
+ * The complete lines of the next chunk from the cursor on (advancing it past them), and whether
+ * the file has more after them. A FIFO, a link or anything but a regular file in the task's place
+ * reads as nothing yet (readTaskFile). A chunk without a newline is a line no task writes (a step's
+ * output gone astray, junk): it is passed over to its end, never held whole.
  */
-function readLines(runDir: string, name: string, offset: number): { text: string; offset: number } {
-  const read = readTaskFile(runDir, name, { from: offset, maxBytes: Number.MAX_SAFE_INTEGER });
-  if (!("bytes" in read) || read.bytes.length === 0) return { text: "", offset };
+function readChunk(runDir: string, name: string, cursor: Cursor): { text: string; more: boolean } {
+  const read = readTaskFile(runDir, name, { from: cursor.offset, maxBytes: CHUNK_BYTES });
+  if (!("bytes" in read) || read.bytes.length === 0) return { text: "", more: false };
+  const full = read.bytes.length === CHUNK_BYTES;
+  let start = 0;
+  if (cursor.skipping) {
+    start = read.bytes.indexOf(0x0a) + 1;
+    if (start === 0) {
+      cursor.offset += read.bytes.length;
+      return { text: "", more: full };
+    }
+    cursor.skipping = false;
+  }
   const end = read.bytes.lastIndexOf(0x0a) + 1;
-  return { text: read.bytes.subarray(0, end).toString("utf8"), offset: offset + end };
+  if (end <= start) {
+    // A line still being written waits for its newline, unless it is already longer than any event.
+    if (full && start === 0) {
+      cursor.offset += read.bytes.length;
+      cursor.skipping = true;
+    } else cursor.offset += start;
+    return { text: "", more: full };
+  }
+  cursor.offset += end;
+  return { text: read.bytes.subarray(start, end).toString("utf8"), more: full };
 }
