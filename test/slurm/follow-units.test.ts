@@ -16,8 +16,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Inventory } from "../../src/inventory/types.js";
+import type { JournalState } from "../../src/run/record/journal.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../src/schema-types/plan.js";
 import { bindToAllocatedGpus } from "../../src/slurm/bind-allocated-gpus.js";
+import { readSlurmRunProgress } from "../../src/slurm/follow/run-progress.js";
 import { makeSlurmDirs } from "../../src/slurm/follow/run-record.js";
 import { parseSqueue } from "../../src/slurm/follow/squeue-tasks.js";
 import { closeOutPipeline, type StepProgress, slurmEnding } from "../../src/slurm/follow/task-ending.js";
@@ -414,6 +416,35 @@ describe("a run folder's slurm/ records", () => {
         `cannot make the run's Slurm records folder ${join(run, at)}: ${kind} stands there`,
       );
       await expect(made).rejects.toMatchObject({ code: "unwritable-file" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("task journals: a dangling link is damaged-run (not ENOENT out of gpuplan); a linked journals/ is not read", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-slurm-journals-"));
+    const own = {
+      header: { type: "run", run: "r", startedAt: "", input: "", baseDir: "", pipelines: [] },
+      completed: new Set<string>(),
+      attempts: new Map<string, number>(),
+      unfinished: [],
+      entries: [],
+    } as unknown as JournalState;
+    try {
+      const run = join(dir, "run");
+      mkdirSync(join(run, "slurm/journals"), { recursive: true });
+      symlinkSync(join(dir, "gone.jsonl"), join(run, "slurm/journals/7_0.jsonl"));
+      await expect(readSlurmRunProgress(run, own)).rejects.toMatchObject({
+        code: "damaged-run",
+        message: expect.stringContaining("7_0.jsonl is a symbolic link"),
+      });
+      rmSync(join(run, "slurm/journals"), { recursive: true });
+      mkdirSync(join(dir, "elsewhere"));
+      symlinkSync(join(dir, "elsewhere"), join(run, "slurm/journals"));
+      await expect(readSlurmRunProgress(run, own)).rejects.toMatchObject({
+        code: "damaged-run",
+        message: expect.stringContaining("journals is a symbolic link"),
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -5,9 +5,10 @@
  * complete when its highest attempt ended ok in any of them; --resume (on Slurm or here) skips it
  * and numbers the step's next attempt after the highest any journal used, so no log is overwritten.
  */
-import { readdir, stat } from "node:fs/promises";
+import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type JournalState, readJournalFile, stepKey } from "../../run/record/journal.js";
+import { damagedRun } from "../../run/record/read-run-file.js";
 import { taskJournalDir } from "./run-record.js";
 
 export interface RunProgress {
@@ -21,11 +22,15 @@ export interface RunProgress {
 export async function readSlurmRunProgress(runDir: string, own: JournalState): Promise<RunProgress> {
   const states = [own];
   const dir = taskJournalDir(runDir);
+  // A linked journals/ would have journals from elsewhere say which steps completed (and are skipped).
+  if ((await lstat(dir).catch(() => null))?.isSymbolicLink()) throw damagedRun(dir, "is a symbolic link");
   const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith(".jsonl")).sort();
   for (const f of files) {
     const path = join(dir, f);
-    // A task killed before its header reached the disk left an empty journal: nothing ran.
-    if ((await stat(path)).size === 0) continue;
+    // A task killed before its header reached the disk left an empty journal: nothing ran. Not
+    // followed (lstat): a dangling link here was an internal error (ENOENT); readJournalFile
+    // refuses a link, a FIFO and the rest as damaged.
+    if ((await lstat(path).catch(() => null))?.size === 0) continue;
     states.push(await readJournalFile(path));
   }
   return mergeProgress(states);
