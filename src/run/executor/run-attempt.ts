@@ -75,7 +75,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
   const watchKey = `${pipeline.name}\u0000${step.id}\u0000${attempt}`;
   const watchVram = device !== "cpu" && gpus.length > 0 ? ctx.vram : undefined;
   // Not waited for (no fdatasync): enough for a resume after gpuplan is killed to find it.
-  const recordStart = (pid: number): void =>
+  const recordStart = (pid: number, startTicks: number | null = null): void =>
     void ctx.journal.append(
       {
         type: "start",
@@ -85,7 +85,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         attempt,
         device,
         pid,
-        startTicks: processStartTicks(pid),
+        startTicks: startTicks ?? processStartTicks(pid),
         ...bootIdEntry(),
       },
       false,
@@ -135,8 +135,8 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
         ...(ctx.interruptSignal && { interruptSignal: ctx.interruptSignal }),
         ...(ctx.killNow && { killNow: ctx.killNow }),
         onLine,
-        onStart: (pid: number) => {
-          recordStart(pid);
+        onStart: (pid: number, startTicks: number | null) => {
+          recordStart(pid, startTicks);
           watchVram?.start(
             watchKey,
             pid,

@@ -42,8 +42,11 @@ export interface StepProcessOptions {
   /** Aborting kills the step's process group at once (a second Ctrl-C). */
   killNow?: AbortSignal;
   onLine?: (stream: "stdout" | "stderr", line: string) => void;
-  /** Called once the process has started, with its pid (its process group's id too). */
-  onStart?: (pid: number) => void;
+  /**
+   * Called once the process has started, with its pid (its process group's id too) and, where the
+   * starter knows it, its start time in clock ticks since boot (else null: read it from /proc).
+   */
+  onStart?: (pid: number, startTicks: number | null) => void;
   /** How many stderr lines to keep for classification and the failure report. */
   tailLines?: number;
 }
@@ -127,7 +130,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
     return ended({ spawnError: start.error });
   }
   const child = start.process;
-  options.onStart?.(child.pid);
+  options.onStart?.(child.pid, child.startTicks ?? null);
   if (onLine) {
     follow(out);
     follow(err);

@@ -13,6 +13,7 @@ import { constants } from "node:os";
 import { isMainThread } from "node:worker_threads";
 import { errnoCode, loadLibc } from "../../../libc/libc.js";
 import { signalThroughLibc } from "../process-group.js";
+import { bindSpawnTicks } from "./spawn-ticks.js";
 
 interface SpawnRequest {
   /** Absolute path of the program (resolved against the step's PATH by the caller). */
@@ -31,7 +32,14 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
-type SpawnOutcome = { pid: number; exit: Promise<ProcessExit> } | { error: string };
+type SpawnOutcome =
+  | {
+      pid: number;
+      /** Its start time as /proc/PID/stat will give it, where the spawn's clock says (spawn-ticks.ts). */
+      startTicks: number | null;
+      exit: Promise<ProcessExit>;
+    }
+  | { error: string };
 
 export interface PosixSpawner {
   spawn(request: SpawnRequest): SpawnOutcome;
@@ -117,6 +125,7 @@ async function bind(): Promise<PosixSpawner | null> {
     return null;
   }
 
+  const spawnTicks = bindSpawnTicks(libc);
   const pending = new Map<number, (exit: ProcessExit) => void>();
   const status = new Int32Array(1);
   let poll: NodeJS.Timeout | undefined;
@@ -155,8 +164,11 @@ async function bind(): Promise<PosixSpawner | null> {
       envp.push(null);
       const pid = new Int32Array(1);
       let rc: number;
+      let startTicks: number | null;
       try {
+        const before = spawnTicks.now();
         rc = posixSpawn(pid, request.file, fa, attr, argv, envp);
+        startTicks = spawnTicks.between(before, spawnTicks.now());
       } finally {
         faDestroy(fa);
       }
@@ -164,7 +176,7 @@ async function bind(): Promise<PosixSpawner | null> {
       const child = pid[0]!;
       const exit = new Promise<ProcessExit>((done) => pending.set(child, done));
       poll ??= setInterval(reap, POLL_MS);
-      return { pid: child, exit };
+      return { pid: child, startTicks, exit };
     },
   };
 }

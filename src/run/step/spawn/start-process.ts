@@ -37,6 +37,8 @@ export interface StartRequest {
 
 export interface StartedProcess {
   pid: number;
+  /** Its start in clock ticks since boot, where known without reading /proc (spawn-ticks.ts). */
+  startTicks?: number | null;
   /** Resolves when the process has exited (grandchildren may live on in its process group). */
   exit: Promise<ProcessExit>;
 }
@@ -82,7 +84,7 @@ function startNative(spawner: PosixSpawner, request: StartRequest): StartResult 
     if (file !== null) outcome = spawnOnce(file);
   }
   if ("error" in outcome) return failed(outcome.error);
-  return { process: { pid: outcome.pid, exit: outcome.exit } };
+  return { process: { pid: outcome.pid, startTicks: outcome.startTicks, exit: outcome.exit } };
 }
 
 function startWithNode(request: StartRequest): Promise<StartResult> {
