@@ -13,6 +13,7 @@ import { formatSize } from "../../units/size.js";
 import { escapeOutputLine } from "../output-line.js";
 import type { Paint } from "../paint.js";
 import { describeEnding, prefix } from "./format.js";
+import { createOutputBacklog } from "./output-backlog.js";
 import { formatSummary } from "./summary.js";
 import type { RunEnding, RunSummary, RunView, ViewOptions } from "./view.js";
 import { writeOut } from "./write-out.js";
@@ -28,22 +29,41 @@ export function createPlainView(options: ViewOptions, paint: Paint): RunView {
   // write each was a measurable share of their cost (bench:run).
   const lines = createLineBatcher((text) => options.err.write(text), 20);
   const write = (line: string): void => lines.push(`${line}\n`);
+  // Step output a slow reader of stderr has not taken is bounded (output-backlog.ts).
+  const backlog = createOutputBacklog(() => options.err.writableLength ?? 0);
+  let logs: string | null = null;
+  const noteUnshown = (atEnd = false) => {
+    const n = backlog.takeUnshown(atEnd);
+    if (n > 0) write(paint.yellow(unshownNote(n, logs)));
+  };
   return {
     onEvent(event) {
+      if (event.event === "run.start") logs = `${event.runDir}/logs`;
       if (event.pipeline && event.step && event.device)
         devices.set(`${event.pipeline}/${event.step}`, event.device);
       const line = describeEvent(event, paint);
-      if (line !== null) write(line);
+      if (line === null) return;
+      noteUnshown();
+      write(line);
     },
     onOutput(pipeline, step, _stream, line) {
+      if (!backlog.admit()) return;
+      noteUnshown();
       const device = devices.get(`${pipeline}/${step}`) ?? null;
       write(`${paint.dim(prefix(pipeline, step, device))} ${escapeOutputLine(line, paint.level > 0)}`);
     },
     async close(summary: RunSummary | null, ending?: RunEnding) {
+      noteUnshown(true);
       lines.flush();
       if (summary !== null) await writeOut(options.err, formatSummary(summary, paint, ending));
     },
   };
+}
+
+/** Said where step output lines were left out for a slow reader, and where they all are. */
+function unshownNote(count: number, logs: string | null): string {
+  const lines = `${count.toLocaleString("en-US")} ${count === 1 ? "line" : "lines"}`;
+  return `[gpuplan: ${lines} of step output not shown (stderr was read slower than the steps printed); ${logs === null ? "the step logs have" : `the logs under ${escapeText(logs)} have`} all of them]`;
 }
 
 /** "pending in Slurm (Resources)", "running on node7, GPU 2", "done in Slurm", "failed in Slurm: TIMEOUT". */

@@ -78,10 +78,11 @@ describe("a warm worker flooding its stdout", () => {
     expect(code, output).toBe(0);
     expect(output).toContain("1 ok, 0 failed");
     // Unbounded (before 938f3eb), it held most of the flood: 860 MiB resident on an idle machine.
-    // Bounded: 180 MiB idle, but 300–460 MiB while other tests load both cores (CI failed once at
-    // 332 against a limit of 300), as the garbage collector falls behind a CPU-starved process.
+    // 300–460 MiB while other tests loaded both cores was not the garbage collector: this test
+    // reads gpuplan's stderr slower then, and the plain view queued every line for it. With that
+    // bounded too (src/ui/run/output-backlog.ts): 110–115 MiB with three busy loops beside it.
     expect(peak).toBeGreaterThan(0);
-    expect(peak / 1024).toBeLessThan(600);
+    expect(peak / 1024).toBeLessThan(300);
     const runs = join(dir, ".gpuplan/runs");
     const logs = join(runs, readdirSync(runs)[0]!, "logs");
     for (const log of ["p@w.log", "workers/flood@cpu.log"])
