@@ -450,3 +450,39 @@ describe("an interrupt while scancel fails", () => {
     }
   });
 });
+
+describe("a Slurm run whose folder is removed while it runs, then interrupted", () => {
+  // The summary offered 'Resume with: gpuplan run --resume …' for a run whose journal was gone
+  // (the resume fails with unknown-run), and the end then stopped on sorting the deleted
+  // events.jsonl (ENOENT, an internal error).
+  it("offers no resume: the records-incomplete error says the journal was deleted (exit 130)", () => {
+    const squeue = join(fake, "squeue");
+    const original = readFileSync(squeue);
+    // The follower's first squeue removes the run's folder (the one whose jobs.json names job
+    // 5151), then interrupts gpuplan, its parent: no clock decides when.
+    writeFileSync(
+      squeue,
+      [
+        "#!/bin/sh",
+        `f=$(grep -l '"5151"' .gpuplan/runs/*/slurm/jobs.json 2>/dev/null | head -1)`,
+        'if [ -n "$f" ]; then rm -rf "$(dirname "$(dirname "$f")")"; kill -INT $PPID; fi',
+        "printf '5151_0|PENDING|Priority|(null)|0|5152|\\n5151_1|PENDING|Priority|(null)|0|5153|\\n'",
+        "",
+      ].join("\n"),
+    );
+    answer("sbatch", "5151\n");
+    try {
+      const r = run(["run", "plan.json", "--executor", "slurm", "--ui", "plain"]);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(130);
+      expect(r.stderr).toMatch(/run \S+ interrupted: 0 ok/);
+      expect(r.stderr).toMatch(/journal\.jsonl \(deleted while the run ran\).*\[records-incomplete\]/);
+      expect(r.stderr).toContain("hint: the run's journal was deleted, so --resume cannot continue it");
+      expect(r.stderr).not.toContain("Resume with:");
+      expect(r.stderr).toContain("cancelled Slurm job 5151 (scancel)");
+    } finally {
+      writeFileSync(squeue, original);
+      answer("sbatch", "");
+    }
+  });
+});

@@ -10,6 +10,7 @@ import { readFile, rm } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { VendorError } from "../../problems/errors.js";
+import { errnoOf } from "../../problems/file-errors.js";
 import { hasErrors } from "../../problems/problem.js";
 import { createTally, type RunSummary, summarize, tallyEvent } from "../../run/outcome/run-tally.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
@@ -17,7 +18,12 @@ import { makeRunId } from "../../run/prepare/run-id.js";
 import { openEventFiles } from "../../run/record/event-files.js";
 import { type EventDraft, RUN_EVENTS_SCHEMA, type RunEvent, stampEvent } from "../../run/record/events.js";
 import { createOwnRunDir, openJournal, stepKey } from "../../run/record/journal.js";
-import { type RecordFailure, type RecordFailures, recordFailures } from "../../run/record/record-failures.js";
+import {
+  isJournalDeleted,
+  type RecordFailure,
+  type RecordFailures,
+  recordFailures,
+} from "../../run/record/record-failures.js";
 import { recordRunEnd } from "../../run/record/record-run-end.js";
 import { takeRunLock } from "../../run/record/run-lock.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
@@ -191,7 +197,10 @@ async function submitAndFollow(
 ): Promise<DistributiveOmit<SlurmSessionResult, "runId" | "runDir">> {
   const { pipelines, runId } = prepared;
   const { runDir } = submission;
-  const journal = await openJournal(runDir);
+  // The journal is watched as a local run's is: one deleted with its run folder (its link count
+  // found 0 at a write) leaves --resume nothing to go on, and the summary must not offer it.
+  const failures = recordFailures(options.onRecordFailure);
+  const journal = await openJournal(runDir, failures);
   try {
     if (!prepared.resumed) {
       await journal.append({
@@ -212,7 +221,6 @@ async function submitAndFollow(
     const arrays = await submitArrays(submission, options.slurm, options.taskSettings ?? []);
     await recordArrays(runDir, arrays);
     if (options.detach) return { kind: "detached", arrays };
-    const failures = recordFailures(options.onRecordFailure);
     const { summary, cancelFailed } = await follow(prepared, submission, arrays, journal, failures, options);
     return {
       kind: "followed",
@@ -415,7 +423,8 @@ async function follow(
     ...summarize(tally),
     ...(cancelFailed !== undefined && first !== undefined && { uncancelledJobs: [first, ...more] }),
   };
-  await view.close(summary);
+  // The journal's end was written (and its link count asked) by now: a deleted one is known.
+  await view.close(summary, { resumable: !isJournalDeleted(failures.incomplete()) });
   await events.close({
     stop: options.signal,
     ...(options.onWaitForEventsReader && { onWait: options.onWaitForEventsReader }),
@@ -424,9 +433,19 @@ async function follow(
   return { summary, ...(cancelFailed !== undefined && { cancelFailed }) };
 }
 
-/** The merged events.jsonl in time order (a stable sort: lines of one moment keep their order). */
+/**
+ * The merged events.jsonl in time order (a stable sort: lines of one moment keep their order). One
+ * deleted with its run folder is left so: records-incomplete says it is gone.
+ */
 async function sortEvents(path: string): Promise<void> {
-  const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l !== "");
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (e) {
+    if (errnoOf(e) === "ENOENT") return;
+    throw e;
+  }
+  const lines = text.split("\n").filter((l) => l !== "");
   const ts = (l: string) => /^\{"ts":"([^"]+)"/.exec(l)?.[1] ?? "";
   const sorted = lines
     .map((l, i) => ({ l, i, t: ts(l) }))
