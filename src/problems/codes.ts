@@ -541,7 +541,7 @@ export const CODES = {
   "damaged-run": failure(
     "user",
     "`--resume`: a file of the run folder is damaged",
-    "The run folder's journal.jsonl or plan.json is not what gpuplan wrote: missing, not a regular file (a directory, a FIFO) — its run.lock too, which must be a regular file if it is there — a journal line that is not a journal entry (not JSON, `null`, without its fields, an attempt that is not a whole number from 0 to 1000000) or a plan that is not JSON; for a Slurm run, also slurm/jobs.json, the record of its submitted job arrays, which `gpuplan status` reads too. The message names the file and, for the journal, the line. Only a torn last journal line — gpuplan killed in the middle of writing it — is expected: it was never acknowledged, and a resume goes on without it.",
+    "The run folder's journal.jsonl or plan.json is not what gpuplan wrote: missing, not a regular file (a directory, a FIFO) — its run.lock too, which must be a regular file if it is there — a journal line that is not a journal entry (not JSON, `null`, without its fields, an attempt that is not a whole number from 0 to 1000000) or a plan that is not JSON; for a Slurm run, also slurm/jobs.json, the record of its submitted job arrays, which `gpuplan status` reads too, and its slurm/ folder itself (a file, a FIFO or a symbolic link standing there: the run's Slurm records cannot be read, and it is not taken for a local run). The message names the file and, for the journal, the line. Only a torn last journal line — gpuplan killed in the middle of writing it — is expected: it was never acknowledged, and a resume goes on without it.",
     "restore the file, or start a new run without --resume",
   ),
   "run-in-use": failure(

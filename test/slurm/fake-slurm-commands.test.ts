@@ -451,6 +451,33 @@ describe("an interrupt while scancel fails", () => {
   });
 });
 
+describe("a regular file where a detached run's slurm/ folder belongs", () => {
+  // It read as no Slurm records at all: status said the run did not run on Slurm
+  // (not-a-slurm-run), and --resume took it for a local run and ran its pipelines here, beside
+  // tasks that may still be in Slurm.
+  it("status and --resume (any executor) say slurm/ is damaged, naming it (exit 2); nothing runs", () => {
+    const id = detached();
+    const slurm = join(dir, ".gpuplan/runs", id, "slurm");
+    rmSync(slurm, { recursive: true });
+    writeFileSync(slurm, "not a folder\n");
+    const said = `${join(".gpuplan/runs", id, "slurm")} is damaged: a regular file stands where the run's Slurm records folder belongs`;
+    for (const args of [
+      ["status", id],
+      ["status", id, "--json"],
+      ["run", "--resume", id, "--ui", "plain"],
+      ["run", "--resume", id, "--executor", "slurm", "--ui", "plain"],
+      ["run", "--resume", id, "--executor", "local", "--ui", "plain"],
+    ]) {
+      const r = run(args);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, `${args.join(" ")}: ${r.stderr}`).toBe(2);
+      expect(`${r.stdout}${r.stderr}`, args.join(" ")).toContain(said);
+      expect(`${r.stdout}${r.stderr}`, args.join(" ")).toContain("damaged-run");
+    }
+    expect(existsSync(join(dir, "p0.count"))).toBe(false);
+  });
+});
+
 describe("a Slurm run whose folder is removed while it runs, then interrupted", () => {
   // The summary offered 'Resume with: gpuplan run --resume …' for a run whose journal was gone
   // (the resume fails with unknown-run), and the end then stopped on sorting the deleted

@@ -332,10 +332,11 @@ async function descriptorSink(
  */
 async function refuseWhileInSlurm(prepared: PreparedRun): Promise<void> {
   const { isSlurmRun } = await import("../../run/prepare/resume-run.js");
-  if (!isSlurmRun(prepared.runDir)) return;
   const { refuseWhileActive } = await import("./run-slurm.js");
   const { QUESTION_TIMEOUT_MS, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
   try {
+    // Inside: a damaged slurm/ (isSlurmRun throws it) lets the run lock go too.
+    if (!isSlurmRun(prepared.runDir)) return;
     await refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
   } catch (e) {
     if (e instanceof UsageError && e.code === "slurm-not-found") {

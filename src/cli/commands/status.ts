@@ -10,6 +10,7 @@ import { RUNS_DIR, readJournal } from "../../run/record/journal.js";
 import { runDirOf } from "../../run/record/run-dir-of.js";
 import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
 import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
+import { hasSlurmRecord } from "../../slurm/follow/slurm-folder.js";
 import { QUESTION_TIMEOUT_MS, slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { jsonText } from "../../text/json-text.js";
 import { countStates, formatSlurmRunStatus } from "../../ui/slurm-run-status.js";
@@ -28,7 +29,8 @@ export default async function status(run: string, options: StatusOptions): Promi
       "unknown-run",
       `runs are in ${RUNS_DIR}/ (gpuplan runs)`,
     );
-  if (!existsSync(join(runDir, "slurm", "jobs.json")))
+  // A file where slurm/ belongs is damaged-run (hasSlurmRecord throws it), not a local run.
+  if (!hasSlurmRecord(runDir))
     throw new UsageError(
       `run ${run} did not run on Slurm`,
       "not-a-slurm-run",

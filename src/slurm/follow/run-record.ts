@@ -15,6 +15,7 @@ import { UsageError } from "../../problems/errors.js";
 import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { displayText } from "../../text/safe-text.js";
 import { MISSING, readTaskFile, readTaskText } from "./read-task-file.js";
+import { hasSlurmFolder } from "./slurm-folder.js";
 
 export interface SubmittedArray {
   job: string;
@@ -93,7 +94,12 @@ export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
   const file = jobsFile(runDir);
   const read = readTaskFile(runDir, "jobs.json", { maxBytes: MAX_RECORD_BYTES });
   if (!("bytes" in read)) {
-    if (read.refused === MISSING) return { schema: SCHEMA, arrays: [] };
+    if (read.refused === MISSING) {
+      // A file where slurm/ belongs reads as jobs.json missing too (ENOTDIR): hasSlurmFolder
+      // throws that as damage, never "nothing submitted".
+      hasSlurmFolder(runDir);
+      return { schema: SCHEMA, arrays: [] };
+    }
     throw damagedRecord(file, read.refused);
   }
   if (read.size > MAX_RECORD_BYTES)
