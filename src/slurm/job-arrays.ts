@@ -10,7 +10,7 @@ import type { NodeShape } from "./node-shape.js";
 import { type SlurmTaskOptions, type TaskRequest, taskRequest } from "./task-resources.js";
 
 /** Tasks per array: Slurm's default MaxArraySize is 1001, the largest index 1000. */
-const MAX_ARRAY_TASKS = 1000;
+export const MAX_ARRAY_TASKS = 1000;
 
 export interface JobArrayPlan {
   /** 1-based, in submission order. */

@@ -21,6 +21,16 @@ writeFileSync(
 );
 const env = { SLURM_CONF: "/nonexistent/slurm.conf", PATH: process.env.PATH };
 
+/** A record of `arrays` arrays of 1,000 tasks each, written without a byte to spare (27 MiB for 5,200). */
+function manyTasks(arrays: number): string {
+  const pipelines = JSON.stringify(Array.from({ length: 1000 }, (_, i) => i.toString(36)));
+  const entries = Array.from(
+    { length: arrays },
+    (_, i) => `{"job":"${i + 1}","script":"s","pipelines":${pipelines}}`,
+  );
+  return `{"schema":"gpuplan/slurm-run@1","arrays":[${entries.join(",")}]}`;
+}
+
 describe("a damaged slurm/jobs.json", () => {
   it.each([
     ["arrays not a list", '{"schema":"gpuplan/slurm-run@1","arrays":5}'],
@@ -67,6 +77,38 @@ describe("a damaged slurm/jobs.json", () => {
       "no schema",
       JSON.stringify({ arrays: [{ job: "7", script: "s", pipelines: ["a"] }] }),
       "it is not the list of the run's Slurm job arrays gpuplan wrote",
+    ],
+    // Bounds on what one run submits: squeue and sacct are asked of each array (1,000 a call),
+    // so a record naming millions kept status and --resume asking for minutes.
+    [
+      "an array of no pipelines",
+      JSON.stringify({ schema: "gpuplan/slurm-run@1", arrays: [{ job: "7", script: "s", pipelines: [] }] }),
+      "job 7 runs no pipeline",
+    ],
+    [
+      "an array of more tasks than gpuplan puts in one (1,000)",
+      JSON.stringify({
+        schema: "gpuplan/slurm-run@1",
+        arrays: [{ job: "7", script: "s", pipelines: Array.from({ length: 1001 }, (_, i) => `p${i}`) }],
+      }),
+      "job 7 runs 1001 pipelines, more than the 1000 tasks gpuplan puts in one array",
+    ],
+    [
+      "more arrays than a run submits",
+      JSON.stringify({
+        schema: "gpuplan/slurm-run@1",
+        arrays: Array.from({ length: 100_001 }, (_, i) => ({
+          job: String(i + 1),
+          script: "s",
+          pipelines: ["a"],
+        })),
+      }),
+      "it names 100001 job arrays, more than the 100000 gpuplan keeps for one run",
+    ],
+    [
+      "more tasks than gpuplan's own record of them can hold (written tight)",
+      manyTasks(5200),
+      "it names 5200000 tasks, more than gpuplan's own record of them can hold",
     ],
   ])("%s: status says so, naming the file (exit 2)", (_, text, why?: string) => {
     writeFileSync(join(runDir, "slurm/jobs.json"), text);

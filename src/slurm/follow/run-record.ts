@@ -14,6 +14,7 @@ import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
 import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { displayText } from "../../text/safe-text.js";
+import { MAX_ARRAY_TASKS } from "../job-arrays.js";
 import { MISSING, readTaskFile, readTaskText } from "./read-task-file.js";
 import { hasSlurmFolder } from "./slurm-folder.js";
 
@@ -149,15 +150,55 @@ function readSlurmRecordText(text: string): SlurmRunRecord | { wrong: string } {
           : NOT_THE_RECORD,
     };
   if (!isSlurmRecord(data)) return { wrong: NOT_THE_RECORD };
+  if (data.arrays.length > MAX_RECORD_ARRAYS)
+    return {
+      wrong: `it names ${data.arrays.length} job arrays, more than the ${MAX_RECORD_ARRAYS} gpuplan keeps for one run`,
+    };
+  const tasks = data.arrays.reduce((n, a) => n + a.pipelines.length, 0);
+  if (tasks > MAX_RECORD_TASKS)
+    return { wrong: `it names ${tasks} tasks, more than gpuplan's own record of them can hold` };
   const jobs = new Set<string>();
   for (const a of data.arrays) {
     if (jobs.has(a.job)) return { wrong: `it names job ${a.job} twice` };
     jobs.add(a.job);
-    const twice = a.pipelines.find((p, i) => a.pipelines.indexOf(p) !== i);
+    if (a.pipelines.length === 0)
+      return { wrong: `job ${a.job} runs no pipeline (gpuplan submits no empty array)` };
+    if (a.pipelines.length > MAX_ARRAY_TASKS)
+      return {
+        wrong: `job ${a.job} runs ${a.pipelines.length} pipelines, more than the ${MAX_ARRAY_TASKS} tasks gpuplan puts in one array`,
+      };
+    const twice = firstRepeated(a.pipelines);
     if (twice !== undefined)
       return { wrong: `job ${a.job} runs pipeline ${displayText(twice, 80)} twice (one task per pipeline)` };
   }
   return data;
+}
+
+/**
+ * The most arrays a run's record may name: status, --resume and the follower ask squeue (and
+ * sacct) of each, 1,000 a call, so a hostile record of millions kept them asking for minutes.
+ * gpuplan submits at most one array per pipeline (fewer: one per resource request, split at
+ * MAX_ARRAY_TASKS), and 100,000 is ten submissions of the 10,000 arrays of the largest plan
+ * limits.max_pipelines lets a file expand to — far past the jobs a Slurm cluster holds
+ * (MaxJobCount, 10,000 by default).
+ */
+const MAX_RECORD_ARRAYS = 100_000;
+
+/**
+ * The most tasks of all arrays together: as many as MAX_RECORD_BYTES holds as gpuplan writes the
+ * record (each task a line of at least 13 bytes, `        "a",`), so none gpuplan wrote is refused
+ * for it, while one written tight by hand (a third of that per task) is.
+ */
+const MAX_RECORD_TASKS = Math.floor(MAX_RECORD_BYTES / 13);
+
+/** The first item met a second time; a Set, as indexOf for each was quadratic in the tasks. */
+function firstRepeated(items: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (seen.has(item)) return item;
+    seen.add(item);
+  }
+  return undefined;
 }
 
 const NOT_THE_RECORD = "it is not the list of the run's Slurm job arrays gpuplan wrote";
