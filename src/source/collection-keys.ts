@@ -13,18 +13,36 @@ const MAX_REPORTED = 20;
 
 /**
  * Whether the text may hold a collection key: an explicit key (`?`), a flow collection closed
- * just before a `:`, one opening a flow mapping (`{[a, b]}`, a key without a value), or an alias
- * before a `:`, `,` or `}` (its anchor may name a collection). Cheap and generous: a hit in a
- * comment or a quoted string only costs building the document. None of these occurs in JSON
- * outside its strings, so a big generated JSON file is never read twice.
+ * just before a `:`, one opening a flow mapping (`{[a, b]}`, a key without a value), an alias
+ * before a `:`, `,` or `}` (its anchor may name a collection), or one after a comma in a flow
+ * mapping (`{b: 1, [c]}`). Cheap and generous: a hit in a comment or a quoted string only costs
+ * building the document. None of the first four occurs in JSON outside its strings, so a big
+ * generated JSON file is never read twice; the last does (`[{…}, {…}]`, `[1, [2]]`), and a text
+ * is asked about it only when it is not JSON, which holds no collection key at all.
  */
 export function mayHoldCollectionKey(text: string): boolean {
   return (
     /[\]}][ \t]*:/.test(text) ||
     /(?:^|[\s,[{])\?(?:[ \t\r\n]|$)/m.test(text) ||
     /\{\s*(?:[&!][^\s,[\]{}]*\s+)*[[{]/.test(text) ||
-    (text.includes("&") && /\*[^\s,[\]{}]+\s*[:,}]/.test(text))
+    (text.includes("&") && /\*[^\s,[\]{}]+\s*[:,}]/.test(text)) ||
+    (/,\s*(?:[&!][^\s,[\]{}]*\s+)*[[{]/.test(text) && !isJson(text))
   );
+}
+
+/**
+ * Whether the text is JSON: telling a flow mapping from a flow sequence needs a parser, and
+ * JSON.parse is many times faster than either YAML reader. Only a text that opens with a
+ * bracket can be JSON that holds one.
+ */
+function isJson(text: string): boolean {
+  if (!/^\s*[[{]/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Offsets of the keys that are collections (or aliases of one), in file order; at most MAX_REPORTED. */

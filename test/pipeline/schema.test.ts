@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { mayHoldCollectionKey } from "../../src/source/collection-keys.js";
 import { check, one, yaml } from "../helpers/pipeline.js";
 
 describe("schema problems", () => {
@@ -286,6 +287,25 @@ describe("one pass after schema errors", () => {
         ["collection-key", 9, 15, false],
         ["collection-key", 10, 35, false],
       ]);
+    });
+
+    it("is an error for a list or mapping key after the first entry of a flow mapping", () => {
+      const text = step(
+        "        env: {B: 1, [c]}\n        device_map: { overrides: {x: cpu, &k {a: b}, y: cpu} }\n",
+      );
+      expect(at(text)).toEqual([
+        ["collection-key", 9, 21, false],
+        ["collection-key", 10, 46, false],
+      ]);
+    });
+
+    it("is looked for after a comma only where the text is not JSON, as JSON keys are strings", () => {
+      const json = JSON.stringify({
+        version: 1,
+        pipelines: [{ name: "p", steps: [{ id: "a" }, { id: "b" }] }],
+      });
+      expect(mayHoldCollectionKey(json)).toBe(false);
+      expect(mayHoldCollectionKey(json.replace('{"id":"b"}', '{"id":"b", [c]}'))).toBe(true);
     });
 
     it("is an error where the yaml package reads the file otherwise (a key past 1,024 characters)", () => {
