@@ -1,3 +1,5 @@
+import { displayCut } from "../text/safe-text.js";
+
 /**
  * Why a committed plan differs from what compile writes now — in words a CI log reader can act on.
  * Each part of a plan that has a cause of its own is compared on its own (format, gpuplan version,
@@ -54,11 +56,12 @@ export function describeStaleness(currentText: string, expectedText: string): st
 
 /**
  * A plan value as the message shows it. The plan under --check is outside data: a field may be
- * missing or hold an object, which String() would show as `undefined` or `[object Object]`.
+ * missing or hold an object, which String() would show as `undefined` or `[object Object]`, or be
+ * a megabyte long, which the message (on the terminal, in a CI log) shows cut.
  */
 function shownValue(value: unknown): string {
   if (value === undefined) return "(none)";
-  return typeof value === "string" && value !== "" ? value : JSON.stringify(value);
+  return displayCut(typeof value === "string" && value !== "" ? value : JSON.stringify(value));
 }
 
 /**

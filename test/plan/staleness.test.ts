@@ -34,6 +34,23 @@ describe("staleness message", () => {
     expect(message).not.toMatch(/undefined|\[object Object\]/);
   });
 
+  it("shows a value a megabyte long cut, its start and end around …", () => {
+    const long = (c: string) => `${c.repeat(1_000_000)}-end`;
+    const message = describeStaleness(
+      plan({
+        gpuplanVersion: long("v"),
+        source: { file: long("f"), sha256: "0".repeat(64) },
+        inventory: { label: long("l"), fingerprint: `sha256:${"2".repeat(64)}`, gpus: 0 },
+      }),
+      plan({}),
+    );
+    const cut = (c: string) => `${c.repeat(200)}…${c.repeat(36)}-end`;
+    expect(message).toContain(`written by gpuplan ${cut("v")}, this is 1.0.0`);
+    expect(message).toContain(`the inventory changed (${cut("l")} → target:cpu-only)`);
+    expect(message).toContain(`records the pipeline as ${cut("f")}, this compile as p.yaml`);
+    expect(message.length).toBeLessThan(2_000);
+  });
+
   describe("an inventory of the same label whose fingerprint differs says what differs", () => {
     const other = { label: "target:cpu-only", fingerprint: `sha256:${"2".repeat(64)}` };
     const gpu = (name: string, memoryBytes: number) => ({
