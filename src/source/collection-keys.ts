@@ -6,6 +6,7 @@
  * nodes as nodes, and reads these keys as js-yaml does even where it reports other errors.
  */
 import type { Node } from "yaml";
+import { mayHaveAliasKey, mayHaveFlowCollectionKey } from "./key-scan.js";
 import { yaml } from "./yaml-module.js";
 
 /** One is enough to say what is wrong; a file with more is not hand-written. */
@@ -13,12 +14,13 @@ const MAX_REPORTED = 20;
 
 /**
  * Whether the text may hold a collection key: an explicit key (`?`), a flow collection closed
- * just before a `:`, one opening a flow mapping (`{[a, b]}`, a key without a value), an alias
- * before a `:`, `,` or `}` (its anchor may name a collection), or one after a comma in a flow
- * mapping (`{b: 1, [c]}`). Cheap and generous: a hit in a comment or a quoted string only costs
- * building the document. None of the first four occurs in JSON outside its strings, so a big
- * generated JSON file is never read twice; the last does (`[{…}, {…}]`, `[1, [2]]`), and a text
- * is asked about it only when it is not JSON, which holds no collection key at all.
+ * just before a `:`, one where a flow mapping's key starts (`{[a, b]}`, `{b: 1, [c]}`, a key
+ * without a value), or an alias before a `:`, `,` or `}` (its anchor may name a collection), with
+ * blanks and comments between (key-scan.ts). Cheap and generous: a hit in a comment or a quoted
+ * string only costs building the document. A text that is JSON holds no collection key at all,
+ * and the first patterns do not occur in JSON outside its strings, so a big generated JSON file is
+ * never read by the yaml package; the others do (`[{…}, {…}]`, `[1, [2]]`, `"a*b,"`), and a hit
+ * there counts only when the text is not JSON.
  */
 export function mayHoldCollectionKey(text: string): boolean {
   return (
@@ -26,7 +28,7 @@ export function mayHoldCollectionKey(text: string): boolean {
     /(?:^|[\s,[{])\?(?:[ \t\r\n]|$)/m.test(text) ||
     /\{\s*(?:[&!][^\s,[\]{}]*\s+)*[[{]/.test(text) ||
     (text.includes("&") && /\*[^\s,[\]{}]+\s*[:,}]/.test(text)) ||
-    (/,\s*(?:[&!][^\s,[\]{}]*\s+)*[[{]/.test(text) && !isJson(text))
+    ((mayHaveFlowCollectionKey(text) || (text.includes("&") && mayHaveAliasKey(text))) && !isJson(text))
   );
 }
 

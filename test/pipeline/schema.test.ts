@@ -299,6 +299,17 @@ describe("one pass after schema errors", () => {
       ]);
     });
 
+    it("is an error with a comment between the comma, brace or alias and the rest of the key", () => {
+      const text = step(
+        "        env: {B: 1, # note\n          [c]}\n        device_map: { overrides: { # note\n          &k {a: b}, *l # note\n          } }\n",
+      ).replace("run: [x]", "run: &l [x]");
+      expect(at(text)).toEqual([
+        ["collection-key", 10, 11, false],
+        ["collection-key", 12, 14, false],
+        ["collection-key", 12, 22, false],
+      ]);
+    });
+
     it("is looked for after a comma only where the text is not JSON, as JSON keys are strings", () => {
       const json = JSON.stringify({
         version: 1,
