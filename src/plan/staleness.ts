@@ -138,10 +138,20 @@ function learnedValues(plan: unknown): object[] {
   });
 }
 
+/** A plan may name thousands of runs, or one a megabyte long: a message names a few, each cut. */
+const RUNS_SHOWN = 5;
+
+function shownRuns(ids: string[]): string {
+  const shown = ids.slice(0, RUNS_SHOWN).map((id) => displayCut(id));
+  return ids.length > RUNS_SHOWN
+    ? `${shown.join(", ")} and ${ids.length - RUNS_SHOWN} more`
+    : shown.join(", ");
+}
+
 function historyDifference(current: unknown, expected: unknown): string[] {
   const was = learnedRuns(current);
   const now = learnedRuns(expected);
-  const runs = (ids: string[]) => `${ids.length === 1 ? "run" : "runs"} ${ids.join(", ")}`;
+  const runs = (ids: string[]) => `${ids.length === 1 ? "run" : "runs"} ${shownRuns(ids)}`;
   if (was.join() !== now.join()) {
     if (now.length === 0)
       return [`it was compiled with --history (learned from ${runs(was)}); this compile was not`];

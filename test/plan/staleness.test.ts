@@ -51,6 +51,20 @@ describe("staleness message", () => {
     expect(message.length).toBeLessThan(2_000);
   });
 
+  it("names at most five of the runs a plan learned from, each cut", () => {
+    const learned = (runs: string[]) => ({
+      pipelines: [{ steps: [{ learned: { estimateMs: { fromFile: 1, samples: 1, runs } } }] }],
+    });
+    const many = Array.from({ length: 50_000 }, (_, i) => `slurm-${100_000 + i}`);
+    expect(describeStaleness(plan(learned(many)), plan({}))).toBe(
+      "it was compiled with --history (learned from runs slurm-100000, slurm-100001, slurm-100002, slurm-100003, slurm-100004 and 49995 more); this compile was not",
+    );
+    const long = `slurm-${"1".repeat(1_000_000)}`;
+    expect(describeStaleness(plan(learned([long])), plan({}))).toBe(
+      `it was compiled with --history (learned from run slurm-${"1".repeat(194)}…${"1".repeat(40)}); this compile was not`,
+    );
+  });
+
   describe("an inventory of the same label whose fingerprint differs says what differs", () => {
     const other = { label: "target:cpu-only", fingerprint: `sha256:${"2".repeat(64)}` };
     const gpu = (name: string, memoryBytes: number) => ({
