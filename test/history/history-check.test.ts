@@ -97,6 +97,26 @@ describe("compile --check of a plan compiled with --history", () => {
     );
   });
 
+  it("a plan's run ids go into the hint only when they are few and of a run id's length", async () => {
+    const dir = await setUp(6);
+    expect(compile(dir, "--target", "dgx-h100", "--history", RUN, "-o", "learned.json").exitCode).toBe(0);
+    const path = join(dir, "learned.json");
+    const learned = readFileSync(path, "utf8");
+    const hintFor = (runs: string[]) => {
+      writeFileSync(path, learned.replaceAll(`"${RUN}"`, runs.map((r) => JSON.stringify(r)).join(",")));
+      const r = compile(dir, "--check", "learned.json", "--format", "json");
+      const report = JSON.parse(r.stdout) as { problems: { code: string; hint: string }[] };
+      return report.problems.find((p) => p.code === "stale-plan")!.hint;
+    };
+    const placeholder = "run: gpuplan compile g.yaml --target dgx-h100 --history RUN… -o learned.json";
+    expect(hintFor([`slurm-${"1".repeat(100_000)}`])).toBe(placeholder);
+    expect(hintFor(Array.from({ length: 21 }, (_, i) => `slurm-${100 + i}`))).toBe(placeholder);
+    const twenty = Array.from({ length: 20 }, (_, i) => `slurm-${100 + i}`);
+    expect(hintFor(twenty)).toBe(
+      `run: gpuplan compile g.yaml --target dgx-h100 --history ${twenty.join(" ")} -o learned.json`,
+    );
+  });
+
   it("a plan compiled without --history, checked with it: the hint keeps --history", async () => {
     const dir = await setUp(6);
     expect(compile(dir, "--target", "dgx-h100", "-o", "plain.json").exitCode).toBe(0);

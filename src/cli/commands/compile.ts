@@ -409,6 +409,10 @@ function inventoryFlag(choice: InventoryChoice): string {
   return "";
 }
 
+/** The most run ids, and the longest, a stale-plan hint copies from the plan under --check. */
+const MAX_RUNS_IN_HINT = 20;
+const MAX_RUN_ID_IN_HINT = 32;
+
 /**
  * `--check PLAN` found a difference. The hint offers to rewrite PLAN only when PLAN is a plan: a
  * pipeline file or anything else passed by mistake must never be one copy-paste from overwritten.
@@ -430,10 +434,14 @@ function checkProblem(
       file: check,
     });
   }
-  // The plan is outside data: only well-formed run ids go into a command line to copy.
+  // The plan is outside data: only well-formed run ids go into a command line to copy, and only
+  // a few (a Slurm job id is a 32-bit number; a plan may name `slurm-` and a megabyte of digits,
+  // or 50,000 runs).
   const learned = learnedRuns(JSON.parse(current));
-  const wellFormed = (id: string) => RUN_ID_PATTERN.test(id) || SLURM_RUN_ID_PATTERN.test(id);
-  const runs = history ?? (learned.every(wellFormed) ? learned : ["RUN…"]);
+  const wellFormed = (id: string) =>
+    id.length <= MAX_RUN_ID_IN_HINT && (RUN_ID_PATTERN.test(id) || SLURM_RUN_ID_PATTERN.test(id));
+  const runs =
+    history ?? (learned.length <= MAX_RUNS_IN_HINT && learned.every(wellFormed) ? learned : ["RUN…"]);
   // This compile's own --history words are the user's: quoted like the paths.
   const historyFlag =
     runs.length > 0 ? ` --history ${runs.map((r) => (r === "RUN…" ? r : shellWord(r))).join(" ")}` : "";
