@@ -1,10 +1,11 @@
 /** A warm worker that floods its stdout: gpuplan reads it no faster than its logs are written. */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../../helpers/cli.js";
+import { FLOOD_PIPELINE, floodWorker, peakMiB } from "./flood-worker.js";
 
 let dir: string | undefined;
 afterEach(() => {
@@ -14,54 +15,11 @@ afterEach(() => {
 
 const MB = 200;
 
-/** Ready at once; each task: MB MiB of 64 KiB lines as fast as the pipe takes them, then the reply. */
-const WORKER = `
-const line = "x".repeat(64 * 1024 - 1) + "\\n";
-const write = (s) => new Promise((r) => (process.stdout.write(s) ? r() : process.stdout.once("drain", r)));
-process.stdout.write('{"ready": true}\\n');
-let buf = "";
-process.stdin.on("data", async (d) => {
-  buf += d;
-  const nl = buf.indexOf("\\n");
-  if (nl < 0) return;
-  const task = JSON.parse(buf.slice(0, nl));
-  buf = buf.slice(nl + 1);
-  for (let i = 0; i < ${MB} * 16; i++) await write(line);
-  await write(JSON.stringify({ id: task.id, ok: true, result: {} }) + "\\n");
-});
-process.stdin.on("end", () => process.exit(0));
-`;
-
-const PIPELINE = `
-version: 1
-name: flood
-registry:
-  platform_priority: [cpu]
-pipelines:
-  - name: p
-    steps:
-      - id: w
-        memory: numpy
-        worker:
-          run: [node, worker.mjs]
-          key: flood
-        keep_warm: { ttl: 1m }
-`;
-
-/** Peak resident memory (VmHWM, KiB) of a process, or 0 once it is gone. */
-function peakKib(pid: number): number {
-  try {
-    return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
 describe("a warm worker flooding its stdout", () => {
   it(`${MB} MiB of output: gpuplan's memory stays bounded, every line reaches the log, the task completes`, async () => {
     dir = mkdtempSync(join(tmpdir(), "gpuplan-warm-flood-"));
-    writeFileSync(join(dir, "worker.mjs"), WORKER);
-    writeFileSync(join(dir, "p.yaml"), PIPELINE);
+    writeFileSync(join(dir, "worker.mjs"), floodWorker(MB));
+    writeFileSync(join(dir, "p.yaml"), FLOOD_PIPELINE);
     const child = spawn(
       process.execPath,
       [join(ROOT, "bin/gpuplan.js"), "run", "p.yaml", "--lock-dir", join(dir, "locks")],
@@ -72,7 +30,7 @@ describe("a warm worker flooding its stdout", () => {
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
     let peak = 0;
     // VmHWM only grows: the last reading before the exit is (nearly) the whole run's peak.
-    const poll = setInterval(() => (peak = Math.max(peak, peakKib(child.pid!))), 50);
+    const poll = setInterval(() => (peak = Math.max(peak, peakMiB(child.pid!))), 50);
     const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
     clearInterval(poll);
     expect(code, output).toBe(0);
@@ -82,7 +40,7 @@ describe("a warm worker flooding its stdout", () => {
     // reads gpuplan's stderr slower then, and the plain view queued every line for it. With that
     // bounded too (src/ui/run/output-backlog.ts): 110–115 MiB with three busy loops beside it.
     expect(peak).toBeGreaterThan(0);
-    expect(peak / 1024).toBeLessThan(300);
+    expect(peak).toBeLessThan(300);
     const runs = join(dir, ".gpuplan/runs");
     const logs = join(runs, readdirSync(runs)[0]!, "logs");
     for (const log of ["p@w.log", "workers/flood@cpu.log"])

@@ -9,40 +9,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createView } from "../../../src/ui/run/index.js";
 import { createOutputBacklog, MAX_WAITING_OUTPUT } from "../../../src/ui/run/output-backlog.js";
 import { ROOT } from "../../helpers/cli.js";
+import { FLOOD_PIPELINE, floodWorker, peakMiB } from "../../run/warm/flood-worker.js";
 import { ALL_PIPELINES, busyEvents, captureStream, makePlan, RUN } from "./fixtures.js";
-
-const WORKER = `
-const line = "x".repeat(64 * 1024 - 1) + "\\n";
-const write = (s) => new Promise((r) => (process.stdout.write(s) ? r() : process.stdout.once("drain", r)));
-process.stdout.write('{"ready": true}\\n');
-let buf = "";
-process.stdin.on("data", async (d) => {
-  buf += d;
-  const nl = buf.indexOf("\\n");
-  if (nl < 0) return;
-  const task = JSON.parse(buf.slice(0, nl));
-  buf = buf.slice(nl + 1);
-  for (let i = 0; i < 3200; i++) await write(line);
-  await write(JSON.stringify({ id: task.id, ok: true, result: {} }) + "\\n");
-});
-process.stdin.on("end", () => process.exit(0));
-`;
-
-const PIPELINE = `
-version: 1
-name: flood
-registry:
-  platform_priority: [cpu]
-pipelines:
-  - name: p
-    steps:
-      - id: w
-        memory: numpy
-        worker:
-          run: [node, worker.mjs]
-          key: flood
-        keep_warm: { ttl: 1m }
-`;
 
 let dir: string | undefined;
 afterEach(() => {
@@ -117,8 +85,8 @@ describe("the plain view and a slow reader of stderr", () => {
       // A warm worker: its output is read from a pipe as fast as its logs take it (a plain step's
       // log file is followed at most 40 MiB/s, and past 16 MiB unread the follower skips ahead).
       // Each task: 3,200 lines of 64 KiB, then the reply.
-      writeFileSync(join(dir, "worker.mjs"), WORKER);
-      writeFileSync(join(dir, "p.yaml"), PIPELINE);
+      writeFileSync(join(dir, "worker.mjs"), floodWorker(200));
+      writeFileSync(join(dir, "p.yaml"), FLOOD_PIPELINE);
       const child = spawn(
         process.execPath,
         [join(ROOT, "bin/gpuplan.js"), "run", "p.yaml", "--ui", "plain", "--lock-dir", join(dir, "locks")],
@@ -165,12 +133,3 @@ describe("the plain view and a slow reader of stderr", () => {
     60_000,
   );
 });
-
-/** Peak resident memory (VmHWM) of a process in MiB, or 0 once it is gone. */
-function peakMiB(pid: number): number {
-  try {
-    return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
