@@ -6,11 +6,10 @@
  * (follow-arrays.ts) and the run ends as a local one does: its summary from the same tally of the
  * same events, a run.end, the journal's end entry.
  */
-import { readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { VendorError } from "../../problems/errors.js";
-import { errnoOf } from "../../problems/file-errors.js";
 import { hasErrors } from "../../problems/problem.js";
 import { createTally, type RunSummary, summarize, tallyEvent } from "../../run/outcome/run-tally.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
@@ -36,6 +35,7 @@ import { exportPlanToSlurm, type SlurmExport, type SlurmExportInput } from "../e
 import type { RunCommand } from "../read-cluster.js";
 import { cancel, followArrays } from "./follow-arrays.js";
 import { makeSlurmDirs, recordArrays, type SubmittedArray, slurmDir, taskEndings } from "./run-record.js";
+import { sortEventsFile } from "./sort-events-file.js";
 
 export type SubmissionInput = Omit<SlurmExportInput, "plan" | "outDir" | "planFile">;
 
@@ -429,26 +429,6 @@ async function follow(
     stop: options.signal,
     ...(options.onWaitForEventsReader && { onWait: options.onWaitForEventsReader }),
   });
-  await sortEvents(join(runDir, "events.jsonl"));
+  await sortEventsFile(join(runDir, "events.jsonl"));
   return { summary, ...(cancelFailed !== undefined && { cancelFailed }) };
-}
-
-/**
- * The merged events.jsonl in time order (a stable sort: lines of one moment keep their order). One
- * deleted with its run folder is left so: records-incomplete says it is gone.
- */
-async function sortEvents(path: string): Promise<void> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (e) {
-    if (errnoOf(e) === "ENOENT") return;
-    throw e;
-  }
-  const lines = text.split("\n").filter((l) => l !== "");
-  const ts = (l: string) => /^\{"ts":"([^"]+)"/.exec(l)?.[1] ?? "";
-  const sorted = lines
-    .map((l, i) => ({ l, i, t: ts(l) }))
-    .sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.i - b.i));
-  await writeFileAtomic(path, `${sorted.map((s) => s.l).join("\n")}\n`, "file", undefined, "chosen");
 }
