@@ -93,6 +93,9 @@ function detached(sbatchOut = "4242\n"): string {
   return JSON.parse(r.stdout).run;
 }
 
+/** `text` as one sh word. */
+const shq = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
+
 const SQUEUE_FAILS =
   "squeue: error: slurm_load_jobs error: Socket timed out on send/recv operation\x1b]0;PWNED\x07";
 
@@ -228,6 +231,52 @@ describe("--resume RUN --executor local of a Slurm run", () => {
     rmSync(join(dir, "p0.count"));
     rmSync(join(dir, "p1.count"));
     answer("squeue", "");
+  });
+});
+
+describe("two --resume of one Slurm run at once", () => {
+  // The resume let the run's lock go before asking squeue whether tasks were still in Slurm and
+  // took it again only to submit: a second resume in between passed the same check, and both
+  // submitted the pipelines that had not completed (their steps ran twice on the cluster).
+  it("the second, started while the first asks squeue, is refused (run-in-use); one submission", () => {
+    const id = detached();
+    const squeue = join(fake, "squeue");
+    const original = readFileSync(squeue);
+    const inner = join(dir, "inner");
+    // The first resume's squeue starts the second resume and waits for it to end (no clock
+    // decides the order), then says the run's tasks were cancelled; the second's squeue (the
+    // marker made) only says that.
+    writeFileSync(
+      squeue,
+      [
+        "#!/bin/sh",
+        'd=$(dirname "$0"); echo "squeue $*" >> "$d/calls"',
+        `if [ ! -e ${shq(`${inner}.started`)} ]; then`,
+        `  : > ${shq(`${inner}.started`)}`,
+        `  ${shq(process.execPath)} ${shq(join(ROOT, "bin/gpuplan.js"))} run --resume ${id} --executor slurm --detach > ${shq(`${inner}.out`)} 2> ${shq(`${inner}.err`)}`,
+        `  echo $? > ${shq(`${inner}.rc`)}`,
+        "fi",
+        "printf '4242_0|CANCELLED|None|node3|0|4243|\\n4242_1|CANCELLED|None|(null)|0|4244|\\n'",
+        "",
+      ].join("\n"),
+    );
+    answer("sbatch", "4343\n");
+    rmSync(join(fake, "calls"), { force: true });
+    try {
+      const r = run(["run", "--resume", id, "--executor", "slurm", "--detach"]);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const second = readFileSync(`${inner}.err`, "utf8");
+      expect(readFileSync(`${inner}.rc`, "utf8").trim(), second).toBe("2");
+      expect(second).toContain("[run-in-use]");
+      expect(calls().filter((c) => c.startsWith("sbatch"))).toHaveLength(1);
+      const doc = JSON.parse(readFileSync(join(dir, ".gpuplan/runs", id, "slurm/jobs.json"), "utf8"));
+      expect(doc.arrays.map((a: { job: string }) => a.job)).toEqual(["4242", "4343"]);
+    } finally {
+      writeFileSync(squeue, original);
+      answer("sbatch", "");
+      for (const f of ["started", "out", "err", "rc"]) rmSync(`${inner}.${f}`, { force: true });
+    }
   });
 });
 

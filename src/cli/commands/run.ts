@@ -102,9 +102,15 @@ export default async function run(file: string | undefined, given: RunOptions): 
     writeErr(formatHuman(prepared.warnings, prepared.sources, await paintFor()));
   const { plan, pipelines, baseDir, runId, runDir, bindings } = prepared.run;
   if (options.executor === "slurm") {
-    await prepared.run.runLock?.release();
     const { runOnSlurmCommand } = await import("./run-slurm.js");
-    return runOnSlurmCommand(file ?? join(runDir, "plan.json"), options, prepared.run, eventsSink);
+    // A resume's lock is held from the journal's reading until its new arrays are in
+    // slurm/jobs.json: let go before the squeue check, a second resume passed the same check in
+    // between, and both submitted the pipelines that had not completed.
+    try {
+      return await runOnSlurmCommand(file ?? join(runDir, "plan.json"), options, prepared.run, eventsSink);
+    } finally {
+      await prepared.run.runLock?.release();
+    }
   }
   // A Slurm run resumed here: its tasks still in Slurm would run the same steps beside this run.
   if (prepared.run.resumed && !options.dryRun) await refuseWhileInSlurm(prepared.run);

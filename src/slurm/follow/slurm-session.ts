@@ -143,8 +143,10 @@ export async function runOnSlurm(
   const { runDir } = submission;
   // Held while the jobs are submitted and followed, as a local run holds it: `gpuplan runs
   // --prune` must not take the folder between the first sbatch and slurm/jobs.json naming the
-  // jobs (from there it asks Slurm), nor may a second gpuplan submit the run meanwhile.
-  const runLock = await takeRunLock(runDir, runId);
+  // jobs (from there it asks Slurm), nor may a second gpuplan submit the run meanwhile. A resume
+  // holds it already (since it read the journal, through the check that no task is in Slurm),
+  // and its caller lets it go.
+  const runLock = given.runLock ? null : await takeRunLock(runDir, runId);
   let discard = false;
   try {
     await makeSlurmDirs(runDir);
@@ -156,7 +158,7 @@ export async function runOnSlurm(
     discard = e instanceof NothingSubmitted && !prepared.resumed;
     throw e instanceof NothingSubmitted ? e.refusal : e;
   } finally {
-    await runLock.release();
+    await runLock?.release();
     if (discard) await rm(runDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
