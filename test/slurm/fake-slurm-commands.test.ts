@@ -280,6 +280,55 @@ describe("two --resume of one Slurm run at once", () => {
   });
 });
 
+describe("a submission that would grow slurm/jobs.json past what gpuplan reads", () => {
+  // The record was checked only when read: a resume submitted its arrays and then wrote a record
+  // that status, the follower and the next --resume refused as damaged-run, its jobs in Slurm.
+  const refused = (id: string, why: string) => {
+    const jobs = join(dir, ".gpuplan/runs", id, "slurm/jobs.json");
+    const before = readFileSync(jobs);
+    answer("sbatch", "4343\n");
+    rmSync(join(fake, "calls"), { force: true });
+    const r = run(["run", "--resume", id, "--executor", "slurm", "--detach"]);
+    answer("sbatch", "");
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`run ${id} cannot take this submission: slurm/jobs.json would ${why}`);
+    expect(r.stderr).toContain("nothing was submitted  [slurm-run-too-large]");
+    expect(r.stderr).toContain("--pipeline");
+    expect(calls().filter((c) => c.startsWith("sbatch"))).toEqual([]);
+    expect(readFileSync(jobs).equals(before)).toBe(true);
+    const status = run(["status", id]);
+    expect(status.exitCode, status.stderr).toBe(0);
+  };
+  const record = (arrays: object[]) =>
+    `${JSON.stringify({ schema: "gpuplan/slurm-run@1", arrays }, null, 2)}\n`;
+  const first = { job: "4242", script: "01-cpu.sbatch", pipelines: ["p0", "p1"] };
+
+  it("past 100,000 arrays: refused before sbatch (slurm-run-too-large), the record as it was", () => {
+    const id = detached();
+    const arrays = [
+      first,
+      ...Array.from({ length: 99_999 }, (_, i) => ({
+        job: String(5_000_000 + i),
+        script: "01-cpu.sbatch",
+        pipelines: ["p0"],
+      })),
+    ];
+    writeFileSync(join(dir, ".gpuplan/runs", id, "slurm/jobs.json"), record(arrays));
+    refused(id, "name 100001 job arrays, more than the 100000 gpuplan keeps for one run");
+  });
+
+  it("past 64 MiB as gpuplan writes it: refused before sbatch, the record as it was", () => {
+    const id = detached();
+    const filler = { job: "5000000", script: "01-cpu.sbatch", pipelines: [""] };
+    const room = 64 * 1024 * 1024 - Buffer.byteLength(record([first, filler]));
+    // 40 bytes short of the bound: no array of two pipelines fits.
+    filler.pipelines = ["x".repeat(room - 40)];
+    writeFileSync(join(dir, ".gpuplan/runs", id, "slurm/jobs.json"), record([first, filler]));
+    refused(id, "be more than the 67108864 bytes gpuplan reads");
+  });
+});
+
 describe("what sbatch prints", () => {
   it("a notice before the job id: the job id is the last line that is one", () => {
     const id = detached("NOTICE: maintenance on Friday 08:00-12:00\n4343;cluster1\n");

@@ -19,8 +19,9 @@ import type { Inventory } from "../../src/inventory/types.js";
 import type { JournalState } from "../../src/run/record/journal.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../src/schema-types/plan.js";
 import { bindToAllocatedGpus } from "../../src/slurm/bind-allocated-gpus.js";
+import { checkRecordRoom } from "../../src/slurm/follow/record-room.js";
 import { readSlurmRunProgress } from "../../src/slurm/follow/run-progress.js";
-import { makeSlurmDirs } from "../../src/slurm/follow/run-record.js";
+import { makeSlurmDirs, recordSize, recordText } from "../../src/slurm/follow/run-record.js";
 import { parseSqueue } from "../../src/slurm/follow/squeue-tasks.js";
 import { closeOutPipeline, type StepProgress, slurmEnding } from "../../src/slurm/follow/task-ending.js";
 import { createTaskEventReader } from "../../src/slurm/follow/task-events.js";
@@ -448,5 +449,31 @@ describe("a run folder's slurm/ records", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("room in a run's slurm/jobs.json, before sbatch", () => {
+  it("recordSize counts the bytes recordText writes (multi-byte text, escapes, keys of a hand edit kept)", () => {
+    const records = [
+      [],
+      [{ job: "1", script: "01-cpu.sbatch", pipelines: ["a"] }],
+      [
+        { job: "1", script: "s", pipelines: ["a", 'é\n\u2028x"', "🙂"] },
+        { job: "22", script: "ß", pipelines: ["b"], note: { k: [1, 2] } },
+      ],
+    ];
+    for (const arrays of records)
+      expect(recordSize(arrays, Number.POSITIVE_INFINITY)).toBe(Buffer.byteLength(recordText(arrays)));
+  });
+
+  it("a new run whose one submission would be past 64 MiB is refused (slurm-run-too-large), naming no run", async () => {
+    const arrays = [{ script: "01-cpu.sbatch", pipelines: ["x".repeat(64 * 1024 * 1024)] }];
+    await expect(checkRecordRoom(null, arrays)).rejects.toMatchObject({
+      code: "slurm-run-too-large",
+      message: expect.stringContaining(
+        "the plan is too large for one run: slurm/jobs.json would be more than",
+      ),
+    });
+    await expect(checkRecordRoom(null, [{ script: "s", pipelines: ["a"] }])).resolves.toBeUndefined();
   });
 });

@@ -111,7 +111,7 @@ export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
 }
 
 /** jobs.json names each array's job id and pipelines: 64 MiB is thousands of resumes of thousands of tasks. */
-const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
 function damagedRecord(file: string, wrong: string): UsageError {
   return new UsageError(
@@ -182,14 +182,14 @@ function readSlurmRecordText(text: string): SlurmRunRecord | { wrong: string } {
  * limits.max_pipelines lets a file expand to — far past the jobs a Slurm cluster holds
  * (MaxJobCount, 10,000 by default).
  */
-const MAX_RECORD_ARRAYS = 100_000;
+export const MAX_RECORD_ARRAYS = 100_000;
 
 /**
  * The most tasks of all arrays together: as many as MAX_RECORD_BYTES holds as gpuplan writes the
  * record (each task a line of at least 13 bytes, `        "a",`), so none gpuplan wrote is refused
  * for it, while one written tight by hand (a third of that per task) is.
  */
-const MAX_RECORD_TASKS = Math.floor(MAX_RECORD_BYTES / 13);
+export const MAX_RECORD_TASKS = Math.floor(MAX_RECORD_BYTES / 13);
 
 /** The first item met a second time; a Set, as indexOf for each was quadratic in the tasks. */
 function firstRepeated(items: readonly string[]): string | undefined {
@@ -227,16 +227,40 @@ function isSlurmRecord(data: unknown): data is SlurmRunRecord {
   );
 }
 
+/** Appends `arrays` to the run's record (checkRecordRoom said, before sbatch, that they fit). */
 export async function recordArrays(runDir: string, arrays: readonly SubmittedArray[]): Promise<void> {
   const record = await readSlurmRecord(runDir);
-  record.arrays.push(...arrays);
   await writeFileAtomic(
     jobsFile(runDir),
-    `${JSON.stringify(record, null, 2)}\n`,
+    recordText([...record.arrays, ...arrays]),
     "file",
     undefined,
     "chosen",
   );
+}
+
+/** slurm/jobs.json as gpuplan writes it. */
+export const recordText = (arrays: readonly SubmittedArray[]): string =>
+  `${JSON.stringify({ schema: SCHEMA, arrays }, null, 2)}\n`;
+
+/**
+ * The bytes recordText writes for `arrays`, counted one array at a time and only until past
+ * `limit`: the text of a record far past it may be longer than a string can be. Each array is
+ * written as JSON.stringify writes it alone, indented 4 more on each of its lines, and joined by
+ * `,\n` into `[\n … \n  ]` where an empty record has `[]`.
+ */
+export function recordSize(arrays: readonly SubmittedArray[], limit: number): number {
+  let size = Buffer.byteLength(recordText([]));
+  if (arrays.length === 0) return size;
+  size += 2;
+  for (const a of arrays) {
+    const text = JSON.stringify(a, null, 2);
+    let lines = 1;
+    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+    size += Buffer.byteLength(text) + 4 * lines + 2;
+    if (size > limit) return size;
+  }
+  return size;
 }
 
 /** The marker a task wrote when it started: `HOST GPUS`, or null while there is none. */

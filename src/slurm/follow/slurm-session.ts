@@ -34,6 +34,7 @@ import { sbatchOverrides } from "../command-environment.js";
 import { exportPlanToSlurm, type SlurmExport, type SlurmExportInput } from "../export-plan.js";
 import type { RunCommand } from "../read-cluster.js";
 import { cancel, followArrays } from "./follow-arrays.js";
+import { checkRecordRoom } from "./record-room.js";
 import { makeSlurmDirs, recordArrays, type SubmittedArray, slurmDir, taskEndings } from "./run-record.js";
 import { sortEventsFile } from "./sort-events-file.js";
 
@@ -136,6 +137,11 @@ export async function runOnSlurm(
   options: SlurmSessionOptions,
 ): Promise<SlurmSessionResult> {
   if (hasErrors(planned.export.problems)) throw new Error("runOnSlurm: the submission has errors");
+  // Before a new run's folder is made; a resume's lock (held by its caller) keeps the record as read.
+  await checkRecordRoom(
+    given.resumed ? { runDir: planned.runDir, run: given.runId } : null,
+    planned.export.arrays,
+  );
   const { prepared, submission, planSha256 } = given.resumed
     ? { prepared: given, submission: planned, planSha256: undefined }
     : await createOwnSlurmRunDir(given, planned);
