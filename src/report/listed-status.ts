@@ -10,6 +10,7 @@ import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 import { describeRun, type RunInUse } from "../runs/list-runs.js";
 import type { RunStatus } from "../schema-types/runs.js";
+import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 
 export interface ListedStatus {
@@ -22,7 +23,8 @@ export interface ListedStatus {
  * How `gpuplan runs` lists the run in `runDir` (named `id`) when it went to Slurm (it has
  * slurm/jobs.json); null for a local run, whose events say how it ended, and for a Slurm run
  * whose journal or jobs.json is damaged: the report reads its events all the same, and says what
- * it could not read.
+ * it could not read. Something other than a folder at slurm/ is damage the events cannot outweigh
+ * (the tasks' own are behind it): the run is damaged, as runs lists it, not local.
  */
 export async function readListedStatus(
   runDir: string,
@@ -30,7 +32,10 @@ export async function readListedStatus(
   inUse?: RunInUse,
   slurm?: RunCommand,
 ): Promise<ListedStatus | null> {
-  if (!(await lstat(join(runDir, "slurm", "jobs.json")).catch(() => null))) return null;
+  const damagedFolder = slurmFolderDamage(runDir) !== null;
+  if (!damagedFolder && !(await lstat(join(runDir, "slurm", "jobs.json")).catch(() => null))) return null;
   const listed = await describeRun(runDir, id, inUse, slurm);
-  return listed.status === "damaged" ? null : { status: listed.status, problem: listed.problem };
+  return listed.status === "damaged" && !damagedFolder
+    ? null
+    : { status: listed.status, problem: listed.problem };
 }

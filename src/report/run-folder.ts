@@ -18,6 +18,7 @@ import { runDirOf } from "../run/record/run-dir-of.js";
 import { type RunHeader, runHeaderOf } from "../run/record/run-header-line.js";
 import { runIdsNewestFirst } from "../runs/run-order.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
+import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
 import { MAX_SOURCE_BYTES } from "../source/read-source-text.js";
 import { attemptKey } from "./attempts.js";
 import { openInFolder, realFolder } from "./open-in-folder.js";
@@ -144,7 +145,12 @@ export async function readRunEvents(head: RunHead): Promise<RunFolder> {
     if (repeats.count > 0)
       notes.push(`slurm/events: ${repeats.count} line(s) repeat an event already read and were read once`);
     if (taskEvents.length > 0) all = [...events, ...taskEvents].sort((a, b) => cmp(a.ts, b.ts));
-  } else notes.push(...eventsNotes);
+  } else {
+    notes.push(...eventsNotes);
+    // Its tasks' events are behind it (and their notes would read as a local run's ENOTDIR).
+    const damage = slurmFolderDamage(head.runDir);
+    if (damage !== null) notes.push(`slurm: ${damage}; its tasks' events (slurm/events/) were not read`);
+  }
   const stderrTails = await readStderrTails(head.runDir, all, notes);
   return { ...head, events: all, stderrTails, notes, firstBadLines, readAtMs };
 }

@@ -10,6 +10,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
 import { kindOf } from "../run/record/read-run-file.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
+import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
 import { byNewest, isRunId, runStartMs } from "./run-order.js";
@@ -157,6 +158,14 @@ export async function describeRun(
     return { ...base, problem: "its journal does not start with a run header" };
   const lock = await lockFileProblem(join(dir, "run.lock"));
   if (lock !== null) return { ...base, problem: lock };
+  // Read as no Slurm records, a detached run whose tasks may still be in Slurm was listed as a
+  // local one gpuplan was stopped in, and offered a resume (which refuses it as damaged-run).
+  const slurmDamage = slurmFolderDamage(dir);
+  if (slurmDamage !== null)
+    return {
+      ...base,
+      problem: `its slurm/ is damaged: ${slurmDamage}; gpuplan cannot tell where its Slurm jobs are, and it cannot be resumed`,
+    };
   const ends = lines.filter((l) => l.type === "end");
   const lastEnd = lines.findLast((l) => l.type === "end" || l.type === "step");
   const ended = lastEnd?.type === "end";

@@ -3,7 +3,8 @@
 // its own into slurm/events/), so the report used to say "unfinished" (or "not started") of an
 // array whose tasks had all ended, ok or failed. The arrays are made by the real exported sbatch
 // script run by hand; Slurm's squeue is a fake on PATH (only it: a real Slurm client must not answer).
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
@@ -101,5 +102,38 @@ describe("gpuplan report of a Slurm run no gpuplan follows", () => {
     const [id, status] = [...listed()].find(([run]) => !run.startsWith("slurm-"))!;
     expect(status).toBe("submitted");
     expect(report(id)).toMatchObject({ page: "submitted", line: "submitted" });
+  });
+});
+
+// Something other than a folder at a run's slurm/ read as a local run here: runs listed the
+// detached run as one gpuplan was stopped in ('unfinished', resumable — a resume refused as
+// damaged-run) and the report said 'not started', its tasks maybe still in Slurm.
+describe("a detached run whose slurm/ is not a folder", () => {
+  it.each([
+    ["a regular file", (path: string) => writeFileSync(path, "not a folder\n")],
+    ["a symbolic link", (path: string) => symlinkSync(join(t.dir, "elsewhere"), path)],
+    ["a FIFO", (path: string) => execFileSync("mkfifo", [path])],
+  ])("%s there: runs lists it damaged, saying so, and so does the report", (kind, plant) => {
+    const before = new Set(listed().keys());
+    const r = gpuplan(["run", "plan.json", "--executor", "slurm", "--detach"], { cwd: project, env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const id = [...listed().keys()].find((run) => !before.has(run))!;
+    const slurm = join(project, ".gpuplan/runs", id, "slurm");
+    rmSync(slurm, { recursive: true });
+    plant(slurm);
+    const said = `its slurm/ is damaged: ${kind} stands where the run's Slurm records folder belongs`;
+    const runs = gpuplan(["runs", "--json"], { cwd: project, env });
+    expect(runs.exitCode, runs.stderr).toBe(0);
+    const run = (JSON.parse(runs.stdout) as { runs: { id: string }[] }).runs.find((x) => x.id === id);
+    expect(run).toMatchObject({ status: "damaged", resumable: false, resume: null });
+    expect(run).toMatchObject({ problem: expect.stringContaining(said) });
+    const text = gpuplan(["runs"], { cwd: project, env });
+    expect(text.stdout).toContain(said);
+    const page = report(id);
+    expect(page).toMatchObject({ page: "damaged", line: "damaged" });
+    expect(page.stderr).toContain(said);
+    expect(page.stderr).toContain(
+      `slurm: ${kind} stands where the run's Slurm records folder belongs; its tasks' events (slurm/events/) were not read`,
+    );
   });
 });
