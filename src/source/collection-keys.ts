@@ -3,10 +3,12 @@
  * as a key). js-yaml turns such a key into a string (`a,b`, `[object Object]`), so a device-map
  * override or an `env` entry came out under a name the file never wrote and the step compiled.
  * Found in the `yaml` package's document, built only when the text may hold one: it keeps key
- * nodes as nodes, and reads these keys as js-yaml does even where it reports other errors.
+ * nodes as nodes, and reads these keys as js-yaml does even where it reports other errors. Where
+ * it does report some, js-yaml's data (what gpuplan compiles) must hold the key (loaded-key.ts).
  */
 import type { Node } from "yaml";
 import { mayHaveAliasKey, mayHaveFlowCollectionKey } from "./key-scan.js";
+import { dataKeys, keyName } from "./loaded-key.js";
 import { yaml } from "./yaml-module.js";
 
 /** One is enough to say what is wrong; a file with more is not hand-written. */
@@ -47,15 +49,25 @@ function isJson(text: string): boolean {
   }
 }
 
-/** Offsets of the keys that are collections (or aliases of one), in file order; at most MAX_REPORTED. */
-export function collectionKeyOffsets(text: string): number[] {
+/**
+ * Offsets of the keys that are collections (or aliases of one) and that js-yaml's `data` holds as
+ * text, in file order; at most MAX_REPORTED.
+ */
+export function collectionKeyOffsets(text: string, data: unknown): number[] {
   const { parseDocument, visit, isAlias, isCollection } = yaml();
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false });
   const found: number[] = [];
+  // Without errors of its own the yaml package reads the text as js-yaml does.
+  let names: Set<string> | undefined;
+  const inData = (key: unknown) => {
+    if (doc.errors.length === 0) return true;
+    names ??= dataKeys(data);
+    return names.has(keyName(doc, key));
+  };
   visit(doc, {
     Pair(_, pair) {
       const key = isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
-      if (isCollection(key)) found.push((pair.key as Node).range?.[0] ?? 0);
+      if (isCollection(key) && inData(pair.key)) found.push((pair.key as Node).range?.[0] ?? 0);
       return found.length >= MAX_REPORTED ? visit.BREAK : undefined;
     },
   });

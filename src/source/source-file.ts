@@ -48,7 +48,7 @@ export function parseSource(file: string, text: string): ParsedSource {
     if (merges.length > 0)
       return { source, data: undefined, problems: merges.map((p) => mergeProblem(p, file)) };
     // Read from the text with line feeds, as locating is: a lone-CR file reads otherwise there.
-    const keys = mayHoldCollectionKey(text) ? collectionKeyOffsets(source.text) : [];
+    const keys = mayHoldCollectionKey(text) ? collectionKeyOffsets(source.text, data) : [];
     if (keys.length > 0)
       return { source, data: undefined, problems: keys.map((at) => collectionKeyProblem(at, file)) };
     return { source, data, problems: [] };

@@ -319,6 +319,19 @@ describe("one pass after schema errors", () => {
       expect(mayHoldCollectionKey(json.replace('{"id":"b"}', '{"id":"b", [c]}'))).toBe(true);
     });
 
+    it("is no error where the yaml package recovers into a key that js-yaml's data does not hold", () => {
+      // js-yaml reads one description, "tile the plate [then]: normalise it"; the yaml package
+      // says the quote is not closed and reads `[then]` as a list key of a new entry.
+      const text = step('        description: "tile the plate\n[then]: normalise it"\n');
+      expect(mayHoldCollectionKey(text)).toBe(true);
+      const loaded = check(text);
+      expect(loaded.problems).toEqual([]);
+      expect(loaded.resolved?.pipelines[0]?.steps.map((s) => s.id)).toEqual(["s"]);
+      // A real one after such a string is still one, wherever that document's recovery puts it.
+      const real = `${text}        device_map: { overrides: {[a, b]: cpu} }\n`;
+      expect(at(real)).toEqual([["collection-key", 11, 35, false]]);
+    });
+
     it("is an error where the yaml package reads the file otherwise (a key past 1,024 characters)", () => {
       const key = `[${"a,".repeat(600)}b]`;
       const text = step(`        device_map:\n          overrides:\n            ${key}: cpu\n`);
