@@ -110,6 +110,11 @@ describe("compile --check of a plan compiled with --history", () => {
     };
     const placeholder = "run: gpuplan compile g.yaml --target dgx-h100 --history RUN… -o learned.json";
     expect(hintFor([`slurm-${"1".repeat(100_000)}`])).toBe(placeholder);
+    // A Slurm job id is a 32-bit number: 10 digits at most.
+    expect(hintFor(["slurm-42949672950"])).toBe(placeholder);
+    expect(hintFor(["slurm-4294967295"])).toBe(
+      "run: gpuplan compile g.yaml --target dgx-h100 --history slurm-4294967295 -o learned.json",
+    );
     expect(hintFor(Array.from({ length: 21 }, (_, i) => `slurm-${100 + i}`))).toBe(placeholder);
     const twenty = Array.from({ length: 20 }, (_, i) => `slurm-${100 + i}`);
     expect(hintFor(twenty)).toBe(

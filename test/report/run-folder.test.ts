@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/problems/errors.js";
 import { checkRunFolder, findRunDir, readRunFolder } from "../../src/report/run-folder.js";
+import { runIdsNewestFirst } from "../../src/runs/run-order.js";
 import { tempDir } from "../helpers/cli.js";
 import { end, events, runStart, start } from "./helpers/events.js";
 
@@ -61,6 +62,14 @@ describe("finding a run", () => {
     execFileSync("mkfifo", [join(empty, "journal.jsonl")]);
     await expect(checkRunFolder(empty, "20261124T090000Z-bbbbbb", runs)).resolves.toBeUndefined();
     await expect(checkRunFolder(join(runs, "20261123T100000Z-aaaaaa"), "x", runs)).resolves.toBeUndefined();
+  });
+
+  it("an exported array's slurm-JOB is a run only for a Slurm job id (10 digits at most)", async () => {
+    const runs = join(temp(), "runs");
+    for (const id of ["slurm-4294967295", "slurm-42949672950", `slurm-${"9".repeat(240)}`])
+      mkdirSync(join(runs, id), { recursive: true });
+    expect(await runIdsNewestFirst(runs)).toEqual(["slurm-4294967295"]);
+    expect(await findRunDir(undefined, runs)).toBe(join(runs, "slurm-4294967295"));
   });
 });
 

@@ -409,9 +409,8 @@ function inventoryFlag(choice: InventoryChoice): string {
   return "";
 }
 
-/** The most run ids, and the longest, a stale-plan hint copies from the plan under --check. */
+/** The most run ids a stale-plan hint copies from the plan under --check (each is a run id's length). */
 const MAX_RUNS_IN_HINT = 20;
-const MAX_RUN_ID_IN_HINT = 32;
 
 /**
  * `--check PLAN` found a difference. The hint offers to rewrite PLAN only when PLAN is a plan: a
@@ -435,11 +434,10 @@ function checkProblem(
     });
   }
   // The plan is outside data: only well-formed run ids go into a command line to copy, and only
-  // a few (a Slurm job id is a 32-bit number; a plan may name `slurm-` and a megabyte of digits,
-  // or 50,000 runs).
+  // a few (a plan may name `slurm-` and a megabyte of digits, or 50,000 runs; both patterns bound
+  // an id's length, a Slurm job id being a 32-bit number).
   const learned = learnedRuns(JSON.parse(current));
-  const wellFormed = (id: string) =>
-    id.length <= MAX_RUN_ID_IN_HINT && (RUN_ID_PATTERN.test(id) || SLURM_RUN_ID_PATTERN.test(id));
+  const wellFormed = (id: string) => RUN_ID_PATTERN.test(id) || SLURM_RUN_ID_PATTERN.test(id);
   const runs =
     history ?? (learned.length <= MAX_RUNS_IN_HINT && learned.every(wellFormed) ? learned : ["RUN…"]);
   // This compile's own --history words are the user's: quoted like the paths.
