@@ -185,12 +185,23 @@ function secondDocumentOffset(text: string): number {
   return afterContent ?? 0;
 }
 
+/**
+ * Where js-yaml's error is in `text`. js-yaml drops a leading byte-order mark before reading, so
+ * its positions in a file that starts with one are one short: every syntax error pointed a
+ * character early, one at a line's start at the end of the line before.
+ */
+function markOffset(e: YAMLException, text: string): number | undefined {
+  const position = e.mark?.position;
+  if (position === undefined) return undefined;
+  return text.charCodeAt(0) === 0xfeff ? position + 1 : position;
+}
+
 function syntaxProblems(e: YAMLException, file: string, text: string): Problem[] {
   const reason = e.reason ?? "invalid YAML";
   // js-yaml says what went wrong in `reason`; these are its fixed phrases for the two cases a
   // user most often needs told apart.
   if (reason.startsWith("duplicated mapping key"))
-    return duplicateKeyProblems(file, text, e.mark?.position ?? 0);
+    return duplicateKeyProblems(file, text, markOffset(e, text) ?? 0);
   return [syntaxProblem(e, reason, file, text)];
 }
 
@@ -230,13 +241,13 @@ function syntaxProblem(e: YAMLException, reason: string, file: string, text: str
       message: "the file holds more than one YAML document",
       hint: "remove the `---` separator; one file is one pipeline file",
       file,
-      offset: e.mark?.position ?? secondDocumentOffset(text),
+      offset: markOffset(e, text) ?? secondDocumentOffset(text),
     });
   }
   return error({
     code: "syntax-error",
     message: `invalid YAML: ${reason}`,
     file,
-    offset: e.mark?.position ?? 0,
+    offset: markOffset(e, text) ?? 0,
   });
 }

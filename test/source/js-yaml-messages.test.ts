@@ -38,4 +38,20 @@ describe("the js-yaml messages gpuplan matches", () => {
     expect(problem?.code).toBe("syntax-error");
     expect(problem?.message).toBe(`invalid YAML: ${reasonOf(text)}`);
   });
+
+  it("points at the error in a file that starts with a byte-order mark, as in one without", () => {
+    // js-yaml reads past the mark: its positions there are one short.
+    for (const text of [
+      "a: 1\nb: ]\n",
+      "a: 1\n- b\n",
+      'a: "\\q"\n',
+      "a: 1\nb: 2\na: 3\n",
+      "a: 1\n---\nb: 2\n",
+    ]) {
+      const plain = parseSource("f.yaml", text).problems.map((p) => p.offset ?? Number.NaN);
+      const marked = parseSource("f.yaml", `\ufeff${text}`).problems.map((p) => p.offset);
+      expect(plain.length, text).toBe(1);
+      expect(marked, text).toEqual(plain.map((at) => at + 1));
+    }
+  });
 });
