@@ -10,9 +10,12 @@
  */
 
 /** Step output may wait for stderr up to this much; what comes beyond it is counted, not queued. */
-export const MAX_WAITING_OUTPUT = 1024 * 1024;
-/** Once lines are left out, they are until the reader is down to this: whole stretches, not every other line. */
-const RESUME_BELOW = MAX_WAITING_OUTPUT / 4;
+export const MAX_WAITING_OUTPUT = 4 * 1024 * 1024;
+/**
+ * Once lines are left out, they are until the reader is down to this share of the limit: whole
+ * stretches left out, not every other line.
+ */
+const RESUME_SHARE = 1 / 4;
 /** The note of lines left out comes at most this often (and at the end), however often the reader lags. */
 const NOTE_EVERY_MS = 5000;
 
@@ -38,7 +41,7 @@ export function createOutputBacklog(
   return {
     admit() {
       const held = waiting();
-      dropping = dropping ? held > (limit * RESUME_BELOW) / MAX_WAITING_OUTPUT : held >= limit;
+      dropping = dropping ? held > limit * RESUME_SHARE : held >= limit;
       if (!dropping) return true;
       unshown++;
       return false;
