@@ -8,7 +8,9 @@
  */
 import { lstat, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { errnoOf } from "../problems/file-errors.js";
 import type { PruneResult } from "../schema-types/runs.js";
+import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
 import type { RunInUse, RunListing } from "./list-runs.js";
 
 /** A run folder changed this recently may be a run starting (its journal not written yet). */
@@ -79,8 +81,20 @@ async function mayBeInUse(
 
 /** Why a run with Slurm jobs recorded may not be removed yet; null for a run with none, or all ended. */
 async function whySlurmRunMayRun(runDir: string, ask?: SlurmJobsMayRun): Promise<string | null> {
-  const record = await lstat(join(runDir, "slurm", "jobs.json")).catch(() => null);
-  if (!record) return null;
+  // A file, FIFO or link at slurm/ hides jobs.json (ENOTDIR): read as "no Slurm jobs", a detached
+  // run whose tasks were still writing into its folder was removed once ten minutes old.
+  const damage = slurmFolderDamage(runDir);
+  if (damage !== null)
+    return `its slurm/ is damaged: ${damage}; gpuplan cannot tell whether its Slurm jobs ended`;
+  // Only a record that is not there makes a run with no Slurm jobs; one gpuplan cannot look at
+  // (EACCES) may name jobs still running.
+  const lookError = await lstat(join(runDir, "slurm", "jobs.json")).then(
+    () => null,
+    (e: unknown) => errnoOf(e) ?? String(e),
+  );
+  if (lookError === "ENOENT") return null;
+  if (lookError !== null)
+    return `gpuplan cannot look at its slurm/jobs.json (${lookError}), so it cannot tell whether its Slurm jobs ended`;
   if (!ask) return "it ran on Slurm, and gpuplan cannot ask Slurm here whether its jobs ended";
   return ask(runDir).catch(
     (e: unknown) =>

@@ -3,13 +3,15 @@
 // submitted (not "gpuplan was stopped") and pruned only once Slurm says every task it submitted
 // ended; where Slurm cannot be asked, it is kept and prune says why. Fake sbatch/squeue/sacct on
 // PATH (only them: a real Slurm client elsewhere on PATH must not answer).
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -165,6 +167,35 @@ describe("a Slurm run in gpuplan runs", () => {
     expect(during.pruned).toMatchObject({ removed: [], inUse: [id] });
     expect(during.runs[0]).toMatchObject({ id, status: "running" });
     expect(existsSync(join(f.cwd, ".gpuplan/runs", id!, "slurm/jobs.json"))).toBe(true);
+  });
+});
+
+// A file, FIFO or link at slurm/ hid jobs.json (ENOTDIR): prune took the run for one with no Slurm
+// jobs and removed it once ten minutes old, its tasks maybe still writing into the folder.
+describe("a Slurm run whose slurm/ is not a folder", () => {
+  it.each([
+    ["a regular file", (path: string) => writeFileSync(path, "not a folder\n")],
+    ["a symbolic link", (path: string) => symlinkSync(join(dirname(path), "elsewhere"), path)],
+    ["a FIFO", (path: string) => execFileSync("mkfifo", [path])],
+  ])("%s there: --prune keeps it however old, saying why", (kind, plant) => {
+    const f = fake();
+    const id = submit(f);
+    command(f, "squeue", COMPLETED);
+    const runDir = join(f.cwd, ".gpuplan/runs", id);
+    const slurm = join(runDir, "slurm");
+    rmSync(slurm, { recursive: true });
+    plant(slurm);
+    // Past the minutes a damaged folder is kept as a run that may be starting.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(runDir, hourAgo, hourAgo);
+    const reason = `its slurm/ is damaged: ${kind} stands where the run's Slurm records folder belongs; gpuplan cannot tell whether its Slurm jobs ended`;
+    const doc = prune(f);
+    expect(doc.pruned).toMatchObject({ removed: [], inUse: [id], reasons: [{ id, reason }] });
+    expect(doc.runs).toMatchObject([{ id, status: "damaged" }]);
+    expect(existsSync(join(runDir, "journal.jsonl"))).toBe(true);
+    const human = gpuplan(["runs", "--prune", "--keep", "0"], { cwd: f.cwd, env: f.env });
+    expect(human.stderr).toContain(`kept ${id}: ${reason}`);
+    expect(existsSync(join(runDir, "journal.jsonl"))).toBe(true);
   });
 });
 
