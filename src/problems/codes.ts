@@ -686,7 +686,7 @@ export const CODES = {
   "slurm-run-too-large": failure(
     "user",
     "The Slurm run's record of its jobs would grow past what gpuplan reads",
-    "A Slurm run keeps each submitted array's job id and pipelines in slurm/jobs.json, appended to by every `--resume`, and reads it back for `gpuplan status`, the follower and the next resume. That reading refuses a record of more than 100,000 arrays, more tasks than 64 MiB holds, or more than 64 MiB, as damaged; a submission after which the record would be past those bounds is refused before sbatch, so no job is submitted that the run could not name.",
+    "A Slurm run keeps each submitted array's job id and pipelines in slurm/jobs.json, appended to by every `--resume`, and reads it back for `gpuplan status`, the follower and the next resume. That reading refuses a record of more than 100,000 arrays, more tasks than 64 MiB holds, or more than 64 MiB, as damaged; a submission after which the record would be past those bounds is refused before sbatch (and its `--dry-run` says so, exiting 2), so no job is submitted that the run could not name.",
     "submit fewer pipelines per run (--pipeline NAME), or start a new run of the plan",
   ),
   "unknown-partition": failure(

@@ -288,6 +288,13 @@ describe("a submission that would grow slurm/jobs.json past what gpuplan reads",
     const before = readFileSync(jobs);
     answer("sbatch", "4343\n");
     rmSync(join(fake, "calls"), { force: true });
+    // The dry run says so too, as the submission would: it printed the scripts and exited 0.
+    const dry = run(["run", "--resume", id, "--executor", "slurm", "--dry-run"]);
+    expect(hasCrashed(dry), dry.stderr).toBe(false);
+    expect(dry.exitCode, dry.stderr).toBe(2);
+    expect(dry.stdout).toBe("");
+    expect(dry.stderr).toContain(`run ${id} cannot take this submission: slurm/jobs.json would ${why}`);
+    expect(dry.stderr).toContain("nothing was submitted  [slurm-run-too-large]");
     const r = run(["run", "--resume", id, "--executor", "slurm", "--detach"]);
     answer("sbatch", "");
     expect(hasCrashed(r), r.stderr).toBe(false);

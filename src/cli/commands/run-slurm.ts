@@ -98,6 +98,13 @@ export async function runOnSlurmCommand(
     return EXIT.problems;
   }
   if (options.dryRun) {
+    // runOnSlurm makes this check only once past the dry run: the dry run of a submission the
+    // real one refuses (slurm-run-too-large) printed its scripts and exited 0.
+    const { checkRecordRoom } = await import("../../slurm/follow/record-room.js");
+    await checkRecordRoom(
+      prepared.resumed ? { runDir: submission.runDir, run: prepared.runId } : null,
+      submission.export.arrays,
+    );
     const { formatSlurmDryRun } = await import("../../ui/slurm-dry-run.js");
     writeOut(formatSlurmDryRun(submission, taskSettings(process.env)));
     return EXIT.ok;
