@@ -388,6 +388,68 @@ describe("what sbatch prints", () => {
   });
 });
 
+// sbatch giving an id the run names already (Slurm's ids wrapped, a site's wrapper printing an old
+// one): recordArrays wrote it twice, and the record was refused as damaged-run (`names job 4242
+// twice`), the jobs in Slurm. Now the submission is cancelled and refused, the record as it was.
+describe("an sbatch that gives a job id the run names already", () => {
+  it("on --resume, the id in slurm/jobs.json: cancelled, refused, the record as it was and readable", () => {
+    const id = detached("4242\n");
+    const jobs = join(dir, ".gpuplan/runs", id, "slurm/jobs.json");
+    const before = readFileSync(jobs);
+    answer("sbatch", "4242\n");
+    rmSync(join(fake, "calls"), { force: true });
+    const r = run(["run", "--resume", id, "--executor", "slurm", "--detach"]);
+    answer("sbatch", "");
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(
+      `sbatch gave 01-cpu.sbatch job id 4242, the id of 01-cpu.sbatch in run ${id}'s slurm/jobs.json: gpuplan cannot tell two jobs of one id apart, so nothing of this submission was recorded; job 4242 of this submission cancelled (scancel)  [slurm-command-failed]`,
+    );
+    expect(r.stderr).toContain("squeue --me -n gpuplan-fake-1");
+    expect(calls().filter((c) => c.startsWith("scancel"))).toEqual(["scancel 4242"]);
+    expect(readFileSync(jobs).equals(before)).toBe(true);
+    const status = run(["status", id]);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.stdout).toContain("on Slurm (job 4242): 2 pipelines");
+  });
+
+  it("twice in one submission: the arrays cancelled, nothing recorded, and the run can be resumed", () => {
+    const two = [
+      "version: 1",
+      "name: two",
+      "pipelines:",
+      "  - { name: g, steps: [{ id: a, run: [sh, -c, 'true'], memory: torch, vram: 1GiB, timeout: 2m }] }",
+      "  - { name: c, steps: [{ id: a, run: [sh, -c, 'true'], memory: numpy, timeout: 2m }] }",
+      "",
+    ].join("\n");
+    writeFileSync(join(dir, "two.yaml"), two);
+    const compiled = run(["compile", "two.yaml", "--inventory", "node.json", "-o", "two.json"]);
+    expect(compiled.exitCode, compiled.stderr).toBe(0);
+    const runsDir = join(dir, ".gpuplan/runs");
+    const before = existsSync(runsDir) ? readdirSync(runsDir) : [];
+    answer("sbatch", "4242\n");
+    rmSync(join(fake, "calls"), { force: true });
+    const r = run(["run", "two.json", "--executor", "slurm", "--detach"]);
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /sbatch gave 02-cpu\.sbatch job id 4242, the id sbatch gave 01-gpu-\S+\.sbatch just before: .*job 4242 of this submission cancelled \(scancel\)/,
+    );
+    expect(calls().filter((c) => c.startsWith("scancel"))).toEqual(["scancel 4242"]);
+    const [id] = readdirSync(runsDir).filter((run) => !before.includes(run));
+    expect(existsSync(join(runsDir, id!, "slurm/jobs.json"))).toBe(false);
+    answer("sbatch", "7171\n");
+    // One array (this fake sbatch gives every call one id): recorded, and the run reads.
+    const resumed = run(["run", "--resume", id!, "--executor", "slurm", "--detach", "--pipeline", "c"]);
+    answer("sbatch", "");
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain("submitted as Slurm job 7171 (1 pipeline)");
+    const status = run(["status", id!]);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.stdout).toContain("on Slurm (job 7171): 2 pipelines — 1 not-submitted, 1 unknown");
+  });
+});
+
 describe("a followed run's --events /dev/stdout", () => {
   it("reaches stdout when it is a socket (a Node parent's pipes, systemd): every event of events.jsonl", () => {
     // The tasks never report (nothing runs them): Slurm says both completed, and the follower

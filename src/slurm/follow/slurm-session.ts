@@ -35,7 +35,15 @@ import { exportPlanToSlurm, type SlurmExport, type SlurmExportInput } from "../e
 import type { RunCommand } from "../read-cluster.js";
 import { cancel, followArrays } from "./follow-arrays.js";
 import { checkRecordRoom } from "./record-room.js";
-import { makeSlurmDirs, recordArrays, type SubmittedArray, slurmDir, taskEndings } from "./run-record.js";
+import { findJobHolder, repeatedJobIdError } from "./repeated-job-id.js";
+import {
+  makeSlurmDirs,
+  readSlurmRecord,
+  recordArrays,
+  type SubmittedArray,
+  slurmDir,
+  taskEndings,
+} from "./run-record.js";
 import { sortEventsFile } from "./sort-events-file.js";
 
 export type SubmissionInput = Omit<SlurmExportInput, "plan" | "outDir" | "planFile">;
@@ -226,7 +234,12 @@ async function submitAndFollow(
       const path = join(slurmDir(runDir), f.name);
       await writeFileAtomic(path, f.text, "file", undefined, "chosen");
     }
-    const arrays = await submitArrays(submission, options.slurm, options.taskSettings ?? []);
+    // Read before sbatch: a job id the run names already is refused before it is recorded.
+    const recorded = (await readSlurmRecord(runDir)).arrays;
+    const arrays = await submitArrays(submission, options.slurm, options.taskSettings ?? [], {
+      run: runId,
+      recorded,
+    });
     await recordArrays(runDir, arrays);
     if (options.detach) return { kind: "detached", arrays };
     const { summary, cancelFailed } = await follow(prepared, submission, arrays, journal, failures, options);
@@ -247,6 +260,7 @@ async function submitArrays(
   submission: Submission,
   slurm: RunCommand,
   settings: readonly string[],
+  run: { run: string; recorded: readonly SubmittedArray[] },
 ): Promise<SubmittedArray[]> {
   const arrays: SubmittedArray[] = [];
   for (const a of submission.export.arrays) {
@@ -283,6 +297,22 @@ async function submitArrays(
         "check the request in the script (gpuplan run --executor slurm --dry-run prints it) against sinfo / scontrol show partition",
       );
       throw nothing ? new NothingSubmitted(refusal) : refusal;
+    }
+    const holder = findJobHolder(job, run.recorded, arrays);
+    if (holder !== undefined) {
+      const ours = [...new Set([...arrays.map((s) => s.job), job])];
+      const cancelFailed = await cancel(slurm, ours);
+      throw repeatedJobIdError({
+        run: run.run,
+        script: a.script,
+        jobName: a.jobName,
+        call: `sbatch --parsable ${script}`,
+        stdout: out.stdout,
+        job,
+        ...holder,
+        cancelled: ours,
+        cancelFailed,
+      });
     }
     arrays.push({ job, script: a.script, pipelines: a.pipelines });
   }
