@@ -4,8 +4,9 @@
  * a pipeline on several GPUs is on no MIG instance (a CUDA process can use only one),
  * budgets fit their cards, no GPU has more slots than the slot lock gives, step ids are unique and
  * `needs` name earlier steps of their pipeline (no cycle), and nothing a step is started with holds
- * a NUL byte (the C library would cut it there) or an env name a `=`, and no step's env sets the
- * variables that choose its GPUs (they would win over the bound GPUs and escape the slot lock).
+ * a NUL byte (the C library would cut it there), a lone surrogate (Node would pass U+FFFD in its
+ * place) or an env name a `=`, and no step's env sets the variables that choose its GPUs (they
+ * would win over the bound GPUs and escape the slot lock).
  * compile never writes a plan that breaks them; a hand edit (or, for the last, a gpuplan from
  * before it was refused) can, and is refused here, located, before anything starts.
  */
@@ -15,6 +16,7 @@ import { isMigDevice } from "../inventory/mig.js";
 import { findNeedsCycle } from "../pipeline/needs-cycle.js";
 import { error, type Problem, toPointer } from "../problems/problem.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
+import { firstLoneSurrogate } from "../text/lone-surrogates.js";
 
 export function planInvariantProblems(plan: GpuplanPlan, file: string): Problem[] {
   const problems: Problem[] = [];
@@ -129,13 +131,15 @@ function stepProblems(
   i: number,
   broken: (pointer: string, message: string) => void,
 ): void {
-  if (p.name.includes("\0")) broken(`/pipelines/${i}/name`, "a pipeline name holds a NUL byte");
+  const nameFlaw = unpassable(p.name);
+  if (nameFlaw) broken(`/pipelines/${i}/name`, `a pipeline name holds ${nameFlaw}`);
   const ids = new Set<string>();
   p.steps.forEach((s, j) => {
     const at = `/pipelines/${i}/steps/${j}`;
     if (ids.has(s.id)) broken(`${at}/id`, `pipeline \`${p.name}\` has two steps \`${s.id}\``);
     ids.add(s.id);
-    if (s.id.includes("\0")) broken(`${at}/id`, "a step id holds a NUL byte");
+    const idFlaw = unpassable(s.id);
+    if (idFlaw) broken(`${at}/id`, `a step id holds ${idFlaw}`);
     const strings: [string, string][] = [
       ...s.argv.map((a, k): [string, string] => [`${at}/argv/${k}`, a]),
       ...(s.worker
@@ -144,11 +148,12 @@ function stepProblems(
       ...(s.cwd !== null ? [[`${at}/cwd`, s.cwd] as [string, string]] : []),
       ...Object.values(s.env).map((v): [string, string] => [`${at}/env`, v]),
     ];
-    for (const [pointer, text] of strings)
-      if (text.includes("\0"))
-        broken(pointer, `step \`${s.id}\` of pipeline \`${p.name}\` would be started with a NUL byte`);
+    for (const [pointer, text] of strings) {
+      const flaw = unpassable(text);
+      if (flaw) broken(pointer, `step \`${s.id}\` of pipeline \`${p.name}\` would be started with ${flaw}`);
+    }
     for (const name of Object.keys(s.env))
-      if (name === "" || name.includes("=") || name.includes("\0"))
+      if (name === "" || name.includes("=") || unpassable(name))
         broken(
           `${at}/env`,
           `step \`${s.id}\` of pipeline \`${p.name}\` has an environment variable named ${JSON.stringify(name)}`,
@@ -172,4 +177,11 @@ function stepProblems(
       `/pipelines/${i}/steps`,
       `the steps of pipeline \`${p.name}\` need each other in a cycle: ${cycle.join(" → ")}`,
     );
+}
+
+/** What in `text` a process could not be given as it is: a NUL byte or a lone surrogate; null when nothing. */
+function unpassable(text: string): string | null {
+  if (text.includes("\0")) return "a NUL byte";
+  const lone = firstLoneSurrogate(text);
+  return lone === null ? null : `a lone UTF-16 surrogate (${lone}), which it would get as U+FFFD`;
 }

@@ -169,6 +169,12 @@ export const CODES = {
     'A process\'s arguments, environment and working directory are C strings that end at the first NUL byte, so a value with one (YAML writes it as "\\0" in double quotes) would silently run as something shorter. Pipeline names are refused too: they name log files.',
     "remove the \\0; write \\\\0 for a backslash and a zero",
   ),
+  "lone-surrogate": problem(
+    "error",
+    "A lone UTF-16 surrogate where a command, environment or path would get U+FFFD",
+    'YAML and JSON can write half of a character as an escape ("\\ud800" in double quotes). Node hands a process its arguments, environment and working directory as UTF-8, which has no bytes for half a character, so it puts U+FFFD (�) in its place and the step would silently get other text than the file says. Pipeline names are refused too: they reach steps as GPUPLAN_PIPELINE.',
+    "write the character itself, or both halves of its surrogate pair; write \\\\ud800 for a backslash and the letters",
+  ),
   "env-sets-devices": problem(
     "error",
     "A step's env chooses its GPUs",

@@ -48,6 +48,16 @@ const cases: [string, (plan: Plan) => void, string][] = [
   ],
   ["a NUL in an env value", (p) => (p.pipelines[0]!.steps[0]!.env = { A: "x\u0000" }), "NUL byte"],
   [
+    "a lone surrogate in argv (Node would pass U+FFFD)",
+    (p) => p.pipelines[0]!.steps[0]!.argv.push("a\ud800b"),
+    "would be started with a lone UTF-16 surrogate (\\ud800)",
+  ],
+  [
+    "a lone surrogate in an env value",
+    (p) => (p.pipelines[0]!.steps[0]!.env = { A: "x\udc00" }),
+    "lone UTF-16 surrogate (\\udc00)",
+  ],
+  [
     "needs naming no step",
     (p) => (p.pipelines[0]!.steps[1]!.needs = ["nope"]),
     "needs `nope`, which the pipeline does not have",

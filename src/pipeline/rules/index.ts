@@ -1,5 +1,6 @@
 import { deviceVariables } from "./device-variables.js";
 import { gpuOptionsOnCpuSteps } from "./gpu-options.js";
+import { loneSurrogates } from "./lone-surrogates.js";
 import { matrixPlaceholders } from "./matrix-placeholders.js";
 import { memoryConversions } from "./memory-conversions.js";
 import { needsGraph } from "./needs-graph.js";
@@ -13,6 +14,7 @@ import { workerSteps } from "./worker-steps.js";
 export const RULES: readonly Rule[] = [
   uniqueStepIds,
   nulBytes,
+  loneSurrogates,
   deviceVariables,
   needsGraph,
   runCommand,

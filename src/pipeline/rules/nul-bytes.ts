@@ -1,4 +1,5 @@
-import { error, toPointer } from "../../problems/problem.js";
+import { error } from "../../problems/problem.js";
+import { processTexts } from "./process-texts.js";
 import type { Rule } from "./rule.js";
 
 /**
@@ -7,8 +8,8 @@ import type { Rule } from "./rule.js";
  * that reaches a process (or a file name: pipeline names name logs) is checked.
  */
 export const nulBytes: Rule = ({ spec, pipeline, file, report }) => {
-  const check = (value: unknown, pointer: string, what: string) => {
-    if (typeof value !== "string" || !value.includes("\0")) return;
+  for (const { value, pointer, what } of processTexts(spec, pipeline, (t) => t.replaceAll("\0", "\\0"))) {
+    if (typeof value !== "string" || !value.includes("\0")) continue;
     report(
       error({
         code: "nul-byte",
@@ -18,41 +19,5 @@ export const nulBytes: Rule = ({ spec, pipeline, file, report }) => {
         pointer,
       }),
     );
-  };
-  check(
-    spec.name,
-    `${pipeline.pointer}/name`,
-    `the name of pipeline \`${spec.name.replaceAll("\0", "\\0")}\``,
-  );
-  for (const [key, value] of Object.entries(spec.env ?? {}))
-    check(value, `${pipeline.pointer}/env${toPointer([key])}`, `env \`${key}\` of the pipeline`);
-  for (const [name, values] of Object.entries(spec.matrix ?? {}))
-    for (const [i, v] of values.entries())
-      check(v, `${pipeline.pointer}/matrix${toPointer([name, i])}`, `matrix value \`${name}\``);
-  spec.steps.forEach((s, j) => {
-    const step = pipeline.steps[j]!;
-    const of = `of step \`${step.id}\``;
-    if (typeof s.run === "string") check(s.run, `${step.pointer}/run`, `\`run\` ${of}`);
-    for (const [k, arg] of (Array.isArray(s.run) ? s.run : []).entries())
-      check(arg, `${step.pointer}/run/${k}`, `\`run[${k}]\` ${of}`);
-    for (const [k, arg] of (s.worker?.run ?? []).entries())
-      check(arg, `${step.pointer}/worker/run/${k}`, `\`worker.run[${k}]\` ${of}`);
-    // The step's env and cwd merged with the pipeline's and the defaults: point at where each came from.
-    // Own keys only: `constructor` or `toString` is a variable name like any other.
-    const has = (env: object | undefined, key: string) => env !== undefined && Object.hasOwn(env, key);
-    for (const [key, value] of Object.entries(step.env)) {
-      const where = has(s.env, key)
-        ? `${step.pointer}/env${toPointer([key])}`
-        : has(spec.env, key)
-          ? undefined // checked above, once for the pipeline
-          : `/defaults/env${toPointer([key])}`;
-      if (where) check(value, where, `env \`${key}\` ${has(s.env, key) ? of : "of the defaults"}`);
-    }
-    if (step.cwd !== null)
-      check(
-        step.cwd,
-        s.cwd !== undefined ? `${step.pointer}/cwd` : "/defaults/cwd",
-        `\`cwd\` ${s.cwd !== undefined ? of : "of the defaults"}`,
-      );
-  });
+  }
 };
