@@ -151,7 +151,8 @@ function checkTemplates(
 } {
   const parsed = parseSource(file, text);
   if (hasErrors(parsed.problems)) return { source: parsed.source, problems: parsed.problems };
-  const problems: Problem[] = [];
+  // The parser's warnings (a `%YAML 1.1` directive) stand beside whatever the checks find.
+  const problems: Problem[] = [...parsed.problems];
   let data = parsed.data as GpuplanPipelineFile;
   let skip = new Set<number>();
   let dropped = new Set<string>();

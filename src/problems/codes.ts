@@ -163,6 +163,12 @@ export const CODES = {
     "Pipeline, inventory and plan files are UTF-8 text (YAML or JSON). A NUL byte means a binary file (or UTF-16); bytes that are not UTF-8 (Latin-1, Windows-1252) would change silently into U+FFFD, so they are refused where they first occur.",
     "save the file as UTF-8",
   ),
+  "yaml-version": problem(
+    "warning",
+    "A `%YAML` directive for a version other than the YAML 1.2 gpuplan reads",
+    "gpuplan reads every file as YAML 1.2 (the core schema), whatever its `%YAML` directive says. Under `%YAML 1.1` an author means plain yes/no/on/off as true/false, 0777 as octal 511 and 1:30 as 90; YAML 1.2 reads them as the text `yes`, the number 777 and the text `1:30`. Where a setting wants a true/false or a size, such text is an error of its own; where text is wanted (a command's arguments, an env value) or a number has a leading zero, the value is silently another. The directive is located so the file can be checked and the line changed. A later 1.x version is read as 1.2 too, as YAML 1.2 asks.",
+    "check such values, then write `%YAML 1.2` or remove the line",
+  ),
   "nul-byte": problem(
     "error",
     "A NUL byte where a command, environment or path would be cut short",

@@ -9,7 +9,7 @@
 import type { Node } from "yaml";
 import { mayHaveAliasKey, mayHaveFlowCollectionKey } from "./key-scan.js";
 import { dataKeys, keyName } from "./loaded-key.js";
-import { yaml } from "./yaml-module.js";
+import { DOCUMENT_OPTIONS, yaml } from "./yaml-module.js";
 
 /** One is enough to say what is wrong; a file with more is not hand-written. */
 const MAX_REPORTED = 20;
@@ -55,7 +55,7 @@ function isJson(text: string): boolean {
  */
 export function collectionKeyOffsets(text: string, data: unknown): number[] {
   const { parseDocument, visit, isAlias, isCollection } = yaml();
-  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false });
+  const doc = parseDocument(text, DOCUMENT_OPTIONS);
   const found: number[] = [];
   // Without errors of its own the yaml package reads the text as js-yaml does.
   let names: Set<string> | undefined;

@@ -6,7 +6,7 @@
 import type { Document, Node, Pair, YAMLMap } from "yaml";
 import { fromPointer } from "../problems/problem.js";
 import type { OffsetRequest } from "./scan-offsets.js";
-import { yaml } from "./yaml-module.js";
+import { DOCUMENT_OPTIONS, yaml } from "./yaml-module.js";
 
 export interface DocumentIndex {
   doc: Document;
@@ -14,7 +14,7 @@ export interface DocumentIndex {
 }
 
 export function indexDocument(text: string): DocumentIndex {
-  return { doc: yaml().parseDocument(text, { uniqueKeys: false, prettyErrors: false }), keys: new WeakMap() };
+  return { doc: yaml().parseDocument(text, DOCUMENT_OPTIONS), keys: new WeakMap() };
 }
 
 /**

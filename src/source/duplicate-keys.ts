@@ -5,7 +5,7 @@
  * error path (as locate.ts does), with duplicate keys allowed so that it sees them all.
  */
 import type { Node } from "yaml";
-import { yaml } from "./yaml-module.js";
+import { DOCUMENT_OPTIONS, yaml } from "./yaml-module.js";
 
 export interface DuplicateKey {
   key: string;
@@ -21,7 +21,7 @@ const MAX_DUPLICATES = 100;
 /** The duplicate keys of `text`, in file order; at most MAX_DUPLICATES. */
 export function duplicateKeys(text: string): DuplicateKey[] {
   const { parseDocument, visit, isAlias, isScalar } = yaml();
-  const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false });
+  const doc = parseDocument(text, DOCUMENT_OPTIONS);
   const found: DuplicateKey[] = [];
   visit(doc, {
     Map(_, map) {

@@ -13,6 +13,7 @@ import { duplicateKeys } from "./duplicate-keys.js";
 import { linePositions } from "./line-positions.js";
 import { mergeKeyPointers } from "./merge-keys.js";
 import type { SourceFile } from "./read-source-text.js";
+import { yamlVersionWarning } from "./yaml-version.js";
 
 export type { SourceFile } from "./read-source-text.js";
 export { readSourceText } from "./read-source-text.js";
@@ -51,7 +52,9 @@ export function parseSource(file: string, text: string): ParsedSource {
     const keys = mayHoldCollectionKey(text) ? collectionKeyOffsets(source.text, data) : [];
     if (keys.length > 0)
       return { source, data: undefined, problems: keys.map((at) => collectionKeyProblem(at, file)) };
-    return { source, data, problems: [] };
+    // Most files never write `%YAML`: they are not scanned.
+    const version = text.includes("%YAML") ? yamlVersionWarning(file, source.text) : undefined;
+    return { source, data, problems: version ? [version] : [] };
   } catch (e) {
     if (!(e instanceof YAMLException)) throw e;
     return { source, data: undefined, problems: syntaxProblems(e, file, source.text) };
