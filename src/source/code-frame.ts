@@ -7,6 +7,7 @@
  * wider than the frame shows the window, `…` where it is cut.
  */
 import { escapeText } from "../text/safe-text.js";
+import { firstLineStart } from "./line-positions.js";
 
 export interface FrameStyle {
   dim: (s: string) => string;
@@ -49,10 +50,15 @@ interface Line {
  */
 export class FrameText {
   readonly #lines = new Map<number, Line | null>();
+  /** Where line 1 starts: after a byte-order mark, so that the frame shows the line as editors do. */
+  readonly #first: number;
   /** The furthest line found by counting from the start, to count on from. */
-  #counted: { line: number; start: number } = { line: 1, start: 0 };
+  #counted: { line: number; start: number };
 
-  constructor(readonly text: string) {}
+  constructor(readonly text: string) {
+    this.#first = firstLineStart(text);
+    this.#counted = { line: 1, start: this.#first };
+  }
 
   /** Line `n`, found from the problem's offset on it, a neighbour already found, or by counting. */
   line(n: number, at?: FramePoint): Line | undefined {
@@ -69,20 +75,24 @@ export class FrameText {
     if (n < 1) return undefined;
     if (at?.offset !== undefined) {
       const start = at.offset - (at.column - 1);
-      if (start >= 0 && start <= text.length && (start === 0 || text.charCodeAt(start - 1) === LF))
+      if (
+        start >= this.#first &&
+        start <= text.length &&
+        (start === this.#first || text.charCodeAt(start - 1) === LF)
+      )
         return start;
     }
     const before = this.#lines.get(n - 1);
     if (before) return before.next;
     const after = this.#lines.get(n + 1);
     if (after) {
-      if (after.start === 0) return undefined;
+      if (after.start === this.#first) return undefined;
       // The line before `after` ends at the newline just before it; look back for its start.
       const newline = after.start - 1;
       const from = Math.max(0, newline - SCAN);
       const found = text.slice(from, newline).lastIndexOf("\n");
       if (found !== -1) return from + found + 1;
-      return from === 0 ? 0 : undefined;
+      return from === 0 ? this.#first : undefined;
     }
     return this.#count(n);
   }
@@ -90,7 +100,7 @@ export class FrameText {
   /** The start of line `n` by counting newlines: only for a problem that came without its offset. */
   #count(n: number): number | undefined {
     const { text } = this;
-    let { line, start } = n >= this.#counted.line ? this.#counted : { line: 1, start: 0 };
+    let { line, start } = n >= this.#counted.line ? this.#counted : { line: 1, start: this.#first };
     while (line < n) {
       const newline = text.indexOf("\n", start);
       if (newline === -1) return undefined;
