@@ -13,6 +13,7 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, transform } from "esbuild";
 import { bundleDetectEntries } from "./bundle-detect.mjs";
+import { writePacks } from "./bundle-packs.mjs";
 import { trainCodeCache } from "./train-code-cache.mjs";
 
 /**
@@ -58,6 +59,7 @@ const { outputFiles } = await build({
   write: false,
 });
 await writeCommonJs(outputFiles);
+writePacks(outdir);
 await bundleDetectEntries();
 // Last: it runs the commands it caches (docs/decisions/0014-build-time-code-cache.md).
 trainCodeCache();

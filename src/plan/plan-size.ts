@@ -110,12 +110,24 @@ export function* withinPlanLimit(pieces: Iterable<string>): Generator<string> {
   }
 }
 
-/** The plan's size in bytes, counted only up to the first piece past MAX_PLAN_BYTES. */
-export function planBytesUpToLimit(pieces: Iterable<string>): number {
+/**
+ * The plan's size in bytes, counted only up to the first piece past MAX_PLAN_BYTES, and its pieces
+ * themselves while they come to at most `keepBytes`: a plan for stdout is measured before any of
+ * it goes out, and a small one (nearly all) is then written from these instead of serialised again.
+ */
+export function planBytesUpToLimit(
+  pieces: Iterable<string>,
+  keepBytes = 0,
+): { bytes: number; pieces: string[] | undefined } {
   let bytes = 0;
+  let kept: string[] | undefined = [];
   for (const piece of pieces) {
     bytes += Buffer.byteLength(piece);
     if (bytes > MAX_PLAN_BYTES) break;
+    if (kept !== undefined) {
+      if (bytes <= keepBytes) kept.push(piece);
+      else kept = undefined;
+    }
   }
-  return bytes;
+  return { bytes, pieces: kept };
 }

@@ -2,7 +2,7 @@
 // on a Node without a module compile cache, gpuplan compiles its files from the cache the build
 // wrote, and a cache V8 refuses (damaged, another source) costs nothing but the cache.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -19,43 +19,65 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-/** A preload that logs each script vm compiles from a cache: file, then whether V8 refused it. */
-function recordCachedScripts(): { nodeArgs: string[]; compiled: () => Map<string, boolean> } {
+/**
+ * A preload that logs each script vm compiles from a cache (file, then whether V8 refused it) and
+ * each chunk of dist/bundle read from its own file.
+ */
+function recordCachedScripts(): {
+  nodeArgs: string[];
+  compiled: () => Map<string, boolean>;
+  readChunks: () => Set<string>;
+} {
   const log = join(t.dir, "scripts.log");
+  const reads = join(t.dir, "reads.log");
   const preload = join(t.dir, "record-scripts.cjs");
   writeFileSync(
     preload,
-    `const vm = require("node:vm"); const { appendFileSync } = require("node:fs");
+    `const vm = require("node:vm"); const fs = require("node:fs"); const { appendFileSync } = fs;
 const Script = vm.Script;
 vm.Script = class extends Script {
   constructor(code, options) {
     super(code, options);
     if (options && options.cachedData) appendFileSync(${JSON.stringify(log)}, options.filename + " " + this.cachedDataRejected + "\\n");
   }
+};
+const readFileSync = fs.readFileSync;
+fs.readFileSync = function (file, ...rest) {
+  if (typeof file === "string" && /[\\/]dist[\\/]bundle[\\/][^\\/]+\\.js$/.test(file)) appendFileSync(${JSON.stringify(reads)}, file + "\\n");
+  return readFileSync.call(this, file, ...rest);
 };\n`,
   );
+  const lines = (file: string) => (existsSync(file) ? readFileSync(file, "utf8").trim().split("\n") : []);
   return {
     nodeArgs: ["--require", preload],
-    compiled: () => {
-      const lines = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : [];
-      return new Map(lines.map((l) => [l.slice(0, l.lastIndexOf(" ")), l.endsWith(" true")]));
-    },
+    compiled: () => new Map(lines(log).map((l) => [l.slice(0, l.lastIndexOf(" ")), l.endsWith(" true")])),
+    readChunks: () => new Set(lines(reads)),
   };
+}
+
+/** The chunks each pack a run compiled from its cache holds (scripts/bundle-packs.mjs), V8 refusing none. */
+function chunksFromPacks(scripts: Map<string, boolean>, bundle = join(ROOT, "dist/bundle")): Set<string> {
+  const chunks = new Set<string>();
+  for (const [file, refused] of scripts)
+    if (!refused && file.startsWith(join(bundle, "packs/")))
+      for (const m of readFileSync(file, "utf8").matchAll(/^"([^"]+)",function \(exports/gm))
+        chunks.add(join(bundle, m[1]!));
+  return chunks;
 }
 
 describe.skipIf(nodeHasCompileCache)("the build's code cache (Node without a compile cache)", () => {
   it("is written for this Node, and a compile runs its CLI files from it, none refused", () => {
-    expect(existsSync(join(CACHE, "bundle__main.js"))).toBe(true);
+    expect(existsSync(join(CACHE, "bundle__packs__main.js"))).toBe(true);
     const { nodeArgs, compiled } = recordCachedScripts();
     const plain = gpuplan(COMPILE);
     const r = gpuplan(COMPILE, { nodeArgs });
     expect(r).toEqual(plain);
     expect(r.exitCode).toBe(0);
     const scripts = compiled();
-    expect(scripts.get(join(ROOT, "dist/bundle/main.js"))).toBe(false);
-    // The command's own modules, not only the entry: the pipeline validator, the YAML parser, commander.
-    expect(scripts.size).toBeGreaterThan(20);
+    expect(scripts.get(join(ROOT, "dist/bundle/packs/main.js"))).toBe(false);
     expect([...scripts.values()].every((refused) => !refused)).toBe(true);
+    // The command's own modules, not only the entry: the pipeline validator, the YAML parser, commander.
+    expect(chunksFromPacks(scripts).size).toBeGreaterThan(20);
   });
 
   it("every file of dist/bundle a compile, a dry run and a run load comes from the cache, koffi as its prebuilt module", () => {
@@ -63,7 +85,7 @@ describe.skipIf(nodeHasCompileCache)("the build's code cache (Node without a com
     // Node's resolution (scripts/bundle.mjs refuses to build one, but for the live view's opener);
     // the run and compile commands each had one (issue #17). The preload also lists, at exit,
     // every file Node's module cache holds.
-    const { nodeArgs, compiled } = recordCachedScripts();
+    const { nodeArgs, compiled, readChunks } = recordCachedScripts();
     const loadedLog = join(t.dir, "loaded.log");
     const listLoaded = join(t.dir, "list-loaded.cjs");
     writeFileSync(
@@ -82,11 +104,18 @@ describe.skipIf(nodeHasCompileCache)("the build's code cache (Node without a com
       const loaded = readFileSync(loadedLog, "utf8").split("\n");
       const bundle = loaded.filter((f) => f.startsWith(join(ROOT, "dist/bundle/")));
       expect(bundle.length, args.join(" ")).toBeGreaterThan(10);
+      // Each chunk ran from a pack compiled from its cache, or was read from its own file and
+      // compiled from its own cache; main.js, which Node reads before gpuplan sees it, from its pack.
       const scripts = compiled();
+      const packed = chunksFromPacks(scripts);
+      const read = readChunks();
+      const main = join(ROOT, "dist/bundle/main.js");
       expect(
-        bundle.filter((f) => scripts.get(f) !== false),
+        bundle.filter((f) => (f !== main && read.has(f) ? scripts.get(f) !== false : !packed.has(f))),
         `${args.join(" ")}: chunks not run from the code cache`,
       ).toEqual([]);
+      // Most of them from packs: a command's chunks are not read one by one.
+      expect(packed.size, args.join(" ")).toBeGreaterThan(read.size);
       if (args.includes("plain")) {
         // The run's C library (posix_spawn, the slot lock) loads koffi's native module directly,
         // not through koffi's loader or Node's ES module loader (src/libc/libc.ts).
@@ -98,23 +127,49 @@ describe.skipIf(nodeHasCompileCache)("the build's code cache (Node without a com
   });
 
   it("a damaged cache is refused and the file compiled from source: same output, same exit", () => {
-    // A copy of the package, its cache for main.js overwritten with bytes V8 cannot use.
-    const copy = join(t.dir, "pkg");
-    for (const path of ["bin", "dist", "package.json"])
-      cpSync(join(ROOT, path), join(copy, path), { recursive: true });
-    symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
+    // A copy of the package, the cache of main.js's pack overwritten with bytes V8 cannot use.
+    const copy = copyPackage();
     const cacheCopy = join(copy, "dist/code-cache", `${process.version}-${process.arch}`);
-    writeFileSync(join(cacheCopy, "bundle__main.js"), Buffer.alloc(4096, 7));
-    expect(readdirSync(cacheCopy).length).toBeGreaterThan(20);
+    writeFileSync(join(cacheCopy, "bundle__packs__main.js"), Buffer.alloc(4096, 7));
+    expect(readdirSync(cacheCopy).length).toBeGreaterThan(10);
     const { nodeArgs, compiled } = recordCachedScripts();
     const plain = gpuplan(COMPILE);
-    const r = spawnSync(process.execPath, [...nodeArgs, join(copy, "bin/gpuplan.js"), ...COMPILE], {
-      cwd: ROOT,
-      env: { ...process.env, NO_COLOR: "1" },
-      encoding: "utf8",
-    });
-    expect({ exitCode: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual(plain);
+    expect(runCopy(copy, nodeArgs)).toEqual(plain);
     const scripts = compiled();
-    expect(scripts.get(join(copy, "dist/bundle/main.js"))).toBe(true);
+    expect(scripts.get(join(copy, "dist/bundle/packs/main.js"))).toBe(true);
+    expect(scripts.get(join(copy, `dist/bundle/packs/compile-${packName(copy, "compile-")}`))).toBe(false);
+  });
+
+  it("without its packs the bundle runs chunk by chunk from their own files: same output, same exit", () => {
+    const copy = copyPackage();
+    rmSync(join(copy, "dist/bundle/packs"), { recursive: true });
+    const { nodeArgs, readChunks } = recordCachedScripts();
+    expect(runCopy(copy, nodeArgs)).toEqual(gpuplan(COMPILE));
+    expect(readChunks().size).toBeGreaterThan(20);
   });
 });
+
+/** A copy of the package (bin, dist, package.json; node_modules linked) to damage. */
+function copyPackage(): string {
+  const copy = join(t.dir, "pkg");
+  for (const path of ["bin", "dist", "package.json"])
+    cpSync(join(ROOT, path), join(copy, path), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
+  return copy;
+}
+
+function runCopy(copy: string, nodeArgs: string[]) {
+  const r = spawnSync(process.execPath, [...nodeArgs, join(copy, "bin/gpuplan.js"), ...COMPILE], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: "1" },
+    encoding: "utf8",
+  });
+  return { exitCode: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The rest of the name of the pack whose name starts with `prefix` (the chunk hash changes with the code). */
+function packName(copy: string, prefix: string): string {
+  const name = readdirSync(join(copy, "dist/bundle/packs")).find((f) => f.startsWith(prefix));
+  if (name === undefined) throw new Error(`no pack ${prefix}*`);
+  return name.slice(prefix.length);
+}

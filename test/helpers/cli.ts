@@ -34,6 +34,8 @@ export function gpuplan(args: readonly string[], options: CliOptions = {}): CliR
       encoding: "utf8",
       input: options.input ?? "",
       timeout: options.timeoutMs ?? 30_000,
+      // Node's default (1 MiB) would cut a plan on stdout short.
+      maxBuffer: 64 * 2 ** 20,
     },
   );
   if (r.error) throw r.error;

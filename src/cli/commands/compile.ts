@@ -55,6 +55,8 @@ export interface CompileOptions {
 
 /** How a pipeline read from stdin (`compile -`) is named in problems and in the plan. */
 const STDIN_NAME = "<stdin>";
+/** How much of a plan for stdout is kept from measuring it to write it (writePlanWithinLimit). */
+const KEEP_STDOUT_BYTES = 8 * 1024 * 1024;
 
 export default async function compile(file: string, options: CompileOptions): Promise<number> {
   if (options.inventory && options.target) {
@@ -92,7 +94,8 @@ export default async function compile(file: string, options: CompileOptions): Pr
     ...new Map(compiles.flatMap((c) => c.result.sources).map((src) => [src.file, src])).values(),
   ];
   let failed = hasErrors(problems) || result.plan === undefined;
-  const tooLarge = failed ? undefined : await writePlanWithinLimit(result.plan!, output, checks.length > 0);
+  const written = failed ? undefined : await writePlanWithinLimit(result.plan!, output, checks.length > 0);
+  const tooLarge = written?.tooLarge;
   if (tooLarge !== undefined) {
     const { locateProblems } = await import("../../source/locate.js");
     const problem = planTooLargeProblem(file === "-" ? STDIN_NAME : file, tooLarge);
@@ -124,7 +127,7 @@ export default async function compile(file: string, options: CompileOptions): Pr
     default: {
       if (problems.length) writeErr(formatHuman(problems, sources, paint));
       if (!failed && !output && checks.length === 0)
-        for (const piece of planPieces(result.plan!)) writeOut(piece);
+        for (const piece of written?.pieces ?? planPieces(result.plan!)) writeOut(piece);
     }
   }
   if (options.format !== "json") {
@@ -148,24 +151,26 @@ export default async function compile(file: string, options: CompileOptions): Pr
 /**
  * Write the plan to `output`, streamed a pipeline at a time (a big plan's text is never held
  * whole, plan-text.ts), unless it passes the size run reads (plan-size.ts): then nothing is
- * written and its size so far comes back. A plan for stdout is measured before any of it goes
- * out, so a reader never gets the first 128 MiB of one; `--check` compares, and writes nothing.
+ * written and its size so far comes back as `tooLarge`. A plan for stdout is measured before any
+ * of it goes out, so a reader never gets the first 128 MiB of one; up to KEEP_STDOUT_BYTES of it
+ * is kept as measured (`pieces`) and written from there, not serialised a second time. `--check`
+ * compares, and writes nothing.
  */
 async function writePlanWithinLimit(
   plan: GpuplanPlan,
   output: string | undefined,
   checking: boolean,
-): Promise<number | undefined> {
+): Promise<{ tooLarge?: number; pieces?: string[] }> {
   if (output === undefined) {
-    if (checking) return undefined;
-    const bytes = planBytesUpToLimit(planPieces(plan));
-    return bytes > MAX_PLAN_BYTES ? bytes : undefined;
+    if (checking) return {};
+    const { bytes, pieces } = planBytesUpToLimit(planPieces(plan), KEEP_STDOUT_BYTES);
+    return bytes > MAX_PLAN_BYTES ? { tooLarge: bytes } : { pieces };
   }
   try {
     await writeUserFile(output, withinPlanLimit(planPieces(plan)), "plan");
-    return undefined;
+    return {};
   } catch (e) {
-    if (e instanceof PlanTooLarge) return e.bytes;
+    if (e instanceof PlanTooLarge) return { tooLarge: e.bytes };
     throw e;
   }
 }
