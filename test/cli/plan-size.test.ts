@@ -1,7 +1,15 @@
 // One limit on a plan's size, shared by compile and run (src/plan/plan-size.ts): run of a 344 MB
 // plan had peaked at 4.1 GB and a 450 MB one ended Node with "heap out of memory"; a plan past the
 // limit is now refused by its size before it is read, and compile refuses to write one.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -127,15 +135,19 @@ describe("compile of a plan to stdout", () => {
   it.each([
     [2, "kept from measuring it"],
     [12, "serialised again"],
-  ])("of %i pipelines (%s) is the plan -o writes", (n) => {
-    const cwd = scratch();
-    writeFileSync(join(cwd, "wide.yaml"), pipeline(n));
-    const file = gpuplan(["compile", "wide.yaml", "-o", "plan.json", "--target", "cpu-only"], { cwd });
-    expect(file.exitCode, file.stderr).toBe(0);
-    const out = gpuplan(["compile", "wide.yaml", "--target", "cpu-only"], { cwd });
-    expect(out.exitCode, out.stderr).toBe(0);
-    const written = readFileSync(join(cwd, "plan.json"), "utf8");
-    expect(Buffer.byteLength(written) > 8 * 2 ** 20).toBe(n === 12);
-    expect(out.stdout).toBe(written);
-  }, 60_000);
+  ])(
+    "of %i pipelines (%s) is the plan -o writes",
+    (n) => {
+      const cwd = scratch();
+      writeFileSync(join(cwd, "wide.yaml"), pipeline(n));
+      const file = gpuplan(["compile", "wide.yaml", "-o", "plan.json", "--target", "cpu-only"], { cwd });
+      expect(file.exitCode, file.stderr).toBe(0);
+      const out = gpuplan(["compile", "wide.yaml", "--target", "cpu-only"], { cwd });
+      expect(out.exitCode, out.stderr).toBe(0);
+      const written = readFileSync(join(cwd, "plan.json"), "utf8");
+      expect(Buffer.byteLength(written) > 8 * 2 ** 20).toBe(n === 12);
+      expect(out.stdout).toBe(written);
+    },
+    60_000,
+  );
 });
