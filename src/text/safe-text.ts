@@ -10,8 +10,13 @@
 // C0 controls, DEL, C1 controls, the bidi embeddings/overrides/isolates and marks, the Unicode
 // line and paragraph separators (which some terminals and editors treat as newlines), and the
 // zero-width characters (U+200B–U+200D, U+FEFF) that make two different names look the same.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+// Then a lone UTF-16 surrogate (half a character, as a YAML or JSON file can spell it: "\ud800"):
+// written out as UTF-8 it becomes U+FFFD (�), so the message would show something other than what
+// the file says. A low surrogate is matched first and its lookbehind checked after, so that text
+// without surrogates pays one character test.
+const UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|[\udc00-\udfff](?<![\ud800-\udbff][\udc00-\udfff])/g;
 
 const UNSAFE_ONE = new RegExp(UNSAFE.source);
 
@@ -52,7 +57,10 @@ export function escapeForPage(text: string): string {
 
 /** Outside text cut to `maxLength` characters (… marks the cut), then escaped as escapeText does. */
 export function displayText(value: string, maxLength = 200): string {
-  return escapeText(value.length > maxLength ? `${value.slice(0, maxLength)}…` : value);
+  if (value.length <= maxLength) return escapeText(value);
+  // Never half a surrogate pair before the cut (it would show as an escape of half a character).
+  const end = isHighSurrogate(value.charCodeAt(maxLength - 1)) ? maxLength - 1 : maxLength;
+  return escapeText(`${value.slice(0, end)}…`);
 }
 
 /** A name (plan, pipeline, step) longer than this is shown cut: longer than any a person types or reads. */

@@ -3,7 +3,10 @@
  * the working directory as UTF-8, which cannot carry it, so the process got U+FFFD instead of what
  * the file says — and compile exited 0. Now a located error wherever a NUL byte is one.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { gpuplan, tempDir } from "../helpers/cli.js";
 import { check, one, withCode, yaml } from "../helpers/pipeline.js";
 
 const at = (problems: ReturnType<typeof check>["problems"], code: string) =>
@@ -79,5 +82,26 @@ describe("lone surrogates", () => {
             - { id: a, run: [echo, "\ud83d\ude00", "a\\\\ud800b", "😀"], env: { E: "\udbff\udfff" } }
     `);
     expect(loaded.problems).toEqual([]);
+  });
+});
+
+describe("a lone surrogate in a message", () => {
+  it("is shown on the terminal as the file spells it, not as U+FFFD; --format json keeps it as JSON escapes it", () => {
+    const t = tempDir();
+    try {
+      writeFileSync(
+        join(t.dir, "p.yaml"),
+        'version: 1\nname: t\npipelines:\n  - name: p\n    steps:\n      - { id: s, run: [x], memory: "\\ud800nope" }\n',
+      );
+      const human = gpuplan(["compile", "p.yaml", "--target", "cpu-only"], { cwd: t.dir });
+      expect(human.exitCode).toBe(1);
+      expect(human.stderr).toContain("unknown memory type `\\ud800nope`");
+      expect(human.stderr).not.toContain("\ufffd");
+      const json = gpuplan(["compile", "p.yaml", "--target", "cpu-only", "--format", "json"], { cwd: t.dir });
+      expect(json.stdout).toContain("unknown memory type `\\ud800nope`");
+      expect(JSON.parse(json.stdout).problems[0].message).toBe("unknown memory type `\ud800nope`");
+    } finally {
+      t.cleanup();
+    }
   });
 });

@@ -95,3 +95,36 @@ describe("displayCut", () => {
     expect(shown).toBe(`${"a".repeat(199)}…${"a".repeat(39)}`);
   });
 });
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+describe("lone UTF-16 surrogates", () => {
+  // A YAML or JSON file can spell half a character ("\ud800"); written to a terminal as UTF-8 it
+  // would become U+FFFD, so a message would not show what the file says.
+  it("are shown as their escapes; a surrogate pair is one character and is left alone", () => {
+    expect(escapeText("\ud800nope")).toBe("\\ud800nope");
+    expect(escapeText("x\udfffy")).toBe("x\\udfffy");
+    expect(escapeText("\udc00\ud800")).toBe("\\udc00\\ud800");
+    expect(escapeText("a\ud83d")).toBe("a\\ud83d");
+    expect(escapeText("🧪 \ud83d\ude00")).toBe("🧪 😀");
+    expect(escapeText("\ud83d\ud83d\ude00")).toBe("\\ud83d😀");
+    expect(needsEscape("\ud800")).toBe(true);
+    expect(needsEscape("😀")).toBe(false);
+    expect(escapeForPage("<\udbff>")).toBe("<\\udbff>");
+  });
+
+  it("no escaped text holds one, whatever the input", () => {
+    const units = [0x41, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0x0a];
+    for (const a of units)
+      for (const b of units)
+        for (const c of units) {
+          const out = escapeText(String.fromCharCode(a, b, c));
+          expect(out, JSON.stringify(out)).not.toMatch(LONE_SURROGATE);
+        }
+  });
+
+  it("displayText does not cut a pair in half", () => {
+    expect(displayText(`ab😀cd`, 3)).toBe("ab…");
+    expect(displayText(`ab😀cd`, 4)).toBe("ab😀…");
+  });
+});
