@@ -74,6 +74,13 @@ function describeFailure(e: unknown): Failure {
     return { code: e.code, message: e.message, ...hintOf(e), details };
   }
   if (e instanceof UsageError) return { code: e.code, message: e.message, ...hintOf(e), details: [] };
+  if (isWorkingFolderGone(e))
+    return {
+      code: "working-folder-gone",
+      message: "the current folder no longer exists (it was removed or moved away)",
+      hint: "cd to a folder that exists and run the command again (a shell can still show the old folder's name)",
+      details: [],
+    };
   const systemError = describeSystemError(e);
   if (systemError) return systemError;
   const err = e instanceof Error ? e : new Error(String(e));
@@ -122,6 +129,15 @@ function describeSystemError(e: unknown): Failure | undefined {
     details: [],
   };
 }
+
+/**
+ * process.cwd() of a process whose working folder was removed (`cd dir; rm -rf ../dir`): Node
+ * throws ENOENT from uv_cwd wherever a command first resolves a relative path or looks for
+ * .gpuplan/ — the environment's to fix, not a bug. Node caches the folder after its first call,
+ * so a folder removed later, mid-run, does not land here.
+ */
+const isWorkingFolderGone = (e: unknown): boolean =>
+  errnoOf(e) === "ENOENT" && e instanceof Error && "syscall" in e && e.syscall === "uv_cwd";
 
 /** "did you mean --output? see gpuplan compile --help", "pick one; see …" */
 const joinHints = (parts: readonly (string | undefined)[]): string =>

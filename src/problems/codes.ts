@@ -863,6 +863,12 @@ export const CODES = {
     "A file gpuplan was asked to write cannot be written",
     "Output paths (`-o`, `--save`, `--events`) must name a file in an existing folder you can write: the message says whether the path is a directory (or ends in `/`, which names one), its folder is missing, a link on the way leads nowhere, the folder takes no new files (a virtual file system such as /proc), a file stands where a folder is needed, the folder is read-only, or the file itself is read-only for you (it is never replaced then). An existing non-regular file (a device, a FIFO) is written to, never replaced; a FIFO nobody opens for reading within 2 s is this error, not a wait for good; a symbolic link is followed. `--events` refuses a UNIX socket named by its path (gpuplan does not connect to sockets: connect it to stdout and give `/dev/stdout`) and a `/dev/fd/N` that gpuplan was not started with.",
   ),
+  "working-folder-gone": failure(
+    "user",
+    "The current folder no longer exists",
+    "gpuplan was started in a folder that has since been removed or moved away (another shell ran `rm -rf` on it, a checkout was deleted and made again, a temporary folder was cleaned up). The commands that read or write beside you — relative paths, .gpuplan/runs, .gpuplan/targets — cannot resolve anything there. A shell keeps showing the folder's name after it is gone.",
+    'cd to a folder that exists (`cd "$PWD"` reaches a folder made again under the same name) and run the command again',
+  ),
   "file-system-error": failure(
     "user",
     "The file system refused an operation",

@@ -16,6 +16,7 @@ import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runDirOf } from "../run/record/run-dir-of.js";
 import { type RunHeader, runHeaderOf } from "../run/record/run-header-line.js";
+import { checkWorkingFolder } from "../run/record/working-folder.js";
 import { runIdsNewestFirst } from "../runs/run-order.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
 import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
@@ -63,13 +64,16 @@ export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): P
   if (run === undefined) {
     // Ordered as gpuplan runs lists them: an exported array's slurm-JOB by when it started, not its name.
     const [latest] = await runIdsNewestFirst(runsDir);
-    if (latest === undefined)
+    if (latest === undefined) {
+      checkWorkingFolder();
       throw new UsageError(`no runs in ${runsDir}`, "unknown-run", "run one with gpuplan run PLAN");
+    }
     return join(runsDir, latest);
   }
   const dir = runDirOf(run, runsDir);
   const info = await stat(dir).catch(() => null);
   if (!info?.isDirectory()) {
+    checkWorkingFolder();
     throw new UsageError(
       `no run ${run} (looked in ${dir})`,
       "unknown-run",

@@ -5,6 +5,7 @@ import { delimiter, join } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { RUNS_DIR } from "../../run/record/journal.js";
+import { checkWorkingFolder } from "../../run/record/working-folder.js";
 import { listRuns, type RunInUse, type RunListing } from "../../runs/list-runs.js";
 import { pruneRuns } from "../../runs/prune-runs.js";
 import type { GpuplanRuns, PruneResult } from "../../schema-types/runs.js";
@@ -39,6 +40,7 @@ export default async function runs(options: RunsOptions): Promise<number> {
   );
   const slurm = rememberUnanswered(slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
   const all = await listRuns(RUNS_DIR, isRunInUse, slurm, slurmClientsHere(process.env));
+  if (all.length === 0) checkWorkingFolder();
   const pruned = options.prune ? await prune(all, options.keep!, isRunOrStepAlive, slurm) : undefined;
   const left = pruned ? all.filter((r) => !pruned.removed.includes(r.id)) : all;
   if (options.json) {

@@ -8,6 +8,7 @@ import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { RUNS_DIR, readJournal } from "../../run/record/journal.js";
 import { runDirOf } from "../../run/record/run-dir-of.js";
+import { checkWorkingFolder } from "../../run/record/working-folder.js";
 import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
 import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
 import { hasSlurmRecord } from "../../slurm/follow/slurm-folder.js";
@@ -23,12 +24,14 @@ export interface StatusOptions {
 
 export default async function status(run: string, options: StatusOptions): Promise<number> {
   const runDir = runDirOf(run);
-  if (!existsSync(join(runDir, "journal.jsonl")))
+  if (!existsSync(join(runDir, "journal.jsonl"))) {
+    checkWorkingFolder();
     throw new UsageError(
       `no run ${run} (looked in ${runDir})`,
       "unknown-run",
       `runs are in ${RUNS_DIR}/ (gpuplan runs)`,
     );
+  }
   // A file where slurm/ belongs is damaged-run (hasSlurmRecord throws it), not a local run.
   if (!hasSlurmRecord(runDir))
     throw new UsageError(

@@ -18,6 +18,7 @@ import { checkPlanDigest } from "../record/plan-digest.js";
 import { damagedRun, kindOf, readRunFileBytes } from "../record/read-run-file.js";
 import { runDirOf } from "../record/run-dir-of.js";
 import { type RunLock, takeRunLock } from "../record/run-lock.js";
+import { checkWorkingFolder } from "../record/working-folder.js";
 
 export interface ResumedRun {
   plan: GpuplanPlan;
@@ -129,12 +130,14 @@ function refuseNonRunFolder(resume: string, runDir: string): void {
     // A path through a file (--resume a-file/x) leads nowhere: no run, as for a missing one.
     if (errnoOf(e) !== "ENOTDIR") throw fileError(e, runDir, "read", "the run folder");
   }
-  if (info === undefined)
+  if (info === undefined) {
+    checkWorkingFolder();
     throw new UsageError(
       `--resume: no run ${resume} (looked in ${runDir})`,
       "unknown-run",
       `runs are in ${RUNS_DIR}/`,
     );
+  }
   if (!info.isDirectory())
     throw new UsageError(
       `--resume: ${resume} is ${kindOf(info)}, not a run folder`,
