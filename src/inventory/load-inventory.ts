@@ -31,8 +31,12 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
   const label = `file:${file}`;
   if (hasErrors(parsed.problems))
     return { inventory: undefined, label, file, source: parsed.source, problems: parsed.problems };
+  // The parser's warnings (a `%YAML 1.1` directive) stand beside whatever the checks find, as
+  // they do for a pipeline file.
+  const warnings = parsed.problems;
   const wrongKind = notAnInventory(parsed.data, file);
-  if (wrongKind) return { inventory: undefined, label, file, source: parsed.source, problems: [wrongKind] };
+  if (wrongKind)
+    return { inventory: undefined, label, file, source: parsed.source, problems: [...warnings, wrongKind] };
   // Loaded here, not at the top: --target and live detection never need it.
   const { default: validateInventory } = await import("../generated/inventory-validator.js");
   if (!validateInventory(parsed.data)) {
@@ -41,23 +45,29 @@ export async function loadInventoryFile(file: string): Promise<InventoryChoice> 
       label,
       file,
       source: parsed.source,
-      problems: schemaProblems(validateInventory.errors ?? [], file, undefined, (pointer) =>
-        valueAtPointer(parsed.data, pointer),
-      ),
+      problems: [
+        ...warnings,
+        ...schemaProblems(validateInventory.errors ?? [], file, undefined, (pointer) =>
+          valueAtPointer(parsed.data, pointer),
+        ),
+      ],
     };
   }
   const data = parsed.data as Inventory | ShortInventory;
   if (!("schema" in data)) {
     const tooMany = tooManyGpus(data, file);
-    if (tooMany) return { inventory: undefined, label, file, source: parsed.source, problems: [tooMany] };
+    if (tooMany)
+      return { inventory: undefined, label, file, source: parsed.source, problems: [...warnings, tooMany] };
   }
   const inventory = "schema" in data ? data : expandShortInventory(data, "file", INVENTORY_FILE_SEED);
-  const problems =
-    "schema" in data
+  const problems = [
+    ...warnings,
+    ...("schema" in data
       ? duplicateGpus(data, file)
-      : [...gpuMemoryProblems(data, file), ...shortFormUuidProblems(data, file)];
+      : [...gpuMemoryProblems(data, file), ...shortFormUuidProblems(data, file)]),
+  ];
   return {
-    inventory: problems.length ? undefined : inventory,
+    inventory: hasErrors(problems) ? undefined : inventory,
     label,
     file,
     source: parsed.source,

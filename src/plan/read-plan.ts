@@ -20,7 +20,8 @@ import { isPlanSchema } from "./plan-text.js";
 import { upgradePlan } from "./upgrade-plan.js";
 
 export type PlanCheck =
-  | { plan: GpuplanPlan; problems: []; source: SourceFile }
+  /** A plan; its problems are the parser's warnings (a YAML plan's `%YAML 1.1` directive). */
+  | { plan: GpuplanPlan; problems: Problem[]; source: SourceFile }
   | { plan: undefined; problems: Problem[]; source: SourceFile };
 
 /** Read and check the plan file `file` (as the user named it, for messages). */
@@ -48,13 +49,22 @@ export async function parsePlanText(file: string, text: string): Promise<ParsedS
   return (await import("../source/source-file.js")).parseSource(file, text);
 }
 
-/** The parsed data as a plan, or the problems (syntax, then schema) that make it none. */
+/**
+ * The parsed data as a plan, or the problems (syntax, then schema) that make it none. The parser's
+ * warnings (a YAML plan's `%YAML 1.1` directive) come with either, as they do for a pipeline file.
+ */
 export async function checkPlan(parsed: ParsedSource): Promise<PlanCheck> {
-  const { source, data } = parsed;
   if (hasErrors(parsed.problems)) {
-    const cut = truncation(source);
-    return { plan: undefined, problems: cut ? [cut] : parsed.problems, source };
+    const cut = truncation(parsed.source);
+    return { plan: undefined, problems: cut ? [cut] : parsed.problems, source: parsed.source };
   }
+  const checked = await checkPlanData(parsed.source, parsed.data);
+  return parsed.problems.length === 0
+    ? checked
+    : { ...checked, problems: [...parsed.problems, ...checked.problems] };
+}
+
+async function checkPlanData(source: SourceFile, data: unknown): Promise<PlanCheck> {
   const newer = newerFormat(data, source.file);
   if (newer) return { plan: undefined, problems: [newer], source };
   const { default: validatePlan } = await import("../generated/plan-validator.js");

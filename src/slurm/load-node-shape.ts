@@ -15,7 +15,7 @@ import { UsageError } from "../problems/errors.js";
 import { hasErrors, type Problem, warning } from "../problems/problem.js";
 import { schemaProblems } from "../problems/schema-errors.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
-import { parseSource, readSourceText } from "../source/source-file.js";
+import { parseSource, readSourceText, type SourceFile } from "../source/source-file.js";
 import { displayText } from "../text/safe-text.js";
 import { shellWord } from "../text/shell-word.js";
 import { type NodeShape, nodeShape } from "./node-shape.js";
@@ -35,13 +35,17 @@ export async function loadNodeShape(
     const loaded = await readInventory(explicit);
     if (hasErrors(loaded.problems) || !loaded.inventory) {
       throw new UsageError(
-        `--inventory ${explicit}: not an inventory (${loaded.problems.map((p) => p.message).join("; ")})`,
+        `--inventory ${explicit}: not an inventory (${loaded.problems
+          .filter((p) => p.severity === "error")
+          .map((p) => p.message)
+          .join("; ")})`,
         "invalid-inventory",
         "give the file gpuplan detect --slurm --save wrote, or one compile --inventory reads",
       );
     }
-    const problems =
-      inventoryFingerprint(loaded.inventory) === plan.inventory.fingerprint
+    const problems = [
+      ...loaded.problems,
+      ...(inventoryFingerprint(loaded.inventory) === plan.inventory.fingerprint
         ? []
         : [
             warning({
@@ -49,7 +53,8 @@ export async function loadNodeShape(
               message: `the plan was compiled against ${displayText(plan.inventory.label, 120)}, not against ${explicit}: its budgets may not fit these nodes`,
               hint: `recompile for the node type: gpuplan compile PIPELINE --inventory ${shellWord(explicit)} -o PLAN`,
             }),
-          ];
+          ]),
+    ];
     return { node: nodeShape(loaded.inventory, `inventory ${explicit}`, loaded.slurm), problems };
   }
   const label = plan.inventory.label;
@@ -69,7 +74,10 @@ export async function loadNodeShape(
       if (!existsSync(candidate)) continue;
       const loaded = await readInventory(candidate).catch(() => undefined);
       if (loaded?.inventory && inventoryFingerprint(loaded.inventory) === plan.inventory.fingerprint)
-        return { node: nodeShape(loaded.inventory, `inventory ${path}`, loaded.slurm), problems: [] };
+        return {
+          node: nodeShape(loaded.inventory, `inventory ${path}`, loaded.slurm),
+          problems: loaded.problems,
+        };
     }
   }
   return { node: null, problems: [] };
@@ -80,14 +88,23 @@ async function readInventory(
 ): Promise<{ inventory: Inventory | undefined; slurm?: ShortInventory["slurm"]; problems: Problem[] }> {
   const parsed = parseSource(file, await readSourceText(file, "inventory file"));
   if (hasErrors(parsed.problems)) return { inventory: undefined, problems: parsed.problems };
+  // The parser's warnings (a `%YAML 1.1` directive), located here: export and run print them
+  // without the file's text.
+  const warnings = await locatedWarnings(parsed.problems, parsed.source);
   const { default: validate } = await import("../generated/inventory-validator.js");
   if (!validate(parsed.data))
-    return { inventory: undefined, problems: schemaProblems(validate.errors ?? [], file) };
+    return { inventory: undefined, problems: [...warnings, ...schemaProblems(validate.errors ?? [], file)] };
   const data = parsed.data as Inventory | ShortInventory;
-  if ("schema" in data) return { inventory: data, problems: [] };
+  if ("schema" in data) return { inventory: data, problems: warnings };
   return {
     inventory: expandShortInventory(data, "file", INVENTORY_FILE_SEED),
     ...(data.slurm && { slurm: data.slurm }),
-    problems: [],
+    problems: warnings,
   };
+}
+
+async function locatedWarnings(problems: Problem[], source: SourceFile): Promise<Problem[]> {
+  if (problems.length === 0) return [];
+  const { locateProblems } = await import("../source/locate.js");
+  return locateProblems(problems, [source]);
 }

@@ -45,6 +45,12 @@ export default async function report(target: string | undefined, options: Report
       writeErr(formatHuman(checked.problems, [checked.source], await paintFor()));
       return EXIT.problems;
     }
+    // A YAML plan's parser warnings (`%YAML 1.1`); the report is made all the same.
+    if (checked.problems.length > 0) {
+      const { locateProblems } = await import("../../source/locate.js");
+      const located = locateProblems(checked.problems, [checked.source]);
+      writeErr(formatHuman(located, [checked.source], await paintFor()));
+    }
     model = buildPlanReport(checked.plan, target);
     home = join(dirname(target), basename(target).replace(/\.json$/, ""));
   } else {

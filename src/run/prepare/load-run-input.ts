@@ -95,11 +95,16 @@ export async function loadRunInput(
   }
   const { plan } = checked;
   const pipeline = resolvePlanPath(plan.source.file, file, cwd);
+  // A YAML plan's parser warnings (`%YAML 1.1`), located as compile's are.
+  const warnings =
+    checked.problems.length === 0
+      ? []
+      : (await import("../../source/locate.js")).locateProblems(checked.problems, [checked.source]);
   return {
     ...base,
     plan,
     baseDir: dirname(pipeline),
-    problems: [],
+    problems: warnings,
     ...((data as { schema?: unknown }).schema === PLAN_SCHEMA && { text }),
     recompile: `gpuplan compile ${shellWord(relative(cwd, pipeline) || pipeline)}${inventoryFlag(plan, file, cwd)} -o ${shellWord(file)}`,
     // Not `compile … -o ${file}`: that would put this machine's plan under the name of a plan
