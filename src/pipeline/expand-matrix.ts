@@ -4,6 +4,12 @@
  */
 export type MatrixValues = Record<string, string>;
 
+/** A combination as the file could write it: `{ a: "1", b: "" }`. */
+export const showValues = (values: MatrixValues): string =>
+  `{ ${Object.entries(values)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join(", ")} }`;
+
 export function expandMatrix(
   matrix: Record<string, readonly (string | number | boolean)[]> | undefined,
 ): MatrixValues[] {

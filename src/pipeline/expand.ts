@@ -7,6 +7,7 @@ import {
   expandMatrix,
   type MatrixValues,
   placeholders,
+  showValues,
   substitute,
   varyingNotInName,
 } from "./expand-matrix.js";
@@ -64,12 +65,6 @@ export function expandPipelines(
   }
   return { value: out, problems };
 }
-
-/** A combination as the file could write it: `{ a: "1", b: "" }`. */
-const showValues = (values: MatrixValues): string =>
-  `{ ${Object.entries(values)
-    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
-    .join(", ")} }`;
 
 /**
  * Characters of text the matrices may expand to, all templates together: names, commands, env,

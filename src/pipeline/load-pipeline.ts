@@ -11,6 +11,7 @@ import { parseSource, readSourceText, type SourceFile } from "../source/source-f
 import { sha256Hex } from "../text/sha256.js";
 import { type ExpandableTemplate, expandPipelines, expansionProblem } from "./expand.js";
 import { knownPipelineKeys } from "./known-keys.js";
+import { pipelineNameCaseProblems } from "./log-name-case.js";
 import type { ResolvedFile } from "./model.js";
 import { normalizeFile, type Templates } from "./normalize.js";
 import { RULES } from "./rules/index.js";
@@ -129,6 +130,7 @@ export function checkPipelineText(file: string, text: string): LoadedPipelineFil
   if (tooLarge) return { ...result, problems: [...problems, tooLarge] };
   const expanded = expandPipelines(templates.list, file);
   append(problems, expanded.problems);
+  append(problems, pipelineNameCaseProblems(expanded.value, file));
   return {
     ...result,
     problems,

@@ -304,6 +304,12 @@ export const CODES = {
     'Pipeline names identify runs, logs and GPU slot holders, so each must be unique (after matrix expansion). Two combinations of one matrix can make the same name too: a value written twice, values that read the same as text (1 and "1", true and "true"), or placeholders that run together (`p-{a}{b}` with a: [1, 11] and b: [1, ""] makes `p-11` twice).',
     "make each pipeline name unique",
   ),
+  "log-name-case": problem(
+    "warning",
+    "Two steps or pipelines whose log files differ only in case",
+    "A step's output goes to `logs/<pipeline>@<step>.out.log` and `.err.log` in the run folder (a worker task's to `.log`). On a case-insensitive file system (macOS and Windows by default, SMB shares, some Docker bind mounts) names that differ only in case are one file, so steps `A` and `a` of a pipeline, or pipelines `P` and `p` (matrix expansions included) that share a step id, would write into each other's logs, and the view, the failure report and `gpuplan report` would show the other's lines. The warning is at the second name and names the first. What is compared is the file name gpuplan writes: a name with characters other than ASCII letters, digits and `_ . = + -` is written with a hash of the whole name, so names that differ beyond ASCII (`É` and `é`, `Straße` and `STRASSE`) never share a file.",
+    "make the names differ in more than case",
+  ),
   "host-roundtrip-conversion": problem(
     "error or warning",
     "A GPU-to-GPU hand-off through host memory",

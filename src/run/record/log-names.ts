@@ -16,13 +16,30 @@ const NAME_CHARS = 80;
 /** Hex digits of the name's SHA-256: 40 bits, so look-alike names never meet by chance in one run. */
 const HASH_CHARS = 10;
 
+/** Whether a name is written as it is, not as its safe characters and a hash. */
+const isKeptAsItIs = (name: string): boolean =>
+  SAFE.test(name) && name.length <= NAME_CHARS && name !== "." && name !== "..";
+
 /** A file-name-safe form of a pipeline, step, worker key or device name (see above). */
 function fileSafeName(name: string): string {
-  if (SAFE.test(name) && name.length <= NAME_CHARS && name !== "." && name !== "..") return name;
+  if (isKeptAsItIs(name)) return name;
   const readable = name.replace(/[^A-Za-z0-9_.=+-]/g, "_").slice(0, NAME_CHARS);
   const hash = sha256Hex(name).slice(0, HASH_CHARS);
   return `${readable}~${hash}`;
 }
+
+/**
+ * A pipeline or step name as a case-insensitive file system (macOS, Windows, SMB shares, some
+ * Docker mounts) compares its part of a log file name: two names with one key write one file
+ * there. What is folded is the file name gpuplan writes, not the name. A name kept as it is holds
+ * only SAFE characters, all ASCII, so ASCII lower case is exact folding for it; any other name is
+ * written with a hash of itself, so it shares a file with no other name and is its own key (`~`
+ * and the name: no kept name holds `~`; not hashed here, which cost 170 ms for 20,000 names).
+ * Names that differ beyond ASCII (`É`/`é`, `Straße`/`STRASSE`, which even full Unicode folding
+ * only sometimes matches) are thus written apart and never warned of: no choice of Unicode
+ * folding (simple, full, a file system's own table) could warn wrongly or miss a clash.
+ */
+export const logNameKey = (name: string): string => (isKeptAsItIs(name) ? name.toLowerCase() : `~${name}`);
 
 /** `<pipeline>@<step>`, then `@<attempt>` from the second attempt on. */
 export function logStem(pipeline: string, step: string, attempt: number): string {
