@@ -11,7 +11,7 @@ import { parseSource, readSourceText, type SourceFile } from "../source/source-f
 import { sha256Hex } from "../text/sha256.js";
 import { type ExpandableTemplate, expandPipelines, expansionProblem } from "./expand.js";
 import { knownPipelineKeys } from "./known-keys.js";
-import { pipelineNameCaseProblems } from "./log-name-case.js";
+import { pipelineNameCaseProblems, workerKeyCaseProblems } from "./log-name-case.js";
 import type { ResolvedFile } from "./model.js";
 import { normalizeFile, type Templates } from "./normalize.js";
 import { RULES } from "./rules/index.js";
@@ -178,6 +178,7 @@ function checkTemplates(
     for (const rule of RULES)
       rule({ file, spec: t.spec, pipeline: t.resolved, invalid, report: (p) => problems.push(p) });
   }
+  append(problems, workerKeyCaseProblems(normalized.value.templates, file));
   const { templates, ...rest } = normalized.value;
   const list = templates.map((t) => ({ spec: { matrix: t.spec.matrix }, resolved: t.resolved }));
   return { source: parsed.source, problems, templates: { ...rest, list } };

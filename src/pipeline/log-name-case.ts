@@ -8,6 +8,7 @@
  */
 import { type Problem, warning } from "../problems/problem.js";
 import { logNameKey } from "../run/record/log-names.js";
+import type { PipelineSpec } from "../schema-types/pipeline.js";
 import { showValues } from "./expand-matrix.js";
 import type { ResolvedPipeline } from "./model.js";
 
@@ -67,4 +68,41 @@ function nameCaseWarning(first: ResolvedPipeline, p: ResolvedPipeline, steps: st
     file,
     pointer: `${p.pointer}/name`,
   });
+}
+
+/**
+ * Worker keys of the whole file that differ only in case: a warm worker's own log is
+ * `logs/workers/<key>@<device>.log`, so workers `Cellpose` and `cellpose` on one GPU would write
+ * one file. Two keys that are the step ids of one pipeline (a key defaults to its step's id) are
+ * left to the step-id warning, which already names them.
+ */
+export function workerKeyCaseProblems(
+  templates: readonly { spec: PipelineSpec; resolved: ResolvedPipeline }[],
+  file: string,
+): Problem[] {
+  const problems: Problem[] = [];
+  const first = new Map<string, { key: string; pipeline: string; fromId: boolean }>();
+  for (const { spec, resolved } of templates) {
+    resolved.steps.forEach((step, j) => {
+      if (!step.worker) return;
+      const { key } = step.worker;
+      const fromId = spec.steps[j]?.worker?.key === undefined;
+      const earlier = first.get(logNameKey(key));
+      if (earlier === undefined) {
+        first.set(logNameKey(key), { key, pipeline: resolved.pointer, fromId });
+        return;
+      }
+      if (earlier.key === key || (fromId && earlier.fromId && earlier.pipeline === resolved.pointer)) return;
+      problems.push(
+        warning({
+          code: "log-name-case",
+          message: `worker key \`${key}\` differs only in case from worker key \`${earlier.key}\`: on a case-insensitive file system (${CASE_INSENSITIVE_SYSTEMS}) the two workers' logs on one GPU would be one file`,
+          hint: "make the keys differ in more than case",
+          file,
+          pointer: `${step.pointer}/${fromId ? "id" : "worker/key"}`,
+        }),
+      );
+    });
+  }
+  return problems;
 }

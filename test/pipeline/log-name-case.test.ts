@@ -77,6 +77,30 @@ describe("names whose log files differ only in case", () => {
     expect(across!.message).toContain("pipeline name `well-c` differs only in case from pipeline `WELL-c`");
   });
 
+  it("worker keys of the file: a warning at the second key, unless both are step ids of one pipeline", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: a
+          steps:
+            - { id: seg, worker: { run: [w], key: Cellpose }, memory: torch, vram: 1GiB }
+            - { id: Model, worker: { run: [m] }, memory: torch, vram: 1GiB }
+            - { id: model, worker: { run: [m] }, memory: torch, vram: 1GiB }
+        - name: b
+          steps:
+            - { id: seg, worker: { run: [v], key: cellpose }, memory: torch, vram: 1GiB }
+            - { id: MODEL, worker: { run: [m] }, memory: torch, vram: 1GiB }
+    `);
+    expect(at(loaded.problems)).toEqual([
+      ["/pipelines/0/steps/2/id", 7, 15],
+      ["/pipelines/1/steps/0/worker/key", 10, 45],
+      ["/pipelines/1/steps/1/id", 11, 15],
+    ]);
+    expect(withCode(loaded.problems, "log-name-case")[1]!.message).toBe(
+      "worker key `cellpose` differs only in case from worker key `Cellpose`: on a case-insensitive file system (macOS, Windows, SMB shares, some Docker mounts) the two workers' logs on one GPU would be one file",
+    );
+  });
+
   it("names that differ beyond ASCII are hashed into different files: no warning", () => {
     const loaded = check(yaml`
       version: 1
