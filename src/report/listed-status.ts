@@ -21,7 +21,7 @@ export interface ListedStatus {
 
 /**
  * How `gpuplan runs` lists the run in `runDir` (named `id`) when it went to Slurm (it has
- * slurm/jobs.json); null for a local run, whose events say how it ended, and for a Slurm run
+ * slurm/); null for a local run, whose events say how it ended, and for a Slurm run
  * whose journal or jobs.json is damaged: the report reads its events all the same, and says what
  * it could not read. Something other than a folder at slurm/ is damage the events cannot outweigh
  * (the tasks' own are behind it): the run is damaged, as runs lists it, not local.
@@ -33,7 +33,9 @@ export async function readListedStatus(
   slurm?: RunCommand,
 ): Promise<ListedStatus | null> {
   const damagedFolder = slurmFolderDamage(runDir) !== null;
-  if (!damagedFolder && !(await lstat(join(runDir, "slurm", "jobs.json")).catch(() => null))) return null;
+  // slurm/ without jobs.json is a Slurm run too: its submission failed (or gpuplan was stopped in
+  // it) before a record named its jobs, and it has no events to say so.
+  if (!damagedFolder && !(await lstat(join(runDir, "slurm")).catch(() => null))) return null;
   const listed = await describeRun(runDir, id, inUse, slurm);
   return listed.status === "damaged" && !damagedFolder
     ? null

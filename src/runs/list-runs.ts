@@ -11,6 +11,7 @@ import { errnoOf, fileError } from "../problems/file-errors.js";
 import { kindOf } from "../run/record/read-run-file.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
 import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
+import { describeSubmitFailure, submitFailureOf } from "../slurm/follow/submit-failure.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
 import { byNewest, isRunId, runStartMs } from "./run-order.js";
@@ -176,9 +177,12 @@ export async function describeRun(
     : false;
   const jobs = await lstat(join(dir, "slurm", "jobs.json")).catch(() => null);
   const onSlurm = jobs !== null;
+  // slurm/ with no jobs.json: a submission no record names (it failed, or gpuplan was stopped in
+  // it) — a Slurm run all the same, which `--resume` without `--executor` would run here.
+  const toSlurm = onSlurm || (await lstat(join(dir, "slurm")).catch(() => null))?.isDirectory() === true;
   // A Slurm run resumes on Slurm, but only where Slurm is: offered `--executor slurm` on a
   // workstation, the resume would fail (slurm-not-found); `--executor local` runs what is left here.
-  const executor = onSlurm ? (slurmHere ? " --executor slurm" : " --executor local") : "";
+  const executor = toSlurm ? (slurmHere ? " --executor slurm" : " --executor local") : "";
   const resumeCommand = `gpuplan run ${shellWord(header.input)} --resume ${id}${executor}`;
   const hasPlan = base.plan !== null;
   // Only a real UTC time is shown (and counted into the wall time): the journal is outside text.
@@ -224,8 +228,10 @@ export async function describeRun(
     };
   }
   const counts = ended ? countsOf(lastEnd!) : stepCounts(lines);
+  const submitFailed = toSlurm && !onSlurm ? submitFailureOf(lines) : null;
   let status: RunStatus = onSlurm ? "submitted" : "unfinished";
   if (running) status = "running";
+  else if (submitFailed) status = "failed";
   else if (ended)
     status =
       unfinishedPipelines(lines, header.pipelines).size > 0
@@ -235,7 +241,8 @@ export async function describeRun(
           : "ok";
   const endedAt = ended ? utcTimestamp(lastEnd!.ts) : null;
   const wallMs = endedAt && startedAt ? Math.max(0, Date.parse(endedAt) - Date.parse(startedAt)) : null;
-  const couldResume = !running && status !== "ok" && hasPlan;
+  // Arrays of a failed submission that may still be in Slurm are in no record a resume checks.
+  const couldResume = !running && status !== "ok" && hasPlan && !submitFailed?.mayRun;
   const changed = couldResume && (await planChanged(dir, header.planSha256));
   const resumable = couldResume && !changed;
   return {
@@ -250,15 +257,17 @@ export async function describeRun(
     resume: resumable ? resumeCommand : null,
     problem: changed
       ? PLAN_CHANGED
-      : status === "submitted"
-        ? `its pipelines were submitted to Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`
-        : status === "unfinished"
-          ? inUse
-            ? "it never ended: gpuplan was stopped (kill -9, a crash, a reboot)"
-            : "it never ended: gpuplan was stopped, or still runs"
-          : !hasPlan && status !== "ok"
-            ? "its plan.json is missing or not a plan: it cannot be resumed"
-            : null,
+      : submitFailed && !running
+        ? describeSubmitFailure(submitFailed)
+        : status === "submitted"
+          ? `its pipelines were submitted to Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`
+          : status === "unfinished"
+            ? inUse
+              ? "it never ended: gpuplan was stopped (kill -9, a crash, a reboot)"
+              : "it never ended: gpuplan was stopped, or still runs"
+            : !hasPlan && status !== "ok"
+              ? "its plan.json is missing or not a plan: it cannot be resumed"
+              : null,
   };
 }
 

@@ -450,6 +450,116 @@ describe("an sbatch that gives a job id the run names already", () => {
   });
 });
 
+// A new run whose second array sbatch refused (its first cancelled) kept its folder with slurm/
+// and no slurm/jobs.json, and read as a run gpuplan was killed in: `runs` listed it unfinished
+// ("it never ended: gpuplan was stopped") with a resume without --executor slurm, which ran the
+// plan here; status said it did not run on Slurm; the report said nothing of it.
+describe("a new run whose submission failed part way", () => {
+  /** two.json (a GPU and a CPU array) run with sbatch giving 5151, then refusing; scancel exiting `scancelRc`. */
+  const submitPartly = (scancelRc: number) => {
+    const two = [
+      "version: 1",
+      "name: two",
+      "pipelines:",
+      "  - { name: g, steps: [{ id: a, run: [sh, -c, 'true'], memory: torch, vram: 1GiB, timeout: 2m }] }",
+      "  - { name: c, steps: [{ id: a, run: [sh, -c, 'true'], memory: numpy, timeout: 2m }] }",
+      "",
+    ].join("\n");
+    writeFileSync(join(dir, "two.yaml"), two);
+    expect(run(["compile", "two.yaml", "--inventory", "node.json", "-o", "two.json"]).exitCode).toBe(0);
+    const sbatch = join(fake, "sbatch");
+    const original = readFileSync(sbatch);
+    const count = join(dir, "sbatch-count");
+    writeFileSync(
+      sbatch,
+      [
+        "#!/bin/sh",
+        'd=$(dirname "$0"); echo "sbatch $*" >> "$d/calls"',
+        `if [ -e ${shq(count)} ]; then echo 'sbatch: error: Batch job submission failed: Invalid qos specification' >&2; exit 1; fi`,
+        `: > ${shq(count)}`,
+        "echo 5151",
+        "",
+      ].join("\n"),
+    );
+    answer("scancel", "", scancelRc, scancelRc ? "scancel: error: Unable to contact slurm controller\n" : "");
+    const runsDir = join(dir, ".gpuplan/runs");
+    const before = existsSync(runsDir) ? readdirSync(runsDir) : [];
+    rmSync(join(fake, "calls"), { force: true });
+    try {
+      const r = run(["run", "two.json", "--executor", "slurm", "--detach"]);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(calls().filter((c) => c.startsWith("scancel"))).toEqual(["scancel 5151"]);
+      const [id] = readdirSync(runsDir).filter((x) => !before.includes(x));
+      expect(existsSync(join(runsDir, id!, "slurm"))).toBe(true);
+      expect(existsSync(join(runsDir, id!, "slurm/jobs.json"))).toBe(false);
+      return { id: id!, stderr: r.stderr };
+    } finally {
+      writeFileSync(sbatch, original);
+      answer("scancel", "");
+      rmSync(count, { force: true });
+    }
+  };
+  const listing = (id: string) => {
+    const r = run(["runs", "--json"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    return (JSON.parse(r.stdout) as { runs: Record<string, unknown>[] }).runs.find((x) => x.id === id);
+  };
+
+  it("runs, status and report say it failed and nothing runs; the resume offered (and --resume alone) goes to Slurm", () => {
+    const { id, stderr } = submitPartly(0);
+    expect(stderr).toContain(
+      "sbatch refused 02-cpu.sbatch (the 1 array(s) submitted before it were cancelled)",
+    );
+    expect(stderr).toContain(`then gpuplan run --resume ${id} --executor slurm submits the run again`);
+    const said =
+      "its submission to Slurm failed: sbatch refused 02-cpu.sbatch (the 1 array(s) submitted before it were cancelled); nothing of it is queued or running";
+    expect(listing(id)).toMatchObject({
+      status: "failed",
+      resumable: true,
+      resume: `gpuplan run two.json --resume ${id} --executor slurm`,
+      problem: said,
+    });
+    const text = run(["runs"]);
+    expect(text.stdout).toContain(`${id}: ${said}`);
+    expect(text.stdout).toContain(`resume ${id}: gpuplan run two.json --resume ${id} --executor slurm`);
+    const status = run(["status", id]);
+    expect(hasCrashed(status), status.stderr).toBe(false);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.stderr).toContain(`run ${id}: ${said}`);
+    expect(status.stdout).toContain("2 not-submitted");
+    const report = run(["report", id]);
+    expect(report.exitCode, report.stderr).toBe(0);
+    expect(report.stderr).toContain(`gpuplan report: run ${id}: 2 steps, 0 attempts, failed; on stdout`);
+    expect(report.stderr).toContain(`note: gpuplan runs: ${said}`);
+    // Without --executor it resumes where it went: Slurm, not here.
+    answer("sbatch", "7171\n");
+    rmSync(join(fake, "calls"), { force: true });
+    const resumed = run(["run", "--resume", id, "--detach", "--pipeline", "c"]);
+    answer("sbatch", "");
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain("submitted as Slurm job 7171 (1 pipeline)");
+    expect(calls().filter((c) => c.startsWith("sbatch"))).toHaveLength(1);
+  });
+
+  it("where scancel failed: runs says arrays of it may still run, and offers no resume", () => {
+    const { id, stderr } = submitPartly(1);
+    expect(stderr).toContain("cancelling the 1 array(s) submitted before it failed");
+    expect(stderr).toContain(
+      `once no array of it is in Slurm (squeue --me), gpuplan run --resume ${id} --executor slurm`,
+    );
+    expect(listing(id)).toMatchObject({
+      status: "failed",
+      resumable: false,
+      resume: null,
+      problem: expect.stringContaining(
+        "its submission to Slurm failed: sbatch refused 02-cpu.sbatch (cancelling the 1 array(s) submitted before it failed",
+      ),
+    });
+    expect(listing(id)!.problem).toContain("arrays of it may still be queued or running");
+  });
+});
+
 describe("a followed run's --events /dev/stdout", () => {
   it("reaches stdout when it is a socket (a Node parent's pipes, systemd): every event of events.jsonl", () => {
     // The tasks never report (nothing runs them): Slurm says both completed, and the follower

@@ -11,9 +11,11 @@ import { runDirOf } from "../../run/record/run-dir-of.js";
 import { checkWorkingFolder } from "../../run/record/working-folder.js";
 import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
 import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
-import { hasSlurmRecord } from "../../slurm/follow/slurm-folder.js";
+import { hasSlurmFolder } from "../../slurm/follow/slurm-folder.js";
+import { describeSubmitFailure, submitFailureOf } from "../../slurm/follow/submit-failure.js";
 import { QUESTION_TIMEOUT_MS, slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { jsonText } from "../../text/json-text.js";
+import { escapeText } from "../../text/safe-text.js";
 import { countStates, formatSlurmRunStatus } from "../../ui/slurm-run-status.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
@@ -32,15 +34,20 @@ export default async function status(run: string, options: StatusOptions): Promi
       `runs are in ${RUNS_DIR}/ (gpuplan runs)`,
     );
   }
-  // A file where slurm/ belongs is damaged-run (hasSlurmRecord throws it), not a local run.
-  if (!hasSlurmRecord(runDir))
+  // A file where slurm/ belongs is damaged-run (hasSlurmFolder throws it), not a local run. A
+  // slurm/ without jobs.json is a Slurm run whose submission no record names (it failed).
+  if (!hasSlurmFolder(runDir))
     throw new UsageError(
       `run ${run} did not run on Slurm`,
       "not-a-slurm-run",
       "gpuplan status follows runs of gpuplan run --executor slurm; gpuplan runs and gpuplan report show local runs",
     );
-  const { header } = await readJournal(runDir);
+  const { header, entries } = await readJournal(runDir);
   if (!header) throw new UsageError(`${runDir} has no run header`, "unknown-run");
+  // Its pipelines are not-submitted: why, beside the table or the JSON document.
+  const failed = submitFailureOf(entries);
+  if (failed)
+    writeErr(`gpuplan: run ${escapeText(header.run)}: ${escapeText(describeSubmitFailure(failed))}\n`);
   const result = await readSlurmRunStatus(
     runDir,
     header.pipelines,

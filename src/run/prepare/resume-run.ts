@@ -11,7 +11,7 @@ import { UsageError } from "../../problems/errors.js";
 import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
-import { hasSlurmRecord } from "../../slurm/follow/slurm-folder.js";
+import { hasSlurmFolder } from "../../slurm/follow/slurm-folder.js";
 import type { SourceFile } from "../../source/read-source-text.js";
 import { type JournalStart, type JournalState, RUNS_DIR, readJournal, stepKey } from "../record/journal.js";
 import { checkPlanDigest } from "../record/plan-digest.js";
@@ -49,8 +49,9 @@ export interface ResumedRun {
  */
 export function isSlurmRun(resume: string): boolean {
   // Throws damaged-run where something other than a folder stands at slurm/: read as a local
-  // run, one whose jobs may still be in Slurm would be run here beside them.
-  return hasSlurmRecord(resumedRunDir(resume));
+  // run, one whose jobs may still be in Slurm would be run here beside them. A slurm/ without
+  // jobs.json is a submission that failed before a record named its jobs: it resumes on Slurm.
+  return hasSlurmFolder(resumedRunDir(resume));
 }
 
 /** Where the run named by `--resume` (an id in the runs directory, or a path: run-dir-of.ts) is. */

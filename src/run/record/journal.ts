@@ -92,6 +92,12 @@ interface JournalEnd {
   ok: number;
   failed: number;
   skipped: number;
+  /**
+   * A Slurm run's submission failed before slurm/jobs.json named any of its arrays (sbatch refused
+   * one after others were queued, or gave a repeated id): what went wrong, and whether arrays of
+   * it may still be in Slurm (scancel failed, or sbatch's answer was lost) — src/slurm/follow/submit-failure.ts.
+   */
+  submitFailed?: { reason: string; mayRun: boolean };
 }
 
 type JournalEntry = JournalHeader | JournalStart | JournalStep | JournalEnd;

@@ -11,20 +11,6 @@ import { UsageError } from "../../problems/errors.js";
 import { errnoOf } from "../../problems/file-errors.js";
 import { kindOf } from "../../run/record/read-run-file.js";
 
-/**
- * Whether the run has slurm/jobs.json (whatever stands there: readSlurmRecord says what is wrong
- * with one that is not its record). Throws damaged-run where slurm/ is not a folder.
- */
-export function hasSlurmRecord(runDir: string): boolean {
-  if (!hasSlurmFolder(runDir)) return false;
-  try {
-    return lstatSync(join(runDir, "slurm", "jobs.json"), { throwIfNoEntry: false }) !== undefined;
-  } catch {
-    // Unreadable (EACCES): there may be one, and its reader says why it cannot be read.
-    return true;
-  }
-}
-
 /** Whether the run has a slurm/ folder; throws damaged-run where something else stands there. */
 export function hasSlurmFolder(runDir: string): boolean {
   const path = join(runDir, "slurm");

@@ -30,6 +30,7 @@ import type { OpenRunView } from "../../run/run-view.js";
 import { bootIdEntry } from "../../run/step/boot-id.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
 import { displayText } from "../../text/safe-text.js";
+import { shellWord } from "../../text/shell-word.js";
 import { sbatchOverrides } from "../command-environment.js";
 import { exportPlanToSlurm, type SlurmExport, type SlurmExportInput } from "../export-plan.js";
 import type { RunCommand } from "../read-cluster.js";
@@ -45,6 +46,7 @@ import {
   taskEndings,
 } from "./run-record.js";
 import { sortEventsFile } from "./sort-events-file.js";
+import { submitFailedEnd } from "./submit-failure.js";
 
 export type SubmissionInput = Omit<SlurmExportInput, "plan" | "outDir" | "planFile">;
 
@@ -170,7 +172,7 @@ export async function runOnSlurm(
     // read as a run gpuplan was killed in ('unfinished', resumable, the newest for report),
     // and `status` said it did not run on Slurm. Like --dry-run, such a run leaves no folder.
     discard = e instanceof NothingSubmitted && !prepared.resumed;
-    throw e instanceof NothingSubmitted ? e.refusal : e;
+    throw e instanceof NothingSubmitted || e instanceof SubmissionFailed ? e.refusal : e;
   } finally {
     await runLock?.release();
     if (discard) await rm(runDir, { recursive: true, force: true }).catch(() => undefined);
@@ -201,6 +203,20 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** sbatch refused the first array: nothing of the run was submitted. */
 class NothingSubmitted extends Error {
   constructor(readonly refusal: VendorError) {
+    super(refusal.message);
+  }
+}
+
+/**
+ * The submission failed once sbatch had been called for it (a later array refused, a job id the
+ * run names already, no job id printed): the arrays it queued were cancelled. `mayRun`: some may
+ * be in Slurm all the same (scancel failed, or an sbatch's answer was lost).
+ */
+class SubmissionFailed extends Error {
+  constructor(
+    readonly refusal: VendorError,
+    readonly mayRun: boolean,
+  ) {
     super(refusal.message);
   }
 }
@@ -236,10 +252,24 @@ async function submitAndFollow(
     }
     // Read before sbatch: a job id the run names already is refused before it is recorded.
     const recorded = (await readSlurmRecord(runDir)).arrays;
-    const arrays = await submitArrays(submission, options.slurm, options.taskSettings ?? [], {
-      run: runId,
-      recorded,
-    });
+    let arrays: SubmittedArray[];
+    try {
+      arrays = await submitArrays(submission, options.slurm, options.taskSettings ?? [], {
+        run: runId,
+        recorded,
+      });
+    } catch (e) {
+      // No record names the run's jobs: without a word in its journal, the run read as one
+      // gpuplan was killed in, resumed here (submit-failure.ts).
+      if (e instanceof SubmissionFailed && recorded.length === 0)
+        await journal.append(
+          submitFailedEnd(
+            submission.submitted.map((p) => p.name),
+            { reason: e.refusal.message, mayRun: e.mayRun },
+          ),
+        );
+      throw e;
+    }
     await recordArrays(runDir, arrays);
     if (options.detach) return { kind: "detached", arrays };
     const { summary, cancelFailed } = await follow(prepared, submission, arrays, journal, failures, options);
@@ -282,27 +312,36 @@ async function submitArrays(
           : cancelFailed === null
             ? ` (the ${arrays.length} array(s) submitted before it were cancelled)`
             : ` (cancelling the ${arrays.length} array(s) submitted before it failed, ${cancelFailed}: scancel ${arrays.map((s) => s.job).join(" ")})`;
-      if (out.status === 0) throw unreadableJobId(a.script, a.jobName, script, out.stdout, before);
+      if (out.status === 0)
+        throw new SubmissionFailed(unreadableJobId(a.script, a.jobName, script, out.stdout, before), true);
       const said = out.stderr.trim().split("\n").slice(-3).join(" / ") || out.failure || "(no message)";
       // Only an sbatch that ended by itself with an error (or was not there) certainly submitted
       // nothing; one killed by a signal, past its time limit or stopped may have been answered by
       // slurmctld, and its run folder is where such an array's tasks would write.
       const certain = out.failure === "not-found" || (out.status !== null && out.failure === undefined);
       const nothing = arrays.length === 0 && certain;
+      const mayRun = cancelFailed !== null || !certain;
+      const resume = `gpuplan run --resume ${shellWord(run.run)} --executor slurm submits the run again`;
       const refusal = new VendorError(
         `sbatch refused ${a.script}${arrays.length > 0 ? before : nothing ? ": nothing was submitted" : ""}`,
         out.failure === "not-found" ? "slurm-not-found" : "slurm-command-failed",
         `sbatch --parsable ${script}`,
         displayText(said, 400),
-        "check the request in the script (gpuplan run --executor slurm --dry-run prints it) against sinfo / scontrol show partition",
+        `check the request in the script (gpuplan run --executor slurm --dry-run prints it) against sinfo / scontrol show partition${
+          nothing
+            ? ""
+            : mayRun
+              ? `; once no array of it is in Slurm (squeue --me), ${resume}`
+              : `; then ${resume}`
+        }`,
       );
-      throw nothing ? new NothingSubmitted(refusal) : refusal;
+      throw nothing ? new NothingSubmitted(refusal) : new SubmissionFailed(refusal, mayRun);
     }
     const holder = findJobHolder(job, run.recorded, arrays);
     if (holder !== undefined) {
       const ours = [...new Set([...arrays.map((s) => s.job), job])];
       const cancelFailed = await cancel(slurm, ours);
-      throw repeatedJobIdError({
+      const repeated = repeatedJobIdError({
         run: run.run,
         script: a.script,
         jobName: a.jobName,
@@ -313,6 +352,7 @@ async function submitArrays(
         cancelled: ours,
         cancelFailed,
       });
+      throw new SubmissionFailed(repeated, cancelFailed !== null);
     }
     arrays.push({ job, script: a.script, pipelines: a.pipelines });
   }
