@@ -36,5 +36,10 @@ export const SCHEMAS = [
   { name: "targets", file: "schemas/targets.schema.json", types: "src/schema-types/targets.ts" },
   { name: "presets", file: "schemas/presets.schema.json", types: "src/schema-types/presets.ts" },
   { name: "dry-run", file: "schemas/dry-run.schema.json", types: "src/schema-types/dry-run.ts" },
+  {
+    name: "slurm-dry-run",
+    file: "schemas/slurm-dry-run.schema.json",
+    types: "src/schema-types/slurm-dry-run.ts",
+  },
   { name: "error", file: "schemas/error.schema.json", types: "src/schema-types/error.ts" },
 ];

@@ -25,6 +25,10 @@ export interface GpuplanSlurmExport {
   arrays: ExportedArray[];
   problems: ReportedProblem[];
 }
+/**
+ * This interface was referenced by `GpuplanSlurmExport`'s JSON-Schema
+ * via the `definition` "ExportedArray".
+ */
 export interface ExportedArray {
   /**
    * File name in outputDir.

@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import validateRunEvent from "../../src/generated/run-events-validator.js";
+import validateSlurmDryRun from "../../src/generated/slurm-dry-run-validator.js";
 import validateStatus from "../../src/generated/slurm-run-status-validator.js";
 import { gpuplan, hasCrashed, ROOT } from "../helpers/cli.js";
 
@@ -447,6 +448,54 @@ describe("an sbatch that gives a job id the run names already", () => {
     const status = run(["status", id!]);
     expect(status.exitCode, status.stderr).toBe(0);
     expect(status.stdout).toContain("on Slurm (job 7171): 2 pipelines — 1 not-submitted, 1 unknown");
+  });
+});
+
+// `run --executor slurm --dry-run --json` (or --ui json) printed the text dry run on stdout, where
+// every other --json path prints one JSON document.
+describe("--executor slurm --dry-run --json", () => {
+  it("prints the arrays, sbatch command lines and scripts as gpuplan/slurm-dry-run@1; submits nothing", () => {
+    const runsDir = join(dir, ".gpuplan/runs");
+    const before = existsSync(runsDir) ? readdirSync(runsDir).sort() : [];
+    rmSync(join(fake, "calls"), { force: true });
+    for (const flags of [["--json"], ["--ui", "json"]]) {
+      const r = run(["run", "plan.json", "--executor", "slurm", "--dry-run", ...flags]);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const doc = JSON.parse(r.stdout);
+      expect(validateSlurmDryRun(doc), JSON.stringify(validateSlurmDryRun.errors)).toBe(true);
+      expect(doc).toMatchObject({
+        schema: "gpuplan/slurm-dry-run@1",
+        plan: "fake",
+        pipelines: ["p0", "p1"],
+        completed: [],
+        arrays: [{ script: "01-cpu.sbatch", pipelines: ["p0", "p1"], gres: null, sharing: "cpu" }],
+      });
+      expect(doc.runDir).toBe(join(runsDir, doc.run));
+      const [script] = doc.scripts;
+      expect(script.path).toBe(join(doc.runDir, "slurm", "01-cpu.sbatch"));
+      expect(script.command.slice(0, 3)).toEqual(["sbatch", "--parsable", script.path]);
+      expect(script.text).toMatch(/^#!/);
+      expect(script.text).toContain("#SBATCH --array=0-1");
+    }
+    expect(calls()).toEqual([]);
+    expect(existsSync(runsDir) ? readdirSync(runsDir).sort() : []).toEqual(before);
+  });
+
+  it("a submission with errors: a gpuplan/error@1 document on stdout, exit 1", () => {
+    const spaced = join(dir, "has space");
+    mkdirSync(spaced, { recursive: true });
+    writeFileSync(join(spaced, "plan.json"), readFileSync(join(dir, "plan.json")));
+    const r = gpuplan(["run", "plan.json", "--executor", "slurm", "--dry-run", "--json"], {
+      cwd: spaced,
+      env: { PATH: `${fake}:${process.env.PATH}`, SLURM_CONF: "/nonexistent" },
+    });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(1);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ schema: "gpuplan/error@1", exitCode: 1 });
+    expect(JSON.stringify(doc.problems)).toContain("slurm-unsafe-path");
+    expect(r.stderr).toContain("[slurm-unsafe-path]");
   });
 });
 

@@ -93,7 +93,14 @@ export async function runOnSlurmCommand(
     ...submission.export.problems,
   ];
   if (problems.length) writeErr(formatHuman(problems, [], await paintFor()));
-  if (hasErrors(problems)) {
+  const [first, ...rest] = problems;
+  if (first && hasErrors(problems)) {
+    // A dry run's or a detached submission's JSON is one document, as a local dry run's is: a
+    // program reading it gets the problems that stopped it, not an empty stdout.
+    if (options.ui === "json" && (options.dryRun || options.detach)) {
+      const { formatErrorJson } = await import("../../ui/problems/error-json.js");
+      writeOut(formatErrorJson(EXIT.problems, [first, ...rest]));
+    }
     writeErr("gpuplan run: nothing submitted\n");
     return EXIT.problems;
   }
@@ -105,6 +112,17 @@ export async function runOnSlurmCommand(
       prepared.resumed ? { runDir: submission.runDir, run: prepared.runId } : null,
       submission.export.arrays,
     );
+    if (options.ui === "json") {
+      // --json (or --ui json) is machine output, as a local dry run's: the text was not JSON.
+      const { describeSlurmDryRun } = await import("../../slurm/slurm-dry-run.js");
+      const doc = describeSlurmDryRun(
+        submission,
+        { plan: plan.name, run: prepared.runId },
+        taskSettings(process.env),
+      );
+      writeOut(`${jsonText(doc, 2)}\n`);
+      return EXIT.ok;
+    }
     const { formatSlurmDryRun } = await import("../../ui/slurm-dry-run.js");
     writeOut(formatSlurmDryRun(submission, taskSettings(process.env)));
     return EXIT.ok;
