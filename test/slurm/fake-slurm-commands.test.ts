@@ -236,26 +236,25 @@ describe("--resume RUN --executor local of a Slurm run", () => {
 });
 
 describe("two --resume of one Slurm run at once", () => {
-  // The resume let the run's lock go before asking squeue whether tasks were still in Slurm and
-  // took it again only to submit: a second resume in between passed the same check, and both
-  // submitted the pipelines that had not completed (their steps ran twice on the cluster).
-  it("the second, started while the first asks squeue, is refused (run-in-use); one submission", () => {
+  /**
+   * A resume of a detached run whose squeue starts `inner` (another gpuplan on the run) and waits
+   * for it to end (no clock decides the order), then says the run's tasks were cancelled; the
+   * inner one's squeue (the marker made) only says that. sbatch answers 4343.
+   */
+  const whileFirstAsksSqueue = (inner: (id: string) => string) => {
     const id = detached();
     const squeue = join(fake, "squeue");
     const original = readFileSync(squeue);
-    const inner = join(dir, "inner");
-    // The first resume's squeue starts the second resume and waits for it to end (no clock
-    // decides the order), then says the run's tasks were cancelled; the second's squeue (the
-    // marker made) only says that.
+    const mark = join(dir, "inner");
     writeFileSync(
       squeue,
       [
         "#!/bin/sh",
         'd=$(dirname "$0"); echo "squeue $*" >> "$d/calls"',
-        `if [ ! -e ${shq(`${inner}.started`)} ]; then`,
-        `  : > ${shq(`${inner}.started`)}`,
-        `  ${shq(process.execPath)} ${shq(join(ROOT, "bin/gpuplan.js"))} run --resume ${id} --executor slurm --detach > ${shq(`${inner}.out`)} 2> ${shq(`${inner}.err`)}`,
-        `  echo $? > ${shq(`${inner}.rc`)}`,
+        `if [ ! -e ${shq(`${mark}.started`)} ]; then`,
+        `  : > ${shq(`${mark}.started`)}`,
+        `  ${shq(process.execPath)} ${shq(join(ROOT, "bin/gpuplan.js"))} ${inner(id)} > ${shq(`${mark}.out`)} 2> ${shq(`${mark}.err`)}`,
+        `  echo $? > ${shq(`${mark}.rc`)}`,
         "fi",
         "printf '4242_0|CANCELLED|None|node3|0|4243|\\n4242_1|CANCELLED|None|(null)|0|4244|\\n'",
         "",
@@ -264,20 +263,51 @@ describe("two --resume of one Slurm run at once", () => {
     answer("sbatch", "4343\n");
     rmSync(join(fake, "calls"), { force: true });
     try {
-      const r = run(["run", "--resume", id, "--executor", "slurm", "--detach"]);
-      expect(hasCrashed(r), r.stderr).toBe(false);
-      expect(r.exitCode, r.stderr).toBe(0);
-      const second = readFileSync(`${inner}.err`, "utf8");
-      expect(readFileSync(`${inner}.rc`, "utf8").trim(), second).toBe("2");
-      expect(second).toContain("[run-in-use]");
-      expect(calls().filter((c) => c.startsWith("sbatch"))).toHaveLength(1);
+      const outer = run(["run", "--resume", id, "--executor", "slurm", "--detach"]);
+      expect(hasCrashed(outer), outer.stderr).toBe(false);
+      const second = {
+        rc: Number(readFileSync(`${mark}.rc`, "utf8").trim()),
+        stdout: readFileSync(`${mark}.out`, "utf8"),
+        stderr: readFileSync(`${mark}.err`, "utf8"),
+      };
       const doc = JSON.parse(readFileSync(join(dir, ".gpuplan/runs", id, "slurm/jobs.json"), "utf8"));
-      expect(doc.arrays.map((a: { job: string }) => a.job)).toEqual(["4242", "4343"]);
+      return { id, outer, second, jobs: doc.arrays.map((a: { job: string }) => a.job) as string[] };
     } finally {
       writeFileSync(squeue, original);
       answer("sbatch", "");
-      for (const f of ["started", "out", "err", "rc"]) rmSync(`${inner}.${f}`, { force: true });
+      for (const f of ["started", "out", "err", "rc"]) rmSync(`${mark}.${f}`, { force: true });
     }
+  };
+
+  // The resume let the run's lock go before asking squeue whether tasks were still in Slurm and
+  // took it again only to submit: a second resume in between passed the same check, and both
+  // submitted the pipelines that had not completed (their steps ran twice on the cluster). The
+  // lock is still let go for the question, but the run must be as it was when it is taken again.
+  it("the second, started while the first asks squeue, submits; the first is refused (run-in-use); one submission", () => {
+    const { id, outer, second, jobs } = whileFirstAsksSqueue(
+      (id) => `run --resume ${id} --executor slurm --detach`,
+    );
+    expect(second.rc, second.stderr).toBe(0);
+    expect(outer.exitCode, outer.stderr).toBe(2);
+    expect(outer.stderr).toContain(
+      `run ${id} was changed by another gpuplan while this resume asked Slurm whether its tasks still run (its journal or slurm/jobs.json was written); nothing was submitted  [run-in-use]`,
+    );
+    expect(calls().filter((c) => c.startsWith("sbatch"))).toHaveLength(1);
+    expect(jobs).toEqual(["4242", "4343"]);
+  });
+
+  // The resume held the run's lock through its squeue check (up to 15 s a call): any other
+  // gpuplan on the run meanwhile, a dry run of it included, was refused run-in-use.
+  it("a dry run of it while the first asks squeue is not refused (run-in-use), and the first submits", () => {
+    const { outer, second, jobs } = whileFirstAsksSqueue(
+      (id) => `run --resume ${id} --executor slurm --dry-run`,
+    );
+    expect(second.stderr).not.toContain("[run-in-use]");
+    expect(second.rc, second.stderr).toBe(0);
+    expect(second.stdout).toContain("$ sbatch --parsable");
+    expect(outer.exitCode, outer.stderr).toBe(0);
+    expect(calls().filter((c) => c.startsWith("sbatch"))).toHaveLength(1);
+    expect(jobs).toEqual(["4242", "4343"]);
   });
 });
 

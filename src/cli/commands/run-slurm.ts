@@ -65,8 +65,14 @@ export async function runOnSlurmCommand(
     "../../slurm/follow/slurm-session.js"
   );
   const { QUESTION_TIMEOUT_MS, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
-  if (prepared.resumed && !options.dryRun)
-    await refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS));
+  if (prepared.resumed && !options.dryRun) {
+    // Asked without the run's lock, taken again before anything is worked out from the run's
+    // records: refused where another gpuplan changed them meanwhile (ask-unlocked.ts).
+    const { askUnlocked } = await import("../../slurm/follow/ask-unlocked.js");
+    await askUnlocked(prepared, () =>
+      refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS)),
+    );
+  }
   const completed = await completedPipelines(prepared);
   const exportOptions = slurmExportOptions(plan.settings.executor?.slurm, flags);
   // The follower follows what the scripts say: an --sbatch-arg=--requeue (or --req) after

@@ -104,8 +104,9 @@ export default async function run(file: string | undefined, given: RunOptions): 
   if (options.executor === "slurm") {
     const { runOnSlurmCommand } = await import("./run-slurm.js");
     // A resume's lock is held from the journal's reading until its new arrays are in
-    // slurm/jobs.json: let go before the squeue check, a second resume passed the same check in
-    // between, and both submitted the pipelines that had not completed.
+    // slurm/jobs.json, but for the squeue check (taken again after it, and the run refused where
+    // another gpuplan changed it meanwhile): two resumes must never both submit what had not
+    // completed. runOnSlurmCommand may hold a lock taken anew: prepared.run.runLock is that one.
     try {
       return await runOnSlurmCommand(file ?? join(runDir, "plan.json"), options, prepared.run, eventsSink);
     } finally {
