@@ -311,6 +311,41 @@ describe("two --resume of one Slurm run at once", () => {
   });
 });
 
+// A resume read slurm/jobs.json over and over: for the squeue check (and the tasks' endings it
+// weighs), the completed pipelines, the room check, the repeated-id check and the record written
+// after sbatch — a 64 MiB record read six times, and each read could differ from the last.
+describe("a resume of a Slurm run", () => {
+  it("reads slurm/jobs.json once, and records the new array after the old", () => {
+    const id = detached();
+    const log = join(dir, "opens.log");
+    rmSync(log, { force: true });
+    answer("squeue", "4242_0|CANCELLED|None|node3|0|4243|\n4242_1|CANCELLED|None|(null)|0|4244|\n");
+    answer("sbatch", "4343\n");
+    try {
+      const r = gpuplan(["run", "--resume", id, "--executor", "slurm", "--detach"], {
+        cwd: dir,
+        nodeArgs: ["--import", join(ROOT, "test/helpers/record-opens.mjs")],
+        env: {
+          PATH: `${fake}:${process.env.PATH}`,
+          SLURM_CONF: "/nonexistent",
+          GPUPLAN_TEST_OPEN_LOG: log,
+          GPUPLAN_TEST_OPEN_PATTERN: "slurm/jobs\\.json$",
+        },
+      });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const reads = readFileSync(log, "utf8").trim().split("\n");
+      expect(reads).toHaveLength(1);
+      expect(reads[0]).toMatch(new RegExp(`(^|/)\\.gpuplan/runs/${id}/slurm/jobs\\.json$`));
+      const doc = JSON.parse(readFileSync(join(dir, ".gpuplan/runs", id, "slurm/jobs.json"), "utf8"));
+      expect(doc.arrays.map((a: { job: string }) => a.job)).toEqual(["4242", "4343"]);
+    } finally {
+      answer("squeue", "");
+      answer("sbatch", "");
+    }
+  });
+});
+
 describe("a submission that would grow slurm/jobs.json past what gpuplan reads", () => {
   // The record was checked only when read: a resume submitted its arrays and then wrote a record
   // that status, the follower and the next --resume refused as damaged-run, its jobs in Slurm.

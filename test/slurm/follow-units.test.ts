@@ -466,14 +466,20 @@ describe("room in a run's slurm/jobs.json, before sbatch", () => {
       expect(recordSize(arrays, Number.POSITIVE_INFINITY)).toBe(Buffer.byteLength(recordText(arrays)));
   });
 
-  it("a new run whose one submission would be past 64 MiB is refused (slurm-run-too-large), naming no run", async () => {
+  it("a new run whose one submission would be past 64 MiB is refused (slurm-run-too-large), naming no run", () => {
     const arrays = [{ script: "01-cpu.sbatch", pipelines: ["x".repeat(64 * 1024 * 1024)] }];
-    await expect(checkRecordRoom(null, arrays)).rejects.toMatchObject({
+    let thrown: unknown;
+    try {
+      checkRecordRoom(null, arrays);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toMatchObject({
       code: "slurm-run-too-large",
       message: expect.stringContaining(
         "the plan is too large for one run: slurm/jobs.json would be more than",
       ),
     });
-    await expect(checkRecordRoom(null, [{ script: "s", pipelines: ["a"] }])).resolves.toBeUndefined();
+    expect(checkRecordRoom(null, [{ script: "s", pipelines: ["a"] }])).toBeUndefined();
   });
 });

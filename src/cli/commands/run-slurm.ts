@@ -11,6 +11,7 @@ import type { StreamSink } from "../../run/record/stream-target.js";
 import type { GpuplanSlurmSubmission } from "../../schema-types/slurm-submit.js";
 import { taskSettings } from "../../slurm/command-environment.js";
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
+import type { SlurmRunRecord } from "../../slurm/follow/run-record.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import type { RunCommand } from "../../slurm/read-cluster.js";
 import { countNoun } from "../../text/count-noun.js";
@@ -65,15 +66,20 @@ export async function runOnSlurmCommand(
     "../../slurm/follow/slurm-session.js"
   );
   const { QUESTION_TIMEOUT_MS, slurmCommandRunner } = await import("../../slurm/run-slurm-command.js");
+  // A resume's record, read once under its lock: the squeue check, the completed pipelines, the
+  // room check, the repeated-id check and the record written after sbatch all start from it.
+  const { readSlurmRecord } = await import("../../slurm/follow/run-record.js");
+  const record = prepared.resumed ? await readSlurmRecord(prepared.runDir) : undefined;
   if (prepared.resumed && !options.dryRun) {
     // Asked without the run's lock, taken again before anything is worked out from the run's
-    // records: refused where another gpuplan changed them meanwhile (ask-unlocked.ts).
+    // records: refused where another gpuplan changed them meanwhile (ask-unlocked.ts), so the
+    // record read before stands.
     const { askUnlocked } = await import("../../slurm/follow/ask-unlocked.js");
     await askUnlocked(prepared, () =>
-      refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS)),
+      refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS), record),
     );
   }
-  const completed = await completedPipelines(prepared);
+  const completed = await completedPipelines(prepared, record);
   const exportOptions = slurmExportOptions(plan.settings.executor?.slurm, flags);
   // The follower follows what the scripts say: an --sbatch-arg=--requeue (or --req) after
   // gpuplan's own --no-requeue makes Slurm requeue a task whose node failed, which must then not
@@ -114,8 +120,8 @@ export async function runOnSlurmCommand(
     // runOnSlurm makes this check only once past the dry run: the dry run of a submission the
     // real one refuses (slurm-run-too-large) printed its scripts and exited 0.
     const { checkRecordRoom } = await import("../../slurm/follow/record-room.js");
-    await checkRecordRoom(
-      prepared.resumed ? { runDir: submission.runDir, run: prepared.runId } : null,
+    checkRecordRoom(
+      record ? { run: prepared.runId, recorded: record.arrays } : null,
       submission.export.arrays,
     );
     if (options.ui === "json") {
@@ -160,6 +166,7 @@ export async function runOnSlurmCommand(
       taskSettings: taskSettings(process.env),
       signal: signals.interrupt,
       sharedFolderTimeoutMs: SHARED_FOLDER_TIMEOUT_MS,
+      ...(record && { record }),
     });
     // Job ids are what sbatch said; the run id may be the user's: outside text, escaped.
     const jobs = result.arrays.map((a) => escapeText(a.job));
@@ -219,12 +226,18 @@ function followerRunner(ask: RunCommand, act: RunCommand): RunCommand {
  * A resume while some of the run's tasks are still queued or running would run them twice — on
  * Slurm or here (`--executor local`). A squeue that fails cannot tell, so it stops the resume too.
  */
-export async function refuseWhileActive(prepared: PreparedRun, slurm: RunCommand): Promise<void> {
+export async function refuseWhileActive(
+  prepared: PreparedRun,
+  slurm: RunCommand,
+  /** The run's record, where the caller has read it already. */
+  record?: SlurmRunRecord,
+): Promise<void> {
   const { activeTasks, readSlurmRunStatus } = await import("../../slurm/follow/run-status.js");
   const status = await readSlurmRunStatus(
     prepared.runDir,
     prepared.pipelines.map((p) => p.name),
     slurm,
+    record,
   );
   const active = activeTasks(status);
   if (active.length === 0) return;

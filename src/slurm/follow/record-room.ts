@@ -10,7 +10,6 @@ import {
   MAX_RECORD_ARRAYS,
   MAX_RECORD_BYTES,
   MAX_RECORD_TASKS,
-  readSlurmRecord,
   recordSize,
   type SubmittedArray,
 } from "./run-record.js";
@@ -22,14 +21,15 @@ const LONGEST_JOB_ID = String(2 ** 32 - 1);
  * Throws slurm-run-too-large when the run's record, with `arrays` (the scripts about to be
  * submitted) added, would be past what readSlurmRecord accepts. Per-array bounds (1 to
  * MAX_ARRAY_TASKS pipelines, none twice) hold by how the export splits a plan. `resumed`: the
- * run whose record is added to; a new run has none yet (a folder of its id is another run's).
+ * run whose record is added to, and its arrays as read (under its lock); a new run has none yet
+ * (a folder of its id is another run's).
  */
-export async function checkRecordRoom(
-  resumed: { runDir: string; run: string } | null,
+export function checkRecordRoom(
+  resumed: { run: string; recorded: readonly SubmittedArray[] } | null,
   arrays: readonly Omit<SubmittedArray, "job">[],
-): Promise<void> {
+): void {
   const after: SubmittedArray[] = [
-    ...(resumed ? (await readSlurmRecord(resumed.runDir)).arrays : []),
+    ...(resumed ? resumed.recorded : []),
     ...arrays.map((a) => ({ job: LONGEST_JOB_ID, script: a.script, pipelines: a.pipelines })),
   ];
   const tasks = after.reduce((n, a) => n + a.pipelines.length, 0);

@@ -227,16 +227,16 @@ function isSlurmRecord(data: unknown): data is SlurmRunRecord {
   );
 }
 
-/** Appends `arrays` to the run's record (checkRecordRoom said, before sbatch, that they fit). */
-export async function recordArrays(runDir: string, arrays: readonly SubmittedArray[]): Promise<void> {
-  const record = await readSlurmRecord(runDir);
-  await writeFileAtomic(
-    jobsFile(runDir),
-    recordText([...record.arrays, ...arrays]),
-    "file",
-    undefined,
-    "chosen",
-  );
+/**
+ * Appends `arrays` to the run's record, `recorded` (as read under the run's lock, which is held
+ * still: checkRecordRoom said, before sbatch, that they fit).
+ */
+export async function recordArrays(
+  runDir: string,
+  recorded: readonly SubmittedArray[],
+  arrays: readonly SubmittedArray[],
+): Promise<void> {
+  await writeFileAtomic(jobsFile(runDir), recordText([...recorded, ...arrays]), "file", undefined, "chosen");
 }
 
 /** slurm/jobs.json as gpuplan writes it. */
@@ -281,8 +281,12 @@ export type PipelineEnding = "ok" | "failed" | "interrupted";
  * pipelines whose latest task never wrote one are missing, even where an earlier task (before a
  * resume) did.
  */
-export async function taskEndings(runDir: string): Promise<Map<string, PipelineEnding>> {
-  const ends = await taskEnds(runDir);
+export async function taskEndings(
+  runDir: string,
+  /** The run's record, where the caller has read it already. */
+  given?: SlurmRunRecord,
+): Promise<Map<string, PipelineEnding>> {
+  const ends = await taskEnds(runDir, given);
   return new Map([...ends].map(([pipeline, end]) => [pipeline, end.status]));
 }
 
@@ -293,8 +297,8 @@ export interface TaskEnd {
 }
 
 /** taskEndings, with when each task said it ended. */
-export async function taskEnds(runDir: string): Promise<Map<string, TaskEnd>> {
-  const record = await readSlurmRecord(runDir);
+export async function taskEnds(runDir: string, given?: SlurmRunRecord): Promise<Map<string, TaskEnd>> {
+  const record = given ?? (await readSlurmRecord(runDir));
   const endings = new Map<string, TaskEnd>();
   const files = new Set(await readdir(join(slurmDir(runDir), "events")).catch(() => [] as string[]));
   for (const a of record.arrays) {

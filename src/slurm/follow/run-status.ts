@@ -8,7 +8,7 @@
  * fails, a failing squeue is an error here (VendorError), never tasks taken as gone.
  */
 import { type RunCommand, slurmOutput } from "../read-cluster.js";
-import { readSlurmRecord, readStartMarker, taskEndings } from "./run-record.js";
+import { readSlurmRecord, readStartMarker, type SlurmRunRecord, taskEndings } from "./run-record.js";
 import { sacctTaskStates } from "./sacct-tasks.js";
 import {
   forgetsEveryJob,
@@ -39,13 +39,17 @@ export interface SlurmRunStatus {
   sacctUnanswered: string | null;
 }
 
-/** The state of each of `pipelines` (the run's, in order); squeue through `slurm`. */
+/**
+ * The state of each of `pipelines` (the run's, in order); squeue through `slurm`. `given`: the
+ * run's record where the caller has read it already (a resume reads it once).
+ */
 export async function readSlurmRunStatus(
   runDir: string,
   pipelines: readonly string[],
   slurm: RunCommand,
+  given?: SlurmRunRecord,
 ): Promise<SlurmRunStatus> {
-  const record = await readSlurmRecord(runDir);
+  const record = given ?? (await readSlurmRecord(runDir));
   const jobs = record.arrays.map((a) => a.job);
   const latest = new Map<string, string>();
   for (const a of record.arrays) for (const [i, p] of a.pipelines.entries()) latest.set(p, `${a.job}_${i}`);
@@ -68,7 +72,7 @@ export async function readSlurmRunStatus(
     const taskCounts = new Map(record.arrays.map((a) => [a.job, a.pipelines.length]));
     for (const s of parseSqueue(text, taskCounts)) states.set(`${s.job}_${s.task}`, s);
   }
-  const endings = await taskEndings(runDir);
+  const endings = await taskEndings(runDir, record);
   // Tasks squeue forgot (MinJobAge) that said nothing themselves: Slurm's accounting, where configured.
   const forgotten = [...latest]
     .filter(([pipeline, job]) => !states.has(job) && !endings.has(pipeline))

@@ -41,6 +41,7 @@ import {
   makeSlurmDirs,
   readSlurmRecord,
   recordArrays,
+  type SlurmRunRecord,
   type SubmittedArray,
   slurmDir,
   taskEndings,
@@ -90,10 +91,14 @@ export function planSubmission(
  * run folder from before tasks kept journals). The others are submitted again, and their tasks
  * skip the steps that completed.
  */
-export async function completedPipelines(prepared: PreparedRun): Promise<Set<string>> {
+export async function completedPipelines(
+  prepared: PreparedRun,
+  /** The run's record, where the caller has read it already. */
+  record?: SlurmRunRecord,
+): Promise<Set<string>> {
   const done = new Set<string>();
   if (!prepared.resumed) return done;
-  const endings = await taskEndings(prepared.runDir);
+  const endings = await taskEndings(prepared.runDir, record);
   for (const p of prepared.pipelines) {
     const allOk = p.steps.every((s) => prepared.completed.has(stepKey(p.name, s.id)));
     if (allOk || endings.get(p.name) === "ok") done.add(p.name);
@@ -123,6 +128,12 @@ export interface SlurmSessionOptions {
   signal: AbortSignal;
   sharedFolderTimeoutMs: number;
   pollMs?: { min: number; max: number };
+  /**
+   * A resume's record (slurm/jobs.json) as its caller read it, under the run's lock it still
+   * holds: the room check, the repeated-id check and the record written after sbatch all start
+   * from it (read here where not given).
+   */
+  record?: SlurmRunRecord;
 }
 
 export type SlurmSessionResult = (
@@ -148,10 +159,8 @@ export async function runOnSlurm(
 ): Promise<SlurmSessionResult> {
   if (hasErrors(planned.export.problems)) throw new Error("runOnSlurm: the submission has errors");
   // Before a new run's folder is made; a resume's lock (held by its caller) keeps the record as read.
-  await checkRecordRoom(
-    given.resumed ? { runDir: planned.runDir, run: given.runId } : null,
-    planned.export.arrays,
-  );
+  const recorded = given.resumed ? (options.record ?? (await readSlurmRecord(planned.runDir))).arrays : [];
+  checkRecordRoom(given.resumed ? { run: given.runId, recorded } : null, planned.export.arrays);
   const { prepared, submission, planSha256 } = given.resumed
     ? { prepared: given, submission: planned, planSha256: undefined }
     : await createOwnSlurmRunDir(given, planned);
@@ -166,7 +175,11 @@ export async function runOnSlurm(
   let discard = false;
   try {
     await makeSlurmDirs(runDir);
-    return { ...(await submitAndFollow(prepared, submission, options, planSha256)), runId, runDir };
+    return {
+      ...(await submitAndFollow(prepared, submission, options, planSha256, recorded)),
+      runId,
+      runDir,
+    };
   } catch (e) {
     // A new run whose first sbatch was refused has nothing on Slurm and never will: its folder
     // read as a run gpuplan was killed in ('unfinished', resumable, the newest for report),
@@ -226,6 +239,8 @@ async function submitAndFollow(
   submission: Submission,
   options: SlurmSessionOptions,
   planSha256: string | undefined,
+  /** The arrays the run's record names (none for a new run): a job id among them is refused. */
+  recorded: readonly SubmittedArray[],
 ): Promise<DistributiveOmit<SlurmSessionResult, "runId" | "runDir">> {
   const { pipelines, runId } = prepared;
   const { runDir } = submission;
@@ -250,8 +265,6 @@ async function submitAndFollow(
       const path = join(slurmDir(runDir), f.name);
       await writeFileAtomic(path, f.text, "file", undefined, "chosen");
     }
-    // Read before sbatch: a job id the run names already is refused before it is recorded.
-    const recorded = (await readSlurmRecord(runDir)).arrays;
     let arrays: SubmittedArray[];
     try {
       arrays = await submitArrays(submission, options.slurm, options.taskSettings ?? [], {
@@ -270,7 +283,7 @@ async function submitAndFollow(
         );
       throw e;
     }
-    await recordArrays(runDir, arrays);
+    await recordArrays(runDir, recorded, arrays);
     if (options.detach) return { kind: "detached", arrays };
     const { summary, cancelFailed } = await follow(prepared, submission, arrays, journal, failures, options);
     return {
