@@ -7,7 +7,7 @@
  * `/`, so a relative `GPUPLAN_NVML_LIBRARY=mynvml.so` (or LD_LIBRARY_PATH entry) would load
  * another library than the one checked here.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, type Stats, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { VendorProbeName } from "./probe-types.js";
 
@@ -137,9 +137,11 @@ export function findLibraries(
     const override = env[spec.override];
     if (override !== undefined && override !== "") {
       const path = resolve(override);
-      out[name] = existsSync(path)
-        ? { found: true, path }
-        : { found: false, reason: `${spec.override}=${override}: no such file` };
+      const notLibrary = whyNotALibraryFile(path);
+      out[name] =
+        notLibrary === null
+          ? { found: true, path }
+          : { found: false, reason: `${spec.override}=${override}: ${notLibrary}` };
       continue;
     }
     out[name] = { found: false, reason: `${spec.soname} not found` };
@@ -156,4 +158,24 @@ export function findLibraries(
     }
   }
   return out;
+}
+
+/**
+ * Why an override cannot be the library, or null when it is a regular file (through links):
+ * dlopen reads whatever it is given, so a FIFO or a terminal (/dev/stdin) held the probe child
+ * until --timeout, and detect then blamed a wedged GPU or driver.
+ */
+function whyNotALibraryFile(path: string): string | null {
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    const errno = (e as NodeJS.ErrnoException).code;
+    return errno === "EACCES" ? "permission denied" : "no such file";
+  }
+  if (st.isFile()) return null;
+  if (st.isDirectory()) return "a directory, not a library file";
+  if (st.isFIFO()) return "a FIFO, not a library file";
+  if (st.isSocket()) return "a socket, not a library file";
+  return "a device, not a library file";
 }

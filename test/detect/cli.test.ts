@@ -1,4 +1,5 @@
 // `gpuplan detect` end to end: the built CLI (node bin/gpuplan.js) against the fake libraries.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +40,33 @@ describe("gpuplan detect flags", () => {
       expect(r.stdout).toMatch(new RegExp(`^  ${name} +(ok|not-found|no-devices) `, "m"));
     }
     expect(r.stderr).toBe("");
+  });
+
+  it("a library variable naming a FIFO, a folder or a device is not loaded: no wait for --timeout, no wedged GPU blamed", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-detect-fifo-"));
+    const fifo = join(dir, "libnvidia-ml.so.1");
+    execFileSync("mkfifo", [fifo]);
+    const started = Date.now();
+    const r = gpuplan(["detect", "--json", "--timeout", "5s"], {
+      env: fakeEnv("h100x8-mig.scenario", { nvml: fifo, cuda: dir, hip: "/dev/null" }),
+    });
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe("");
+    const probe = (name: string) =>
+      JSON.parse(r.stdout).probes.find((p: { name: string }) => p.name === name);
+    expect(probe("nvml")).toMatchObject({
+      status: "not-found",
+      message: `GPUPLAN_NVML_LIBRARY=${fifo}: a FIFO, not a library file`,
+    });
+    expect(probe("cuda")).toMatchObject({
+      status: "not-found",
+      message: `GPUPLAN_CUDA_LIBRARY=${dir}: a directory, not a library file`,
+    });
+    expect(probe("hip")).toMatchObject({
+      status: "not-found",
+      message: "GPUPLAN_HIP_LIBRARY=/dev/null: a device, not a library file",
+    });
   });
 });
 

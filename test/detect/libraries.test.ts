@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -26,6 +27,34 @@ describe("finding vendor libraries without loading them", () => {
       reason: `GPUPLAN_CUDA_LIBRARY=${join(root, "missing.so")}: no such file`,
     });
     expect(found.hip).toEqual({ found: false, reason: "libamdhip64.so not found" });
+  });
+
+  it("an override that is not a regular file is not-found, saying what it is (dlopen would read a FIFO or a terminal until --timeout)", () => {
+    const root = tree({ "real.so": "" });
+    execFileSync("mkfifo", [join(root, "fifo.so")]);
+    symlinkSync(join(root, "real.so"), join(root, "link.so"));
+    const found = findLibraries(
+      {
+        GPUPLAN_NVML_LIBRARY: join(root, "fifo.so"),
+        GPUPLAN_CUDA_LIBRARY: root,
+        GPUPLAN_HIP_LIBRARY: "/dev/tty",
+        GPUPLAN_ROCM_SMI_LIBRARY: join(root, "link.so"),
+      },
+      [],
+    );
+    expect(found.nvml).toEqual({
+      found: false,
+      reason: `GPUPLAN_NVML_LIBRARY=${join(root, "fifo.so")}: a FIFO, not a library file`,
+    });
+    expect(found.cuda).toEqual({
+      found: false,
+      reason: `GPUPLAN_CUDA_LIBRARY=${root}: a directory, not a library file`,
+    });
+    expect(found.hip).toEqual({
+      found: false,
+      reason: "GPUPLAN_HIP_LIBRARY=/dev/tty: a device, not a library file",
+    });
+    expect(found["rocm-smi"]).toEqual({ found: true, path: join(root, "link.so") });
   });
 
   it("a relative override or LD_LIBRARY_PATH entry is made absolute (dlopen would search the system for a bare name)", () => {
