@@ -11,7 +11,7 @@ import { lstat, readdir, stat } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { checkPlan, parsePlanText } from "../plan/read-plan.js";
 import { UsageError } from "../problems/errors.js";
-import { errnoOf } from "../problems/file-errors.js";
+import { errnoOf, fileError } from "../problems/file-errors.js";
 import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runDirOf } from "../run/record/run-dir-of.js";
@@ -71,7 +71,12 @@ export async function findRunDir(run: string | undefined, runsDir = RUNS_DIR): P
     return join(runsDir, latest);
   }
   const dir = runDirOf(run, runsDir);
-  const info = await stat(dir).catch(() => null);
+  // Only a folder that is not there is no run: one gpuplan may not look into (EACCES) is said so.
+  const info = await stat(dir).catch((e: unknown) => {
+    const errno = errnoOf(e);
+    if (errno === "ENOENT" || errno === "ENOTDIR") return null;
+    throw fileError(e, dir, "read", "the run folder");
+  });
   if (!info?.isDirectory()) {
     checkWorkingFolder();
     throw new UsageError(

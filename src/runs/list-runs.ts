@@ -14,7 +14,7 @@ import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
 import { describeSubmitFailure, submitFailureOf } from "../slurm/follow/submit-failure.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
-import { byNewest, isRunId, runStartMs } from "./run-order.js";
+import { byNewest, isRunId, noRunsFolder, runStartMs } from "./run-order.js";
 import { utcTimestamp } from "./utc-timestamp.js";
 
 export type { RunListing } from "../schema-types/runs.js";
@@ -47,7 +47,7 @@ export async function listRuns(
   slurmHere = true,
 ): Promise<RunListing[]> {
   const entries = await fdRetry(runsDir, () => readdir(runsDir, { withFileTypes: true })).catch(
-    (e: unknown) => (e instanceof OutOfFds ? Promise.reject(e.error) : []),
+    (e: unknown) => (e instanceof OutOfFds ? Promise.reject(e.error) : noRunsFolder(e, runsDir)),
   );
   const ids = entries
     .filter((e) => e.isDirectory() && isRunId(e.name))

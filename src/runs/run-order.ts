@@ -7,6 +7,7 @@
  */
 import { lstat, open, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { errnoOf, fileError } from "../problems/file-errors.js";
 import { RUN_ID_PATTERN, runIdTime, SLURM_RUN_ID_PATTERN } from "../run/prepare/run-id.js";
 
 /** Whether `name` is a run folder's: gpuplan run's (`20261122T011500Z-3fa9c1`) or an exported array's (`slurm-JOB`). */
@@ -35,13 +36,25 @@ export function byNewest(a: { start: number; id: string }, b: { start: number; i
 
 /** The runs in `runsDir` (folders with a run's name, not links), newest first by when they started. */
 export async function runIdsNewestFirst(runsDir: string): Promise<string[]> {
-  const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
+  const entries = await readdir(runsDir, { withFileTypes: true }).catch((e: unknown) =>
+    noRunsFolder(e, runsDir),
+  );
   const runs: { id: string; start: number }[] = [];
   // One at a time: only a slurm-JOB opens a file, and thousands at once would run out of descriptors.
   for (const e of entries)
     if (e.isDirectory() && isRunId(e.name))
       runs.push({ id: e.name, start: await runStartMs(join(runsDir, e.name), e.name) });
   return runs.sort(byNewest).map((r) => r.id);
+}
+
+/**
+ * Reading the runs folder failed: a folder that is not there yet holds no runs; anything else
+ * (EACCES: a .gpuplan another user made, mode 0700; ENOTDIR: a file in its place) is said, as
+ * `runs` said "no runs" (exit 0) and `report` "no runs in .gpuplan/runs" of a folder full of them.
+ */
+export function noRunsFolder(e: unknown, runsDir: string): never[] {
+  if (errnoOf(e) === "ENOENT") return [];
+  throw fileError(e, runsDir, "read", "the runs folder");
 }
 
 /** The `startedAt` of the run header on the journal's first line, or null (no journal, not a regular file, no header). */
