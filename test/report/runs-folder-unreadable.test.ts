@@ -77,7 +77,7 @@ function asNobody(args: string[], cwd: string): ReturnType<typeof gpuplan> {
 }
 
 describe.skipIf(!canSwitchUser)("a runs folder another user made, mode 0700", () => {
-  it("runs, report and report RUN say permission denied (they said: no runs, no run RUN)", () => {
+  it("runs, report, report RUN and status RUN say permission denied (they said: no runs, no run RUN)", () => {
     const cwd = temp();
     chmodSync(cwd, 0o755);
     mkdirSync(join(cwd, ".gpuplan/runs", RUN, "logs"), { recursive: true });
@@ -88,9 +88,10 @@ describe.skipIf(!canSwitchUser)("a runs folder another user made, mode 0700", ()
     expectUnreadable(asNobody(["runs"], cwd), message);
     expectUnreadable(asNobody(["runs", "--prune", "--keep", "0"], cwd), message);
     expectUnreadable(asNobody(["report"], cwd), message);
-    expectUnreadable(
-      asNobody(["report", RUN], cwd),
-      `cannot read the run folder .gpuplan/runs/${RUN}: permission denied`,
-    );
+    for (const command of ["report", "status"])
+      expectUnreadable(
+        asNobody([command, RUN], cwd),
+        `cannot read the run folder .gpuplan/runs/${RUN}: permission denied`,
+      );
   });
 });

@@ -2,10 +2,11 @@
  * `gpuplan status RUN [--json]`: the state of a run submitted with `gpuplan run --executor slurm`
  * — detached or followed, finished or not — per pipeline, from squeue and the run folder.
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
+import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { RUNS_DIR, readJournal } from "../../run/record/journal.js";
 import { runDirOf } from "../../run/record/run-dir-of.js";
 import { checkWorkingFolder } from "../../run/record/working-folder.js";
@@ -26,7 +27,7 @@ export interface StatusOptions {
 
 export default async function status(run: string, options: StatusOptions): Promise<number> {
   const runDir = runDirOf(run);
-  if (!existsSync(join(runDir, "journal.jsonl"))) {
+  if (!hasJournal(runDir)) {
     checkWorkingFolder();
     throw new UsageError(
       `no run ${run} (looked in ${runDir})`,
@@ -73,4 +74,17 @@ export default async function status(run: string, options: StatusOptions): Promi
     writeOut(formatSlurmRunStatus(header.run, result, await paintFor("stdout")));
   }
   return EXIT.ok;
+}
+
+/**
+ * Whether the run folder has a journal: one that is not there (nor its folder) is no run; a folder
+ * gpuplan may not look into (EACCES: another user's, mode 0700) is said so, not "no run".
+ */
+function hasJournal(runDir: string): boolean {
+  try {
+    return statSync(join(runDir, "journal.jsonl"), { throwIfNoEntry: false }) !== undefined;
+  } catch (e) {
+    if (errnoOf(e) === "ENOTDIR") return false;
+    throw fileError(e, runDir, "read", "the run folder");
+  }
 }
