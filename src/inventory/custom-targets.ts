@@ -97,8 +97,12 @@ export function listCustomTargets(folders: readonly string[]): CustomTargetFile[
     let names: string[];
     try {
       names = readdirSync(folder).sort();
-    } catch {
-      continue; // No such folder: no custom targets there.
+    } catch (e) {
+      // No such folder: no custom targets there. One gpuplan may not read (EACCES) may hold the
+      // target asked for: "unknown target" of it sent the user looking for a typo.
+      const errno = errnoOf(e);
+      if (errno === "ENOENT" || errno === "ENOTDIR") continue;
+      throw fileError(e, folder, "read", "targets folder");
     }
     for (const entry of names) {
       if (!EXTENSIONS.has(extname(entry))) continue;

@@ -253,12 +253,15 @@ export function targetInventory(name: string): InventoryChoice {
   };
 }
 
+/** Whether `--target NAME` names a built-in target: one that reads no targets folder. */
+export const isBuiltInTarget = (name: string): boolean => TARGETS.some((t) => t.name === name.toLowerCase());
+
 /**
  * `--target NAME`: a built-in target, else a custom one (an inventory file in one of `folders`,
  * custom-targets.ts). The plan names it `target:NAME` either way.
  */
 export async function chooseTarget(name: string, folders: readonly string[]): Promise<InventoryChoice> {
-  if (TARGETS.some((t) => t.name === name.toLowerCase())) return targetInventory(name);
+  if (isBuiltInTarget(name)) return targetInventory(name);
   const { listCustomTargets, refuseAmbiguousTarget, targetKey } = await import("./custom-targets.js");
   const custom = listCustomTargets(folders).filter((t) => !t.shadowed);
   const found = custom.find((t) => t.name === targetKey(name));

@@ -1,17 +1,21 @@
 // Custom targets (#13 item 3): inventory files in .gpuplan/targets next to the pipeline (or
 // --targets-dir) are listed by `gpuplan targets` and usable as `--target NAME`; one saved with
 // `detect --save` on a machine gives a plan that binds to that kind of machine elsewhere.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeEnv, fakeLib, fakeLibsBuilt } from "../detect/fake-libs.js";
-import { gpuplan, hasCrashed, tempDir } from "../helpers/cli.js";
+import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
 
 let cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups) c();
   cleanups = [];
 });
+const canSwitchUser =
+  process.getuid?.() === 0 &&
+  spawnSync("runuser", ["-u", "nobody", "--", "test", "-r", join(ROOT, "bin/gpuplan.js")]).status === 0;
 const PIPELINE =
   "version: 1\nname: t\npipelines:\n  - name: p\n    steps:\n      - { id: s, run: [node, -e, '0'], memory: torch, vram: 8GiB }\n";
 
@@ -96,6 +100,50 @@ describe("custom targets", () => {
       }
     }
   });
+
+  it("a default targets folder gpuplan cannot read is an error for targets and a custom --target, not `unknown target`; a built-in --target does not read it", () => {
+    const dir = project();
+    const targets = join(dir, "proj/.gpuplan/targets");
+    rmSync(targets, { recursive: true });
+    symlinkSync("targets", targets); // A link to itself: ELOOP, whoever reads it.
+    const reason = "cannot read targets folder .gpuplan/targets: too many symbolic links (a loop?)";
+    for (const args of [["targets"], ["compile", "gpu.yaml", "--target", "l4-pair"]]) {
+      const r = gpuplan(args, { cwd: join(dir, "proj") });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`gpuplan: error: ${reason}  [unreadable-file]\n  hint: `);
+    }
+    const builtIn = gpuplan(["compile", "gpu.yaml", "--target", "l4-x4"], { cwd: join(dir, "proj") });
+    expect(builtIn.exitCode, builtIn.stderr).toBe(0);
+  });
+
+  it.skipIf(!canSwitchUser)(
+    "a targets folder another user made, mode 0700: permission denied, not `unknown target`",
+    () => {
+      const dir = project();
+      chmodSync(dir, 0o755);
+      chmodSync(join(dir, "proj/.gpuplan/targets"), 0o700);
+      const r = spawnSync(
+        "runuser",
+        [
+          "-u",
+          "nobody",
+          "--",
+          process.execPath,
+          join(ROOT, "bin/gpuplan.js"),
+          "compile",
+          "gpu.yaml",
+          "--target",
+          "l4-pair",
+        ],
+        { cwd: join(dir, "proj"), encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } },
+      );
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toContain(
+        "gpuplan: error: cannot read targets folder .gpuplan/targets: permission denied  [unreadable-file]",
+      );
+    },
+  );
 
   it.skipIf(!fakeLibsBuilt)(
     "one saved with detect --save on a machine plans for that kind of machine and binds there by model",

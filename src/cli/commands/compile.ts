@@ -3,7 +3,12 @@ import { fstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { type CompileResult, compilePlan } from "../../compile/compile.js";
 import type { History } from "../../history/read-history.js";
-import { chooseTarget, type InventoryChoice, loadInventoryFile } from "../../inventory/load-inventory.js";
+import {
+  chooseTarget,
+  type InventoryChoice,
+  isBuiltInTarget,
+  loadInventoryFile,
+} from "../../inventory/load-inventory.js";
 import {
   checkPipelineText,
   type LoadedPipelineFile,
@@ -489,7 +494,7 @@ async function refuseToOverwriteInputs(
 
 /** The file a `--target NAME` of a custom target reads (an input -o must not overwrite). */
 async function customTargetFile(file: string, options: CompileOptions): Promise<string | undefined> {
-  if (options.target === undefined) return undefined;
+  if (options.target === undefined || isBuiltInTarget(options.target)) return undefined;
   const { listCustomTargets, targetFolders, targetKey } = await import("../../inventory/custom-targets.js");
   const projects = [...(file === "-" ? [] : [dirname(file)]), "."];
   const name = targetKey(options.target);
