@@ -137,7 +137,11 @@ describe.skipIf(nodeHasCompileCache)("the build's code cache (Node without a com
     expect(runCopy(copy, nodeArgs)).toEqual(plain);
     const scripts = compiled();
     expect(scripts.get(join(copy, "dist/bundle/packs/main.js"))).toBe(true);
-    expect(scripts.get(join(copy, `dist/bundle/packs/compile-${packName(copy, "compile-")}`))).toBe(false);
+    // The command's own pack (whichever of the packs named compile-… it is) still from its cache.
+    const packs = join(copy, "dist/bundle/packs/");
+    const commandPacks = [...scripts].filter(([f]) => f.startsWith(`${packs}compile-`));
+    expect(commandPacks.length).toBeGreaterThan(0);
+    expect(commandPacks.every(([, refused]) => refused === false)).toBe(true);
   });
 
   it("without its packs the bundle runs chunk by chunk from their own files: same output, same exit", () => {
@@ -165,11 +169,4 @@ function runCopy(copy: string, nodeArgs: string[]) {
     encoding: "utf8",
   });
   return { exitCode: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** The rest of the name of the pack whose name starts with `prefix` (the chunk hash changes with the code). */
-function packName(copy: string, prefix: string): string {
-  const name = readdirSync(join(copy, "dist/bundle/packs")).find((f) => f.startsWith(prefix));
-  if (name === undefined) throw new Error(`no pack ${prefix}*`);
-  return name.slice(prefix.length);
 }
