@@ -9,8 +9,10 @@
 import { lstat, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { errnoOf } from "../problems/file-errors.js";
+import { readJournal } from "../run/record/journal.js";
 import type { PruneResult } from "../schema-types/runs.js";
 import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
+import { submitFailureOf } from "../slurm/follow/submit-failure.js";
 import type { RunInUse, RunListing } from "./list-runs.js";
 
 /** A run folder changed this recently may be a run starting (its journal not written yet). */
@@ -92,7 +94,14 @@ async function whySlurmRunMayRun(runDir: string, ask?: SlurmJobsMayRun): Promise
     () => null,
     (e: unknown) => errnoOf(e) ?? String(e),
   );
-  if (lookError === "ENOENT") return null;
+  if (lookError === "ENOENT") {
+    // No record, but a submission that failed with arrays scancel may not have stopped: their
+    // tasks write into this folder, under ids no record names (submit-failure.ts).
+    const { entries } = await readJournal(runDir).catch(() => ({ entries: [] as unknown[] }));
+    return submitFailureOf(entries)?.mayRun
+      ? "its submission to Slurm failed and arrays of it may still be queued or running (scancel failed, or sbatch's answer was lost): find them with squeue --me first"
+      : null;
+  }
   if (lookError !== null)
     return `gpuplan cannot look at its slurm/jobs.json (${lookError}), so it cannot tell whether its Slurm jobs ended`;
   if (!ask) return "it ran on Slurm, and gpuplan cannot ask Slurm here whether its jobs ended";

@@ -296,6 +296,39 @@ describe("two --resume of one Slurm run at once", () => {
     expect(jobs).toEqual(["4242", "4343"]);
   });
 
+  // `gpuplan runs` takes a run's lock for an instant to see whether it is in use: a resume that
+  // met that instant as it took the lock back after its squeue check was refused run-in-use.
+  it("a look at the run that holds its lock for an instant as the check ends does not refuse the resume", () => {
+    const id = detached();
+    const squeue = join(fake, "squeue");
+    const original = readFileSync(squeue);
+    const lock = join(dir, ".gpuplan/runs", id, "run.lock");
+    writeFileSync(
+      squeue,
+      [
+        "#!/bin/sh",
+        'd=$(dirname "$0"); echo "squeue $*" >> "$d/calls"',
+        // Held from before squeue answers until 0.3 s after (its output not squeue's, which would hold
+        // the answer back until it ends): the resume takes the lock back meanwhile.
+        `flock -x ${shq(lock)} sleep 0.4 </dev/null >/dev/null 2>&1 & sleep 0.1`,
+        "printf '4242_0|CANCELLED|None|node3|0|4243|\\n4242_1|CANCELLED|None|(null)|0|4244|\\n'",
+        "",
+      ].join("\n"),
+    );
+    answer("sbatch", "4343\n");
+    rmSync(join(fake, "calls"), { force: true });
+    try {
+      const r = run(["run", "--resume", id, "--executor", "slurm", "--detach"]);
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.stderr).not.toContain("[run-in-use]");
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(calls().filter((c) => c.startsWith("sbatch"))).toHaveLength(1);
+    } finally {
+      writeFileSync(squeue, original);
+      answer("sbatch", "");
+    }
+  });
+
   // The resume held the run's lock through its squeue check (up to 15 s a call): any other
   // gpuplan on the run meanwhile, a dry run of it included, was refused run-in-use.
   it("a dry run of it while the first asks squeue is not refused (run-in-use), and the first submits", () => {
@@ -654,6 +687,14 @@ describe("a new run whose submission failed part way", () => {
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain("submitted as Slurm job 7171 (1 pipeline)");
     expect(calls().filter((c) => c.startsWith("sbatch"))).toHaveLength(1);
+    // Once a record names arrays of it, the old failure is not said of them (the resume wrote no
+    // journal entry yet: it is detached).
+    answer("squeue", "7171_0|RUNNING|None|node3|0|7172|\n");
+    const after = run(["status", id]);
+    answer("squeue", "");
+    expect(after.exitCode, after.stderr).toBe(0);
+    expect(after.stdout).toContain("running");
+    expect(after.stderr).not.toContain("its submission to Slurm failed");
   });
 
   it("where scancel failed: runs says arrays of it may still run, and offers no resume", () => {
@@ -671,6 +712,13 @@ describe("a new run whose submission failed part way", () => {
       ),
     });
     expect(listing(id)!.problem).toContain("arrays of it may still be queued or running");
+    // Nor is its folder pruned: those arrays' tasks would write into it.
+    const pruned = run(["runs", "--prune", "--keep", "0", "--json"]);
+    expect(hasCrashed(pruned), pruned.stderr).toBe(false);
+    expect(existsSync(join(dir, ".gpuplan/runs", id))).toBe(true);
+    expect(JSON.stringify(JSON.parse(pruned.stdout).pruned)).toContain(
+      "arrays of it may still be queued or running",
+    );
   });
 });
 

@@ -2,7 +2,7 @@
  * `gpuplan status RUN [--json]`: the state of a run submitted with `gpuplan run --executor slurm`
  * — detached or followed, finished or not — per pipeline, from squeue and the run folder.
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
@@ -45,8 +45,10 @@ export default async function status(run: string, options: StatusOptions): Promi
     );
   const { header, entries } = await readJournal(runDir);
   if (!header) throw new UsageError(`${runDir} has no run header`, "unknown-run");
-  // Its pipelines are not-submitted: why, beside the table or the JSON document.
-  const failed = submitFailureOf(entries);
+  // Its pipelines are not-submitted: why, beside the table or the JSON document. Only while no
+  // record names its arrays: a resume that submitted since writes no journal entry until it ends,
+  // and the old failure would be said of arrays that run.
+  const failed = existsSync(join(runDir, "slurm", "jobs.json")) ? null : submitFailureOf(entries);
   if (failed)
     writeErr(`gpuplan: run ${escapeText(header.run)}: ${escapeText(describeSubmitFailure(failed))}\n`);
   const result = await readSlurmRunStatus(

@@ -22,7 +22,7 @@ export async function askUnlocked<T>(prepared: PreparedRun, ask: () => Promise<T
   prepared.runLock = undefined;
   await held.release();
   const answer = await ask();
-  prepared.runLock = await takeRunLock(prepared.runDir, prepared.runId);
+  prepared.runLock = await takeAgain(prepared);
   if ((await runStamp(prepared.runDir)) !== before)
     throw new UsageError(
       `run ${prepared.runId} was changed by another gpuplan while this resume asked Slurm whether its tasks still run (its journal or slurm/jobs.json was written); nothing was submitted`,
@@ -30,6 +30,27 @@ export async function askUnlocked<T>(prepared: PreparedRun, ask: () => Promise<T
       `see what the other submitted (gpuplan status ${shellWord(prepared.runId)}), then resume again if anything is left`,
     );
   return answer;
+}
+
+/** How long the lock is tried again for: a look at the run (gpuplan runs, its prune) holds it for an instant. */
+const RETAKE_MS = 1000;
+const RETRY_MS = 50;
+
+/**
+ * The run's lock taken again: `gpuplan runs` (isRunInUse) takes it for an instant to see whether
+ * the run is in use, and a resume that met that instant was refused run-in-use after its squeue
+ * check. Held longer than RETAKE_MS, it is another gpuplan's (a resume, a run): refused as before.
+ */
+async function takeAgain(prepared: PreparedRun) {
+  const deadline = Date.now() + RETAKE_MS;
+  for (;;) {
+    try {
+      return await takeRunLock(prepared.runDir, prepared.runId);
+    } catch (e) {
+      if (!(e instanceof UsageError && e.code === "run-in-use") || Date.now() >= deadline) throw e;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
 }
 
 /**
