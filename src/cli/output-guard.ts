@@ -20,7 +20,9 @@ import type { StreamSink } from "../run/record/stream-target.js";
 type Write = NodeJS.WriteStream["write"];
 type WriteCallback = (error?: Error | null) => void;
 
-const READER_GONE = new Set(["EPIPE", "ERR_STREAM_DESTROYED"]);
+// ECONNRESET: a socket's reader that left with bytes unread (a Node parent's "pipe" stdio, which
+// is a socketpair; systemd) — the same leaving as a pipe's EPIPE, which depends on when it left.
+const READER_GONE = new Set(["EPIPE", "ECONNRESET", "ERR_STREAM_DESTROYED"]);
 
 /** What is known of one of the two outputs, shared by its direct writes and its stream. */
 interface Channel {

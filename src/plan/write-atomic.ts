@@ -416,8 +416,10 @@ async function writeToDescriptor(fd: number, text: Content): Promise<void> {
   try {
     await writeWaitingForReader(fd, text);
   } catch (e) {
-    // The reader went away (`-o /dev/stdout | head -1`): the rest has nowhere to go, quietly.
-    if (errnoOf(e) !== "EPIPE") throw e;
+    // The reader went away (`-o /dev/stdout | head -1`): the rest has nowhere to go, quietly. A
+    // socket's reader that left with bytes unread says ECONNRESET (a Node parent's stdio).
+    const errno = errnoOf(e);
+    if (errno !== "EPIPE" && errno !== "ECONNRESET") throw e;
   }
 }
 

@@ -29,7 +29,7 @@ interface Ended {
 /** Run gpuplan with a stdout whose reader leaves: at once, or after the first chunk like `head -1`. */
 function withReaderLeaving(
   args: readonly string[],
-  leave: "at-once" | "after-first-chunk",
+  leave: "at-once" | "after-first-chunk" | "unread",
   options: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<Ended> {
   const child = spawn(process.execPath, [join(ROOT, "bin/gpuplan.js"), ...args], {
@@ -43,7 +43,13 @@ function withReaderLeaving(
     stderr += d.toString();
   });
   if (leave === "at-once") child.stdout.destroy();
-  else {
+  else if (leave === "unread") {
+    // Nothing read: once gpuplan waits on the full socket, its reader leaves with bytes unread,
+    // and the next write says ECONNRESET (Linux), not EPIPE.
+    child.stdout.pause();
+    child.stderr.once("data", () => undefined);
+    setTimeout(() => child.stdout.destroy(), 500);
+  } else {
     child.stdout.once("data", (d: Buffer) => {
       stdout = d.toString();
       child.stdout.destroy();
@@ -83,6 +89,20 @@ describe("a closed stdout", () => {
     expect(r.stderr).toMatch(/^gpuplan compile: 400 pipelines \(all on CPU\)/m);
     expect(r.stderr).not.toMatch(/EPIPE|gpuplan: error/);
     expect(r.exitCode).toBe(0);
+  });
+
+  it("compile big.yaml to a socket whose reader leaves with bytes unread (ECONNRESET): exit 0, no error", async () => {
+    // A Node parent's "pipe" stdio is a socketpair: a reader that leaves with bytes unread is
+    // ECONNRESET to the writer, which gpuplan reported as `cannot write to stdout` (exit 2).
+    for (const extra of [[], ["-o", "/dev/stdout"]]) {
+      const r = await withReaderLeaving(
+        ["compile", writeBigPipeline(t.dir, 400), "--target", "cpu-only", ...extra],
+        "unread",
+      );
+      expect(hasCrashed({ exitCode: r.exitCode ?? -1, stdout: "", stderr: r.stderr })).toBe(false);
+      expect(r.stderr).not.toMatch(/ECONNRESET|EPIPE|gpuplan: error/);
+      expect(r.exitCode).toBe(0);
+    }
   });
 
   it("compile -o /dev/stdout | head -1: exit 0, no error", async () => {

@@ -122,7 +122,9 @@ export function createStreamTarget(
     pending = 0;
     offset = 0;
     options.lost(
-      errnoOf(e) === "EPIPE" ? new Error("its reader went away (EPIPE); later events are not sent") : e,
+      errnoOf(e) === "EPIPE" || errnoOf(e) === "ECONNRESET"
+        ? new Error(`its reader went away (${errnoOf(e)}); later events are not sent`)
+        : e,
     );
   };
   /** The head segment's next bytes to send; null when the events file no longer has them. */
