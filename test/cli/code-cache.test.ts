@@ -6,6 +6,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, wri
 import Module from "node:module";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fakeEnv, fakeLib, fakeLibsBuilt } from "../detect/fake-libs.js";
 import { gpuplan, ROOT, tempDir } from "../helpers/cli.js";
 
 const nodeHasCompileCache =
@@ -80,7 +81,7 @@ describe.skipIf(nodeHasCompileCache)("the build's code cache (Node without a com
     expect(chunksFromPacks(scripts).size).toBeGreaterThan(20);
   });
 
-  it("every file of dist/bundle a compile, a dry run and a run load comes from the cache, koffi as its prebuilt module", () => {
+  it("every file of dist/bundle a compile, a dry run, a run and a GPU run load comes from the cache, koffi as its prebuilt module", () => {
     // A chunk holding an import() is compiled from source and its own require()s go through
     // Node's resolution (scripts/bundle.mjs refuses to build one, but for the live view's opener);
     // the run and compile commands each had one (issue #17). The preload also lists, at exit,
@@ -98,8 +99,36 @@ describe.skipIf(nodeHasCompileCache)("the build's code cache (Node without a com
     ).toMatchObject({
       exitCode: 0,
     });
-    for (const args of [COMPILE, ["run", plan, "--dry-run"], ["run", plan, "--ui", "plain"]]) {
-      const r = gpuplan(args, { nodeArgs: [...nodeArgs, "--require", listLoaded] });
+    const cases: { args: string[]; env?: NodeJS.ProcessEnv }[] = [
+      { args: COMPILE },
+      { args: ["run", plan, "--dry-run"] },
+      { args: ["run", plan, "--ui", "plain"] },
+    ];
+    if (fakeLibsBuilt) {
+      // A GPU run on one fake H100: detection and the check, the slot lock, the memory sampler
+      // (the build trains them where it has a C compiler, as CI has: scripts/train-code-cache.mjs).
+      const env = fakeEnv(
+        "h100x8-mig.scenario",
+        { nvml: fakeLib("nvml") },
+        {
+          GPUPLAN_LOCK_DIR: join(t.dir, "locks"),
+        },
+      );
+      writeFileSync(
+        join(t.dir, "gpu.yaml"),
+        'version: 1\nname: g\npipelines:\n  - name: g\n    steps:\n      - { id: s, run: ["true"], memory: torch, vram: 1GiB }\n',
+      );
+      const gpuPlan = join(t.dir, "gpu.json");
+      const compiled = gpuplan(["compile", join(t.dir, "gpu.yaml"), "-o", gpuPlan], { env });
+      expect(compiled.exitCode, compiled.stderr).toBe(0);
+      cases.push({ args: ["run", gpuPlan, "--ui", "plain"], env });
+    }
+    for (const { args, env } of cases) {
+      const r = gpuplan(args, {
+        nodeArgs: [...nodeArgs, "--require", listLoaded],
+        cwd: t.dir,
+        ...(env && { env }),
+      });
       expect(r.exitCode, r.stderr).toBe(0);
       const loaded = readFileSync(loadedLog, "utf8").split("\n");
       const bundle = loaded.filter((f) => f.startsWith(join(ROOT, "dist/bundle/")));
