@@ -19,7 +19,7 @@ import { type RunHeader, runHeaderOf } from "../run/record/run-header-line.js";
 import { checkWorkingFolder } from "../run/record/working-folder.js";
 import { runIdsNewestFirst } from "../runs/run-order.js";
 import type { GpuplanPlan } from "../schema-types/plan.js";
-import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
+import { slurmFolderDamage, slurmRecordFile } from "../slurm/follow/slurm-folder.js";
 import { MAX_SOURCE_BYTES } from "../source/read-source-text.js";
 import { attemptKey } from "./attempts.js";
 import { openInFolder, realFolder } from "./open-in-folder.js";
@@ -135,7 +135,7 @@ export async function readRunEvents(head: RunHead): Promise<RunFolder> {
   let all = events;
   // A Slurm run's steps are recorded by its tasks (their own files); events.jsonl is the follower's
   // merge of them, which an exported array's run and a detached one do not have.
-  if (await lstat(join(head.runDir, "slurm", "jobs.json")).catch(() => null)) {
+  if (await lstat(slurmRecordFile(head.runDir)).catch(() => null)) {
     const { readTaskEventFiles } = await import("./task-event-files.js");
     const tasks = await readTaskEventFiles(
       head.header?.run ?? head.id,

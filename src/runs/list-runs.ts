@@ -10,7 +10,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
 import { kindOf } from "../run/record/read-run-file.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
-import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
+import { slurmFolderDamage, slurmRecordFile } from "../slurm/follow/slurm-folder.js";
 import { describeSubmitFailure, submitFailureOf } from "../slurm/follow/submit-failure.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
 import { shellWord } from "../text/shell-word.js";
@@ -175,7 +175,7 @@ export async function describeRun(
         e instanceof OutOfFds ? Promise.reject(e) : false,
       )
     : false;
-  const jobs = await lstat(join(dir, "slurm", "jobs.json")).catch(() => null);
+  const jobs = await lstat(slurmRecordFile(dir)).catch(() => null);
   const onSlurm = jobs !== null;
   // slurm/ with no jobs.json: a submission no record names (it failed, or gpuplan was stopped in
   // it) — a Slurm run all the same, which `--resume` without `--executor` would run here.

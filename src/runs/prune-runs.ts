@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { errnoOf } from "../problems/file-errors.js";
 import { readJournal } from "../run/record/journal.js";
 import type { PruneResult } from "../schema-types/runs.js";
-import { slurmFolderDamage } from "../slurm/follow/slurm-folder.js";
+import { slurmFolderDamage, slurmRecordFile } from "../slurm/follow/slurm-folder.js";
 import { submitFailureOf } from "../slurm/follow/submit-failure.js";
 import type { RunInUse, RunListing } from "./list-runs.js";
 
@@ -90,18 +90,14 @@ async function whySlurmRunMayRun(runDir: string, ask?: SlurmJobsMayRun): Promise
     return `its slurm/ is damaged: ${damage}; gpuplan cannot tell whether its Slurm jobs ended`;
   // Only a record that is not there makes a run with no Slurm jobs; one gpuplan cannot look at
   // (EACCES) may name jobs still running.
-  const lookError = await lstat(join(runDir, "slurm", "jobs.json")).then(
+  const lookError = await lstat(slurmRecordFile(runDir)).then(
     () => null,
     (e: unknown) => errnoOf(e) ?? String(e),
   );
-  if (lookError === "ENOENT") {
-    // No record, but a submission that failed with arrays scancel may not have stopped: their
-    // tasks write into this folder, under ids no record names (submit-failure.ts).
-    const { entries } = await readJournal(runDir).catch(() => ({ entries: [] as unknown[] }));
-    return submitFailureOf(entries)?.mayRun
+  if (lookError === "ENOENT")
+    return (await failedSubmissionMayRun(runDir))
       ? "its submission to Slurm failed and arrays of it may still be queued or running (scancel failed, or sbatch's answer was lost): find them with squeue --me first"
       : null;
-  }
   if (lookError !== null)
     return `gpuplan cannot look at its slurm/jobs.json (${lookError}), so it cannot tell whether its Slurm jobs ended`;
   if (!ask) return "it ran on Slurm, and gpuplan cannot ask Slurm here whether its jobs ended";
@@ -109,4 +105,15 @@ async function whySlurmRunMayRun(runDir: string, ask?: SlurmJobsMayRun): Promise
     (e: unknown) =>
       `asking Slurm whether its jobs ended failed (${e instanceof Error ? e.message : String(e)})`,
   );
+}
+
+/**
+ * No record, but a submission that failed with arrays scancel may not have stopped: their tasks
+ * write into this folder, under ids no record names (submit-failure.ts). Only a run with a slurm/
+ * folder submitted anything: a local run's journal is not read.
+ */
+async function failedSubmissionMayRun(runDir: string): Promise<boolean> {
+  if (!(await lstat(join(runDir, "slurm")).catch(() => null))?.isDirectory()) return false;
+  const { entries } = await readJournal(runDir).catch(() => ({ entries: [] as unknown[] }));
+  return submitFailureOf(entries)?.mayRun === true;
 }

@@ -67,12 +67,10 @@ describe("a plan too big to read", () => {
   });
 });
 
-describe("compile of a plan past the limit", () => {
-  // 150 pipelines each carrying 15 env values of 64 KiB: a pipeline file of 960 KiB, a plan of
-  // 141 MiB. Each value stays under the 128 KiB one string may pass to a program, and all of them
-  // under 1 MiB, so the only problem is the plan's size (argument-sizes.test.ts has the others).
+/** `pipelines` pipelines (a matrix), each step carrying 15 env values of 64 KiB: ~0.94 MiB of plan each. */
+function widePipeline(pipelines: number): string {
   const env = Array.from({ length: 15 }, (_, i) => `B${i}: ${"x".repeat(2 ** 16)}`).join(", ");
-  const pipeline = [
+  return [
     "version: 1",
     "name: wide",
     "defaults:",
@@ -80,13 +78,20 @@ describe("compile of a plan past the limit", () => {
     "pipelines:",
     "  - name: p{i}",
     "    matrix:",
-    `      i: [${Array.from({ length: 150 }, (_, i) => i).join(",")}]`,
+    `      i: [${Array.from({ length: pipelines }, (_, i) => i).join(",")}]`,
     "    steps:",
     "      - id: s",
     "        run: [t]",
     "        memory: numpy",
     "",
   ].join("\n");
+}
+
+describe("compile of a plan past the limit", () => {
+  // 150 pipelines each carrying 15 env values of 64 KiB: a pipeline file of 960 KiB, a plan of
+  // 141 MiB. Each value stays under the 128 KiB one string may pass to a program, and all of them
+  // under 1 MiB, so the only problem is the plan's size (argument-sizes.test.ts has the others).
+  const pipeline = widePipeline(150);
 
   it("writes no plan, and says so at the pipelines (-o, stdout and --json)", () => {
     const cwd = scratch();
@@ -114,24 +119,6 @@ describe("compile of a plan past the limit", () => {
 describe("compile of a plan to stdout", () => {
   // Measured before any of it goes out; up to 8 MiB of it is written from what was measured, a
   // bigger one is serialised again (src/cli/commands/compile.ts): both are the plan -o writes.
-  const env = Array.from({ length: 15 }, (_, i) => `B${i}: ${"x".repeat(2 ** 16)}`).join(", ");
-  const pipeline = (n: number) =>
-    [
-      "version: 1",
-      "name: wide",
-      "defaults:",
-      `  env: {${env}}`,
-      "pipelines:",
-      "  - name: p{i}",
-      "    matrix:",
-      `      i: [${Array.from({ length: n }, (_, i) => i).join(",")}]`,
-      "    steps:",
-      "      - id: s",
-      "        run: [t]",
-      "        memory: numpy",
-      "",
-    ].join("\n");
-
   it.each([
     [2, "kept from measuring it"],
     [12, "serialised again"],
@@ -139,7 +126,7 @@ describe("compile of a plan to stdout", () => {
     "of %i pipelines (%s) is the plan -o writes",
     (n) => {
       const cwd = scratch();
-      writeFileSync(join(cwd, "wide.yaml"), pipeline(n));
+      writeFileSync(join(cwd, "wide.yaml"), widePipeline(n));
       const file = gpuplan(["compile", "wide.yaml", "-o", "plan.json", "--target", "cpu-only"], { cwd });
       expect(file.exitCode, file.stderr).toBe(0);
       const out = gpuplan(["compile", "wide.yaml", "--target", "cpu-only"], { cwd });

@@ -12,7 +12,7 @@ import { runDirOf } from "../../run/record/run-dir-of.js";
 import { checkWorkingFolder } from "../../run/record/working-folder.js";
 import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
 import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
-import { hasSlurmFolder } from "../../slurm/follow/slurm-folder.js";
+import { hasSlurmFolder, slurmRecordFile } from "../../slurm/follow/slurm-folder.js";
 import { describeSubmitFailure, submitFailureOf } from "../../slurm/follow/submit-failure.js";
 import { QUESTION_TIMEOUT_MS, slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { jsonText } from "../../text/json-text.js";
@@ -48,7 +48,7 @@ export default async function status(run: string, options: StatusOptions): Promi
   // Its pipelines are not-submitted: why, beside the table or the JSON document. Only while no
   // record names its arrays: a resume that submitted since writes no journal entry until it ends,
   // and the old failure would be said of arrays that run.
-  const failed = existsSync(join(runDir, "slurm", "jobs.json")) ? null : submitFailureOf(entries);
+  const failed = existsSync(slurmRecordFile(runDir)) ? null : submitFailureOf(entries);
   if (failed)
     writeErr(`gpuplan: run ${escapeText(header.run)}: ${escapeText(describeSubmitFailure(failed))}\n`);
   const result = await readSlurmRunStatus(

@@ -13,6 +13,7 @@ import { UsageError } from "../../problems/errors.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
 import { takeRunLock } from "../../run/record/run-lock.js";
 import { shellWord } from "../../text/shell-word.js";
+import { slurmRecordFile } from "./slurm-folder.js";
 
 /** `ask()` with `prepared`'s run lock let go, taken again after it (prepared.runLock is the new one). */
 export async function askUnlocked<T>(prepared: PreparedRun, ask: () => Promise<T>): Promise<T> {
@@ -58,7 +59,7 @@ async function takeAgain(prepared: PreparedRun) {
  * new file, renamed into place): one gpuplan's own reading needs no more than that.
  */
 async function runStamp(runDir: string): Promise<string> {
-  const files = [join(runDir, "journal.jsonl"), join(runDir, "slurm", "jobs.json")];
+  const files = [join(runDir, "journal.jsonl"), slurmRecordFile(runDir)];
   const stats = await Promise.all(files.map((f) => lstat(f, { bigint: true }).catch(() => null)));
   return stats.map((s) => (s ? `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` : "-")).join("|");
 }

@@ -16,7 +16,7 @@ import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { displayText } from "../../text/safe-text.js";
 import { MAX_ARRAY_TASKS } from "../job-arrays.js";
 import { MISSING, readTaskFile, readTaskText } from "./read-task-file.js";
-import { hasSlurmFolder } from "./slurm-folder.js";
+import { hasSlurmFolder, slurmRecordFile } from "./slurm-folder.js";
 
 export interface SubmittedArray {
   job: string;
@@ -31,7 +31,6 @@ export interface SlurmRunRecord {
 }
 
 export const slurmDir = (runDir: string): string => join(runDir, "slurm");
-const jobsFile = (runDir: string): string => join(slurmDir(runDir), "jobs.json");
 export const taskJournalDir = (runDir: string): string => join(slurmDir(runDir), "journals");
 /** A task's own journal and events in the run folder; `task` is `JOB_TASK`. */
 export const taskJournalPath = (runDir: string, task: string): string =>
@@ -92,7 +91,7 @@ function kindOf(info: { isFIFO(): boolean; isSocket(): boolean; isFile(): boolea
  * status and --resume cannot know the run's jobs without it.
  */
 export async function readSlurmRecord(runDir: string): Promise<SlurmRunRecord> {
-  const file = jobsFile(runDir);
+  const file = slurmRecordFile(runDir);
   const read = readTaskFile(runDir, "jobs.json", { maxBytes: MAX_RECORD_BYTES });
   if (!("bytes" in read)) {
     if (read.refused === MISSING) {
@@ -236,7 +235,13 @@ export async function recordArrays(
   recorded: readonly SubmittedArray[],
   arrays: readonly SubmittedArray[],
 ): Promise<void> {
-  await writeFileAtomic(jobsFile(runDir), recordText([...recorded, ...arrays]), "file", undefined, "chosen");
+  await writeFileAtomic(
+    slurmRecordFile(runDir),
+    recordText([...recorded, ...arrays]),
+    "file",
+    undefined,
+    "chosen",
+  );
 }
 
 /** slurm/jobs.json as gpuplan writes it. */

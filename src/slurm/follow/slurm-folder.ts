@@ -11,6 +11,9 @@ import { UsageError } from "../../problems/errors.js";
 import { errnoOf } from "../../problems/file-errors.js";
 import { kindOf } from "../../run/record/read-run-file.js";
 
+/** The run's Slurm record, slurm/jobs.json: the arrays submitted for it (run-record.ts reads and writes it). */
+export const slurmRecordFile = (runDir: string): string => join(runDir, "slurm", "jobs.json");
+
 /** Whether the run has a slurm/ folder; throws damaged-run where something else stands there. */
 export function hasSlurmFolder(runDir: string): boolean {
   const path = join(runDir, "slurm");
