@@ -16,7 +16,7 @@ import { type LongTimeout, setLongTimeout } from "../long-timeout.js";
 import { isGroupAlive } from "./process-group.js";
 import { type SpawnMethod, startProcess } from "./spawn/start-process.js";
 import { ensureDir, follow, OutputFile, openOutputInFolder, unfollow } from "./step-output.js";
-import { isSessionAlive, signalSession } from "./step-session.js";
+import { isGroupLive, isSessionAlive, signalSession } from "./step-session.js";
 
 export interface StepProcessOptions {
   argv: readonly string[];
@@ -177,7 +177,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   // What the step left in its process group ends with it — SIGTERM, SIGKILL after the grace
   // period — as a cluster scheduler ends a job's processes at its end: nothing of it keeps the
   // GPU slot (the inherited lock descriptors) or writes to its log after it is reported.
-  const leftBehind = !timedOut && !interrupted && isGroupAlive(child.pid);
+  const leftBehind = !timedOut && !interrupted && isGroupLive(child.pid);
   if (leftBehind) {
     writeSync(err.fd, "gpuplan: the step exited with processes of its group still running; ending them\n");
     terminate("SIGTERM");
@@ -200,7 +200,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   // An ok step that printed nothing leaves no empty files behind, unless something it started
   // still runs (it escaped the SIGKILL: a zombie) and may yet write to them. A failed step keeps
   // both, so its report's paths exist.
-  const drop = !failed && !leftBehind && !isGroupAlive(child.pid);
+  const drop = !failed && !leftBehind && !isGroupLive(child.pid);
   out.close(drop);
   err.close(drop);
   return ended({ pid: child.pid, exitCode, signal, timedOut, interrupted, stderrTail });
@@ -212,11 +212,16 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
  * session made since.
  */
 async function sessionGone(sid: number, limitMs: number, again: () => void): Promise<void> {
-  // Bounded: an unreaped zombie (a container whose PID 1 never waits) still answers kill(0).
+  // Bounded, should /proc be unreadable and a zombie the only thing left (kill(2) answers for one).
   const deadline = performance.now() + limitMs;
-  while (isSessionAlive(sid) && performance.now() < deadline) {
-    // The leader's group is looked at every 25 ms; the pass over /proc, once the group is gone, every 100 ms.
-    await new Promise((r) => setTimeout(r, isGroupAlive(sid) ? 25 : 100));
+  for (let look = 1; performance.now() < deadline; look++) {
+    // The leader's group is looked at every 25 ms with one kill(2). That answers for a zombie too —
+    // an orphan of the step that its new parent has not reaped yet, or never will (a container's
+    // PID 1 that does not wait) — so the pass over /proc, which leaves zombies out, decides every
+    // 100 ms, and whenever the group is gone.
+    const group = isGroupAlive(sid);
+    if ((!group || look % 4 === 0) && !isSessionAlive(sid)) return;
+    await new Promise((r) => setTimeout(r, group ? 25 : 100));
     again();
   }
 }

@@ -65,9 +65,31 @@ export function signalSession(sid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Any process of session `sid` alive: its leader's group (one kill(2)), else a pass over /proc. */
+/**
+ * Any live process in group `pgid`: one kill(2) when nothing of it is there at all; when something
+ * answers, a pass over /proc decides, since kill(2) answers for a zombie too. An orphan of the step
+ * waits as a zombie in its group until its new parent reaps it: at once under a usual init, after a
+ * second and more under some sandboxes' PID 1, never under a container's PID 1 that does not wait
+ * (or a subreaper that does not) — and a zombie runs nothing and holds no descriptor.
+ */
+export function isGroupLive(pgid: number): boolean {
+  if (!isGroupAlive(pgid)) return false;
+  const pids = procPids();
+  // Without /proc (not Linux) the group is all there is to go by.
+  if (pids.length === 0) return true;
+  return pids.some((pid) => {
+    const fields = procStatFields(pid);
+    return fields !== null && fields[0] !== "Z" && Number(fields[2]) === pgid;
+  });
+}
+
+/**
+ * Any live process of session `sid`, from a pass over /proc (zombies left out, as isGroupLive
+ * says why); without /proc, its leader's group (one kill(2)).
+ */
 export function isSessionAlive(sid: number): boolean {
-  return isGroupAlive(sid) || sessionGroups(sid).length > 0;
+  if (procPids().length === 0) return isGroupAlive(sid);
+  return sessionGroups(sid).length > 0;
 }
 
 /** A step attempt as the journal recorded it, and the run it belongs to (its environment says so). */
