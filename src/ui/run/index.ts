@@ -9,6 +9,7 @@ import { loadPaint } from "../paint.js";
 import { formatHuman } from "../problems/human.js";
 import { createJsonView } from "./json-view.js";
 import { createPlainView } from "./plain-view.js";
+import { writeWithoutBlocking } from "./terminal-writes.js";
 import type { RunView, ViewOptions } from "./view.js";
 
 export type { RunView, ViewOptions } from "./view.js";
@@ -19,6 +20,28 @@ export async function createView(
   mode: "tui" | "plain" | "json",
   options: ViewOptions,
   loadLive: () => Promise<LiveViewModule> = loadLiveView,
+): Promise<RunView> {
+  const view = await createModeView(mode, options, loadLive);
+  if (mode === "json") return view;
+  // A terminal that stops reading must not stop the run (terminal-writes.ts).
+  const restore = writeWithoutBlocking(options.err);
+  return {
+    onEvent: (event) => view.onEvent(event),
+    onOutput: (pipeline, step, stream, line) => view.onOutput(pipeline, step, stream, line),
+    async close(summary, ending) {
+      try {
+        await view.close(summary, ending);
+      } finally {
+        await restore();
+      }
+    },
+  };
+}
+
+async function createModeView(
+  mode: "tui" | "plain" | "json",
+  options: ViewOptions,
+  loadLive: () => Promise<LiveViewModule>,
 ): Promise<RunView> {
   switch (mode) {
     case "json":
