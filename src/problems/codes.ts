@@ -748,7 +748,7 @@ export const CODES = {
   "lock-dir-untrusted": failure(
     "user",
     "The GPU lock directory is one another user could tamper with",
-    "gpuplan uses a lock directory only when it is not a symlink, is owned by root or by you, and is not writable by other users unless it has the sticky bit: otherwise another user could delete, replace or plant lock files and make two steps share a GPU. The message names the owner and the mode.",
+    "gpuplan uses a lock directory only when it is not a symlink, is owned by root or by you, and is not writable by other users unless it has the sticky bit, and only when every folder above it (symlinks followed to the real folders) passes the same test: otherwise another user could delete, replace or plant lock files, or swap the whole directory for hers, and make two steps share a GPU. The message names the folder, its owner and its mode.",
     "use a directory of your own (GPUPLAN_LOCK_DIR), or on a shared server ask an admin to run `sudo gpuplan locks init`",
   ),
   "lock-file": failure(

@@ -3,6 +3,8 @@
  * model that keeps other local users from breaking the lock (docs/guides/locks.md):
  * - the directory is used only when it is not a symlink, is owned by root or by this user, and
  *   is not writable by anyone else unless it has the sticky bit; otherwise gpuplan refuses;
+ * - so is every folder above it, from / down, symlinks followed to the real folders
+ *   (folder-trust.ts): one another user may write lets her swap the whole directory for hers;
  * - a lock file is opened with O_NOFOLLOW and used only when it is a regular file with one link,
  *   owned by root or by this user: a file someone else planted is never trusted;
  * - lock files are never unlinked (removing one while held would let a second process lock a
@@ -22,6 +24,7 @@ import { join, resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { makeFoldersSync } from "../record/make-folders.js";
 import { defaultLockDir } from "./default-lock-dir.js";
+import { distrustOf, euid, untrustedAncestor } from "./folder-trust.js";
 
 /** The directory given (the CLI resolves --lock-dir and GPUPLAN_LOCK_DIR), else the default; always absolute. */
 export function resolveLockDir(dir?: string): string {
@@ -30,10 +33,6 @@ export function resolveLockDir(dir?: string): string {
 
 /** Shared: other users' gpuplans use it too (root's); private: only this user's. */
 export type LockDirMode = "shared" | "private";
-
-let myEuid: number | undefined;
-/** This process's effective uid, asked once: gpuplan never changes it, and a run asks per slot. */
-const euid = (): number => (myEuid ??= process.geteuid?.() ?? 0);
 
 /**
  * Check the directory (creating it, private, when missing) and say which mode it is in.
@@ -61,23 +60,6 @@ export function checkLockDir(dir: string): LockDirMode | null {
 }
 
 /**
- * Why a folder of the lock directory is not one to trust, or null: a symlink (another user could
- * point it anywhere), not a directory, owned by someone but this user or root, or writable by
- * others without the sticky bit (they could delete or replace what is in it). The lock directory
- * and its `warm/` folder are held to this one rule.
- */
-export type FolderDistrust = "symlink" | "not-directory" | "owner" | "others-write";
-
-export function distrustOf(st: Stats): FolderDistrust | null {
-  if (st.isSymbolicLink()) return "symlink";
-  if (!st.isDirectory()) return "not-directory";
-  if (st.uid !== euid() && st.uid !== 0) return "owner";
-  const othersWrite = (st.mode & 0o022) !== 0;
-  const sticky = (st.mode & 0o1000) !== 0;
-  return othersWrite && !sticky ? "others-write" : null;
-}
-
-/**
  * Where gpuplans that cannot write the lock directory (root's, 0755 or 0750, as `locks init`
  * makes it) keep their `warm.<pid>.<random>.json`: root's, 1777 (or 1770 with a group), made by `locks init`.
  */
@@ -86,42 +68,91 @@ export const warmFolderPath = (dir: string): string => join(dir, "warm");
 /** `alice (uid 1001)`, or `uid 1001`: for messages about who owns a file. */
 export const ownerName = (uid: number): string => userName(uid);
 
+const FIX =
+  "use a directory of your own (GPUPLAN_LOCK_DIR), or on a shared server ask an admin to run `sudo gpuplan locks init`";
+
+const modeOf = (st: Stats): string => (st.mode & 0o7777).toString(8).padStart(4, "0");
+
 function trustLockDir(dir: string, st: Stats): LockDirMode {
-  const mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
-  const fix =
-    "use a directory of your own (GPUPLAN_LOCK_DIR), or on a shared server ask an admin to run `sudo gpuplan locks init`";
+  trustAncestors(dir);
+  const mode = modeOf(st);
   switch (distrustOf(st)) {
     case "symlink":
       throw new UsageError(
         `the GPU lock directory ${dir} is a symlink (owned by ${userName(st.uid)}); gpuplan does not follow it`,
         "lock-dir-untrusted",
-        `another user could point it anywhere: remove it, or ${fix}`,
+        `another user could point it anywhere: remove it, or ${FIX}`,
       );
     case "not-directory":
       throw new UsageError(
         `the GPU lock directory ${dir} is not a directory`,
         "lock-dir",
-        `remove it, or ${fix}`,
+        `remove it, or ${FIX}`,
       );
     case "owner":
       throw new UsageError(
         `the GPU lock directory ${dir} is owned by ${userName(st.uid)} (mode ${mode}), not by you or root: its owner could break the lock`,
         "lock-dir-untrusted",
         dir.startsWith("/tmp/gpuplan-locks")
-          ? `someone else created it first: ask them (or root) to remove it, or ${fix}`
-          : fix,
+          ? `someone else created it first: ask them (or root) to remove it, or ${FIX}`
+          : FIX,
       );
     case "others-write":
       throw new UsageError(
         `the GPU lock directory ${dir} (owned by ${userName(st.uid)}, mode ${mode}) is writable by other users without the sticky bit: they could delete or replace its lock files`,
         "lock-dir-untrusted",
-        `\`chmod 0700 ${dir}\` (private) or \`chmod 1777 ${dir}\`, or ${fix}`,
+        `\`chmod 0700 ${dir}\` (private) or \`chmod 1777 ${dir}\`, or ${FIX}`,
       );
     case null:
       break;
   }
   // Root's directory that others may enter is the shared one; a user's own is theirs alone.
   return st.uid === 0 && (st.mode & 0o011) !== 0 ? "shared" : "private";
+}
+
+/**
+ * The folders above the lock directory, from / down (symlinks followed to the real folders):
+ * another user who may write one could rename the lock directory, or a folder above it, away and
+ * put her own in its place, and every lock file would then be hers.
+ */
+function trustAncestors(dir: string): void {
+  let found: ReturnType<typeof untrustedAncestor>;
+  try {
+    found = untrustedAncestor(dir);
+  } catch (e) {
+    throw lockDirError(dir, e);
+  }
+  if (found === null) return;
+  const { path, st, why } = found;
+  const where = `${path} above the GPU lock directory ${dir}`;
+  const owned = `owned by ${userName(st.uid)}, mode ${modeOf(st)}`;
+  if (st.isSymbolicLink() && why === "owner")
+    throw new UsageError(
+      `the symlink ${where} is owned by ${userName(st.uid)}, not by you or root: its owner could point it elsewhere`,
+      "lock-dir-untrusted",
+      `use a path without it, or ${FIX}`,
+    );
+  switch (why) {
+    case "owner":
+      throw new UsageError(
+        `the folder ${where} is ${owned}, not by you or root: its owner could replace the lock directory`,
+        "lock-dir-untrusted",
+        FIX,
+      );
+    case "others-write":
+      throw new UsageError(
+        `the folder ${where} (${owned}) is writable by other users without the sticky bit: they could rename the lock directory away and put their own in its place`,
+        "lock-dir-untrusted",
+        `\`chmod go-w ${path}\` (or \`chmod +t ${path}\`, as /tmp is), or ${FIX}`,
+      );
+    default:
+      // A folder swapped for a link or a file between realpath and lstat (or links without end).
+      throw new UsageError(
+        `the folder ${where} changed while it was checked (${owned})`,
+        "lock-dir-untrusted",
+        `run the command again, or ${FIX}`,
+      );
+  }
 }
 
 /** GPU UUIDs are file-name safe except old-style MIG ids (`MIG-GPU-…/1/0`); escape anything else. */

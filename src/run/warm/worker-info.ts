@@ -33,7 +33,8 @@ import { basename, dirname, join } from "node:path";
 import type { LockWarmWorker } from "../../schema-types/locks.js";
 import { randomHex } from "../../text/random-hex.js";
 import { escapeText } from "../../text/safe-text.js";
-import { distrustOf, type FolderDistrust, ownerName, warmFolderPath } from "../lock/lock-dir.js";
+import { distrustOf, type FolderDistrust } from "../lock/folder-trust.js";
+import { ownerName, warmFolderPath } from "../lock/lock-dir.js";
 import type { WarmWorkerInfo } from "./worker-pool.js";
 
 /** One warm worker in `gpuplan locks --json` (`workers[]`), as schemas/locks.schema.json defines it. */
@@ -93,7 +94,7 @@ class WhyNot extends Error {}
 
 /**
  * The lock directory where this user may write it (a private one, root's own run, an older 1777
- * shared one); else its `warm/` folder, when that is one to trust (lock-dir.ts distrustOf).
+ * shared one); else its `warm/` folder, when that is one to trust (folder-trust.ts distrustOf).
  */
 function chooseFolder(lockDir: string): string {
   if (isWritable(lockDir)) return lockDir;
