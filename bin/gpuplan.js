@@ -14,8 +14,13 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-v" || args[0]
   } catch (e) {
     // A reader that went away (`gpuplan --version | true`) is no failure; a full disk is.
     if (e.code !== "EPIPE") {
-      process.stderr.write(`gpuplan: error: cannot write to stdout: ${e.code}  [file-system-error]\n`);
       process.exitCode = 2;
+      // The line and hint every stdout failure gets (src/problems/stdout-failure.ts), loaded only now.
+      import("../dist/problems/stdout-failure.js").then(
+        (m) => process.stderr.write(m.stdoutFailureText(e.code)),
+        () =>
+          process.stderr.write(`gpuplan: error: cannot write to stdout: ${e.code}  [file-system-error]\n`),
+      );
     }
   }
 } else {

@@ -15,6 +15,7 @@
  * The guard goes on a stream when gpuplan first asks for it.
  */
 import { writeSync } from "node:fs";
+import { stdoutFailureText } from "../problems/stdout-failure.js";
 import type { StreamSink } from "../run/record/stream-target.js";
 
 type Write = NodeJS.WriteStream["write"];
@@ -122,10 +123,9 @@ function fail(channel: Channel, e: unknown): void {
   process.once("exit", () => {
     const failure = channel.failure;
     if (!failure) return;
-    const errno = codeOf(failure) ?? failure.message;
-    if (channel.name !== "stderr") {
-      printErr(`gpuplan: error: cannot write to ${channel.name}: ${errno}  [file-system-error]\n`);
-    }
+    // Said on stderr only (stdout is what failed), with a hint for the common codes; a failing
+    // stderr has nowhere to be told.
+    if (channel.name === "stdout") printErr(stdoutFailureText(codeOf(failure)));
     if (!process.exitCode) process.exitCode = 2;
   });
 }

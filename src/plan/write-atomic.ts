@@ -18,6 +18,7 @@ import { constants, type Stats, writeSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "../problems/errors.js";
 import { errnoOf, fileError } from "../problems/file-errors.js";
+import { stdoutFailureHint } from "../problems/stdout-failure.js";
 import { randomHex } from "../text/random-hex.js";
 
 /** How a path was written: replaced atomically, or written to as a stream or descriptor. */
@@ -68,7 +69,11 @@ export async function writeFileAtomic(
           "unwritable-file",
           "open it for gpuplan (e.g. 3>&1), or name a file",
         );
-      await writeToDescriptor(target.fd, text);
+      try {
+        await writeToDescriptor(target.fd, text);
+      } catch (e) {
+        throw descriptorError(e, target.fd, path, what);
+      }
       return "stream";
     }
     const st = target.stats;
@@ -421,6 +426,13 @@ async function writeToDescriptor(fd: number, text: Content): Promise<void> {
     const errno = errnoOf(e);
     if (errno !== "EPIPE" && errno !== "ECONNRESET") throw e;
   }
+}
+
+/** fileError's, with the hint every stdout failure gets where the descriptor is stdout (`-o /dev/stdout`). */
+function descriptorError(e: unknown, fd: number, path: string, what: string): UsageError {
+  const error = fileError(e, path, "write", what);
+  const hint = fd === 1 ? stdoutFailureHint(errnoOf(e)) : undefined;
+  return hint === undefined ? error : new UsageError(error.message, error.code, hint);
 }
 
 function refusal(path: string, st: Stats, what: string): UsageError {

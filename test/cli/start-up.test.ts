@@ -36,7 +36,9 @@ describe("start-up", () => {
         encoding: "utf8",
       });
       expect(r.status).toBe(2);
-      expect(r.stderr).toBe("gpuplan: error: cannot write to stdout: ENOSPC  [file-system-error]\n");
+      expect(r.stderr).toBe(
+        "gpuplan: error: cannot write to stdout: ENOSPC  [file-system-error]\n  hint: the disk or quota holding stdout is full: free some space (df -h), or send the output elsewhere\n",
+      );
     } finally {
       closeSync(full);
     }
