@@ -30,6 +30,7 @@ export interface ViewOptions extends RunViewContext {
  * (is-in-ci: CI set to anything but 0/false, CONTINUOUS_INTEGRATION, a CI_* variable), since ink
  * draws nothing but a last frame there. A terminal that reports no size (a pty nobody sized, as
  * `script` or some runners make) gets plain too: ink would draw every frame zero columns wide.
+ * A forced `tui` there is drawn at 80×24 (tui/live-view.ts).
  */
 export function resolveUiMode(
   mode: UiMode,

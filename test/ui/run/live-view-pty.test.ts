@@ -1,7 +1,8 @@
 // The live view on a real pseudo-terminal (util-linux `script`), as a person at a terminal sees it:
 // ink's colour is our painter's, so NO_COLOR removes every SGR colour code while colour shows
 // without it; and on a 40×12 terminal the view never grows as tall as the terminal, which would
-// make ink clear the whole screen on every frame.
+// make ink clear the whole screen on every frame; a forced `--ui tui` on a terminal that reports no
+// size (0×0) draws at 80×24 rather than zero columns wide, clearing the screen at every frame.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -22,8 +23,8 @@ afterEach(() => {
   cleanups = [];
 });
 
-/** `gpuplan run` on a pty of the given size, outside CI; everything the terminal received. */
-function runOnPty(columns: number, rows: number, env: Record<string, string>): string {
+/** `gpuplan run` on a pty of the given size (0×0: none), outside CI; everything the terminal received. */
+function runOnPty(columns: number, rows: number, env: Record<string, string>, args = ""): string {
   const t = tempDir();
   cleanups.push(t.cleanup);
   const base: Record<string, string> = {};
@@ -32,7 +33,7 @@ function runOnPty(columns: number, rows: number, env: Record<string, string>): s
     if (k === "NO_COLOR" || k === "FORCE_COLOR") continue;
     base[k] = v;
   }
-  const command = `stty cols ${columns} rows ${rows} && exec '${process.execPath}' '${join(ROOT, "bin/gpuplan.js")}' run '${EXAMPLE}'`;
+  const command = `stty cols ${columns} rows ${rows} && exec '${process.execPath}' '${join(ROOT, "bin/gpuplan.js")}' run '${EXAMPLE}'${args}`;
   const r = spawnSync("script", ["-qfec", command, "/dev/null"], {
     cwd: t.dir,
     encoding: "utf8",
@@ -81,5 +82,15 @@ describe.skipIf(!hasScript)("the live view on a pseudo-terminal", () => {
     const frames = out.slice(out.indexOf("\u001b[?25l"), out.lastIndexOf("\n", out.indexOf(" done: 9 ok")));
     for (const line of frames.replace(CSI, "").split(/\r?\n/))
       expect([...line].length, line).toBeLessThanOrEqual(40);
+  });
+
+  it("forced (--ui tui) on a terminal that reports no size (0×0) it draws at 80×24: the view whole, never clearing the terminal", {
+    timeout: 90_000,
+  }, () => {
+    const out = runOnPty(0, 0, { NO_COLOR: "1" }, " --ui tui");
+    expect(out).not.toContain(CLEAR_SCREEN);
+    const frames = out.slice(out.indexOf("\u001b[?25l"), out.lastIndexOf("\n", out.indexOf(" done: 9 ok")));
+    for (const line of frames.replace(CSI, "").split(/\r?\n/))
+      expect([...line].length, line).toBeLessThanOrEqual(80);
   });
 });
