@@ -187,6 +187,12 @@ function addSamples(folder: RunFolder, history: History): void {
   const plan = folder.plan!;
   const id = basename(folder.runDir);
   const templates = new Map(plan.pipelines.map((p) => [p.name, p.template]));
+  // Where the plan put each step: a GPU step's attempt on the CPU (the on_oom fallback) timed the CPU.
+  const onGpu = new Set(
+    plan.pipelines.flatMap((p) =>
+      p.steps.filter((s) => s.device !== "cpu").map((s) => `${p.name}\u0000${s.id}`),
+    ),
+  );
   const samples = (template: string, step: string): StepSamples => {
     const key = stepKey(template, step);
     let s = history.steps.get(key);
@@ -223,7 +229,11 @@ function addSamples(folder: RunFolder, history: History): void {
     const template = templates.get(e.pipeline);
     if (template === undefined) continue;
     const s = samples(template, e.step);
-    if (e.status === "ok") okDurations.set(`${e.pipeline}\u0000${e.step}`, { s, ms: e.durationMs });
+    const key = `${e.pipeline}\u0000${e.step}`;
+    // An ok attempt of a GPU step that ran on the CPU (its on_oom fallback) took the CPU's time, often
+    // tens of times the GPU's: learned, it became the estimate of a step the plan puts on a GPU.
+    if (e.status === "ok" && !(e.device === "cpu" && onGpu.has(key)))
+      okDurations.set(key, { s, ms: e.durationMs });
     // A peak of 0 is a sampler that saw nothing of the step, not a step that held nothing: learned,
     // it replaced a typed vram with 0 (a budget of nothing, and CuPy's "no limit").
     if (e.peakVramBytes === undefined || e.peakVramBytes <= 0) continue;
