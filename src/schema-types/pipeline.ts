@@ -258,9 +258,10 @@ export interface OnOom {
    */
   fallback?: "cpu";
   /**
-   * What to try after an out-of-memory failure, in order, one attempt per rung (instead of `retries` and `fallback`): retry (the same again), wait (until the GPU has the step's reservation free, or for up to the duration given), exclusive (the whole GPU), other-gpu (a GPU of the run with more free memory, when a slot there is free at once; else the same GPU), smaller (GPUPLAN_OOM_SCALE times the scale, 0.5 unless given, for the step to apply to its batch or tile size), cpu (last: the CPU; also lets compile place the step on the CPU when no GPU fits). Every attempt sees GPUPLAN_OOM_ATTEMPT (1, 2, …) and GPUPLAN_OOM_SCALE (1 until a smaller rung).
+   * What to try after an out-of-memory failure, in order, one attempt per rung (at most 100, as `retries`; instead of `retries` and `fallback`): retry (the same again), wait (until the GPU has the step's reservation free, or for up to the duration given), exclusive (the whole GPU), other-gpu (a GPU of the run with more free memory, when a slot there is free at once; else the same GPU), smaller (GPUPLAN_OOM_SCALE times the scale, 0.5 unless given, for the step to apply to its batch or tile size), cpu (last: the CPU; also lets compile place the step on the CPU when no GPU fits). Every attempt sees GPUPLAN_OOM_ATTEMPT (1, 2, …) and GPUPLAN_OOM_SCALE (1 until a smaller rung).
    *
    * @minItems 1
+   * @maxItems 100
    */
   ladder?: [OomRung, ...OomRung[]];
 }

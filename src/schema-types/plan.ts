@@ -246,12 +246,16 @@ export interface PlannedStep {
   estimateMs: number;
   learned?: LearnedValues;
   onOom: {
+    /**
+     * At most 100, as the pipeline file's: run lays out an attempt per retry before the step starts.
+     */
     retries: number;
     fallback: "cpu" | null;
     /**
      * The pipeline file's on_oom ladder, in order (absent: `retries` retries, then the CPU with fallback cpu). retries counts its GPU rungs and fallback is cpu when it ends on the CPU.
      *
      * @minItems 1
+     * @maxItems 100
      */
     ladder?: [OomRung, ...OomRung[]];
   };
