@@ -242,6 +242,9 @@ export interface PlannedStep {
     };
   } | null;
   exclusive: boolean;
+  /**
+   * At most 365 days, as a pipeline file's durations (export sums them into Slurm's --time).
+   */
   timeoutMs: number | null;
   estimateMs: number;
   learned?: LearnedValues;
