@@ -12,6 +12,7 @@ import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { checkPlan, parsePlanText } from "../plan/read-plan.js";
 import { UsageError } from "../problems/errors.js";
 import { errnoOf, fileError } from "../problems/file-errors.js";
+import { hasRealTime } from "../run/record/event-time.js";
 import type { RunEvent } from "../run/record/events.js";
 import { RUNS_DIR } from "../run/record/journal.js";
 import { runDirOf } from "../run/record/run-dir-of.js";
@@ -256,7 +257,12 @@ async function readEvents(
         data = undefined;
       }
       // The run.summary line is the JSON view's, never in events.jsonl; a copy appended by hand is not a run event here.
-      if (data !== undefined && validate(data) && (data as RunEvent).event !== ("run.summary" as string)) {
+      if (
+        data !== undefined &&
+        validate(data) &&
+        (data as RunEvent).event !== ("run.summary" as string) &&
+        hasRealTime(data as RunEvent)
+      ) {
         if (!repeats.isRepeat(data as RunEvent, number)) events.push(data as RunEvent);
         continue;
       }

@@ -12,6 +12,7 @@
 import { join } from "node:path";
 import validateRunEvent from "../../generated/run-events-validator.js";
 import { append } from "../../lists/append.js";
+import { hasRealTime } from "../../run/record/event-time.js";
 import type { RunEvent } from "../../run/record/events.js";
 import type { PlannedPipeline } from "../../schema-types/plan.js";
 import { readTaskFile } from "./read-task-file.js";
@@ -98,6 +99,7 @@ export function parseTaskLines(text: string, pipeline: PlannedPipeline, run: str
 function isTaskEvent(data: unknown, pipeline: PlannedPipeline): data is RunEvent {
   if (!validateRunEvent(data)) return false;
   const e = data as RunEvent;
+  if (!hasRealTime(e)) return false;
   if (e.event === ("run.summary" as string) || e.event.startsWith("slurm.")) return false;
   if (e.pipeline !== null && e.pipeline !== pipeline.name) return false;
   if (e.step !== null && (e.pipeline === null || !pipeline.steps.some((s) => s.id === e.step))) return false;
