@@ -10,6 +10,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, fileError } from "../problems/file-errors.js";
 import { kindOf } from "../run/record/read-run-file.js";
 import type { RunListing, RunStatus } from "../schema-types/runs.js";
+import { describeOpenSubmission, openSbatchCalls } from "../slurm/follow/sbatch-calls.js";
 import { slurmFolderDamage, slurmRecordFile } from "../slurm/follow/slurm-folder.js";
 import { describeSubmitFailure, submitFailureOf } from "../slurm/follow/submit-failure.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
@@ -168,7 +169,9 @@ export async function describeRun(
       problem: `its slurm/ is damaged: ${slurmDamage}; gpuplan cannot tell where its Slurm jobs are, and it cannot be resumed`,
     };
   const ends = lines.filter((l) => l.type === "end");
-  const lastEnd = lines.findLast((l) => l.type === "end" || l.type === "step");
+  // A submission's sbatch calls after the last end are a session that has not ended (a detached
+  // resume, or one gpuplan was stopped in).
+  const lastEnd = lines.findLast((l) => l.type === "end" || l.type === "step" || l.type === "sbatch");
   const ended = lastEnd?.type === "end";
   const running = inUse
     ? await fdRetry(join(dir, "run.lock"), () => inUse(dir)).catch((e: unknown) =>
@@ -188,6 +191,10 @@ export async function describeRun(
   // Only a real UTC time is shown (and counted into the wall time): the journal is outside text.
   const startedAt = utcTimestamp(header.startedAt);
   const started = { input: header.input, startedAt };
+  // sbatch calls no record accounts for: arrays may be in Slurm that slurm/jobs.json does not
+  // name, which neither the tasks' accounts nor the journal can say (sbatch-calls.ts).
+  const open = toSlurm && !running ? openSbatchCalls(lines) : [];
+  const unrecorded = open.length > 0 ? describeOpenSubmission(open, id) : null;
   // A Slurm run no gpuplan follows: detached, its follower killed, an exported array's. Its journal
   // has no end after its last submission (slurm/jobs.json is written before a follower's steps
   // and end, and after a detached resume's), so its tasks' own accounts say how it stands.
@@ -221,7 +228,8 @@ export async function describeRun(
       resume: resumable ? resumeCommand : null,
       problem: changed
         ? PLAN_CHANGED
-        : (standing.problem ??
+        : (unrecorded ??
+          standing.problem ??
           (!hasPlan && standing.status !== "ok"
             ? "its plan.json is missing or not a plan: it cannot be resumed"
             : null)),
@@ -259,15 +267,17 @@ export async function describeRun(
       ? PLAN_CHANGED
       : submitFailed && !running
         ? describeSubmitFailure(submitFailed)
-        : status === "submitted"
-          ? `its pipelines were submitted to Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`
-          : status === "unfinished"
-            ? inUse
-              ? "it never ended: gpuplan was stopped (kill -9, a crash, a reboot)"
-              : "it never ended: gpuplan was stopped, or still runs"
-            : !hasPlan && status !== "ok"
-              ? "its plan.json is missing or not a plan: it cannot be resumed"
-              : null,
+        : unrecorded !== null
+          ? unrecorded
+          : status === "submitted"
+            ? `its pipelines were submitted to Slurm and no gpuplan follows them: gpuplan status ${id} says where its jobs are`
+            : status === "unfinished"
+              ? inUse
+                ? "it never ended: gpuplan was stopped (kill -9, a crash, a reboot)"
+                : "it never ended: gpuplan was stopped, or still runs"
+              : !hasPlan && status !== "ok"
+                ? "its plan.json is missing or not a plan: it cannot be resumed"
+                : null,
   };
 }
 

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { errnoOf } from "../problems/file-errors.js";
 import { readJournal } from "../run/record/journal.js";
 import type { PruneResult } from "../schema-types/runs.js";
+import { openSbatchCalls } from "../slurm/follow/sbatch-calls.js";
 import { slurmFolderDamage, slurmRecordFile } from "../slurm/follow/slurm-folder.js";
 import { submitFailureOf } from "../slurm/follow/submit-failure.js";
 import type { RunInUse, RunListing } from "./list-runs.js";
@@ -88,16 +89,16 @@ async function whySlurmRunMayRun(runDir: string, ask?: SlurmJobsMayRun): Promise
   const damage = slurmFolderDamage(runDir);
   if (damage !== null)
     return `its slurm/ is damaged: ${damage}; gpuplan cannot tell whether its Slurm jobs ended`;
+  // Arrays no record names write into the folder all the same, whatever Slurm says of the others.
+  const unrecorded = await unrecordedMayRun(runDir);
+  if (unrecorded !== null) return unrecorded;
   // Only a record that is not there makes a run with no Slurm jobs; one gpuplan cannot look at
   // (EACCES) may name jobs still running.
   const lookError = await lstat(slurmRecordFile(runDir)).then(
     () => null,
     (e: unknown) => errnoOf(e) ?? String(e),
   );
-  if (lookError === "ENOENT")
-    return (await failedSubmissionMayRun(runDir))
-      ? "its submission to Slurm failed and arrays of it may still be queued or running (scancel failed, or sbatch's answer was lost): find them with squeue --me first"
-      : null;
+  if (lookError === "ENOENT") return null;
   if (lookError !== null)
     return `gpuplan cannot look at its slurm/jobs.json (${lookError}), so it cannot tell whether its Slurm jobs ended`;
   if (!ask) return "it ran on Slurm, and gpuplan cannot ask Slurm here whether its jobs ended";
@@ -108,12 +109,17 @@ async function whySlurmRunMayRun(runDir: string, ask?: SlurmJobsMayRun): Promise
 }
 
 /**
- * No record, but a submission that failed with arrays scancel may not have stopped: their tasks
- * write into this folder, under ids no record names (submit-failure.ts). Only a run with a slurm/
- * folder submitted anything: a local run's journal is not read.
+ * Why arrays no record names may be in Slurm, or null: a submission that failed with arrays
+ * scancel may not have stopped (submit-failure.ts), or one gpuplan was stopped in, its sbatch
+ * calls never settled (sbatch-calls.ts). Their tasks write into this folder. Only a run with a
+ * slurm/ folder submitted anything: a local run's journal is not read.
  */
-async function failedSubmissionMayRun(runDir: string): Promise<boolean> {
-  if (!(await lstat(join(runDir, "slurm")).catch(() => null))?.isDirectory()) return false;
+async function unrecordedMayRun(runDir: string): Promise<string | null> {
+  if (!(await lstat(join(runDir, "slurm")).catch(() => null))?.isDirectory()) return null;
   const { entries } = await readJournal(runDir).catch(() => ({ entries: [] as unknown[] }));
-  return submitFailureOf(entries)?.mayRun === true;
+  if (submitFailureOf(entries)?.mayRun === true)
+    return "its submission to Slurm failed and arrays of it may still be queued or running (scancel failed, or sbatch's answer was lost): find them with squeue --me first";
+  return openSbatchCalls(entries).length > 0
+    ? "gpuplan was stopped while it submitted the run to Slurm, and an array of it may be queued or running under an id slurm/jobs.json does not name: resume it (gpuplan run --resume RUN --executor slurm looks for it first), or find it with squeue --me -o '%F %o'"
+    : null;
 }

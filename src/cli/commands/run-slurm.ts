@@ -3,6 +3,7 @@
  * (or, with --detach, left to Slurm), its problems printed and its exit chosen as a local run's:
  * 0, 1 with failed pipelines, 130 after an interrupt cancelled the arrays.
  */
+import { join } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
@@ -11,7 +12,8 @@ import type { StreamSink } from "../../run/record/stream-target.js";
 import type { GpuplanSlurmSubmission } from "../../schema-types/slurm-submit.js";
 import { taskSettings } from "../../slurm/command-environment.js";
 import { slurmExportOptions } from "../../slurm/executor-settings.js";
-import type { SlurmRunRecord } from "../../slurm/follow/run-record.js";
+import type { SlurmRunRecord, SubmittedArray } from "../../slurm/follow/run-record.js";
+import type { PipelineStatus } from "../../slurm/follow/run-status.js";
 import { loadNodeShape } from "../../slurm/load-node-shape.js";
 import type { RunCommand } from "../../slurm/read-cluster.js";
 import { countNoun } from "../../text/count-noun.js";
@@ -69,15 +71,16 @@ export async function runOnSlurmCommand(
   // A resume's record, read once under its lock: the squeue check, the completed pipelines, the
   // room check, the repeated-id check and the record written after sbatch all start from it.
   const { readSlurmRecord } = await import("../../slurm/follow/run-record.js");
-  const record = prepared.resumed ? await readSlurmRecord(prepared.runDir) : undefined;
+  let record = prepared.resumed ? await readSlurmRecord(prepared.runDir) : undefined;
   if (prepared.resumed && !options.dryRun) {
     // Asked without the run's lock, taken again before anything is worked out from the run's
     // records: refused where another gpuplan changed them meanwhile (ask-unlocked.ts), so the
-    // record read before stands.
+    // record read before stands — with the arrays Slurm named that it did not (settleResumeCheck).
     const { askUnlocked } = await import("../../slurm/follow/ask-unlocked.js");
-    await askUnlocked(prepared, () =>
-      refuseWhileActive(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS), record),
+    const check = await askUnlocked(prepared, () =>
+      askSlurmBeforeResume(prepared, slurmCommandRunner(process.env, QUESTION_TIMEOUT_MS), record),
     );
+    record = await settleResumeCheck(prepared, check);
   }
   const completed = await completedPipelines(prepared, record);
   const exportOptions = slurmExportOptions(plan.settings.executor?.slurm, flags);
@@ -222,9 +225,21 @@ function followerRunner(ask: RunCommand, act: RunCommand): RunCommand {
     (command === "squeue" || command === "sacct" ? ask : act)(command, args, options);
 }
 
+/** What a resume learns from Slurm before it submits anything or runs anything here. */
+interface ResumeCheck {
+  /** The run's record, with `found` after its arrays. */
+  record: SlurmRunRecord;
+  /** Arrays of sbatch calls no record accounted for (gpuplan was stopped in a submission) that Slurm holds. */
+  found: SubmittedArray[];
+  /** Tasks of the run (of `record`) still queued or running. */
+  active: PipelineStatus[];
+}
+
 /**
  * A resume while some of the run's tasks are still queued or running would run them twice — on
  * Slurm or here (`--executor local`). A squeue that fails cannot tell, so it stops the resume too.
+ * Where gpuplan was stopped in a submission (sbatch calls no record accounts for), Slurm is asked
+ * first for arrays of those calls that slurm/jobs.json does not name (unrecorded-arrays.ts).
  */
 export async function refuseWhileActive(
   prepared: PreparedRun,
@@ -232,20 +247,68 @@ export async function refuseWhileActive(
   /** The run's record, where the caller has read it already. */
   record?: SlurmRunRecord,
 ): Promise<void> {
+  await settleResumeCheck(prepared, await askSlurmBeforeResume(prepared, slurm, record));
+}
+
+/** refuseWhileActive's question to Slurm: it writes nothing, and needs not the run's lock. */
+async function askSlurmBeforeResume(
+  prepared: PreparedRun,
+  slurm: RunCommand,
+  given?: SlurmRunRecord,
+): Promise<ResumeCheck> {
+  const { readSlurmRecord } = await import("../../slurm/follow/run-record.js");
   const { activeTasks, readSlurmRunStatus } = await import("../../slurm/follow/run-status.js");
+  const record = given ?? (await readSlurmRecord(prepared.runDir));
+  const open = prepared.openSbatchCalls ?? [];
+  let found: SubmittedArray[] = [];
+  if (open.length > 0) {
+    const { findUnrecordedArrays } = await import("../../slurm/follow/unrecorded-arrays.js");
+    found = await findUnrecordedArrays(slurm, open, record.arrays, {
+      id: prepared.runId,
+      journal: join(prepared.runDir, "journal.jsonl"),
+    });
+  }
+  const withFound = found.length === 0 ? record : { ...record, arrays: [...record.arrays, ...found] };
   const status = await readSlurmRunStatus(
     prepared.runDir,
     prepared.pipelines.map((p) => p.name),
     slurm,
-    record,
+    withFound,
   );
-  const active = activeTasks(status);
-  if (active.length === 0) return;
+  return { record: withFound, found, active: activeTasks(status) };
+}
+
+/**
+ * refuseWhileActive's answer acted on, under the run's lock: the arrays Slurm named that the
+ * record did not are recorded, and the sbatch calls settled in the journal (a `recorded` entry);
+ * then refused while tasks run. Returns the record as it now stands.
+ */
+async function settleResumeCheck(prepared: PreparedRun, check: ResumeCheck): Promise<SlurmRunRecord> {
+  const { found, active } = check;
+  if ((prepared.openSbatchCalls?.length ?? 0) > 0) {
+    const { recordArrays } = await import("../../slurm/follow/run-record.js");
+    const { openJournal } = await import("../../run/record/journal.js");
+    const { recordedEntry } = await import("../../slurm/follow/sbatch-calls.js");
+    if (found.length > 0)
+      await recordArrays(prepared.runDir, check.record.arrays.slice(0, -found.length), found);
+    const journal = await openJournal(prepared.runDir);
+    try {
+      await journal.append(recordedEntry(found.map((a) => a.job)));
+    } finally {
+      await journal.close();
+    }
+    prepared.openSbatchCalls = [];
+  }
+  if (active.length === 0) return check.record;
+  const adopted =
+    found.length === 0
+      ? ""
+      : `; ${found.length === 1 ? "array" : "arrays"} ${found.map((a) => a.job).join(" ")} of the submission gpuplan was stopped in ${found.length === 1 ? "was" : "were"} found in Slurm by ${found.length === 1 ? "its" : "their"} script and recorded in slurm/jobs.json`;
   throw new UsageError(
     `--resume: ${active.length} task${active.length === 1 ? "" : "s"} of run ${prepared.runId} ${active.length === 1 ? "is" : "are"} still in Slurm (${active
       .slice(0, 5)
       .map((p) => `${p.job} ${p.slurmState}`)
-      .join(", ")}${active.length > 5 ? ", …" : ""})`,
+      .join(", ")}${active.length > 5 ? ", …" : ""})${adopted}`,
     "slurm-run-active",
     `wait for them (gpuplan status ${shellWord(prepared.runId)}), or scancel ${[...new Set(active.map((p) => p.job!.split("_")[0]))].join(" ")}, then resume`,
   );

@@ -12,6 +12,7 @@ import { runDirOf } from "../../run/record/run-dir-of.js";
 import { checkWorkingFolder } from "../../run/record/working-folder.js";
 import type { GpuplanSlurmRunStatus } from "../../schema-types/slurm-run-status.js";
 import { readSlurmRunStatus } from "../../slurm/follow/run-status.js";
+import { describeOpenSubmission, openSbatchCalls } from "../../slurm/follow/sbatch-calls.js";
 import { hasSlurmFolder, slurmRecordFile } from "../../slurm/follow/slurm-folder.js";
 import { describeSubmitFailure, submitFailureOf } from "../../slurm/follow/submit-failure.js";
 import { QUESTION_TIMEOUT_MS, slurmCommandRunner } from "../../slurm/run-slurm-command.js";
@@ -51,6 +52,13 @@ export default async function status(run: string, options: StatusOptions): Promi
   const failed = existsSync(slurmRecordFile(runDir)) ? null : submitFailureOf(entries);
   if (failed)
     writeErr(`gpuplan: run ${escapeText(header.run)}: ${escapeText(describeSubmitFailure(failed))}\n`);
+  // Arrays of a submission gpuplan was stopped in may run under ids no record names: the table
+  // cannot show them (their pipelines read not-submitted, or as their last recorded task).
+  const open = failed ? [] : openSbatchCalls(entries);
+  if (open.length > 0)
+    writeErr(
+      `gpuplan: warning: run ${escapeText(header.run)}: ${escapeText(describeOpenSubmission(open, header.run))}\n`,
+    );
   const result = await readSlurmRunStatus(
     runDir,
     header.pipelines,

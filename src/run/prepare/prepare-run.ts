@@ -12,6 +12,7 @@ import { bindPlan, gpusUsed } from "../../plan/verify-plan.js";
 import { UsageError } from "../../problems/errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan, PlannedPipeline } from "../../schema-types/plan.js";
+import type { SbatchCall } from "../../slurm/follow/sbatch-calls.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { shellWord } from "../../text/shell-word.js";
 import { type JournalStart, RUNS_DIR } from "../record/journal.js";
@@ -63,6 +64,8 @@ export interface PreparedRun {
   mayStillRun: JournalStart[];
   /** An earlier run's directory, journal and header are there already. */
   resumed: boolean;
+  /** A resumed Slurm run's sbatch calls no record accounts for (resume-run.ts). */
+  openSbatchCalls?: SbatchCall[];
   /** Each GPU of the plan the selected pipelines use, and the live GPU it runs on. */
   bindings: GpuBinding[];
   /** A resumed run's folder lock, taken before its journal was read (a new run takes its own later). */

@@ -11,6 +11,7 @@ import { UsageError } from "../../problems/errors.js";
 import { errnoOf, fileError } from "../../problems/file-errors.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { openSbatchCalls, type SbatchCall } from "../../slurm/follow/sbatch-calls.js";
 import { hasSlurmFolder } from "../../slurm/follow/slurm-folder.js";
 import type { SourceFile } from "../../source/read-source-text.js";
 import { type JournalStart, type JournalState, RUNS_DIR, readJournal, stepKey } from "../record/journal.js";
@@ -37,6 +38,11 @@ export interface ResumedRun {
    * process gpuplan could not end in time), and the step must not run beside it.
    */
   mayStillRun: JournalStart[];
+  /**
+   * sbatch calls of an earlier Slurm submission that no record accounts for (gpuplan was stopped
+   * in it): arrays of them may be in Slurm without slurm/jobs.json naming them.
+   */
+  openSbatchCalls: SbatchCall[];
   /** Held from before the journal was read until the run ends. */
   runLock: RunLock;
   /** What the CLI says before the run: a plan.json resumed unchecked (no digest in the journal). */
@@ -110,6 +116,7 @@ export async function loadResumedRun(
       pipelines: state.header.pipelines,
       attempts: progress.attempts,
       mayStillRun: mayStillRun(state, progress.completed),
+      openSbatchCalls: openSbatchCalls(state.entries),
       runLock,
       warnings,
     };

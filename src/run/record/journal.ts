@@ -100,7 +100,35 @@ interface JournalEnd {
   submitFailed?: { reason: string; mayRun: boolean };
 }
 
-type JournalEntry = JournalHeader | JournalStart | JournalStep | JournalEnd;
+/**
+ * A Slurm run's submission is about to call sbatch for `script` (at `path`, as given to sbatch): an
+ * array may be queued from here on that slurm/jobs.json does not name yet. Written (and flushed)
+ * before each sbatch, so that a resume after gpuplan was killed in between knows to look for it
+ * (src/slurm/follow/unrecorded-arrays.ts).
+ */
+export interface JournalSbatch {
+  type: "sbatch";
+  ts: string;
+  /** The script's name in the run's slurm/ (`01-cpu.sbatch`). */
+  script: string;
+  /** The script's absolute path, as sbatch got it: Slurm keeps it as the job's command. */
+  path: string;
+  /** Task i of the array runs pipelines[i]. */
+  pipelines: string[];
+}
+
+/**
+ * Every array the `sbatch` entries before it may have queued is in slurm/jobs.json (`jobs`: those
+ * this entry accounts for) or not in Slurm: the submission ended, failed with its arrays
+ * cancelled, or a resume asked Slurm and recorded what it found.
+ */
+interface JournalRecorded {
+  type: "recorded";
+  ts: string;
+  jobs: string[];
+}
+
+type JournalEntry = JournalHeader | JournalStart | JournalStep | JournalEnd | JournalSbatch | JournalRecorded;
 
 /**
  * Appends in order; an append resolves once its entry is on disk (fdatasync) — or, when the disk
@@ -375,11 +403,21 @@ function entryProblem(value: unknown): string | null {
       return "is a start entry whose bootId is not a boot id (a UUID)";
   } else if (e.type === "end") {
     missing = [];
+  } else if (e.type === "sbatch") {
+    missing = strings("script", "path");
+    if (!isStringList(e.pipelines)) missing.push("pipelines");
+  } else if (e.type === "recorded") {
+    missing = [];
+    // Job ids as sbatch --parsable gives them, as slurm/jobs.json holds them.
+    if (!isStringList(e.jobs) || !(e.jobs as string[]).every((j) => /^[0-9]+$/.test(j)))
+      return "is a recorded entry whose jobs are not a list of job ids";
   } else {
     return `has no known entry type (${JSON.stringify(e.type ?? null).slice(0, 40)})`;
   }
   return missing.length > 0 ? `is a ${e.type} entry without ${missing.join(", ")}` : null;
 }
+
+const isStringList = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === "string");
 
 /**
  * More attempts of one step than any run makes, however often resumed: a journal saying more is

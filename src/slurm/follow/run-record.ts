@@ -8,7 +8,7 @@
  * step logs go to the run folder's `logs/`, as a local run's do. Follower, `gpuplan status` and
  * `--resume` all read the run from here.
  */
-import { lstat, mkdir, readdir } from "node:fs/promises";
+import { lstat, mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
 import { UsageError } from "../../problems/errors.js";
@@ -242,6 +242,20 @@ export async function recordArrays(
     undefined,
     "chosen",
   );
+}
+
+/**
+ * The record put back as it was before a submission that failed (its arrays cancelled): `recorded`,
+ * or no file where it named none — a run with no record is one whose submission failed
+ * (submit-failure.ts). Best effort: a record that still names the cancelled arrays is safe, as
+ * squeue says they ended.
+ */
+export async function restoreRecord(runDir: string, recorded: readonly SubmittedArray[]): Promise<void> {
+  const done =
+    recorded.length === 0
+      ? rm(slurmRecordFile(runDir), { force: true })
+      : writeFileAtomic(slurmRecordFile(runDir), recordText(recorded), "file", undefined, "chosen");
+  await done.catch(() => undefined);
 }
 
 /** slurm/jobs.json as gpuplan writes it. */

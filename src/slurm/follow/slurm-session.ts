@@ -9,14 +9,15 @@
 import { rm } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomic } from "../../plan/write-atomic.js";
-import { VendorError } from "../../problems/errors.js";
+import { UsageError, VendorError } from "../../problems/errors.js";
+import { errnoOf } from "../../problems/file-errors.js";
 import { hasErrors } from "../../problems/problem.js";
 import { createTally, type RunSummary, summarize, tallyEvent } from "../../run/outcome/run-tally.js";
 import type { PreparedRun } from "../../run/prepare/prepare-run.js";
 import { makeRunId } from "../../run/prepare/run-id.js";
 import { openEventFiles } from "../../run/record/event-files.js";
 import { type EventDraft, RUN_EVENTS_SCHEMA, type RunEvent, stampEvent } from "../../run/record/events.js";
-import { createOwnRunDir, openJournal, stepKey } from "../../run/record/journal.js";
+import { createOwnRunDir, type Journal, openJournal, stepKey } from "../../run/record/journal.js";
 import {
   isJournalDeleted,
   type RecordFailure,
@@ -41,11 +42,13 @@ import {
   makeSlurmDirs,
   readSlurmRecord,
   recordArrays,
+  restoreRecord,
   type SlurmRunRecord,
   type SubmittedArray,
   slurmDir,
   taskEndings,
 } from "./run-record.js";
+import { recordedEntry, sbatchEntry } from "./sbatch-calls.js";
 import { sortEventsFile } from "./sort-events-file.js";
 import { submitFailedEnd } from "./submit-failure.js";
 
@@ -215,7 +218,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 
 /** sbatch refused the first array: nothing of the run was submitted. */
 class NothingSubmitted extends Error {
-  constructor(readonly refusal: VendorError) {
+  constructor(readonly refusal: VendorError | UsageError) {
     super(refusal.message);
   }
 }
@@ -227,7 +230,7 @@ class NothingSubmitted extends Error {
  */
 class SubmissionFailed extends Error {
   constructor(
-    readonly refusal: VendorError,
+    readonly refusal: VendorError | UsageError,
     readonly mayRun: boolean,
   ) {
     super(refusal.message);
@@ -247,7 +250,19 @@ async function submitAndFollow(
   // The journal is watched as a local run's is: one deleted with its run folder (its link count
   // found 0 at a write) leaves --resume nothing to go on, and the summary must not offer it.
   const failures = recordFailures(options.onRecordFailure);
-  const journal = await openJournal(runDir, failures);
+  // Each write the journal could not make: an sbatch entry that is not on disk is no sbatch.
+  const refused: string[] = [];
+  const journal = await openJournal(runDir, {
+    ...failures,
+    failed: (file, e) => {
+      refused.push(errnoOf(e) ?? (e instanceof Error ? e.message : String(e)));
+      failures.failed(file, e);
+    },
+    lost: (file, e) => {
+      refused.push(errnoOf(e) ?? (e instanceof Error ? e.message : String(e)));
+      failures.lost(file, e);
+    },
+  });
   try {
     if (!prepared.resumed) {
       await journal.append({
@@ -270,8 +285,14 @@ async function submitAndFollow(
       arrays = await submitArrays(submission, options.slurm, options.taskSettings ?? [], {
         run: runId,
         recorded,
+        journal,
+        refused,
       });
     } catch (e) {
+      // Every array of it cancelled, and the failed sbatch certainly queued nothing: no call
+      // before this is left for a resume to look for in Slurm (unrecorded-arrays.ts).
+      if (e instanceof NothingSubmitted || (e instanceof SubmissionFailed && !e.mayRun))
+        await journal.append(recordedEntry([]));
       // No record names the run's jobs: without a word in its journal, the run read as one
       // gpuplan was killed in, resumed here (submit-failure.ts).
       if (e instanceof SubmissionFailed && recorded.length === 0)
@@ -283,7 +304,8 @@ async function submitAndFollow(
         );
       throw e;
     }
-    await recordArrays(runDir, recorded, arrays);
+    // Each array is in slurm/jobs.json since its sbatch answered: the sbatch entries are settled.
+    await journal.append(recordedEntry(arrays.map((a) => a.job)));
     if (options.detach) return { kind: "detached", arrays };
     const { summary, cancelFailed } = await follow(prepared, submission, arrays, journal, failures, options);
     return {
@@ -298,78 +320,131 @@ async function submitAndFollow(
   }
 }
 
-/** sbatch each script; a refusal cancels the arrays submitted before it and says what sbatch said. */
+interface SubmitContext {
+  run: string;
+  /** The arrays the run's record names (none for a new run): a job id among them is refused. */
+  recorded: readonly SubmittedArray[];
+  journal: Journal;
+  /** Why each journal write so far failed (ENOSPC): grows where an entry did not reach the disk. */
+  refused: readonly string[];
+}
+
+/**
+ * sbatch each script, each array recorded in slurm/jobs.json as soon as its sbatch answers and an
+ * `sbatch` journal entry flushed before each call: gpuplan killed at any point leaves no array in
+ * Slurm that neither names (unrecorded-arrays.ts). A refusal cancels the arrays submitted before it,
+ * puts the record back as it was and says what sbatch said.
+ */
 async function submitArrays(
   submission: Submission,
   slurm: RunCommand,
   settings: readonly string[],
-  run: { run: string; recorded: readonly SubmittedArray[] },
+  run: SubmitContext,
 ): Promise<SubmittedArray[]> {
   const arrays: SubmittedArray[] = [];
-  for (const a of submission.export.arrays) {
-    const script = join(slurmDir(submission.runDir), a.script);
-    // What the script says must hold: the variables that would override its directives are unset.
-    const text = submission.export.files.find((f) => f.name === a.script)?.text ?? "";
-    const out = await slurm("sbatch", ["--parsable", script, ...settings], {
-      unsetEnv: sbatchOverrides(text),
-    });
-    const job = out.status === 0 ? parsableJobId(out.stdout) : undefined;
-    if (out.status !== 0 || job === undefined) {
-      const cancelFailed = await cancel(
-        slurm,
-        arrays.map((s) => s.job),
-      );
-      const before =
-        arrays.length === 0
-          ? ""
-          : cancelFailed === null
-            ? ` (the ${arrays.length} array(s) submitted before it were cancelled)`
-            : ` (cancelling the ${arrays.length} array(s) submitted before it failed, ${cancelFailed}: scancel ${arrays.map((s) => s.job).join(" ")})`;
-      if (out.status === 0)
-        throw new SubmissionFailed(unreadableJobId(a.script, a.jobName, script, out.stdout, before), true);
-      const said = out.stderr.trim().split("\n").slice(-3).join(" / ") || out.failure || "(no message)";
-      // Only an sbatch that ended by itself with an error (or was not there) certainly submitted
-      // nothing; one killed by a signal, past its time limit or stopped may have been answered by
-      // slurmctld, and its run folder is where such an array's tasks would write.
-      const certain = out.failure === "not-found" || (out.status !== null && out.failure === undefined);
-      const nothing = arrays.length === 0 && certain;
-      const mayRun = cancelFailed !== null || !certain;
-      const resume = `gpuplan run --resume ${shellWord(run.run)} --executor slurm submits the run again`;
-      const refusal = new VendorError(
-        `sbatch refused ${a.script}${arrays.length > 0 ? before : nothing ? ": nothing was submitted" : ""}`,
-        out.failure === "not-found" ? "slurm-not-found" : "slurm-command-failed",
-        `sbatch --parsable ${script}`,
-        displayText(said, 400),
-        `check the request in the script (gpuplan run --executor slurm --dry-run prints it) against sinfo / scontrol show partition${
-          nothing
-            ? ""
-            : mayRun
-              ? `; once no array of it is in Slurm (squeue --me), ${resume}`
-              : `; then ${resume}`
-        }`,
-      );
-      throw nothing ? new NothingSubmitted(refusal) : new SubmissionFailed(refusal, mayRun);
-    }
-    const holder = findJobHolder(job, run.recorded, arrays);
-    if (holder !== undefined) {
-      const ours = [...new Set([...arrays.map((s) => s.job), job])];
-      const cancelFailed = await cancel(slurm, ours);
-      const repeated = repeatedJobIdError({
-        run: run.run,
-        script: a.script,
-        jobName: a.jobName,
-        call: `sbatch --parsable ${script}`,
-        stdout: out.stdout,
-        job,
-        ...holder,
-        cancelled: ours,
-        cancelFailed,
-      });
-      throw new SubmissionFailed(repeated, cancelFailed !== null);
-    }
-    arrays.push({ job, script: a.script, pipelines: a.pipelines });
+  try {
+    for (const a of submission.export.arrays) await submitArray(a, submission, slurm, settings, run, arrays);
+  } catch (e) {
+    // The arrays it recorded were cancelled (or scancel failed: the sbatch entries stay open).
+    if (arrays.length > 0 && (e instanceof SubmissionFailed || e instanceof NothingSubmitted))
+      await restoreRecord(submission.runDir, run.recorded);
+    throw e;
   }
   return arrays;
+}
+
+/** sbatch of one script, its array recorded after `arrays` (pushed to it). */
+async function submitArray(
+  a: SlurmExport["arrays"][number],
+  submission: Submission,
+  slurm: RunCommand,
+  settings: readonly string[],
+  run: SubmitContext,
+  arrays: SubmittedArray[],
+): Promise<void> {
+  const script = join(slurmDir(submission.runDir), a.script);
+  // What the script says must hold: the variables that would override its directives are unset.
+  const text = submission.export.files.find((f) => f.name === a.script)?.text ?? "";
+  const failedBefore = run.refused.length;
+  await run.journal.append(sbatchEntry(a.script, script, a.pipelines));
+  if (run.refused.length > failedBefore) {
+    // A resume after gpuplan was stopped looks for an unrecorded array by this entry alone.
+    const ours = arrays.map((s) => s.job);
+    const cancelFailed = await cancel(slurm, ours);
+    const refusal = new UsageError(
+      `cannot write the run's journal (${run.refused.at(-1)}), so sbatch was not called for ${a.script}: gpuplan submits an array only once its journal says so${
+        ours.length === 0
+          ? ""
+          : cancelFailed === null
+            ? ` (the ${ours.length} array(s) submitted before it were cancelled)`
+            : ` (cancelling the ${ours.length} array(s) submitted before it failed, ${cancelFailed}: scancel ${ours.join(" ")})`
+      }`,
+      "records-incomplete",
+      `free some space (df -h), then submit again${ours.length === 0 ? "" : ` (gpuplan run --resume ${shellWord(run.run)} --executor slurm)`}`,
+    );
+    throw ours.length === 0
+      ? new NothingSubmitted(refusal)
+      : new SubmissionFailed(refusal, cancelFailed !== null);
+  }
+  const out = await slurm("sbatch", ["--parsable", script, ...settings], {
+    unsetEnv: sbatchOverrides(text),
+  });
+  const job = out.status === 0 ? parsableJobId(out.stdout) : undefined;
+  if (out.status !== 0 || job === undefined) {
+    const cancelFailed = await cancel(
+      slurm,
+      arrays.map((s) => s.job),
+    );
+    const before =
+      arrays.length === 0
+        ? ""
+        : cancelFailed === null
+          ? ` (the ${arrays.length} array(s) submitted before it were cancelled)`
+          : ` (cancelling the ${arrays.length} array(s) submitted before it failed, ${cancelFailed}: scancel ${arrays.map((s) => s.job).join(" ")})`;
+    if (out.status === 0)
+      throw new SubmissionFailed(unreadableJobId(a.script, a.jobName, script, out.stdout, before), true);
+    const said = out.stderr.trim().split("\n").slice(-3).join(" / ") || out.failure || "(no message)";
+    // Only an sbatch that ended by itself with an error (or was not there) certainly submitted
+    // nothing; one killed by a signal, past its time limit or stopped may have been answered by
+    // slurmctld, and its run folder is where such an array's tasks would write.
+    const certain = out.failure === "not-found" || (out.status !== null && out.failure === undefined);
+    const nothing = arrays.length === 0 && certain;
+    const mayRun = cancelFailed !== null || !certain;
+    const resume = `gpuplan run --resume ${shellWord(run.run)} --executor slurm submits the run again`;
+    const refusal = new VendorError(
+      `sbatch refused ${a.script}${arrays.length > 0 ? before : nothing ? ": nothing was submitted" : ""}`,
+      out.failure === "not-found" ? "slurm-not-found" : "slurm-command-failed",
+      `sbatch --parsable ${script}`,
+      displayText(said, 400),
+      `check the request in the script (gpuplan run --executor slurm --dry-run prints it) against sinfo / scontrol show partition${
+        nothing
+          ? ""
+          : mayRun
+            ? `; once no array of it is in Slurm (squeue --me), ${resume}`
+            : `; then ${resume}`
+      }`,
+    );
+    throw nothing ? new NothingSubmitted(refusal) : new SubmissionFailed(refusal, mayRun);
+  }
+  const holder = findJobHolder(job, run.recorded, arrays);
+  if (holder !== undefined) {
+    const ours = [...new Set([...arrays.map((s) => s.job), job])];
+    const cancelFailed = await cancel(slurm, ours);
+    const repeated = repeatedJobIdError({
+      run: run.run,
+      script: a.script,
+      jobName: a.jobName,
+      call: `sbatch --parsable ${script}`,
+      stdout: out.stdout,
+      job,
+      ...holder,
+      cancelled: ours,
+      cancelFailed,
+    });
+    throw new SubmissionFailed(repeated, cancelFailed !== null);
+  }
+  arrays.push({ job, script: a.script, pipelines: a.pipelines });
+  await recordArrays(submission.runDir, run.recorded, arrays);
 }
 
 /**

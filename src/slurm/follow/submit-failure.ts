@@ -33,15 +33,16 @@ export function submitFailedEnd(pipelines: readonly string[], failure: SubmitFai
 }
 
 /**
- * The failed submission a run's journal ends with (its last step or end entry), or null. The
- * lines are outside text: anything but the shape gpuplan writes is no failure.
+ * The failed submission a run's journal ends with (its last step, end or sbatch entry: a later
+ * submission's sbatch calls are not that failure's), or null. The lines are outside text:
+ * anything but the shape gpuplan writes is no failure.
  */
 export function submitFailureOf(lines: readonly unknown[]): SubmitFailure | null {
   const last = lines.findLast(
     (l): l is Record<string, unknown> =>
       typeof l === "object" &&
       l !== null &&
-      ["end", "step"].includes((l as { type?: unknown }).type as string),
+      ["end", "step", "sbatch"].includes((l as { type?: unknown }).type as string),
   );
   const f = last?.type === "end" ? last.submitFailed : undefined;
   if (typeof f !== "object" || f === null) return null;
