@@ -87,6 +87,19 @@ describe.skipIf(!cluster.ok)("gpuplan killed as the real sbatch answered", () =>
       expect(job, listed).toBeDefined();
       jobs.push(job!);
 
+      // The wrapper the kill left running (its `sleep 1`) ends first: a resume is refused while an
+      // sbatch of the run runs (test/slurm/killed-submission.test.ts).
+      const wrapper = join(bin, "sbatch");
+      const running = () =>
+        readdirSync("/proc").some((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[1] === wrapper;
+          } catch {
+            return false;
+          }
+        });
+      for (const until = Date.now() + 5000; running() && Date.now() < until; )
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
       const refused = run(["run", "--resume", id!, "--executor", "slurm", "--detach"]);
       expect(hasCrashed(refused), refused.stderr).toBe(false);
       expect(refused.exitCode, refused.stderr).toBe(2);

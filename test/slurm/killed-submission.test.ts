@@ -56,6 +56,8 @@ const SCRIPTS = {
     'id=$(sed -n "$n"p "$d/sbatch.ids")',
     'kill=$(cat "$d/sbatch.kill" 2>/dev/null)',
     '[ "$kill" = "before $n" ] && kill -9 $PPID && sleep 1',
+    // Killed before it answered, and still submitting (a slow slurmctld) for 3 s more.
+    '[ "$kill" = "linger $n" ] && kill -9 $PPID && sleep 3',
     'if [ "$id" = FAIL ]; then echo "sbatch: error: Batch job submission failed: Invalid qos specification" >&2; exit 1; fi',
     'echo "$id"',
     '[ "$kill" = "after $n" ] && kill -9 $PPID && sleep 1',
@@ -120,7 +122,26 @@ beforeEach(() => reset());
 
 const runIds = (): string[] => (existsSync(runsDir) ? readdirSync(runsDir) : []);
 
-/** A new run of two.json that sbatch's call `kill` kills: its id. */
+/** A fake sbatch still running (a kill leaves it running a while): its pid, or null. */
+function fakeSbatchRunning(): number | null {
+  for (const pid of readdirSync("/proc").filter((n) => /^[0-9]+$/.test(n))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[1] === join(fake, "sbatch"))
+        return Number(pid);
+    } catch {}
+  }
+  return null;
+}
+
+/** Until the fake sbatch the kill left running has ended (at most 5 s). */
+function waitForFakeSbatch(): void {
+  const until = Date.now() + 5000;
+  while (fakeSbatchRunning() !== null && Date.now() < until)
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  expect(fakeSbatchRunning()).toBeNull();
+}
+
+/** A new run of two.json that sbatch's call `kill` kills: its id (once that sbatch has ended, unless `linger`). */
 function killedRun(ids: string[], kill: string): string {
   reset(ids);
   put("sbatch.kill", kill);
@@ -130,6 +151,7 @@ function killedRun(ids: string[], kill: string): string {
   expect(r.exitCode, r.stderr).toBe(-1);
   const [id] = runIds().filter((x) => !before.includes(x));
   expect(id).toBeDefined();
+  if (!kill.startsWith("linger")) waitForFakeSbatch();
   return id!;
 }
 
@@ -296,6 +318,30 @@ describe("a new run killed later in its submission", () => {
   });
 });
 
+describe("a new run killed while sbatch was still submitting", () => {
+  it("the resume is refused while that sbatch runs (it may queue its array after squeue answered), then finds the array", () => {
+    const id = killedRun(["5151", "5252"], "linger 1");
+    const sbatch = fakeSbatchRunning();
+    expect(sbatch).not.toBeNull();
+    reset(["6161", "6262"]);
+    // Slurm has nothing of it yet: squeue alone would have let the resume submit both pipelines.
+    const r = resume(id);
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`an sbatch of run ${id} is still running on this machine (pid ${sbatch}`);
+    expect(r.stderr).toContain("[slurm-run-active]");
+    expect(calls("sbatch")).toEqual([]);
+    expect(recordedJobs(id)).toBeNull();
+
+    // It has queued its array and ended: the resume finds it and is refused while it runs.
+    waitForFakeSbatch();
+    reset(["6161", "6262"]);
+    inSlurm([["5151", scriptPath(id, /^01-gpu-/), 1]]);
+    expectRefused(resume(id), ["5151"]);
+    expect(recordedJobs(id)).toEqual(["5151"]);
+  });
+});
+
 describe("a resume killed as sbatch answered", () => {
   it("of a run whose submission failed part way: the next resume finds the array and submits nothing", () => {
     // sbatch gave 5151, then refused 02-cpu.sbatch: 5151 cancelled, the journal says so, no record.
@@ -311,6 +357,7 @@ describe("a resume killed as sbatch answered", () => {
     reset(["6161", "6262"]);
     put("sbatch.kill", "after 1");
     expect(resume(id!).exitCode).toBe(-1);
+    waitForFakeSbatch();
     expect(recordedJobs(id!)).toBeNull();
     // Not the old failure ("nothing of it is queued or running"): an array may run unrecorded.
     expect(listing(id!)).toMatchObject({
@@ -333,6 +380,7 @@ describe("a resume killed as sbatch answered", () => {
     put("squeue.out", "4141_0|CANCELLED|None|(null)|0|4143|\n4242_0|CANCELLED|None|(null)|0|4243|\n");
     put("sbatch.kill", "after 1");
     expect(resume(id).exitCode).toBe(-1);
+    waitForFakeSbatch();
     expect(recordedJobs(id)).toEqual(["4141", "4242"]);
 
     reset(["7171", "7272"]);

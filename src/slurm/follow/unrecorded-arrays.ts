@@ -8,6 +8,8 @@
  * (`gpuplan-PLAN-N`) are shared by every run of the plan — and records what it finds, so that the
  * usual check (refuseWhileActive) refuses while they run; where Slurm cannot answer, it refuses.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { UsageError, VendorError } from "../../problems/errors.js";
 import { shellWord } from "../../text/shell-word.js";
 import { type RunCommand, slurmOutput } from "../read-cluster.js";
@@ -34,6 +36,9 @@ export async function findUnrecordedArrays(
 ): Promise<SubmittedArray[]> {
   const last = calls.at(-1);
   if (last === undefined) return [];
+  // An sbatch that gpuplan left running as it was killed may queue its array after squeue answers.
+  const submitting = sbatchStillRunning(calls.map((c) => c.path));
+  if (submitting !== null) throw stillSubmitting(submitting, run);
   let text: string;
   try {
     text = await slurmOutput(slurm, "squeue", UNRECORDED_SQUEUE_ARGS);
@@ -80,4 +85,46 @@ function unanswered(
   return e instanceof VendorError
     ? new VendorError(message, e.code, e.call, e.vendorMessage, hint)
     : new UsageError(message, e.code, hint);
+}
+
+/**
+ * A process on this machine that is an sbatch (its program, or the script a wrapper runs, named
+ * `sbatch`) of one of `paths`: the call of a gpuplan killed while it waited for sbatch, which the
+ * kill did not reach (gpuplan's children are not in a group of their own). It may yet queue its
+ * array — after squeue has answered that none is there. Read from /proc (none elsewhere: null).
+ */
+function sbatchStillRunning(paths: readonly string[], proc = "/proc"): { pid: number; path: string } | null {
+  let pids: string[];
+  try {
+    pids = readdirSync(proc).filter((name) => /^[0-9]+$/.test(name) && Number(name) !== process.pid);
+  } catch {
+    return null;
+  }
+  const wanted = new Set(paths);
+  for (const pid of pids) {
+    let argv: string[];
+    try {
+      argv = readFileSync(`${proc}/${pid}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue;
+    }
+    // sbatch itself, or `sh …/sbatch` (a site's wrapper script); the script is an argument after it.
+    const at = argv.slice(0, 2).findIndex((arg) => basename(arg) === "sbatch");
+    if (at === -1) continue;
+    const path = argv.slice(at + 1).find((arg) => wanted.has(arg));
+    if (path !== undefined) return { pid: Number(pid), path };
+  }
+  return null;
+}
+
+/** What a resume says while such an sbatch runs: nothing is submitted. */
+function stillSubmitting(
+  submitting: { pid: number; path: string },
+  run: { id: string; journal: string },
+): UsageError {
+  return new UsageError(
+    `--resume: an sbatch of run ${run.id} is still running on this machine (pid ${submitting.pid}, for ${submitting.path}), left by the gpuplan that was stopped while it submitted the run: it may yet queue its array, which squeue cannot show before it does, so gpuplan resumes nothing`,
+    "slurm-run-active",
+    `wait for it to end (ps -p ${submitting.pid}), or kill it; then resume again`,
+  );
 }
