@@ -17,6 +17,7 @@ import { createTally, type RunTally, summarize, tallyEvent } from "../outcome/ru
 import { type EventDraft, RUN_EVENTS_SCHEMA, stampEvent } from "../record/events.js";
 import { readSnapshot } from "../record/memory-snapshot.js";
 import { recordRunEnd } from "../record/record-run-end.js";
+import { reapAdoptedOrphans } from "../step/adopted-orphans.js";
 import { closeInheritedFdsOnExec } from "../step/spawn/inherited-fds.js";
 import { WorkerPool } from "../warm/worker-pool.js";
 import type { PipelineContext } from "./contexts.js";
@@ -36,6 +37,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
   const started = performance.now();
   // Before any step or warm worker starts: what gpuplan inherited is not theirs.
   await closeInheritedFdsOnExec();
+  // As a container's PID 1, the steps' orphans are gpuplan's to reap (adopted-orphans.ts).
+  const stopReaping = await reapAdoptedOrphans();
   const { plan, run, runDir } = options;
   // Aborted by whatever stops the run: the caller's interrupt, or a busy GPU under --no-wait.
   const stop = new AbortController();
@@ -138,6 +141,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecuteResult
     await pool.shutdown();
     vram?.close();
     await settle();
+    stopReaping();
     options.signal?.removeEventListener("abort", onInterrupt);
   }
   const interrupted = options.signal?.aborted === true || busy !== null;
