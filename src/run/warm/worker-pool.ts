@@ -69,6 +69,11 @@ export interface WarmTaskRequest {
   argv: readonly string[];
   cwd: string;
   env: Record<string, string>;
+  /**
+   * The step's own `env` (the file's, not what gpuplan sets per pipeline or attempt): with argv and
+   * cwd it is what the worker process is, so a task is never given to one started otherwise.
+   */
+  ownEnv: Readonly<Record<string, string>>;
   /** The task's pipeline's leases: a new worker inherits their descriptors and is bound to them. */
   leases: readonly SlotLease[];
   readyTimeoutMs: number;
@@ -124,7 +129,8 @@ interface Entry {
   key: string;
   device: string;
   uuids: string[];
-  argvKey: string;
+  /** argv, cwd and the step's own env (launchKeyOf): a task of another launch needs another process. */
+  launchKey: string;
   allocatedDevices: string[];
   process: WorkerProcess;
   leases: SlotLease[];
@@ -242,7 +248,7 @@ export class WorkerPool {
     const started = performance.now();
     const context = { pipeline: request.task.pipeline, step: request.task.step };
     let entry = this.entries.get(id);
-    // A worker that died while idle, or another command under the same key, is not reused.
+    // A worker that died while idle, or another command (argv, cwd or env) under the same key, is not reused.
     if (entry && !entry.process.alive) await this.evict(entry, "error", context);
     else if (entry && entry.process.broken !== null) {
       // It broke the protocol after its last task (a second reply to it): this task is not to
@@ -251,7 +257,7 @@ export class WorkerPool {
       entry.log?.write(`${why}\n`);
       void request.onLine("stderr", why);
       await this.evict(entry, "error", context);
-    } else if (entry && entry.argvKey !== JSON.stringify(request.argv))
+    } else if (entry && entry.launchKey !== launchKeyOf(request))
       await this.evict(entry, "replacement", context);
     else if (entry && entry.ttlMs !== null && Date.now() - entry.lastUsed > entry.ttlMs)
       await this.evict(entry, "expired", context);
@@ -331,7 +337,7 @@ export class WorkerPool {
       key: request.key,
       device: request.device,
       uuids: request.uuids,
-      argvKey: JSON.stringify(request.argv),
+      launchKey: launchKeyOf(request),
       allocatedDevices: request.allocatedDevices,
       leases: [...request.leases],
       vramBytes: request.vramBytes,
@@ -545,6 +551,17 @@ export class WorkerPool {
     return next;
   }
 }
+
+/**
+ * What a worker was started as: two steps under one key that differ in `cwd` or `env` (a model
+ * path in MODEL, say) must not serve each other's tasks from the first one's process.
+ */
+const launchKeyOf = (request: WarmTaskRequest): string =>
+  JSON.stringify([
+    request.argv,
+    request.cwd,
+    Object.entries(request.ownEnv).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  ]);
 
 const describeExit = (exit: WorkerExit): string =>
   exit.signal !== null ? `signal ${exit.signal}` : `exit code ${exit.exitCode ?? "unknown"}`;

@@ -50,6 +50,7 @@ export async function runWorkerTask(
     argv: worker.argv,
     cwd: input.cwd,
     env: input.env,
+    ownEnv: step.env,
     leases: input.leases,
     readyTimeoutMs: worker.readyTimeoutMs,
     keepWarm: step.keepWarm,

@@ -39,6 +39,7 @@ const request = (key: string, vram: number, budget: number | null = null): WarmT
   argv: ["node", WORKER],
   cwd: process.cwd(),
   env: { PATH: process.env.PATH ?? "" },
+  ownEnv: {},
   leases: [],
   readyTimeoutMs: 10_000,
   keepWarm: { ttlMs: 60_000 },
