@@ -11,6 +11,8 @@ export interface StepEnding {
   exitCode: number | null;
   signal: string | null;
   durationMs: number | null;
+  /** Where the attempt ran: an OOM on `cpu` (a CPU step, an on_oom fallback) was host memory. */
+  device?: string | null;
 }
 
 /** "finished ok in 12.3s", "failed: exit 1", "failed: out of GPU memory (exit 1)", "failed: timed out after 10m". */
@@ -20,7 +22,7 @@ export function describeEnding(end: StepEnding): string {
     case "ok":
       return `finished ok${end.durationMs !== null ? ` in ${formatDuration(end.durationMs)}` : ""}`;
     case "oom":
-      return `failed: out of GPU memory (${describeExit(end)})${after}`;
+      return `failed: out of ${end.device === "cpu" ? "host" : "GPU"} memory (${describeExit(end)})${after}`;
     case "timeout":
       return `failed: timed out${after}`;
     case "load-timeout":
