@@ -169,4 +169,21 @@ describe.skipIf(!fakeLibsBuilt)("on_oom ladder (fake NVML)", () => {
     expect(retries(events)[0]).toMatchObject({ rung: "exclusive" });
     expect(Number(seen[1]!.budget)).toBeGreaterThan(Number(seen[0]!.budget));
   }, 60_000);
+
+  it("a CPU fallback that fails otherwise (the step needs a GPU) says it was the fallback after an OOM", () => {
+    const { r, events } = runLadder("gpu-only", "{ retries: 0, fallback: cpu }");
+    expect(r.exitCode).toBe(1);
+    const ends = events.filter((e) => e.event === "gpu.step.end");
+    expect(ends.map((e) => [e.device === "cpu" ? "cpu" : "gpu", e.status])).toEqual([
+      ["gpu", "oom"],
+      ["cpu", "error"],
+    ]);
+    // Before: "see the last lines of stderr above", under a framework's "No CUDA GPUs are available".
+    expect(ends[1]!.hint).toContain("on_oom fallback to the CPU");
+    expect(ends[1]!.hint).toContain("ran out of GPU memory");
+    const summary = events.find((e) => e.event === "run.summary") as
+      | { failures?: { hint: string }[] }
+      | undefined;
+    expect(summary?.failures?.[0]?.hint).toContain("should not end its on_oom ladder with cpu");
+  }, 60_000);
 });

@@ -171,6 +171,7 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
     durationMs: result.durationMs,
   });
   const failed = status !== "ok" && status !== "interrupted";
+  const hint = failed ? fallbackHint(step, onCpu, status, verdict.hint) : null;
   ctx.emit({
     event: "gpu.step.end",
     ...where,
@@ -183,10 +184,24 @@ export async function runAttempt(ctx: StepContext, a: Attempt): Promise<StepStat
     ...(stderrPath && { stderrPath }),
     ...(verdict.framework && { framework: verdict.framework }),
     ...(peakVramBytes !== null && { peakVramBytes }),
-    ...(failed && verdict.hint !== null && { hint: verdict.hint }),
+    ...(hint !== null && { hint }),
     ...(failed && { stderrTail: result.stderrTail.slice(-FAILURE_TAIL_LINES) }),
   });
   return status;
+}
+
+/**
+ * A GPU step's on_oom CPU fallback that failed otherwise than by running out of memory: what
+ * sent it there is said too, since its own last lines (a framework finding no GPU) hide it.
+ */
+function fallbackHint(
+  step: PlannedStep,
+  onCpu: boolean,
+  status: StepStatus,
+  hint: string | null,
+): string | null {
+  if (!onCpu || !step.gpu || step.uuid === null || status === "oom") return hint;
+  return `this was the on_oom fallback to the CPU (CUDA_VISIBLE_DEVICES empty), after the step ran out of GPU memory; ${hint ?? "see its log"}. A step that cannot run on the CPU should not end its on_oom ladder with cpu`;
 }
 
 /**
