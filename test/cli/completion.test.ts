@@ -31,8 +31,9 @@ beforeEach(() => {
 afterEach(() => t.cleanup());
 
 /** What bash's completion function offers for the words typed so far (the last is being completed). */
-function bashComplete(words: string[]): string[] {
-  const program = `source ${JSON.stringify(script.bash)}
+function bashComplete(words: string[], options = ""): string[] {
+  const program = `${options}
+source ${JSON.stringify(script.bash)}
 COMP_WORDS=(${words.map((w) => `'${w.replaceAll("'", `'\\''`)}'`).join(" ")})
 COMP_CWORD=$(( \${#COMP_WORDS[@]} - 1 ))
 _gpuplan
@@ -91,6 +92,31 @@ describe("bash", () => {
     expect(bashComplete(["gpuplan", "run", "--lock-dir", ".gp"])).toEqual([".gpuplan"]);
     // A flag that takes a free value offers nothing rather than file names.
     expect(bashComplete(["gpuplan", "run", "--pipeline", "my"])).toEqual([]);
+  });
+
+  it("offers a file or folder name as it is, never as a glob pattern", () => {
+    // compgen's words went through an unquoted $(…): `x[1].yaml` came back as `x1.yaml` (twice),
+    // and `y*.yaml` as every file starting with y; under nullglob a pattern matching nothing vanished.
+    for (const f of ["x[1].yaml", "x1.yaml", "y*.yaml", "yes.yaml"]) writeFileSync(join(t.dir, f), "");
+    mkdirSync(join(t.dir, "d[1]"));
+    mkdirSync(join(t.dir, "d1"));
+    expect(bashComplete(["gpuplan", "compile", "x"]).sort()).toEqual(["x1.yaml", "x[1].yaml"]);
+    expect(bashComplete(["gpuplan", "compile", "y"]).sort()).toEqual(["y*.yaml", "yes.yaml"]);
+    expect(bashComplete(["gpuplan", "run", "--lock-dir", "d"]).sort()).toEqual(["d1", "d[1]"]);
+    expect(bashComplete(["gpuplan", "compile", "z[0]"], "shopt -s failglob")).toEqual([]);
+    writeFileSync(join(t.dir, "z[0].yaml"), "");
+    expect(bashComplete(["gpuplan", "compile", "z["], "shopt -s nullglob")).toEqual(["z[0].yaml"]);
+  });
+
+  it("completes folders after --targets-dir, and run ids after --history", () => {
+    mkdirSync(join(t.dir, "shared-targets"));
+    expect(bashComplete(["gpuplan", "compile", "x.yaml", "--targets-dir", "shared"])).toEqual([
+      "shared-targets",
+    ]);
+    expect(bashComplete(["gpuplan", "targets", "--targets-dir", "shared"])).toEqual(["shared-targets"]);
+    expect(bashComplete(["gpuplan", "compile", "x.yaml", "--history", "2026"])).toEqual([
+      "20261126-120000-ab12",
+    ]);
   });
 
   it("offers a run folder's name as text, never running what it says", () => {

@@ -57,15 +57,15 @@ _gpuplan_words() {
   COMPREPLY=()
   _gpuplan_match "$@"
 }
+# mapfile, not COMPREPLY=($(compgen …)): an unquoted $(…) globs each name, so \`x[1].yaml\` came
+# back as \`x1.yaml\`, and under the user's nullglob or failglob a name vanished or failed.
 _gpuplan_files() {
   compopt -o filenames 2>/dev/null
-  local IFS=$'\\n'
-  COMPREPLY=($(compgen -f -- "$cur"))
+  mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 }
 _gpuplan_dirs() {
   compopt -o filenames 2>/dev/null
-  local IFS=$'\\n'
-  COMPREPLY=($(compgen -d -- "$cur"))
+  mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 }
 # A run is named by its id (a folder of .gpuplan/runs) or by its folder.
 _gpuplan_runs() {

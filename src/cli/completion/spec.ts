@@ -55,10 +55,12 @@ function flagValues(long: string | undefined, names: KnownNames): Values {
     case "--events":
       return { kind: "files" };
     case "--lock-dir":
+    case "--targets-dir":
       return { kind: "dirs" };
     case "--target":
       return { kind: "words", words: names.targets };
     case "--resume":
+    case "--history":
       return { kind: "runs" };
     default:
       return { kind: "none" };
