@@ -115,7 +115,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .option("--json", "print the inventory as JSON (schema gpuplan/inventory@1)")
       .option(
         "--save <file>",
-        "also write the inventory JSON to FILE (making missing folders), for compile --inventory",
+        "also write the inventory JSON to FILE (making missing folders; - for stdout, in place of the table), for compile --inventory",
         pathArgument(),
       )
       .option("--all", "ignore CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and friends")

@@ -80,6 +80,14 @@ export async function writeUserFile(
 }
 
 /**
+ * Whether a path the user named is this process's stdout: `-` (as `compile -o -` has it),
+ * /dev/stdout, /dev/fd/1. A command whose result also goes to stdout prints it once instead.
+ */
+export function isStdoutPath(path: string): boolean {
+  return path === "-" || descriptorOf(resolve(path)) === 1;
+}
+
+/**
  * Make the folders above `path` when nothing is there yet. A link at `path` is left for the write
  * to follow or refuse: no folder is made where a link points. A file where a folder is needed, or
  * a folder the user may not write, is said as the write would say it.

@@ -277,6 +277,18 @@ describe("compile -o: what is there already", () => {
     }
   });
 
+  it("detect --save - and --save /dev/stdout: the inventory is stdout's one document (a file named - was written; /dev/stdout got it beside the table)", () => {
+    for (const save of ["-", "/dev/stdout", "/dev/fd/1"]) {
+      for (const json of [[], ["--json"]]) {
+        const r = gpuplan(["detect", "--save", save, ...json], { cwd: t.dir, env: NO_GPU });
+        expect(r.exitCode, r.stderr).toBe(0);
+        expect(hasCrashed(r)).toBe(false);
+        expect(JSON.parse(r.stdout).schema).toBe("gpuplan/inventory@1");
+      }
+    }
+    expect(readdirSync(t.dir)).toEqual([]);
+  });
+
   it("an existing plan keeps its mode; a symlink to it stays a symlink", () => {
     const plan = join(t.dir, "plan.json");
     writeFileSync(plan, "{}\n");

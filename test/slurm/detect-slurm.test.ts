@@ -70,6 +70,14 @@ describe.skipIf(!cluster.ok)("gpuplan detect --slurm on a real cluster", () => {
     expect(plan.settings.maxParallelPipelines).toBe(CLUSTER_CPUS);
   });
 
+  it("--save - prints the node type's inventory alone on stdout (it wrote a file named -)", () => {
+    const r = gpuplan(["detect", "--slurm", "--save", "-"], { env: env(), cwd: dir });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const inventory = JSON.parse(r.stdout);
+    expect(validateInventory(inventory), JSON.stringify(validateInventory.errors)).toBe(true);
+    expect(existsSync(join(dir, "-"))).toBe(false);
+  });
+
   it("an unknown partition or node type is a usage error (exit 2) naming the real ones", () => {
     const p = gpuplan(["detect", "--slurm", "--partition", "debgu"], { env: env() });
     expect(p.exitCode).toBe(2);

@@ -17,7 +17,7 @@ import { formatHuman } from "../../ui/problems/human.js";
 import { formatSlurmNodeTypes } from "../../ui/slurm-node-types.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
-import { writeUserFile } from "../write-file.js";
+import { isStdoutPath, writeUserFile } from "../write-file.js";
 
 export interface DetectSlurmOptions {
   slurm?: boolean;
@@ -58,9 +58,13 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
     report.nodeTypes = report.nodeTypes.filter((t) => t.name === options.nodeType);
   }
   const paint = await paintFor();
-  if (options.json)
-    writeOut(`${jsonText({ ...report, problems: report.problems.map(toReportedProblem) }, 2)}\n`);
-  else writeOut(formatSlurmNodeTypes(report, await paintFor("stdout")));
+  // `--save -` (or /dev/stdout): the chosen inventory is stdout's one result, not the report too.
+  const toStdout = options.save !== undefined && isStdoutPath(options.save);
+  if (!toStdout) {
+    if (options.json)
+      writeOut(`${jsonText({ ...report, problems: report.problems.map(toReportedProblem) }, 2)}\n`);
+    else writeOut(formatSlurmNodeTypes(report, await paintFor("stdout")));
+  }
   if (report.problems.length) writeErr(formatHuman(report.problems, [], paint));
   if (options.save === undefined) return 0;
 
@@ -79,6 +83,10 @@ export default async function detectSlurm(options: DetectSlurmOptions): Promise<
       `gpuplan: no inventory written: the GPU model of node type ${escapeText(chosen.name)} is unknown (see above)\n`,
     );
     return 1;
+  }
+  if (toStdout) {
+    writeOut(`${jsonText(chosen.inventory, 2)}\n`);
+    return 0;
   }
   await writeUserFile(options.save, `${jsonText(chosen.inventory, 2)}\n`, "inventory");
   writeErr(

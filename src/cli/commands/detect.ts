@@ -10,7 +10,7 @@ import { escapeText } from "../../text/safe-text.js";
 import { formatInventory } from "../../ui/detect-table.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
-import { writeUserFile } from "../write-file.js";
+import { isStdoutPath, writeUserFile } from "../write-file.js";
 
 export interface DetectCommandOptions {
   json?: boolean;
@@ -30,8 +30,11 @@ export default async function detectCommand(options: DetectCommandOptions): Prom
     lockDir: options.lockDir,
   });
   const json = `${jsonText(inventory, 2)}\n`;
-  if (options.save) await writeUserFile(options.save, json, "inventory");
-  if (options.json) {
+  // `--save -` (or /dev/stdout): the inventory is stdout's one result, as `compile -o -` has it.
+  // It wrote a file named `-`, and /dev/stdout got the JSON beside the table or a second copy.
+  const toStdout = options.save !== undefined && isStdoutPath(options.save);
+  if (options.save && !toStdout) await writeUserFile(options.save, json, "inventory");
+  if (options.json || toStdout) {
     writeOut(json);
     // stdout is the machine's; a person still needs to hear that a probe failed.
     for (const p of inventory.probes) {
