@@ -4,6 +4,7 @@
  * and what it takes on disk. Cheap: a plan's name is read from the first lines of its plan.json,
  * never the whole plan. Nothing read here is trusted for display; the CLI escapes it.
  */
+
 import { lstat, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -14,6 +15,7 @@ import { describeOpenSubmission, openSbatchCalls } from "../slurm/follow/sbatch-
 import { slurmFolderDamage, slurmRecordFile } from "../slurm/follow/slurm-folder.js";
 import { describeSubmitFailure, submitFailureOf } from "../slurm/follow/submit-failure.js";
 import type { RunCommand } from "../slurm/read-cluster.js";
+import { forEachLine } from "../text/each-line.js";
 import { shellWord } from "../text/shell-word.js";
 import { byNewest, isRunId, noRunsFolder, runStartMs } from "./run-order.js";
 import { utcTimestamp } from "./utc-timestamp.js";
@@ -399,15 +401,15 @@ async function journalLines(path: string): Promise<JournalLine[] | string> {
   );
   if (text instanceof Error) return `its journal.jsonl cannot be read (${text.code ?? text.message})`;
   const lines: JournalLine[] = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
+  forEachLine(text, (line) => {
+    if (line.trim() === "") return;
     try {
       const v = JSON.parse(line) as unknown;
       if (typeof v === "object" && v !== null && !Array.isArray(v)) lines.push(v as JournalLine);
     } catch {
       // A torn line (a crash mid-write): what follows it was never acknowledged.
     }
-  }
+  });
   return lines;
 }
 

@@ -5,6 +5,7 @@
  * flushed to disk before the step is reported done),
  * `events.jsonl` (telemetry) and the step logs, `logs/<pipeline>@<step>.out.log` and `.err.log`.
  */
+
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -12,6 +13,7 @@ import { planText } from "../../plan/plan-text.js";
 import { UsageError } from "../../problems/errors.js";
 import { errnoOf, fileError } from "../../problems/file-errors.js";
 import type { GpuplanPlan } from "../../schema-types/plan.js";
+import { forEachLine } from "../../text/each-line.js";
 import { isBootId } from "../step/boot-id.js";
 import type { StepStatus } from "./events.js";
 import { planDigest } from "./plan-digest.js";
@@ -328,16 +330,15 @@ export async function readJournal(runDir: string): Promise<JournalState> {
 /** The journal at `path`, read as readJournal reads a run's. */
 export async function readJournalFile(path: string): Promise<JournalState> {
   const text = await readRunFile(path, "journal");
-  const lines = text.split("\n");
   const entries: JournalEntry[] = [];
-  lines.forEach((line, i) => {
+  forEachLine(text, (line, i, last) => {
     if (!line.trim()) return;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch {
       // The last line without its newline is a write cut short; anything before it was acknowledged.
-      if (i === lines.length - 1) return;
+      if (last) return;
       throw damagedRun(path, `line ${i + 1} is not JSON`);
     }
     const wrong = entryProblem(value);
