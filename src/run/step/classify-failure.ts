@@ -87,9 +87,45 @@ export function classifyEnding(
   return { status: "error", framework: null, hint: "see the last lines of stderr above and the step's log" };
 }
 
-/** The framework whose out-of-memory message appears in these stderr lines, if any. */
+/** The last lines of stderr where any out-of-memory message counts. */
+const RECENT_LINES = 40;
+const TRACEBACK = /^Traceback \(most recent call last\):/;
+/** What Python prints between a chained exception's cause and the exception it led to. */
+const CHAINED =
+  /^(The above exception was the direct cause of the following exception:|During handling of the above exception, another exception occurred:)$/;
+
+/**
+ * The framework whose out-of-memory message appears in these stderr lines (the end of stderr), if
+ * any: in the last 40 lines, or anywhere in the Python exception the step ended with, its chained
+ * causes included. A trainer that wraps the allocator's error (Lightning, accelerate, a user's
+ * `raise … from e`) prints the OOM first and then 40 lines and more of the exception it led to:
+ * the step read as a plain error, and its on_oom ladder never ran. An OOM caught earlier, before
+ * the step failed of something else, is in neither.
+ */
 export function detectOom(lines: readonly string[]): Framework | null {
+  return matchOom(lines.slice(-RECENT_LINES)) ?? matchOom(finalException(lines));
+}
+
+function matchOom(lines: readonly string[]): Framework | null {
   const text = lines.join("\n");
   for (const { framework, pattern } of OOM_PATTERNS) if (pattern.test(text)) return framework;
   return null;
+}
+
+/** The last `Traceback` of `lines` to the end, reaching back through the causes chained to it. */
+function finalException(lines: readonly string[]): readonly string[] {
+  let start = lastTraceback(lines, lines.length - 1);
+  while (start > 0) {
+    // "…cause's last line", "", "The above exception was the direct cause…", "", "Traceback …"
+    const link = lines.slice(Math.max(0, start - 3), start).some((line) => CHAINED.test(line.trim()));
+    const cause = link ? lastTraceback(lines, start - 1) : -1;
+    if (cause === -1) break;
+    start = cause;
+  }
+  return start === -1 ? [] : lines.slice(start);
+}
+
+function lastTraceback(lines: readonly string[], from: number): number {
+  for (let i = from; i >= 0; i--) if (TRACEBACK.test(lines[i]!)) return i;
+  return -1;
 }

@@ -64,7 +64,9 @@ export interface StepProcessResult {
 
 export async function runStepProcess(options: StepProcessOptions): Promise<StepProcessResult> {
   const started = performance.now();
-  const tailLimit = options.tailLines ?? 40;
+  // Enough for the exception a step ended with, chained causes included (classify-failure.ts);
+  // reports show the last few.
+  const tailLimit = options.tailLines ?? 400;
   const ended = (fields: Partial<StepProcessResult>): StepProcessResult => ({
     pid: null,
     exitCode: null,
