@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { gpuplan, hasCrashed } from "../helpers/cli.js";
+import { waitForScriptToEnd } from "../helpers/processes.js";
 import { sharedCluster } from "../helpers/slurm-cluster.js";
 
 const cluster = await sharedCluster(inject("slurmBase"));
@@ -89,17 +90,7 @@ describe.skipIf(!cluster.ok)("gpuplan killed as the real sbatch answered", () =>
 
       // The wrapper the kill left running (its `sleep 1`) ends first: a resume is refused while an
       // sbatch of the run runs (test/slurm/killed-submission.test.ts).
-      const wrapper = join(bin, "sbatch");
-      const running = () =>
-        readdirSync("/proc").some((pid) => {
-          try {
-            return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[1] === wrapper;
-          } catch {
-            return false;
-          }
-        });
-      for (const until = Date.now() + 5000; running() && Date.now() < until; )
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      waitForScriptToEnd(join(bin, "sbatch"));
       const refused = run(["run", "--resume", id!, "--executor", "slurm", "--detach"]);
       expect(hasCrashed(refused), refused.stderr).toBe(false);
       expect(refused.exitCode, refused.stderr).toBe(2);

@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { gpuplan, hasCrashed } from "../helpers/cli.js";
+import { scriptRunning, waitForScriptToEnd } from "../helpers/processes.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "gpuplan-killed-submission-")));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -122,24 +123,9 @@ beforeEach(() => reset());
 
 const runIds = (): string[] => (existsSync(runsDir) ? readdirSync(runsDir) : []);
 
-/** A fake sbatch still running (a kill leaves it running a while): its pid, or null. */
-function fakeSbatchRunning(): number | null {
-  for (const pid of readdirSync("/proc").filter((n) => /^[0-9]+$/.test(n))) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[1] === join(fake, "sbatch"))
-        return Number(pid);
-    } catch {}
-  }
-  return null;
-}
-
-/** Until the fake sbatch the kill left running has ended (at most 5 s). */
-function waitForFakeSbatch(): void {
-  const until = Date.now() + 5000;
-  while (fakeSbatchRunning() !== null && Date.now() < until)
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-  expect(fakeSbatchRunning()).toBeNull();
-}
+/** The fake sbatch a kill left running (its sleep after the kill), or null. */
+const fakeSbatchRunning = (): number | null => scriptRunning(join(fake, "sbatch"));
+const waitForFakeSbatch = (): void => waitForScriptToEnd(join(fake, "sbatch"));
 
 /** A new run of two.json that sbatch's call `kill` kills: its id (once that sbatch has ended, unless `linger`). */
 function killedRun(ids: string[], kill: string): string {

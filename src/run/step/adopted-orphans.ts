@@ -11,9 +11,9 @@
  * leading it was adopted. Reaped by pid with waitpid(2), never waitpid(-1): libuv and
  * posix-spawn.ts reap their own children by pid, and must still find them.
  */
-import { readdirSync } from "node:fs";
 import { loadLibc } from "../../libc/libc.js";
 import { procStatFields } from "./process-group.js";
+import { procPids } from "./step-session.js";
 
 const WNOHANG = 1;
 
@@ -44,15 +44,8 @@ export async function reapAdoptedOrphans(pid = process.pid): Promise<() => void>
  * leading it: children `parent` never started (see the header). From one pass over /proc.
  */
 function adoptedZombies(parent: string, ownSession: string): number[] {
-  let names: string[];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return [];
-  }
   const found: number[] = [];
-  for (const name of names) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+  for (const name of procPids()) {
     // [state, ppid, pgrp, session, …]
     const fields = procStatFields(name);
     if (fields === null || fields[0] !== "Z" || fields[1] !== parent) continue;

@@ -21,7 +21,7 @@ function memberGroup(fields: readonly string[] | null, sid: number): number | nu
 }
 
 /** The pids in /proc, read once (a process that exits meanwhile is simply not found again). */
-function procPids(): string[] {
+export function procPids(): string[] {
   try {
     return readdirSync("/proc").filter((name) => name.charCodeAt(0) >= 48 && name.charCodeAt(0) <= 57);
   } catch {
