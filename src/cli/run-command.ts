@@ -24,5 +24,18 @@ export async function runCommand<A extends unknown[]>(
 
 /** Print a failure once, in the format asked for; loaded only when something failed. */
 export async function reportFailure(e: unknown, format: ReportFormat): Promise<number> {
-  return (await import("./report-failure.js")).reportFailure(e, format);
+  let reporter: typeof import("./report-failure.js");
+  try {
+    reporter = await import("./report-failure.js");
+  } catch (loadError) {
+    // Out of descriptors (`ulimit -n`), the reporter's own file cannot be opened: the failure is
+    // still said, plainly, rather than as Node's stack of the import that failed.
+    process.stderr.write(
+      `gpuplan: error: ${messageOf(e)}\n  (the failure could not be reported in full: ${messageOf(loadError)})\n`,
+    );
+    return 2;
+  }
+  return reporter.reportFailure(e, format);
 }
+
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));

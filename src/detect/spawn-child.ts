@@ -4,6 +4,7 @@
  * (its stdout and stderr carry vendor noise and are never shown), its group killed with SIGKILL
  * at the deadline. Returns what it answered and how it ended; the retry policy is run-child.ts's.
  */
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
@@ -116,6 +117,9 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
     windowsHide: true,
     detached: true,
   });
+  // Out of descriptors (EMFILE, ENFILE: a low `ulimit -n`), Node makes no pipes and reports the
+  // failure as an 'error' event only: the child never ran.
+  if (child.stdio === undefined) return unstartedChild(child, childKey(tasks, options));
   const pid = child.pid;
   if (pid !== undefined) trackGroup(pid);
   const killAll = () => (pid === undefined ? child.kill("SIGKILL") : killGroup(pid));
@@ -231,4 +235,18 @@ export function startChild(tasks: ProbeTask[], options: ChildOptions): StartedCh
       killAll();
     },
   };
+}
+
+/** A child Node could not start: its run is a crash that names the system's error. */
+function unstartedChild(child: ChildProcess, key: string): StartedChild {
+  const run = new Promise<ChildRun>((resolve) =>
+    child.once("error", (e) =>
+      resolve({
+        results: [],
+        current: null,
+        end: { kind: "crash", detail: `could not start: ${e.message}` },
+      }),
+    ),
+  );
+  return { key, pid: undefined, run, limit() {}, setRef() {}, kill() {} };
 }

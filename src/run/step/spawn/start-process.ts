@@ -68,7 +68,15 @@ function startNative(spawner: PosixSpawner, request: StartRequest): StartResult 
   const failed = (code: string): StartResult => ({ error: `spawn ${command} ${code}` });
   let file = resolveCommand(command, cwd, env.PATH);
   if (file === null) return failed("ENOENT");
-  devNull ??= openSync("/dev/null", "r");
+  try {
+    devNull ??= openSync("/dev/null", "r");
+  } catch (e) {
+    // Out of descriptors (a low `ulimit -n`, many steps at once): this step cannot start, and
+    // says so; the run and its other steps go on.
+    return {
+      error: `cannot open /dev/null for its stdin: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+    };
+  }
   const spawnOnce = (path: string) =>
     spawner.spawn({
       file: path,

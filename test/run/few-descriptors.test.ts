@@ -1,0 +1,94 @@
+// Out of file descriptors (a low `ulimit -n`, many steps at once): what cannot be opened fails
+// the one thing that needed it, in words — never the whole run with Node's stack. Each case runs
+// the built modules in a node of its own whose descriptors are used up (/dev/null opened until
+// EMFILE) just before the call, and given back just after.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../helpers/cli.js";
+
+/** Run `body` (an async function body, ESM) in a node with at most 64 descriptors; its JSON result. */
+function underFewDescriptors(
+  imports: string,
+  body: string,
+): { result?: unknown; stderr: string; status: number | null } {
+  const script = `${imports}
+import { openSync, closeSync } from "node:fs";
+const exhaust = () => { const fds = []; try { for (;;) fds.push(openSync("/dev/null", "r")); } catch (e) { if (e.code !== "EMFILE") throw e; } return () => { for (const fd of fds) closeSync(fd); }; };
+const result = await (async () => { ${body} })();
+process.stdout.write(JSON.stringify(result ?? null));
+`;
+  const r = spawnSync(
+    "sh",
+    ["-c", 'ulimit -n 64 && exec "$0" --input-type=module -e "$1"', process.execPath, script],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 20_000,
+    },
+  );
+  return { ...(r.stdout ? { result: JSON.parse(r.stdout) } : {}), stderr: r.stderr, status: r.status };
+}
+
+const dist = (path: string) => JSON.stringify(join(ROOT, "dist", path));
+
+describe("out of file descriptors", () => {
+  it("a step that cannot get /dev/null for its stdin fails to start, saying EMFILE; nothing throws", () => {
+    const r = underFewDescriptors(
+      `import { startProcess } from ${dist("run/step/spawn/start-process.js")};
+       import { loadPosixSpawner } from ${dist("run/step/spawn/posix-spawn.js")};`,
+      `if (!(await loadPosixSpawner())) return { skipped: "no native starter" };
+       const out = openSync("/dev/null", "w");
+       const release = exhaust();
+       let started;
+       try {
+         started = await startProcess({ command: "true", args: [], cwd: process.cwd(), env: { PATH: process.env.PATH }, stdout: out, stderr: out, inheritFds: [] });
+       } catch (e) {
+         started = { threw: String(e) };
+       } finally {
+         release();
+       }
+       return started;`,
+    );
+    expect(r.stderr).toBe("");
+    if ((r.result as { skipped?: string }).skipped) return;
+    expect(r.result).toEqual({ error: "cannot open /dev/null for its stdin: EMFILE" });
+  });
+
+  it("a probe child Node cannot start (no descriptors for its pipes) is a crash saying why, not a TypeError", () => {
+    const r = underFewDescriptors(
+      `import { startChild } from ${dist("detect/spawn-child.js")};`,
+      `const release = exhaust();
+       let child;
+       try {
+         child = startChild([], { env: process.env, slowInitMs: 1000, amdDriverLoaded: false });
+       } catch (e) {
+         release();
+         return { threw: String(e) };
+       }
+       release();
+       return (await child.run).end;`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.result).toEqual({
+      kind: "crash",
+      detail: expect.stringMatching(/^could not start: spawn .* EMFILE$/),
+    });
+  });
+
+  it("a failure whose reporter cannot be loaded is still said in one line, exit 2, no stack", () => {
+    const r = underFewDescriptors(
+      `import { reportFailure } from ${dist("cli/run-command.js")};`,
+      `const release = exhaust();
+       try {
+         return await reportFailure(new Error("cannot open journal.jsonl: EMFILE"), "human");
+       } finally {
+         release();
+       }`,
+    );
+    expect(r.result).toBe(2);
+    expect(r.stderr).toMatch(
+      /^gpuplan: error: cannot open journal\.jsonl: EMFILE\n {2}\(the failure could not be reported in full: .*EMFILE.*\)\n$/,
+    );
+  });
+});
