@@ -124,6 +124,61 @@ describe("a full disk", () => {
   }, 60_000);
 });
 
+describe("gpuplan's own lines in a step's log on a full disk", () => {
+  it("a step that leaves processes behind, and one that cannot start, are recorded: no internal error", (ctx) => {
+    const disk = smallDisk();
+    if ("skip" in disk) {
+      ctx.skip(disk.skip);
+      return;
+    }
+    const { dir } = disk;
+    // The leftover is a sleep of a length no other process uses, so it can be looked for after.
+    const marker = "29.4871";
+    writeFileSync(
+      join(dir, "notes.yaml"),
+      `
+version: 1
+name: notes
+registry: { platform_priority: [cpu] }
+pipelines:
+  - name: disk
+    steps:
+      - { id: fill, run: [node, -e, "${FILL}"], memory: numpy }
+      - { id: leaves, run: [sh, -c, "sleep ${marker} & exit 0"], memory: numpy, needs: [fill] }
+      - { id: missing, run: [no-such-program-gpuplan-test], memory: numpy, needs: [leaves] }
+`,
+    );
+    const r = gpuplan(["run", "notes.yaml", "--ui", "plain", "--kill-grace", "1s"], {
+      cwd: dir,
+      env: NO_GPU,
+    });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.stderr).not.toContain("internal-error");
+    // The step failed (exit 1); the events the disk refused make it exit 2.
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("program `no-such-program-gpuplan-test` not found");
+    const [id] = readdirSync(join(dir, ".gpuplan/runs"));
+    const journal = readFileSync(join(dir, ".gpuplan/runs", id!, "journal.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const steps = journal.filter((e) => e.type === "step").map((e) => `${e.step}:${e.status}`);
+    expect(steps).toEqual(["fill:ok", "leaves:ok", "missing:error"]);
+    expect(journal.at(-1)).toMatchObject({ type: "end", ok: 2, failed: 1 });
+    // What the step left was ended with it, its note refused or not.
+    const running = readdirSync("/proc")
+      .filter((pid) => /^\d+$/.test(pid))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, "utf8") === `sleep\0${marker}\0`;
+        } catch {
+          return false;
+        }
+      });
+    expect(running).toEqual([]);
+  }, 60_000);
+});
+
 /** Fill the file system of `dir` to the last byte. */
 function fill(dir: string): string {
   const path = join(dir, "filler.bin");

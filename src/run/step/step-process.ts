@@ -62,6 +62,19 @@ export interface StepProcessResult {
   spawnError?: string;
 }
 
+/**
+ * gpuplan's own line in a step's stderr log. The disk may refuse it (full, over quota, `ulimit
+ * -f`): the journal and the events say the same, so the line is let go rather than thrown — a
+ * throw here would leave the step unrecorded and, for leftovers, still running.
+ */
+function noteInLog(fd: number, text: string): void {
+  try {
+    writeSync(fd, text);
+  } catch {
+    // Said by the step's record instead (spawnError, the leftovers' end).
+  }
+}
+
 export async function runStepProcess(options: StepProcessOptions): Promise<StepProcessResult> {
   const started = performance.now();
   // Enough for the exception a step ended with, chained causes included (classify-failure.ts);
@@ -126,7 +139,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   });
   if ("error" in start) {
     // A failed step keeps both files, so the paths in its report exist.
-    writeSync(err.fd, `gpuplan: could not start ${command}: ${start.error}\n`);
+    noteInLog(err.fd, `gpuplan: could not start ${command}: ${start.error}\n`);
     out.close(false);
     err.close(false);
     return ended({ spawnError: start.error });
@@ -181,7 +194,7 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   // GPU slot (the inherited lock descriptors) or writes to its log after it is reported.
   const leftBehind = !timedOut && !interrupted && isGroupLive(child.pid);
   if (leftBehind) {
-    writeSync(err.fd, "gpuplan: the step exited with processes of its group still running; ending them\n");
+    noteInLog(err.fd, "gpuplan: the step exited with processes of its group still running; ending them\n");
     terminate("SIGTERM");
   }
   // A killed step is done when its whole session is: grandchildren get the grace period too,
