@@ -136,7 +136,14 @@ interface Entry {
   leases: SlotLease[];
   vramBytes: number;
   ttlMs: number | null;
+  /**
+   * When its last task ended, on the monotonic clock (performance.now): what its TTL counts from.
+   * A wall-clock step (NTP, an admin's `date -s`) must not keep an idle model on its GPU past its
+   * TTL, nor throw a warm one away early.
+   */
   lastUsed: number;
+  /** The same moment on the wall clock (Date.now), for `gpuplan locks` (idleSince). */
+  lastUsedWallMs: number;
   busy: boolean;
   /** Evict once the running task ends (another key needed the place while this one was busy). */
   evictAfter: EvictReason | null;
@@ -240,7 +247,7 @@ export class WorkerPool {
       device: e.device,
       pid: e.process.pid,
       busy: e.busy,
-      idleSince: e.busy ? null : e.lastUsed,
+      idleSince: e.busy ? null : e.lastUsedWallMs,
     }));
   }
 
@@ -259,13 +266,15 @@ export class WorkerPool {
       await this.evict(entry, "error", context);
     } else if (entry && entry.launchKey !== launchKeyOf(request))
       await this.evict(entry, "replacement", context);
-    else if (entry && entry.ttlMs !== null && Date.now() - entry.lastUsed > entry.ttlMs)
+    else if (entry && entry.ttlMs !== null && performance.now() - entry.lastUsed > entry.ttlMs)
       await this.evict(entry, "expired", context);
     entry = this.entries.get(id);
     const reused = entry !== undefined;
     if (entry) {
       entry.timer?.clear();
-      this.emit("gpu.model.cache_reuse", entry, context, { idle_ms: Date.now() - entry.lastUsed });
+      this.emit("gpu.model.cache_reuse", entry, context, {
+        idle_ms: Math.round(performance.now() - entry.lastUsed),
+      });
       if (entry.process.pid !== null) request.onWorker?.(entry.process.pid, true);
     } else {
       // A worker stopped after its task takes no warm place: it lives within its task's slot.
@@ -303,7 +312,8 @@ export class WorkerPool {
     });
     entry.busy = false;
     entry.sink = null;
-    entry.lastUsed = Date.now();
+    entry.lastUsed = performance.now();
+    entry.lastUsedWallMs = Date.now();
     if (outcome.status === "interrupted") await this.evict(entry, "shutdown", context);
     else if (outcome.status !== "ok") await this.evict(entry, "error", context);
     else if (entry.evictAfter) await this.evict(entry, entry.evictAfter, context);
@@ -342,7 +352,8 @@ export class WorkerPool {
       leases: [...request.leases],
       vramBytes: request.vramBytes,
       ttlMs: null,
-      lastUsed: Date.now(),
+      lastUsed: performance.now(),
+      lastUsedWallMs: Date.now(),
       busy: false,
       evictAfter: null,
       timer: undefined,
@@ -376,7 +387,7 @@ export class WorkerPool {
     entry.timer = setLongTimeout(() => {
       void this.serialize(entry.id, async () => {
         if (this.entries.get(entry.id) !== entry || entry.busy) return;
-        if (Date.now() - entry.lastUsed > ttlMs)
+        if (performance.now() - entry.lastUsed > ttlMs)
           await this.evict(entry, "expired", { pipeline: null, step: null });
       });
     }, ttlMs + 1).unref();

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type ModelEventName, type WarmTaskRequest, WorkerPool } from "../../../src/run/warm/worker-pool.js";
 import { execute, type Harness } from "../helpers/harness.js";
 import { count, WORKER, warmPlan, workerStep } from "./helpers.js";
@@ -131,5 +131,34 @@ describe("warm workers: more failures", () => {
     h = await execute(warmPlan(workerStep("seg", { args: ["--sleep", "5000"], extra: "timeout: 300ms" })));
     expect(h.summary.failures[0]).toMatchObject({ status: "timeout" });
     expect(count(h.events, "gpu.model.cache_evict", "error")).toBe(1);
+  });
+});
+
+describe("worker pool under a wall clock that steps (NTP, date -s)", () => {
+  const HOUR = 3_600_000;
+  const stepClock = (byMs: number) => {
+    const real = Date.now.bind(Date);
+    vi.spyOn(Date, "now").mockImplementation(() => real() + byMs);
+  };
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("an idle model is still evicted at its TTL after the clock stepped back an hour", async () => {
+    const { p, evictions } = pool(1);
+    await p.run({ ...request("a", GiB), keepWarm: { ttlMs: 300 } });
+    stepClock(-HOUR);
+    for (let i = 0; i < 80 && evictions().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(evictions()).toEqual(["a expired"]);
+    await p.shutdown();
+  });
+
+  it("a warm model is reused within its TTL after the clock stepped forward an hour", async () => {
+    const { p, evictions } = pool(1);
+    expect((await p.run(request("a", GiB))).reused).toBe(false);
+    stepClock(HOUR);
+    expect((await p.run(request("a", GiB))).reused).toBe(true);
+    await p.shutdown();
+    expect(evictions()).toEqual(["a shutdown"]);
   });
 });
