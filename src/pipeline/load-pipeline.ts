@@ -15,6 +15,7 @@ import { pipelineNameCaseProblems, workerKeyCaseProblems } from "./log-name-case
 import type { ResolvedFile } from "./model.js";
 import { normalizeFile, type Templates } from "./normalize.js";
 import { RULES } from "./rules/index.js";
+import { workerLaunchProblems } from "./worker-launches.js";
 
 export interface LoadedPipelineFile {
   source: SourceFile;
@@ -131,6 +132,7 @@ export function checkPipelineText(file: string, text: string): LoadedPipelineFil
   const expanded = expandPipelines(templates.list, file);
   append(problems, expanded.problems);
   append(problems, pipelineNameCaseProblems(expanded.value, file));
+  append(problems, workerLaunchProblems(expanded.value, file));
   return {
     ...result,
     problems,

@@ -270,6 +270,12 @@ export const CODES = {
     "A worker key is one model process that steps share. Two steps that give the same key with different commands would get each other's process.",
     "give the other worker its own `key`",
   ),
+  "worker-launch-differs": problem(
+    "warning",
+    "Steps sharing a worker key start it with different `cwd` or `env`",
+    "A warm worker runs as it was started: its command, `cwd` and `env`. Steps that share a worker key but differ in these (after matrix expansion, in any pipeline of the file) cannot share its process, so the run stops the worker and starts it again, loading its model again, whenever a task's step differs from the one it was started for — a `{plate}` in the worker step's `env` restarts it for every plate. The run stays correct, only slower.",
+    "pass per-task values in the task input instead (the step's `run` words reach the worker as `args.argv`, matrix values as `args.matrix`), or give the steps distinct worker keys",
+  ),
   "worker-ready-timeout-zero": problem(
     "error",
     "`worker.ready_timeout` is 0",
