@@ -6,11 +6,15 @@
 export type GpuBackend = "cuda" | "rocm";
 
 /**
- * What `gpuplan targets --json` prints: the built-in inventories `compile --target NAME` plans against, each in the short inventory form `compile --inventory` also reads.
+ * What `gpuplan targets --json` prints: the built-in inventories `compile --target NAME` plans against, each in the short inventory form `compile --inventory` also reads, then the custom ones, and the problems of the custom target files.
  */
 export interface GpuplanTargets {
   schema: "gpuplan/targets@1";
   targets: Target[];
+  /**
+   * What is wrong with the custom target files (an invalid inventory, a file of another kind), located in their files; a file with errors is left out of `targets`, and the command exits 1.
+   */
+  problems: ReportedProblem[];
 }
 export interface Target {
   /**
@@ -81,4 +85,29 @@ export interface ShortInventorySlurm {
    * Shards (GPU sharing GRES) each GPU of the node has.
    */
   shards_per_gpu?: number;
+}
+/**
+ * One problem gpuplan found in its input, located in its file: the same shape in a compile report's `problems` and a plan's `diagnostics`. Tools match on `code`, never on `message`.
+ */
+export interface ReportedProblem {
+  /**
+   * Stable kebab-case code, e.g. unknown-memory-type.
+   */
+  code: string;
+  severity: "error" | "warning";
+  message: string;
+  /**
+   * How to fix it.
+   */
+  hint?: string;
+  /**
+   * The file the problem is in, as the user named it.
+   */
+  file?: string;
+  line?: number;
+  column?: number;
+  /**
+   * RFC 6901 JSON pointer into the parsed file.
+   */
+  pointer?: string;
 }

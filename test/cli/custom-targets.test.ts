@@ -5,6 +5,8 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import validateTargets from "../../src/generated/targets-validator.js";
+import type { GpuplanTargets } from "../../src/schema-types/targets.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt } from "../detect/fake-libs.js";
 import { gpuplan, hasCrashed, ROOT, tempDir } from "../helpers/cli.js";
 
@@ -78,6 +80,31 @@ describe("custom targets", () => {
     expect(list.exitCode).toBe(1);
     expect(list.stdout).toContain("l4-pair");
     expect(list.stderr).toMatch(/^\.gpuplan\/targets\/broken\.yaml:1:7 +error +`gpus` must be array/m);
+  });
+
+  it("--json carries a broken file's problems in the document, located, exits 1 and keeps stderr quiet", () => {
+    const dir = project();
+    writeFileSync(join(dir, "proj/.gpuplan/targets/broken.yaml"), "gpus: 3\n");
+    const r = gpuplan(["targets", "--json"], { cwd: join(dir, "proj") });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe("");
+    const doc = JSON.parse(r.stdout) as GpuplanTargets;
+    expect(validateTargets(doc), JSON.stringify(validateTargets.errors)).toBe(true);
+    expect(doc.targets.map((t) => t.name)).toContain("l4-pair");
+    expect(doc.targets.map((t) => t.name)).not.toContain("broken");
+    expect(doc.problems).toContainEqual({
+      code: "schema-wrong-type",
+      severity: "error",
+      message: "`gpus` must be array",
+      file: ".gpuplan/targets/broken.yaml",
+      line: 1,
+      column: 7,
+      pointer: "/gpus",
+    });
+    expect(doc.problems.every((p) => p.file === ".gpuplan/targets/broken.yaml")).toBe(true);
+    const clean = JSON.parse(gpuplan(["targets", "--json"], { cwd: dir }).stdout) as GpuplanTargets;
+    expect(clean.problems).toEqual([]);
   });
 
   it("a --targets-dir that is missing or not a folder is an error (exit 2), not a list without custom targets", () => {

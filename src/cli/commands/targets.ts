@@ -1,7 +1,8 @@
 /**
  * `gpuplan targets`: the inventory profiles for `compile --target` — the built-in ones, then the
  * custom ones (inventory files in .gpuplan/targets or --targets-dir). A custom file that is not an
- * inventory is reported (located) and the command exits 1, after listing the others.
+ * inventory is reported (located; under --json in the document's `problems`) and the command exits
+ * 1, after listing the others.
  */
 import {
   listCustomTargets,
@@ -14,6 +15,7 @@ import { TARGETS, type Target } from "../../inventory/targets.js";
 import { append } from "../../lists/append.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { hasErrors, type Problem } from "../../problems/problem.js";
+import { toReportedProblem } from "../../problems/reported-problem.js";
 import type { GpuplanTargets } from "../../schema-types/targets.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { jsonText } from "../../text/json-text.js";
@@ -45,14 +47,20 @@ export default async function targets(options: { json?: boolean; targetsDir?: st
     }
   }
   const all = [...TARGETS, ...custom];
+  const exit = hasErrors(problems) ? EXIT.problems : EXIT.ok;
+  const located =
+    problems.length === 0 ? [] : (await import("../../source/locate.js")).locateProblems(problems, sources);
   if (options.json) {
-    const out: GpuplanTargets = { schema: "gpuplan/targets@1", targets: all };
+    // The problems are part of the result, as in compile's JSON report: stderr stays quiet.
+    const out: GpuplanTargets = {
+      schema: "gpuplan/targets@1",
+      targets: all,
+      problems: located.map(toReportedProblem),
+    };
     writeOut(`${jsonText(out, 2)}\n`);
-  } else {
-    writeOut(formatTargets(all, await paintFor("stdout"), shadowed));
+    return exit;
   }
-  if (problems.length === 0) return EXIT.ok;
-  const { locateProblems } = await import("../../source/locate.js");
-  writeErr(formatHuman(locateProblems(problems, sources), sources, await paintFor()));
-  return hasErrors(problems) ? EXIT.problems : EXIT.ok;
+  writeOut(formatTargets(all, await paintFor("stdout"), shadowed));
+  if (located.length > 0) writeErr(formatHuman(located, sources, await paintFor()));
+  return exit;
 }
