@@ -265,22 +265,39 @@ export async function chooseTarget(name: string, folders: readonly string[]): Pr
   const { listCustomTargets, refuseAmbiguousTarget, targetKey } = await import("./custom-targets.js");
   const custom = listCustomTargets(folders).filter((t) => !t.shadowed);
   const found = custom.find((t) => t.name === targetKey(name));
-  if (!found)
-    throw unknownTarget(
-      name,
-      custom.map((t) => t.name),
-    );
+  if (!found) {
+    // Only targets that would work are offered: a broken file's name (an invalid inventory, a
+    // name two files answer to) sent the user to a target that fails too. Read only on this path.
+    const usable: string[] = [];
+    const broken: string[] = [];
+    for (const t of custom)
+      (t.clashes.length === 0 && (await isUsableInventory(t.file)) ? usable : broken).push(t.name);
+    throw unknownTarget(name, usable, broken);
+  }
   refuseAmbiguousTarget(found);
   const { file: _file, ...choice } = await loadInventoryFile(found.file);
   return { ...choice, label: `target:${found.name}` };
 }
 
-function unknownTarget(name: string, custom: readonly string[]): UsageError {
+async function isUsableInventory(file: string): Promise<boolean> {
+  try {
+    const loaded = await loadInventoryFile(file);
+    return loaded.inventory !== undefined && !hasErrors(loaded.problems);
+  } catch {
+    return false; // Unreadable: not usable either; `gpuplan targets` says why.
+  }
+}
+
+function unknownTarget(name: string, custom: readonly string[], broken: readonly string[] = []): UsageError {
   const names = [...TARGETS.map((t) => t.name), ...custom];
   const suggestion = didYouMean(name, names);
+  const notUsable =
+    broken.length > 0
+      ? `; not usable until fixed: ${broken.map((b) => `\`${b}\``).join(", ")} (gpuplan targets says why)`
+      : "";
   return new UsageError(
     `unknown target \`${name}\``,
     "unknown-target",
-    `${suggestion ? `did you mean \`${suggestion}\`? ` : ""}known targets: ${names.join(", ")} (gpuplan targets; custom ones are inventory files in .gpuplan/targets/ or --targets-dir)`,
+    `${suggestion ? `did you mean \`${suggestion}\`? ` : ""}known targets: ${names.join(", ")} (gpuplan targets; custom ones are inventory files in .gpuplan/targets/ or --targets-dir)${notUsable}`,
   );
 }

@@ -82,6 +82,21 @@ describe("custom targets", () => {
     expect(list.stderr).toMatch(/^\.gpuplan\/targets\/broken\.yaml:1:7 +error +`gpus` must be array/m);
   });
 
+  it("an unknown --target's hint offers only usable targets, and names the broken ones as such", () => {
+    const dir = project();
+    writeFileSync(join(dir, "proj/.gpuplan/targets/broken.yaml"), "gpus: 3\n");
+    writeFileSync(join(dir, "proj/.gpuplan/targets/brokem.yaml"), "gpus: [\n");
+    const r = gpuplan(["compile", "proj/gpu.yaml", "--target", "brokn"], { cwd: dir });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(2);
+    const known = /known targets: ([^(]*) \(/.exec(r.stderr)?.[1]?.split(", ");
+    expect(known, r.stderr).toContain("l4-pair");
+    expect(known).not.toContain("broken");
+    expect(known).not.toContain("brokem");
+    expect(r.stderr).not.toContain("did you mean `broken`");
+    expect(r.stderr).toContain("not usable until fixed: `brokem`, `broken` (gpuplan targets says why)");
+  });
+
   it("--json carries a broken file's problems in the document, located, exits 1 and keeps stderr quiet", () => {
     const dir = project();
     writeFileSync(join(dir, "proj/.gpuplan/targets/broken.yaml"), "gpus: 3\n");
