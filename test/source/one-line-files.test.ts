@@ -29,9 +29,16 @@ describe("one-line files", () => {
     expect(hasCrashed(r), r.stderr.slice(-2000)).toBe(false);
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/1500 errors, 0 warnings; no plan written/);
+    // 50 shown in full, the rest counted (human.ts); the JSON report has all of them, located.
     const located = [...r.stderr.matchAll(/one-line\.json:1:(\d+) {2}error {2}unknown property `bogus`/g)];
-    expect(located).toHaveLength(1500);
-    const last = Number(located.at(-1)![1]);
+    expect(located).toHaveLength(50);
+    expect(r.stderr).toContain("… 1,450 more not shown (1,450 errors): 1,450 schema-unknown-property;");
+    for (const [, column] of located)
+      expect(text.slice(Number(column) - 1, Number(column) + 6)).toBe('"bogus"');
+    const json = gpuplan(["compile", file, "--target", "rtx4090", "--format", "json"]);
+    const all = (JSON.parse(json.stdout) as { problems: { column: number }[] }).problems;
+    expect(all).toHaveLength(1500);
+    const last = all.at(-1)!.column;
     expect(text.slice(last - 1, last + 6)).toBe('"bogus"');
     // No line of the report is anywhere near the file's width.
     const widest = Math.max(...r.stderr.split("\n").map((l) => l.length));

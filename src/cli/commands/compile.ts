@@ -130,7 +130,7 @@ export default async function compile(file: string, options: CompileOptions): Pr
       writeOut(formatGithub(problems));
       break;
     default: {
-      if (problems.length) writeErr(formatHuman(problems, sources, paint));
+      if (problems.length) writeErr(formatHuman(problems, sources, paint, { seeAll: "--format json" }));
       if (!failed && !output && checks.length === 0)
         for (const piece of written?.pieces ?? planPieces(result.plan!)) writeOut(piece);
     }

@@ -374,7 +374,7 @@ async function busyGpus(lockDir: string): Promise<ReadonlySet<string>> {
 }
 
 async function reportProblems(problems: Problem[], sources: SourceFile[]): Promise<number> {
-  writeErr(formatHuman(problems, sources, await paintFor()));
+  writeErr(formatHuman(problems, sources, await paintFor(), { seeAll: "--dry-run --json" }));
   return EXIT.problems;
 }
 

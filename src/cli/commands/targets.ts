@@ -61,6 +61,6 @@ export default async function targets(options: { json?: boolean; targetsDir?: st
     return exit;
   }
   writeOut(formatTargets(all, await paintFor("stdout"), shadowed));
-  if (located.length > 0) writeErr(formatHuman(located, sources, await paintFor()));
+  if (located.length > 0) writeErr(formatHuman(located, sources, await paintFor(), { seeAll: "--json" }));
   return exit;
 }

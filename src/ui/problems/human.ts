@@ -6,15 +6,27 @@ import type { SourceFile } from "../../source/source-file.js";
 import { escapeText } from "../../text/safe-text.js";
 import { noPaint, type Paint } from "../paint.js";
 
+/** Problems shown in full; past this, one line counts the rest by code (a file can have thousands). */
+const SHOWN_IN_FULL = 50;
+
+interface HumanOptions {
+  /** How many problems to show in full (default SHOWN_IN_FULL). */
+  limit?: number;
+  /** How the command shows all of them, e.g. `--format json`: said on the line that counts the rest. */
+  seeAll?: string;
+}
+
 export function formatHuman(
   problems: readonly Problem[],
   sources: readonly SourceFile[],
   paint: Paint = noPaint,
+  { limit = SHOWN_IN_FULL, seeAll }: HumanOptions = {},
 ): string {
   const out: string[] = [];
   // One per file: many problems on one long line look for its ends once.
   const framesOf = new Map<SourceFile, FrameText>();
-  for (const p of problems) {
+  const { shown, left } = pickShown(problems, limit);
+  for (const p of shown) {
     // File names, messages and hints quote the user's input (keys, values, paths): escaped, and
     // one line each, so a newline in a name cannot forge a `file:line:col  error` line of its own.
     const where = p.file
@@ -38,8 +50,51 @@ export function formatHuman(
     if (p.hint) out.push(`  ${paint.cyan("hint:")} ${escapeText(p.hint)}`);
     out.push("");
   }
+  if (left.length > 0) out.push(paint.dim(leftOutLine(left, seeAll)), "");
   return out.join("\n");
 }
+
+/**
+ * The first `limit` problems in their order, errors before warnings: fifty warnings at the top
+ * of a file must not push its errors out of sight. The rest are only counted.
+ */
+function pickShown(problems: readonly Problem[], limit: number): { shown: Problem[]; left: Problem[] } {
+  if (problems.length <= limit) return { shown: [...problems], left: [] };
+  const errors = problems.filter((p) => p.severity === "error").length;
+  let errorSlots = Math.min(limit, errors);
+  let warningSlots = limit - errorSlots;
+  const shown: Problem[] = [];
+  const left: Problem[] = [];
+  for (const p of problems) {
+    const isError = p.severity === "error";
+    if (isError ? errorSlots > 0 : warningSlots > 0) {
+      shown.push(p);
+      if (isError) errorSlots--;
+      else warningSlots--;
+    } else left.push(p);
+  }
+  return { shown, left };
+}
+
+/** `… 2,950 more not shown (2,950 errors): 2,950 schema-unknown-property; --format json lists them all` */
+function leftOutLine(left: readonly Problem[], seeAll: string | undefined): string {
+  const byCode = new Map<string, number>();
+  for (const p of left) byCode.set(p.code, (byCode.get(p.code) ?? 0) + 1);
+  const codes = [...byCode].sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0));
+  const listed = codes.slice(0, 5).map(([code, n]) => `${count(n)} ${code}`);
+  if (codes.length > 5) listed.push(`${count(codes.length - 5)} other codes`);
+  const errors = left.filter((p) => p.severity === "error").length;
+  const kinds = [
+    ...(errors > 0 ? [`${count(errors)} error${errors === 1 ? "" : "s"}`] : []),
+    ...(left.length > errors
+      ? [`${count(left.length - errors)} warning${left.length - errors === 1 ? "" : "s"}`]
+      : []),
+  ];
+  const see = seeAll === undefined ? "" : `; ${seeAll} lists them all`;
+  return `… ${count(left.length)} more not shown (${kinds.join(", ")}): ${listed.join(", ")}${see}`;
+}
+
+const count = (n: number): string => n.toLocaleString("en-US");
 
 const indent = (text: string): string =>
   text

@@ -67,3 +67,33 @@ describe("code frames of huge files", () => {
     expect(withOffset).toContain("  > 1001 | bad: [");
   });
 });
+
+describe("many problems", () => {
+  const many = (n: number, severity: "error" | "warning", code: "unknown-need" | "missing-vram"): Problem[] =>
+    Array.from({ length: n }, (_, i) => ({ code, severity, message: `m${i}`, file: "p.yaml" }));
+
+  it("shows 50 in full, then one line counting the rest by code and saying how to see them all", () => {
+    const problems = [...many(60, "error", "unknown-need"), ...many(3, "warning", "missing-vram")];
+    const lines = formatHuman(problems, [], undefined, { seeAll: "--format json" }).split("\n");
+    expect(lines.filter((l) => l.includes("  error  "))).toHaveLength(50);
+    expect(lines.filter((l) => l.includes("  warning  "))).toHaveLength(0);
+    expect(lines.at(-2)).toBe(
+      "… 13 more not shown (10 errors, 3 warnings): 10 unknown-need, 3 missing-vram; --format json lists them all",
+    );
+  });
+
+  it("errors come before warnings in what is shown; the file's order is kept", () => {
+    const problems = [...many(70, "warning", "missing-vram"), ...many(2, "error", "unknown-need")];
+    const lines = formatHuman(problems, []).split("\n");
+    const shown = lines.filter((l) => l.startsWith("p.yaml"));
+    expect(shown).toHaveLength(50);
+    expect(shown.slice(-2).every((l) => l.includes("  error  "))).toBe(true);
+    expect(lines.at(-2)).toBe("… 22 more not shown (22 warnings): 22 missing-vram");
+  });
+
+  it("50 or fewer are all shown, with no count line", () => {
+    const text = formatHuman(many(50, "error", "unknown-need"), []);
+    expect(text.split("\n").filter((l) => l.startsWith("p.yaml"))).toHaveLength(50);
+    expect(text).not.toContain("not shown");
+  });
+});
