@@ -16,11 +16,11 @@ import {
   openSync,
   type Stats,
 } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { escapeText } from "../../text/safe-text.js";
 import { makeFoldersSync } from "../record/make-folders.js";
-import { gpuLockPath, openGpuLock, warmFolderPath } from "./lock-dir.js";
+import { gpuLockPath, openGpuLock, trustAncestors, warmFolderPath } from "./lock-dir.js";
 
 export interface InitResult {
   dir: string;
@@ -40,6 +40,10 @@ export function initLockDir(path: string, uuids: readonly string[], gid: number 
   // Absolute, for the GPUPLAN_LOCK_DIR it prints; and without a trailing slash, which made lstat
   // follow a symlink (`--dir link/`), so root chowned and chmodded where the link pointed.
   const dir = resolve(path);
+  // The folders above it, before anything is made: every user's gpuplan refuses a lock directory
+  // under a folder others may write (lock-dir.ts), and init must not set one up there. Those not
+  // made yet are made by root, 0755, below the last that is there.
+  trustAncestors(dir, firstMissing(dir));
   const st = lstatOrNull(dir);
   if (st === null) makeFolders(dir);
   else if (st.isSymbolicLink())
@@ -122,6 +126,13 @@ function initWarmFolder(warmDir: string, gid: number | null): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/** `dir`, or the highest of its folders that is not there yet: the folders above it all are. */
+function firstMissing(dir: string): string {
+  let missing = dir;
+  for (let up = dirname(dir); up !== missing && lstatOrNull(up) === null; up = dirname(up)) missing = up;
+  return missing;
 }
 
 function lstatOrNull(path: string): Stats | null {

@@ -115,10 +115,11 @@ function trustLockDir(dir: string, st: Stats): LockDirMode {
  * another user who may write one could rename the lock directory, or a folder above it, away and
  * put her own in its place, and every lock file would then be hers.
  */
-function trustAncestors(dir: string): void {
+export function trustAncestors(dir: string, from: string = dir): void {
   let found: ReturnType<typeof untrustedAncestor>;
   try {
-    found = untrustedAncestor(dir);
+    // `from`: the folder whose ancestors are looked at, where `dir` is not made yet (locks init).
+    found = untrustedAncestor(from);
   } catch (e) {
     throw lockDirError(dir, e);
   }

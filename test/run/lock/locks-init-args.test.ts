@@ -1,6 +1,15 @@
 // `locks init --gpu X` names a file in a root-owned directory: an attack made it create
 // `.gpu.lock`, `%2e.gpu.lock` and `%2e%2e%2f…` from '', '.' and '../../etc/passwd'.
-import { chownSync, existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { gpuplan, hasCrashed, tempDir } from "../../helpers/cli.js";
@@ -82,6 +91,20 @@ describe.skipIf(!isRoot)("locks init --dir, as root", () => {
     expect(r.stderr).toContain("is a symlink; the shared lock directory must be a real directory");
     const st = statSync(target);
     expect([st.mode & 0o7777, st.uid, readdirSync(target)]).toEqual([0o700, 65534, []]);
+  });
+
+  it("refuses a --dir under a folder other users may write, making nothing", () => {
+    // Every user's gpuplan refuses such a lock directory (an ancestor's writer could swap it):
+    // init set it up all the same, and said all was well.
+    const open = join(made(), "open");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const r = gpuplan(["locks", "init", "--dir", join(open, "a/locks"), "--gpu", "GPU-abcd"]);
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`the folder ${open} above the GPU lock directory ${join(open, "a/locks")}`);
+    expect(r.stderr).toContain("[lock-dir-untrusted]");
+    expect(readdirSync(open)).toEqual([]);
   });
 
   it("prints a relative --dir as the absolute GPUPLAN_LOCK_DIR users need", () => {
