@@ -619,7 +619,7 @@ export const CODES = {
   "slurm-command-failed": failure(
     "vendor",
     "A Slurm command failed",
-    "A Slurm client command (sinfo, scontrol, squeue, sbatch) exited with an error, or sbatch said nothing gpuplan could read as a job id; the message keeps the command and the last lines it printed, escaped. `gpuplan status` and `--resume` of a Slurm run stop when squeue fails rather than take its silence as the tasks having ended: a resume would submit tasks that are still queued a second time. So does a resume of a run gpuplan was stopped in while it submitted it (kill -9 between an sbatch and the record of its job id), where `squeue --me` cannot say whether an array of the run's own scripts is queued: the message names the scripts sbatch was called for and the `squeue … | grep` to look for it by hand.",
+    "A Slurm client command (sinfo, scontrol, squeue, sbatch) exited with an error, or sbatch said nothing gpuplan could read as a job id; the message keeps the command and the last lines it printed, escaped. `gpuplan status` and `--resume` of a Slurm run stop when squeue fails rather than take its silence as the tasks having ended: a resume would submit tasks that are still queued a second time. So does a resume of a run gpuplan was stopped in while it submitted it (kill -9 between an sbatch and the record of its job id), where squeue cannot say whether an array of the run's own scripts is queued: the message names the scripts sbatch was called for and the `squeue … | grep` to look for it by hand.",
   ),
   "slurm-untrusted-value": problem(
     "error",
@@ -704,7 +704,7 @@ export const CODES = {
   "slurm-run-active": failure(
     "user",
     "The Slurm run still has tasks queued or running",
-    "`gpuplan run --resume RUN --executor slurm` submits again the pipelines that did not complete; while some of the run's tasks are still pending or running in Slurm, they would run twice. Where gpuplan was stopped in the middle of a submission (its journal has sbatch calls slurm/jobs.json may not account for), the resume first asks `squeue --me` for arrays whose batch script is one of the run's own, records those it finds in slurm/jobs.json and names them here.",
+    "`gpuplan run --resume RUN --executor slurm` submits again the pipelines that did not complete; while some of the run's tasks are still pending or running in Slurm, they would run twice. Where gpuplan was stopped in the middle of a submission (its journal has sbatch calls slurm/jobs.json may not account for), the resume first asks `squeue --user UID` for arrays whose batch script is one of the run's own, records those it finds in slurm/jobs.json and names them here.",
     "wait for them (gpuplan status RUN), or cancel them with scancel, then resume",
   ),
   "slurm-run-too-large": failure(

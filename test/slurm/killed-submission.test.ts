@@ -3,9 +3,9 @@
 // a later --resume asked squeue only of the recorded ids, saw nothing active and submitted the
 // same pipelines again (tasks twice: GPUs used twice, outputs clobbered). Each array is now
 // recorded as soon as its sbatch answers, and an `sbatch` journal entry before each call leaves
-// the resume asking Slurm for arrays of the run's own scripts (`squeue --me -o '%F|%o'`) first.
+// the resume asking Slurm for arrays of the run's own scripts (`squeue --user UID -o '%F|%o'`: `--me` needs Slurm 20.11) first.
 // Against stand-ins first on PATH: a fake sbatch that answers and then kills its parent gpuplan
-// with SIGKILL ($PPID), a fake squeue whose `--me` listing and `-j` answer the test sets.
+// with SIGKILL ($PPID), a fake squeue whose `--user` listing and `-j` answer the test sets.
 import {
   chmodSync,
   existsSync,
@@ -64,13 +64,14 @@ const SCRIPTS = {
     '[ "$kill" = "after $n" ] && kill -9 $PPID && sleep 1',
     "exit 0",
   ],
-  // `--me` (the question for unrecorded arrays) answers squeue-me.out, exit squeue-me.rc; the rest
-  // (-j JOBS) squeue.out.
+  // `--user UID` (the question for unrecorded arrays) answers squeue-me.out, exit squeue-me.rc; the rest
+  // (-j JOBS) squeue.out. `--me` is refused, as Slurm before 20.11 refuses it.
   squeue: [
     "#!/bin/sh",
     'd=$(dirname "$0"); echo "squeue $*" >> "$d/calls"',
     'case "$*" in',
-    '  *--me*) cat "$d/squeue-me.out" 2>/dev/null; cat "$d/squeue-me.err" >&2 2>/dev/null; exit "$(cat "$d/squeue-me.rc" 2>/dev/null || echo 0)" ;;',
+    "  *--me*) echo \"squeue: unrecognized option '--me'\" >&2; exit 1 ;;",
+    '  *--user*) cat "$d/squeue-me.out" 2>/dev/null; cat "$d/squeue-me.err" >&2 2>/dev/null; exit "$(cat "$d/squeue-me.rc" 2>/dev/null || echo 0)" ;;',
     '  *) cat "$d/squeue.out" 2>/dev/null; exit 0 ;;',
     "esac",
   ],
@@ -199,7 +200,7 @@ function expectRefused(r: ReturnType<typeof run>, jobs: string[]): void {
   expect(r.stderr).toContain("[slurm-run-active]");
   for (const job of jobs) expect(r.stderr).toContain(`${job}_0 PENDING`);
   expect(calls("sbatch")).toEqual([]);
-  expect(calls("squeue --me")).toEqual(["squeue --me -h -o %F|%o"]);
+  expect(calls("squeue --user")).toEqual([`squeue --user ${process.getuid?.()} -h -o %F|%o`]);
 }
 
 describe("a new run killed as sbatch answered its first array", () => {
@@ -243,7 +244,7 @@ describe("a new run killed as sbatch answered its first array", () => {
     reset(["6161", "6262"]);
     const again = resume(id);
     expect(again.exitCode, again.stderr).toBe(0);
-    expect(calls("squeue --me")).toEqual([]);
+    expect(calls("squeue --user")).toEqual([]);
     expect(calls("sbatch")).toHaveLength(2);
     expect(recordedJobs(id)).toEqual(["5151", "6161", "6262"]);
   });
@@ -261,7 +262,7 @@ describe("a new run killed as sbatch answered its first array", () => {
     const r = resume(id);
     expect(hasCrashed(r), r.stderr).toBe(false);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(calls("squeue --me")).toEqual(["squeue --me -h -o %F|%o"]);
+    expect(calls("squeue --user")).toEqual([`squeue --user ${process.getuid?.()} -h -o %F|%o`]);
     expect(calls("sbatch")).toHaveLength(1);
     // The resume's one array is numbered anew: 01-cpu.sbatch.
     expect(calls("sbatch")[0]).toMatch(/\/01-cpu\.sbatch /);

@@ -21,7 +21,11 @@ import type { SbatchCall } from "./sbatch-calls.js";
  * each as its array's job id and its command — the batch script's path, then its arguments
  * (`/…/slurm/01-cpu.sbatch GPUPLAN_KILL_GRACE=30s`, as Slurm 22.05 prints `%o`).
  */
-const UNRECORDED_SQUEUE_ARGS = ["--me", "-h", "-o", "%F|%o"] as const;
+function unrecordedSqueueArgs(): string[] {
+  // `--user UID` rather than `--me`, which Slurm before 20.11 refuses (an invalid option: the
+  // resume would stop on every such cluster); squeue takes a user id as well as a name.
+  return ["--user", String(process.getuid?.() ?? ""), "-h", "-o", "%F|%o"];
+}
 
 /**
  * The arrays squeue lists whose batch script is one of `calls`' (the last call of a path: a resume
@@ -41,7 +45,7 @@ export async function findUnrecordedArrays(
   if (submitting !== null) throw stillSubmitting(submitting, run);
   let text: string;
   try {
-    text = await slurmOutput(slurm, "squeue", UNRECORDED_SQUEUE_ARGS);
+    text = await slurmOutput(slurm, "squeue", unrecordedSqueueArgs());
   } catch (e) {
     throw unanswered(e, last, calls, run);
   }
