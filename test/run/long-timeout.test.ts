@@ -41,6 +41,20 @@ describe("setLongTimeout", () => {
     expect(timers.map((t) => t.hasRef())).toEqual([false, false, false]);
   });
 
+  it("a wall-clock step does not move it: it waits on the monotonic clock", () => {
+    // An NTP correction or a VM resumed from a snapshot steps Date forward by days: a 30-day
+    // timeout measured on it fired after its first 24.8-day wait.
+    vi.useFakeTimers();
+    const fired = vi.fn();
+    setLongTimeout(fired, 30 * DAY);
+    vi.advanceTimersByTime(DAY);
+    vi.setSystemTime(Date.now() + 10 * DAY);
+    vi.advanceTimersByTime(28 * DAY);
+    expect(fired).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(DAY);
+    expect(fired).toHaveBeenCalledTimes(1);
+  });
+
   it("a short delay fires once, on time", () => {
     vi.useFakeTimers();
     const fired = vi.fn();

@@ -32,7 +32,8 @@ export interface OutputBacklog {
 /** `waiting()`: what the stream holds that its reader has not taken (writableLength). */
 export function createOutputBacklog(
   waiting: () => number,
-  now: () => number = Date.now,
+  // Monotonic: a wall clock stepped back (NTP) held every note back until it caught up again.
+  now: () => number = () => performance.now(),
   limit = MAX_WAITING_OUTPUT,
 ): OutputBacklog {
   let unshown = 0;

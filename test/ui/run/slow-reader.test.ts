@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createView } from "../../../src/ui/run/index.js";
 import { createOutputBacklog, MAX_WAITING_OUTPUT } from "../../../src/ui/run/output-backlog.js";
 import { ROOT } from "../../helpers/cli.js";
@@ -49,6 +49,27 @@ describe("the plain view and a slow reader of stderr", () => {
     );
     // The note comes before the line that follows the gap.
     expect(text.indexOf("2,501 lines")).toBeLessThan(text.indexOf("shown once it caught up"));
+  });
+
+  it("times its notes on the monotonic clock: a wall clock stepped back does not hold them back", () => {
+    vi.useFakeTimers();
+    try {
+      let waiting = MAX_WAITING_OUTPUT;
+      const backlog = createOutputBacklog(() => waiting);
+      expect(backlog.admit()).toBe(false);
+      waiting = 0;
+      expect(backlog.admit()).toBe(true);
+      expect(backlog.takeUnshown()).toBe(1);
+      vi.setSystemTime(Date.now() - 3600_000);
+      vi.advanceTimersByTime(6000);
+      waiting = MAX_WAITING_OUTPUT;
+      expect(backlog.admit()).toBe(false);
+      waiting = 0;
+      expect(backlog.admit()).toBe(true);
+      expect(backlog.takeUnshown()).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("notes lines left out at most every few seconds while the reader keeps lagging, and the rest at the end", () => {

@@ -80,7 +80,8 @@ export function createLiveView(options: ViewOptions, paint: Paint, clock: () => 
     // No new frame while the last one waits for a terminal that stopped reading (Ctrl-S, a stalled
     // ssh): frames would pile up in memory; the next one drawn once it reads again shows it all.
     if ((options.err.writableLength ?? 0) > 0) return;
-    if (dirty || clock() - lastDraw >= CLOCK_MS) draw();
+    // Either way: a wall clock stepped back (NTP) must not stop the clocks on screen until it catches up.
+    if (dirty || Math.abs(clock() - lastDraw) >= CLOCK_MS) draw();
   }, REDRAW_MS);
   // The run's own work keeps the process alive; the redraw clock must not.
   timer.unref();
