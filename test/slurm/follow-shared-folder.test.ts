@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type { PlannedPipeline } from "../../src/schema-types/plan.js";
 import { followArrays } from "../../src/slurm/follow/follow-arrays.js";
 import type { CommandOutput } from "../../src/slurm/read-cluster.js";
@@ -135,5 +135,38 @@ describe("the run folder must be shared with the nodes", () => {
     ]);
     expect(emitted[2]).toMatchObject({ node: "node3", gpus: "2", job: "7_0" });
     expect(slurm.calls.some((c) => c[0] === "scancel")).toBe(false);
+  });
+  it("a wall clock stepped forward (NTP) does not cut the wait for the marker short", async () => {
+    const runDir = runFolder("clock-step");
+    let state = "RUNNING";
+    let polls = 0;
+    const wall = Date.now;
+    const slurm = fakeSlurm(() => {
+      polls++;
+      // Between the first and second poll the wall clock jumps a day ahead; the marker comes at the third.
+      if (polls === 2) vi.spyOn(Date, "now").mockImplementation(() => wall() + 86_400_000);
+      if (polls === 3) {
+        writeFileSync(join(runDir, "slurm/started/7_0"), "node3 2\n");
+        state = "COMPLETED";
+      }
+      return state;
+    });
+    try {
+      const result = await followArrays({
+        run: "r1",
+        runDir,
+        arrays: [{ job: "7", script: "01-gpu-h100-1.sbatch", pipelines: ["p0"] }],
+        pipelines: new Map([["p0", pipeline]]),
+        slurm: slurm.run,
+        emit: () => undefined,
+        requeue: false,
+        sharedFolderTimeoutMs: 60_000,
+        pollMs: { min: 20, max: 50 },
+      });
+      expect(result).toEqual({ interrupted: false });
+      expect(slurm.calls.some((c) => c[0] === "scancel")).toBe(false);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });

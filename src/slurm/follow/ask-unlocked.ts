@@ -43,12 +43,12 @@ const RETRY_MS = 50;
  * check. Held longer than RETAKE_MS, it is another gpuplan's (a resume, a run): refused as before.
  */
 async function takeAgain(prepared: PreparedRun) {
-  const deadline = Date.now() + RETAKE_MS;
+  const deadline = performance.now() + RETAKE_MS;
   for (;;) {
     try {
       return await takeRunLock(prepared.runDir, prepared.runId);
     } catch (e) {
-      if (!(e instanceof UsageError && e.code === "run-in-use") || Date.now() >= deadline) throw e;
+      if (!(e instanceof UsageError && e.code === "run-in-use") || performance.now() >= deadline) throw e;
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
   }

@@ -134,7 +134,9 @@ export async function followArrays(input: FollowInput): Promise<FollowResult> {
     const out = await squeue(input.slurm, jobs);
     // An interrupt stops a squeue under way (the CLI's runner): cancel now, not after a poll.
     if (input.signal?.aborted) continue;
-    const now = Date.now();
+    // Monotonic: it times an outage and the wait for a start marker, over hours of following,
+    // which a wall clock stepped forward (NTP) would cut short.
+    const now = performance.now();
     if (out.status !== 0) {
       // Said once as an outage starts: a hung squeue costs a poll its whole time limit.
       if (failingSince === null)
@@ -384,7 +386,7 @@ async function drainAfterCancel(
   tasks: Tracked[],
   reader: ReturnType<typeof createTaskEventReader>,
 ): Promise<void> {
-  const end = Date.now() + 5000;
+  const end = performance.now() + 5000;
   for (;;) {
     const batch: RunEvent[] = [];
     for (const t of tasks) {
@@ -396,7 +398,7 @@ async function drainAfterCancel(
     batch.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
     for (const e of batch) input.emit(e);
     const running = tasks.some((t) => !t.done && t.startedSeenMs !== null);
-    if (!running || Date.now() > end) return;
+    if (!running || performance.now() > end) return;
     await sleep(250);
   }
 }
