@@ -560,7 +560,7 @@ export const CODES = {
   "unknown-run": failure(
     "user",
     "`--resume`, `report`: no such run",
-    "Runs live in `.gpuplan/runs/<id>/` of the folder `gpuplan run` was started in; `--resume` and `gpuplan report` take an id from there, or the path of a run folder (a file or a device given instead, `--resume /dev/zero`, is said to be no run folder). `gpuplan report` also refuses a folder with none of a run's files (journal.jsonl, plan.json, events.jsonl) — the runs folder itself, `.`, any other folder — rather than draw an empty page of 0 steps.",
+    "Runs live in `.gpuplan/runs/<id>/` of the folder `gpuplan run` was started in; `--resume` and `gpuplan report` take an id from there, or the path of a run folder (a file or a device given instead, `--resume /dev/zero`, is said to be no run folder). `gpuplan report` and `--resume` also refuse a folder with none of a run's files (journal.jsonl, plan.json, events.jsonl) — the runs folder itself, `.`, any other folder — rather than draw an empty page of 0 steps, or call a folder no gpuplan ran a damaged run (and leave a run.lock in it).",
   ),
   "damaged-run": failure(
     "user",

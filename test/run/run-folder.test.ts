@@ -519,6 +519,27 @@ describe("--resume of something that is not a run folder", () => {
     expect(r.stderr).toContain("[unknown-run]");
     expect(r.stderr).not.toContain("ENOTDIR");
   });
+
+  // `--resume examples` took a run.lock in the folder, then said `examples/journal.jsonl is
+  // missing [damaged-run]` ("the run folder was changed after gpuplan wrote it") of a folder no
+  // gpuplan ever ran, and left run.lock there.
+  it.each([["./examples"], ["."]])(
+    "--resume %s, a folder with none of a run's files, is no run (exit 2) and leaves nothing there",
+    (resume) => {
+      const cwd = temp();
+      mkdirSync(join(cwd, "examples"));
+      writeFileSync(join(cwd, "examples", "p.yaml"), "version: 1\n");
+      const before = readdirSync(join(cwd, resume)).sort();
+      const r = gpuplan(["run", "--resume", resume], { cwd, env: NO_GPU });
+      expect(hasCrashed(r), r.stderr).toBe(false);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain(
+        `gpuplan: error: --resume: ${resume} is not a run folder: it has none of journal.jsonl, plan.json, events.jsonl  [unknown-run]`,
+      );
+      expect(r.stderr).not.toContain("damaged-run");
+      expect(readdirSync(join(cwd, resume)).sort()).toEqual(before);
+    },
+  );
 });
 
 describe("a damaged run folder", () => {

@@ -152,7 +152,28 @@ function refuseNonRunFolder(resume: string, runDir: string): void {
       "unknown-run",
       `name a run by its id or its folder; gpuplan runs lists them (they are in ${RUNS_DIR}/)`,
     );
+  // A folder with none of a run's files (`--resume .`, `--resume examples`, the runs folder) is
+  // no run, damaged or not: said so before the run lock is taken, so that nothing (run.lock) is
+  // left in a folder gpuplan never ran.
+  if (!RUN_RECORDS.some((name) => isThere(join(runDir, name))))
+    throw new UsageError(
+      `--resume: ${resume} is not a run folder: it has none of ${RUN_RECORDS.slice(0, 3).join(", ")}`,
+      "unknown-run",
+      `name a run by its id or its folder; gpuplan runs lists them (they are in ${RUNS_DIR}/)`,
+    );
 }
+
+/** An lstat that cannot answer (EACCES) leaves the folder to the checks that say why. */
+function isThere(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
+/** What a run folder has at least one of from its first moment (run.lock: a run starting now). */
+const RUN_RECORDS = ["journal.jsonl", "plan.json", "events.jsonl", "run.lock"];
 
 /**
  * The run's events and logs are appended to where they stand: a symbolic link in their place
