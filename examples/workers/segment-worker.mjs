@@ -1,4 +1,4 @@
-// A warm worker in Node, stdlib only (see the README, "Warm workers"). gpuplan starts it once per
+// A warm worker in Node, stdlib only (see docs/guides/warm-workers.md). gpuplan starts it once per
 // (key, GPU); it loads its model, prints {"ready": true}, then answers one JSON line per task
 // read from stdin. Anything else it prints goes to the step's log. It exits when stdin closes,
 // which is also what happens if gpuplan itself dies.

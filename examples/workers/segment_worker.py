@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A warm worker in Python, stdlib only (see the README, "Warm workers").
+"""A warm worker in Python, stdlib only (see docs/guides/warm-workers.md).
 
 gpuplan starts it once per (key, GPU); it loads its model, prints {"ready": true}, then answers
 one JSON line per task read from stdin. Anything else it prints goes to the step's log. It exits
