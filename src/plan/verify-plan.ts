@@ -147,21 +147,31 @@ function unboundProblems(
   hidden: number,
 ): Problem[] {
   if (unbound.length === 0) return [];
-  const hint =
-    "this machine is not of the kind the plan was made for; " +
-    (context.recompileHere
-      ? `run the pipeline file instead, which plans for this machine and leaves the plan as it is: ${context.recompileHere}`
-      : `plan for it: ${context.recompile}`) +
-    " (or check CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES in this shell)";
+  const instead = context.recompileHere
+    ? `run the pipeline file instead, which plans for this machine and leaves the plan as it is: ${context.recompileHere}`
+    : `plan for it: ${context.recompile}`;
+  const replan = `${instead} (or check CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES in this shell)`;
+  const hint = `this machine is not of the kind the plan was made for; ${replan}`;
   if (mode === "exact") {
+    // A GPU of the planned model may be here under another UUID: the machine is of the plan's
+    // kind, and only --bind exact keeps it from being used.
+    const taken = new Set(bindings.map((b) => b.live.uuid));
+    const standIns = bindGpus(
+      unbound,
+      live.filter((g) => !taken.has(g.uuid)),
+      "auto",
+    ).bindings;
     return unbound.map((w) => {
       const sameIndex = live.find((g) => g.id === w.id);
+      const standIn = standIns.find((b) => b.planGpu === w.id)?.live;
       return error({
         code: "gpu-missing",
         message:
           `${w.id} (${w.name}, ${w.uuid}) from the plan is not visible on this machine, and --bind exact takes no replacement` +
           (sameIndex ? `; ${w.id} is now ${sameIndex.name} (${sameIndex.uuid})` : ""),
-        hint,
+        hint: standIn
+          ? `a GPU of its model is here (${standIn.id}, ${standIn.uuid}): without --bind exact the run binds to it; or ${replan}`
+          : hint,
         file: context.planFile,
       });
     });

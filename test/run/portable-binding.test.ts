@@ -196,6 +196,18 @@ describe.skipIf(!fakeLibsBuilt)("a plan compiled against a target runs on any ma
       /cuda:0 \(NVIDIA H100 80GB HBM3, GPU-\S+\) from the plan is not visible on this machine, and --bind exact takes no replacement/,
     );
   });
+
+  // The hint said "this machine is not of the kind the plan was made for" of a machine with the
+  // plan's 8 H100s, where only --bind exact kept the run from them.
+  it("--bind exact on a machine of the plan's kind: the hint names the stand-in and that --bind auto uses it", () => {
+    const m = compiled();
+    const { r } = dryRun(m, m.env(), ["--bind", "exact"]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(
+      /hint: a GPU of its model is here \(cuda:\d, GPU-\S+\): without --bind exact the run binds to it; or /,
+    );
+    expect(r.stderr).not.toContain("not of the kind the plan was made for");
+  });
 });
 
 describe.skipIf(!fakeLibsBuilt)("an inventory saved on another machine", () => {
