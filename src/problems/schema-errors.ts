@@ -240,6 +240,16 @@ function toProblem(
         pointer: e.instancePath,
         at: "key",
       });
+    case "minItems":
+    case "maxItems":
+    case "minLength":
+    case "maxLength":
+      return error({
+        code: "schema-invalid-value",
+        message: `${at} ${sizeRule(e.keyword, Number(e.params.limit))}`,
+        file,
+        pointer: e.instancePath,
+      });
     default:
       return error({
         code: "schema-invalid-value",
@@ -248,4 +258,14 @@ function toProblem(
         pointer: e.instancePath,
       });
   }
+}
+
+/** "must not be empty", "must have at least 2 items": in place of Ajv's "must NOT have fewer than 1 items". */
+function sizeRule(keyword: string, limit: number): string {
+  const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+  if ((keyword === "minItems" || keyword === "minLength") && limit === 1) return "must not be empty";
+  if (keyword === "minItems") return `must have at least ${plural(limit, "item")}`;
+  if (keyword === "maxItems") return `must have at most ${plural(limit, "item")}`;
+  if (keyword === "minLength") return `must be at least ${plural(limit, "character")} long`;
+  return `must be at most ${plural(limit, "character")} long`;
 }

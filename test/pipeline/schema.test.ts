@@ -21,6 +21,28 @@ describe("schema problems", () => {
     expect([p.line, p.column]).toEqual([7, 9]);
   });
 
+  // Ajv's own words reached the user: "`pipelines.0.steps` must NOT have fewer than 1 items".
+  it("says an empty list or string that must not be empty in plain words, at its value", () => {
+    const loaded = check(yaml`
+      version: 1
+      name: ""
+      pipelines:
+        - name: a
+          steps: []
+        - name: b
+          steps:
+            - { id: s, run: [] }
+    `);
+    expect(loaded.problems.map((p) => [p.code, p.message, p.line])).toEqual([
+      ["schema-invalid-value", "`name` must not be empty", 2],
+      ["schema-invalid-value", "`pipelines.0.steps` must not be empty", 5],
+      ["schema-invalid-value", "`pipelines.1.steps.0.run` must not be empty", 8],
+    ]);
+    expect(check("version: 1\npipelines: []\n").problems.map((p) => p.message)).toEqual([
+      "`pipelines` must not be empty",
+    ]);
+  });
+
   it("suggests top-level and registry keys too", () => {
     const top = one(check("version: 1\npipeline: []\n").problems, "schema-unknown-property");
     expect(top.hint).toBe("did you mean `pipelines`?");
