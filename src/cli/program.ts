@@ -5,6 +5,7 @@
  * as values; nothing below the CLI reads these variables. Each command's module is imported inside
  * its action so that `gpuplan --help` and `gpuplan compile` never load koffi, ink or react.
  */
+import { statSync } from "node:fs";
 import {
   Argument,
   Command,
@@ -514,6 +515,20 @@ function toCommandLineError(e: CommanderError, command: CommandUnknownOpts): Err
       ? (takeArgumentFailureCode() ?? "invalid-option-value")
       : (COMMANDER_CODES[e.code] ?? "invalid-option-value");
   const path = commandPath(command);
+  // `compile --history auto p.yaml`: the variadic --history took the pipeline file as a run, and
+  // "missing required argument 'file'" named nothing the user left out.
+  const history = command.opts().history;
+  const last = Array.isArray(history) ? String(history.at(-1)) : "";
+  if (e.code === "commander.missingArgument" && isFile(last)) {
+    const runs = (history as unknown[]).slice(0, -1).map(String);
+    return new CommandLineError(
+      `missing required argument 'file': --history took every word after it as a run, \`${last}\` too`,
+      "missing-argument",
+      `${path} ${command.usage()}`,
+      path,
+      `put the pipeline file before --history: ${path} ${last} --history ${runs.length === 1 ? runs[0] : "RUN…"}`,
+    );
+  }
   // commander puts its suggestion on a line of its own: "(Did you mean compile?)".
   const [first = "", ...rest] = e.message.replace(/^error: /, "").split("\n");
   const suggestion = rest
@@ -533,4 +548,13 @@ function commandPath(command: CommandUnknownOpts): string {
   const names: string[] = [];
   for (let c: CommandUnknownOpts | null = command; c; c = c.parent) names.unshift(c.name());
   return names.join(" ");
+}
+
+/** A regular file at `path` (a pipeline file --history took as a run), never a run folder. */
+function isFile(path: string): boolean {
+  try {
+    return path !== "" && statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
 }

@@ -19,6 +19,24 @@ beforeEach(() => {
 afterEach(() => t.cleanup());
 
 describe("usage errors", () => {
+  // `compile --history auto p.yaml` said only "missing required argument 'file'": the variadic
+  // --history had taken the pipeline file as a run, and the user had given it.
+  it("a pipeline file --history took as a run is named, with the order that works", () => {
+    writeFileSync(join(t.dir, "p.yaml"), "version: 1\n");
+    const r = gpuplan(["compile", "--history", "auto", "p.yaml", "-o", "plan.json"], { cwd: t.dir });
+    expect(hasCrashed(r), r.stderr).toBe(false);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toBe(
+      "gpuplan: error: missing required argument 'file': --history took every word after it as a run, `p.yaml` too  [missing-argument]\n" +
+        "  usage: gpuplan compile [options] <file>\n" +
+        "  hint: put the pipeline file before --history: gpuplan compile p.yaml --history auto; see gpuplan compile --help\n",
+    );
+    expect(existsSync(join(t.dir, "plan.json"))).toBe(false);
+    // No file at all: as before.
+    const none = gpuplan(["compile", "--history", "auto"], { cwd: t.dir });
+    expect(none.stderr).toContain("gpuplan: error: missing required argument 'file'  [missing-argument]");
+  });
+
   it("print the usage line and a hint, not the whole help", () => {
     const r = gpuplan(["compile", EXAMPLE, "--outptu", "x.json"]);
     expect(r.exitCode).toBe(2);
