@@ -18,12 +18,18 @@ export function privateLockDir(): string {
   return `/tmp/gpuplan-locks-${process.geteuid?.() ?? 0}`;
 }
 
-/** The system directory when it exists (in any form: trust is checked where it is used), else the private one. */
-export function defaultLockDir(): string {
+/**
+ * The system directory unless it is not there (in any form: trust is checked where it is used),
+ * else the private one. One this user cannot reach (EACCES: a 0700 folder above it) is the shared
+ * one all the same, and its use says why it fails: a private directory in its place would leave
+ * this user's runs blind to every other user's slots on the same GPUs.
+ */
+export function defaultLockDir(system: string = SYSTEM_LOCK_DIR): string {
   try {
-    lstatSync(SYSTEM_LOCK_DIR);
-    return SYSTEM_LOCK_DIR;
-  } catch {
-    return privateLockDir();
+    lstatSync(system);
+    return system;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR" ? privateLockDir() : system;
   }
 }

@@ -14,9 +14,11 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  realpathSync,
   type Stats,
+  statSync,
 } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { escapeText } from "../../text/safe-text.js";
 import { makeFoldersSync } from "../record/make-folders.js";
@@ -43,7 +45,9 @@ export function initLockDir(path: string, uuids: readonly string[], gid: number 
   // The folders above it, before anything is made: every user's gpuplan refuses a lock directory
   // under a folder others may write (lock-dir.ts), and init must not set one up there. Those not
   // made yet are made by root, 0755, below the last that is there.
-  trustAncestors(dir, firstMissing(dir));
+  const missing = firstMissing(dir);
+  trustAncestors(dir, missing);
+  refuseClosedAncestor(dir, missing, gid);
   const st = lstatOrNull(dir);
   if (st === null) makeFolders(dir);
   else if (st.isSymbolicLink())
@@ -129,6 +133,34 @@ function initWarmFolder(warmDir: string, gid: number | null): void {
 }
 
 /** `dir`, or the highest of its folders that is not there yet: the folders above it all are. */
+/**
+ * A folder above the directory that other users (with a group: its members) may not pass through
+ * (a 0700 home or mktemp folder) leaves every lock file out of their reach: said before anything
+ * is made, where init would have told them all they could lock the GPUs. Their gpuplan would stop
+ * at it (lock-dir), and at the default directory it would have used a private one of its own,
+ * blind to the others' slots.
+ */
+function refuseClosedAncestor(dir: string, missing: string, gid: number | null): void {
+  // The folders that are there, as their real paths: a link's target is what users pass through.
+  const above = missing === dir && lstatOrNull(dir) !== null ? dirname(dir) : dirname(missing);
+  const real = realpathSync(above);
+  let path: string = sep;
+  for (const part of ["", ...real.split(sep).filter(Boolean)]) {
+    path = part === "" ? sep : join(path, part);
+    const st = statSync(path);
+    const passes = (st.mode & 0o001) !== 0 || (gid !== null && st.gid === gid && (st.mode & 0o010) !== 0);
+    if (passes) continue;
+    const who = gid === null ? "other users" : `the group's members (gid ${gid})`;
+    throw new UsageError(
+      `the folder ${escapeText(path)} above ${escapeText(dir)} (mode ${(st.mode & 0o7777).toString(8).padStart(4, "0")}) lets none of ${who} through: the lock files would be out of their reach; nothing was changed`,
+      "lock-dir",
+      gid === null
+        ? `\`chmod o+x ${escapeText(path)}\`, or name a --dir every user can reach`
+        : `\`chmod o+x ${escapeText(path)}\` (or give it the group with g+x), or name a --dir they can reach`,
+    );
+  }
+}
+
 function firstMissing(dir: string): string {
   let missing = dir;
   for (let up = dirname(dir); up !== missing && lstatOrNull(up) === null; up = dirname(up)) missing = up;

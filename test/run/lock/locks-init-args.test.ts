@@ -65,6 +65,8 @@ describe.skipIf(!isRoot)("locks init --dir, as root", () => {
   const made = () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
+    // mkdtemp's 0700 would leave other users no way to the lock files: init refuses that.
+    chmodSync(t.dir, 0o755);
     return t.dir;
   };
 

@@ -76,7 +76,7 @@ afterAll(() => {
   rmSync(base, { recursive: true, force: true });
 });
 afterEach(() => {
-  for (const name of ["shared", "hers", "sticky", "link", "target"])
+  for (const name of ["shared", "hers", "sticky", "link", "target", "closed"])
     rmSync(join(base, name), { recursive: true, force: true });
 });
 
@@ -115,6 +115,44 @@ describe.skipIf(!built || !isRoot)("the lock against a second local user", () =>
       '"mode": "shared"',
     );
     lease.release();
+  });
+
+  it("a shared directory she cannot reach (a 0700 folder above it) is not swapped for a private one: her runs would not see root's slots", () => {
+    const closed = join(base, "closed");
+    const dir = join(closed, "locks");
+    // locks init refuses to make it there, saying who cannot pass, and makes nothing.
+    mkdirSync(closed, { mode: 0o700 });
+    chmodSync(closed, 0o700);
+    const init = gpuplan(["locks", "init", "--dir", dir, "--gpu", "GPU-users"]);
+    expect(init.exitCode).toBe(2);
+    expect(init.stderr).toContain(
+      `the folder ${closed} above ${dir} (mode 0700) lets none of other users through`,
+    );
+    expect(init.stderr).toContain(`chmod o+x ${closed}`);
+    expect(readdirSync(closed)).toEqual([]);
+    // Made by hand all the same: her gpuplan takes it for the shared directory, and fails there.
+    mkdirSync(dir, { mode: 0o755 });
+    const module = join(base, "app/dist/run/lock/default-lock-dir.js");
+    const r = asUser([
+      node,
+      "-e",
+      `import(${JSON.stringify(module)}).then((m) => console.log(m.defaultLockDir(${JSON.stringify(dir)})))`,
+    ]);
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim()).toBe(dir);
+  });
+
+  it("locks init --group under a folder only the group may pass: set up", () => {
+    const closed = join(base, "closed");
+    const dir = join(closed, "locks");
+    mkdirSync(closed, { mode: 0o750 });
+    chmodSync(closed, 0o750);
+    const gid = Number(spawnSync("id", ["-g", USER], { encoding: "utf8" }).stdout.trim());
+    spawnSync("chgrp", [String(gid), closed]);
+    const init = gpuplan(["locks", "init", "--dir", dir, "--gpu", "GPU-users", "--group", String(gid)]);
+    expect(init.stderr).toBe("");
+    expect(init.exitCode).toBe(0);
+    expect(asUser(["test", "-r", join(dir, "GPU-users.gpu.lock")]).status).toBe(0);
   });
 
   it("a directory she created first (the default-path attack) is refused, naming her, the mode and the fix", async () => {
