@@ -6,9 +6,12 @@ import { CommanderError } from "@commander-js/extra-typings";
 import { createProgram, USER_SETTINGS } from "./program.js";
 import type { ReportFormat } from "./report-failure.js";
 import { reportFailure } from "./run-command.js";
+import { endByHangupWhenTerminalGone } from "./terminal-hangup.js";
 
 // An empty GPUPLAN_* setting means "not set", as it always has; commander would take "" as a value.
 for (const name of USER_SETTINGS) if (process.env[name] === "") delete process.env[name];
+
+endByHangupWhenTerminalGone();
 
 // No top-level await: the bundle is CommonJS (scripts/bundle.mjs), which has none.
 void main(requestedReportFormat(process.argv.slice(2)));

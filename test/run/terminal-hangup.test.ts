@@ -1,0 +1,88 @@
+// A run on a terminal that goes away (an ssh connection dropped, a window closed): the shell that
+// owned the terminal sends its jobs SIGHUP, as an interactive bash does when it hangs up. gpuplan
+// stops the run as documented and ends as a hang-up does (status 129); Node 20 itself aborted as it
+// exited (SIGABRT, 134, and a core file where core dumps are on), restoring a terminal no longer there.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ROOT, tempDir } from "../helpers/cli.js";
+
+const MISSING = "/nonexistent/gpuplan-test-library.so";
+const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.reverse()) c();
+  cleanups = [];
+});
+
+async function until(what: () => boolean, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const read = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
+
+describe.skipIf(!hasScript)("the terminal of a run goes away", () => {
+  it("the run stops, its end recorded, and gpuplan ends as a hang-up does (129), not aborted", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const cwd = t.dir;
+    writeFileSync(
+      join(cwd, "slow.yaml"),
+      `version: 1
+name: slow
+registry: { platform_priority: [cpu] }
+pipelines:
+  - name: s
+    steps:
+      - { id: a, run: [sleep, "60"], memory: numpy }
+`,
+    );
+    // gpuplan in the background of a shell on a pty, both writing to it; the shell forwards the
+    // hang-up to it and writes its exit status, which outlives the terminal.
+    const status = join(cwd, "status");
+    const command = [
+      "ulimit -c 0",
+      `'${process.execPath}' '${join(ROOT, "bin/gpuplan.js")}' run slow.yaml --ui plain & c=$!`,
+      "trap 'kill -HUP $c' HUP",
+      // The first wait is cut short by the trapped SIGHUP; the second has gpuplan's status.
+      "wait $c; wait $c; echo $? > status",
+    ].join("; ");
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env))
+      if (v !== undefined && k !== "CI" && !k.startsWith("CI_") && k !== "CONTINUOUS_INTEGRATION") env[k] = v;
+    const terminal: ChildProcess = spawn("script", ["-qfec", command, "/dev/null"], {
+      cwd,
+      stdio: ["ignore", "ignore", "ignore"],
+      env: {
+        ...env,
+        SHELL: "/bin/sh",
+        TERM: "xterm",
+        NO_COLOR: "1",
+        GPUPLAN_NVML_LIBRARY: MISSING,
+        GPUPLAN_CUDA_LIBRARY: MISSING,
+        GPUPLAN_ROCM_SMI_LIBRARY: MISSING,
+        GPUPLAN_AMD_SMI_LIBRARY: MISSING,
+        GPUPLAN_HIP_LIBRARY: MISSING,
+        GPUPLAN_SYSFS_ROOT: join(ROOT, "fixtures/detect/sysfs-empty"),
+      },
+    });
+    cleanups.push(() => terminal.kill("SIGKILL"));
+    const journal = () => {
+      const runs = join(cwd, ".gpuplan/runs");
+      const [id] = existsSync(runs) ? readdirSync(runs) : [];
+      return id === undefined ? "" : read(join(runs, id, "journal.jsonl"));
+    };
+    await until(() => journal().includes('"type":"start"'));
+    // The terminal goes away: its pty master is closed, the shell gets SIGHUP.
+    terminal.kill("SIGKILL");
+    await until(() => read(status).endsWith("\n"), 60_000);
+    expect(read(status).trim()).toBe("129");
+    expect(journal()).toMatch(/"type":"end"[^\n]*"interrupted":true/);
+  }, 120_000);
+});
