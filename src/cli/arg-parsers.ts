@@ -11,6 +11,7 @@ import {
   DURATION_UNITS_TEXT,
   durationSuggestion,
   formatDuration,
+  isDurationText,
   MAX_DURATION_MS,
   parseDuration,
 } from "../units/duration.js";
@@ -42,7 +43,8 @@ export function durationArgument(
   // Above the default only for durations no timer of gpuplan's waits for (a Slurm time limit).
   const max = bounds.max ?? MAX_DURATION_MS;
   return (value) => {
-    const ms = parseDuration(value);
+    // `1000d` is a duration past any bound: said to be too long, not offered back as a correction.
+    const ms = parseDuration(value) ?? (isDurationText(value) ? Number.POSITIVE_INFINITY : undefined);
     if (ms === undefined) {
       const meant = durationSuggestion(value);
       invalid(

@@ -25,6 +25,11 @@ export function parseDuration(value: string | number): number | undefined {
   return ms !== undefined && ms <= MAX_FILE_DURATION_MS ? ms : undefined;
 }
 
+/** Whether `value` is written as a duration, however long (past MAX_FILE_DURATION_MS: too long, not misspelt). */
+export function isDurationText(value: string): boolean {
+  return parseMs(value) !== undefined;
+}
+
 function parseMs(value: string | number): number | undefined {
   if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
   const text = value.trim();

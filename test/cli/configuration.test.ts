@@ -65,6 +65,9 @@ describe("shared argument parsers", () => {
     expect(MAX_DURATION_MS).toBeLessThan(2 ** 31);
     for (const [bad, message] of [
       ["25d", "It is longer than 24d, the most gpuplan waits for anything."],
+      // Past the 365 days a pipeline file may give: too long still, never 'did you mean 1000d?'.
+      ["1000d", "It is longer than 24d, the most gpuplan waits for anything."],
+      ["99999999999999", "It is longer than 24d, the most gpuplan waits for anything."],
       ["banana", "It is not a duration."],
       ["-1s", "It is not a duration."],
       [
