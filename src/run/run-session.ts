@@ -78,6 +78,11 @@ export interface SessionResult extends ExecuteResult {
   recordsIncomplete: RecordFailure[];
   /** The signal that interrupted the run, if one did (SIGTERM ends it with 143, SIGINT with 130). */
   interruptedBy: NodeJS.Signals | null;
+  /**
+   * The view's last words were still waiting for stderr's reader when a signal stopped the wait:
+   * the process ends without them (Node's stream would keep it alive until the reader reads).
+   */
+  viewAbandoned: boolean;
 }
 
 export async function runSession(prepared: PreparedRun, options: SessionOptions): Promise<SessionResult> {
@@ -164,6 +169,7 @@ async function runPrepared(
     ...(options.viewEvents && { eventLines: { append: (text: string) => events.writeToView(text) } }),
   });
   let done: ExecuteResult;
+  let viewAbandoned = false;
   const { executeRun } = await import("./executor/execute-run.js");
   const { createWarmInfoWriter } = await import("./warm/worker-info.js");
   // Beside the slot files (or in their warm/ folder), for `gpuplan locks`; a CPU run's lock has no directory.
@@ -212,7 +218,12 @@ async function runPrepared(
       throw e;
     });
     // The journal's end was written (and its link count asked) by now: a deleted one is known.
-    await view.close(result.summary, { resumable: !isJournalDeleted(failures.incomplete()) });
+    // The summary waits for stderr's reader as any writer's does, but a signal still ends gpuplan:
+    // Node's stream would hold the process, unkillable but by SIGKILL, until a stalled reader read.
+    viewAbandoned = !(await settledUnlessStopped(
+      view.close(result.summary, { resumable: !isJournalDeleted(failures.incomplete()) }),
+      signals.interrupt,
+    ));
     done = result;
   } finally {
     // The run folder is complete and let go of before a slow --events reader is waited for; a
@@ -235,7 +246,33 @@ async function runPrepared(
     runDir,
     recordsIncomplete: failures.incomplete(),
     interruptedBy: signals.interrupt.aborted ? signals.received() : null,
+    viewAbandoned,
   };
+}
+
+/** How long the view's last words wait for their reader once the run is interrupted (as --events' get). */
+const VIEW_GRACE_MS = 1000;
+
+/**
+ * Whether `closing` settled (its failure thrown) before `stop` had been aborted for VIEW_GRACE_MS:
+ * an interrupted run gives a slow reader a second, one that ended by itself waits until a signal.
+ */
+async function settledUnlessStopped(closing: Promise<void>, stop: AbortSignal): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<false>((resolve) => {
+    onAbort = () => {
+      timer = setTimeout(() => resolve(false), VIEW_GRACE_MS);
+    };
+    if (stop.aborted) onAbort();
+    else stop.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([closing.then(() => true as const), stopped]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) stop.removeEventListener("abort", onAbort);
+  }
 }
 
 /** Where a Slurm task's own journal and events go in its run's folder (src/slurm/follow/run-record.ts). */

@@ -18,6 +18,7 @@ import {
   type RecordFailure,
 } from "../../run/record/record-failures.js";
 import type { StreamSink } from "../../run/record/stream-target.js";
+import type { SessionResult } from "../../run/run-session.js";
 import type { RunView, RunViewContext } from "../../run/run-view.js";
 import type { SourceFile } from "../../source/source-file.js";
 import { jsonText } from "../../text/json-text.js";
@@ -158,14 +159,27 @@ export default async function run(file: string | undefined, given: RunOptions): 
     onWarmInfoUnwritten: (why) => writeErr(`gpuplan: ${why}\n`),
     onRecordFailure: warnRecordFailure,
   });
+  const code = await endOfRun(result, plan.registry, options.events);
+  // The summary a stalled reader of stderr never took keeps Node's stream, and the process, alive;
+  // the run is recorded and a signal said not to wait: end with the run's status now.
+  if (result.viewAbandoned) process.exit(code);
+  return code;
+}
+
+/** Say how the run ended beyond its view (a busy GPU, lost records) and pick its exit status. */
+async function endOfRun(
+  result: SessionResult,
+  registry: PreparedRun["plan"]["registry"],
+  events: string | undefined,
+): Promise<number> {
   if (result.busy) {
     const { busyGpuMessage } = await import("../../ui/busy-gpu-message.js");
-    const { message, hint } = busyGpuMessage(result.busy, plan.registry);
+    const { message, hint } = busyGpuMessage(result.busy, registry);
     const code: Code = "gpu-busy";
     writeErr(`gpuplan: error: ${message}  [${code}]\n  hint: ${hint}\n`);
     return EXIT.busy;
   }
-  sayRecordsIncomplete(result.recordsIncomplete, options.events, result.runDir);
+  sayRecordsIncomplete(result.recordsIncomplete, events, result.runDir);
   // A signal while the end waited for a slow --events reader ends the run as it would have mid-run.
   if (result.summary.interrupted || result.interruptedBy !== null)
     return interruptedExit(result.interruptedBy);
