@@ -17,6 +17,7 @@
 import { writeSync } from "node:fs";
 import { stdoutFailureText } from "../problems/stdout-failure.js";
 import type { StreamSink } from "../run/record/stream-target.js";
+import { onTerminalDevice } from "./terminal-device.js";
 
 type Write = NodeJS.WriteStream["write"];
 type WriteCallback = (error?: Error | null) => void;
@@ -24,6 +25,10 @@ type WriteCallback = (error?: Error | null) => void;
 // ECONNRESET: a socket's reader that left with bytes unread (a Node parent's "pipe" stdio, which
 // is a socketpair; systemd) — the same leaving as a pipe's EPIPE, which depends on when it left.
 const READER_GONE = new Set(["EPIPE", "ECONNRESET", "ERR_STREAM_DESTROYED"]);
+// A terminal that hung up (its ssh session or window gone) answers writes with EIO. On stderr, whose
+// chatter was for the person who left, that is a reader gone as a pipe's; on stdout it stays a
+// failure (exit 2): what a command produced there is lost. On a file EIO is a failing disk.
+const TERMINAL_GONE = "EIO";
 
 /** What is known of one of the two outputs, shared by its direct writes and its stream. */
 interface Channel {
@@ -110,15 +115,19 @@ function codeOf(e: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-function isReaderGone(e: unknown): boolean {
+function isReaderGone(e: unknown, channel: Channel): boolean {
   const code = codeOf(e);
-  return code !== undefined && READER_GONE.has(code);
+  return (
+    code !== undefined &&
+    (READER_GONE.has(code) ||
+      (code === TERMINAL_GONE && channel.name === "stderr" && onTerminalDevice(channel.fd)))
+  );
 }
 
 /** Writing failed: drop what follows, and report on exit unless the reader simply left. */
 function fail(channel: Channel, e: unknown): void {
   channel.lost = true;
-  if (isReaderGone(e) || channel.failure) return;
+  if (isReaderGone(e, channel) || channel.failure) return;
   channel.failure = e instanceof Error ? e : new Error(String(e));
   process.once("exit", () => {
     const failure = channel.failure;
@@ -150,8 +159,8 @@ function guard(stream: NodeJS.WriteStream, channel: Channel): NodeJS.WriteStream
       return true;
     }
     return write(chunk, enc, (e) => {
-      if (e && isReaderGone(e)) channel.lost = true;
-      cb?.(e && !isReaderGone(e) ? e : null);
+      if (e && isReaderGone(e, channel)) channel.lost = true;
+      cb?.(e && !isReaderGone(e, channel) ? e : null);
     });
   };
   stream.write = guarded as Write;
