@@ -15,6 +15,7 @@
  * The guard goes on a stream when gpuplan first asks for it.
  */
 import { writeSync } from "node:fs";
+import { EXIT } from "../problems/exit-codes.js";
 import { stdoutFailureText } from "../problems/stdout-failure.js";
 import type { StreamSink } from "../run/record/stream-target.js";
 import { onTerminalDevice } from "./terminal-device.js";
@@ -135,7 +136,10 @@ function fail(channel: Channel, e: unknown): void {
     // Said on stderr only (stdout is what failed), with a hint for the common codes; a failing
     // stderr has nowhere to be told.
     if (channel.name === "stdout") printErr(stdoutFailureText(codeOf(failure)));
-    if (!process.exitCode) process.exitCode = 2;
+    // A lost output is gpuplan failing its job (file-system-error, exit 2), which outranks problems
+    // in the input (exit 1) as a run's records-incomplete does; a signal's or --no-wait's status stays.
+    const exit = process.exitCode;
+    if (!exit || exit === EXIT.problems) process.exitCode = EXIT.usage;
   });
 }
 

@@ -4,12 +4,12 @@
 // and bin/gpuplan.js (`--version`, before the CLI loads). Each failure is made for real:
 // /dev/full (ENOSPC), a stdout open for reading only (EBADF), a terminal whose other end closed (EIO).
 import { spawnSync } from "node:child_process";
-import { closeSync, constants, existsSync, openSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import koffi from "koffi";
 import { describe, expect, it } from "vitest";
 import { stdoutFailureHint, stdoutFailureText } from "../../src/problems/stdout-failure.js";
-import { ROOT } from "../helpers/cli.js";
+import { ROOT, tempDir } from "../helpers/cli.js";
 
 const COMMANDS: Record<string, { args: string[]; first: (code: string) => string }> = {
   "the output guard (compile's plan on stdout)": {
@@ -31,9 +31,34 @@ const COMMANDS: Record<string, { args: string[]; first: (code: string) => string
   },
 };
 
+/**
+ * Commands that find problems (exit 1) and print a result on stdout all the same: when that
+ * result is lost, the lost stdout (exit 2) is what the exit status says.
+ */
+const WITH_PROBLEMS: Record<string, string[]> = {
+  "compile --format json of a pipeline with errors": [
+    "compile",
+    join(ROOT, "fixtures/compile/needs-cycle/pipeline.yaml"),
+    "--target",
+    "cpu-only",
+    "--format",
+    "json",
+  ],
+  "targets with a custom target that is not an inventory": ["targets", "--targets-dir", "targets"],
+  "targets --json with a custom target that is not an inventory": [
+    "targets",
+    "--targets-dir",
+    "targets",
+    "--json",
+  ],
+  "run --dry-run of a step that cannot start": ["run", "missing-program.yaml", "--dry-run"],
+  "run --dry-run --json of a step that cannot start": ["run", "missing-program.yaml", "--dry-run", "--json"],
+};
+
 /** gpuplan with `fd` as its stdout: exit code and stderr. */
-function withStdout(fd: number, args: readonly string[]) {
+function withStdout(fd: number, args: readonly string[], cwd = ROOT) {
   const r = spawnSync(process.execPath, [join(ROOT, "bin/gpuplan.js"), ...args], {
+    cwd,
     stdio: ["ignore", fd, "pipe"],
     encoding: "utf8",
     env: { ...process.env, NO_COLOR: "1" },
@@ -83,6 +108,33 @@ describe("a stdout that cannot be written", () => {
           );
         } finally {
           closeSync(fd);
+        }
+      });
+
+  for (const { code, open } of STDOUTS)
+    for (const [what, args] of Object.entries(WITH_PROBLEMS))
+      it(`${code}: ${what}: exit 2, not the problems' 1`, (ctx) => {
+        const fd = open();
+        if (fd === null) {
+          ctx.skip();
+          return;
+        }
+        const { dir, cleanup } = tempDir();
+        try {
+          mkdirSync(join(dir, "targets"));
+          writeFileSync(join(dir, "targets/broken.yaml"), "gpus: nope\n");
+          writeFileSync(
+            join(dir, "missing-program.yaml"),
+            "version: 1\npipelines:\n  - name: p\n    steps:\n      - id: a\n        run: [gpuplan-no-such-program]\n",
+          );
+          const r = withStdout(fd, args, dir);
+          expect(r.stderr).toContain(
+            `gpuplan: error: cannot write to stdout: ${code}  [file-system-error]\n`,
+          );
+          expect(r.status, r.stderr).toBe(2);
+        } finally {
+          closeSync(fd);
+          cleanup();
         }
       });
 
