@@ -31,7 +31,7 @@ export async function reportFailure(e: unknown, format: ReportFormat): Promise<n
     // Out of descriptors (`ulimit -n`), the reporter's own file cannot be opened: the failure is
     // still said, plainly, rather than as Node's stack of the import that failed.
     process.stderr.write(
-      `gpuplan: error: ${messageOf(e)}\n  (the failure could not be reported in full: ${messageOf(loadError)})\n`,
+      `gpuplan: error: ${plain(messageOf(e))}\n  (the failure could not be reported in full: ${plain(messageOf(loadError))})\n`,
     );
     return 2;
   }
@@ -39,3 +39,18 @@ export async function reportFailure(e: unknown, format: ReportFormat): Promise<n
 }
 
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+// The reporter escapes the outside text in a message (a path, a vendor's string) with
+// src/text/safe-text.ts; this fallback must too, without loading anything: the C0 and C1 controls,
+// DEL, the bidi controls, and the line separators and zero-width characters, as \xNN or \uNNNN.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+
+/** One line, safe for a terminal: what safe-text.ts's escapeText would escape, escaped. */
+const plain = (text: string): string =>
+  text.replace(UNSAFE, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`;
+  });

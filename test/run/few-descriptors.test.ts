@@ -91,4 +91,25 @@ describe("out of file descriptors", () => {
       /^gpuplan: error: cannot open journal\.jsonl: EMFILE\n {2}\(the failure could not be reported in full: .*EMFILE.*\)\n$/,
     );
   });
+
+  it("the one line of a failure whose reporter cannot be loaded shows outside text escaped", () => {
+    // A file name or a vendor's string in the message: a title-setting escape, a bidi override, a newline.
+    const message = "cannot open run-\u001b]0;owned\u0007-\u202egnp.exe\nforged line: EMFILE";
+    const r = underFewDescriptors(
+      `import { reportFailure } from ${dist("cli/run-command.js")};`,
+      `const release = exhaust();
+       try {
+         return await reportFailure(new Error(${JSON.stringify(message)}), "human");
+       } finally {
+         release();
+       }`,
+    );
+    expect(r.result).toBe(2);
+    expect(r.stderr).toMatch(/\(the failure could not be reported in full: .*EMFILE.*\)\n$/);
+    expect(r.stderr.split("\n")[0]).toBe(
+      "gpuplan: error: cannot open run-\\x1b]0;owned\\x07-\\u202egnp.exe\\x0aforged line: EMFILE",
+    );
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+    expect(r.stderr.replace(/\n/g, "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+  });
 });
