@@ -30,8 +30,9 @@ export async function reportFailure(e: unknown, format: ReportFormat): Promise<n
   } catch (loadError) {
     // Out of descriptors (`ulimit -n`), the reporter's own file cannot be opened: the failure is
     // still said, plainly, rather than as Node's stack of the import that failed.
+    const { code, hint } = ownCodeOf(e);
     process.stderr.write(
-      `gpuplan: error: ${plain(messageOf(e))}\n  (the failure could not be reported in full: ${plain(messageOf(loadError))})\n`,
+      `gpuplan: error: ${plain(messageOf(e))}${code ? `  [${code}]` : ""}\n${hint ? `  hint: ${plain(hint)}\n` : ""}  (the failure could not be reported in full: ${plain(messageOf(loadError))})\n`,
     );
     return 2;
   }
@@ -39,6 +40,18 @@ export async function reportFailure(e: unknown, format: ReportFormat): Promise<n
 }
 
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/**
+ * A gpuplan failure's code (`unwritable-file`: the registry's are lower case, a system error's
+ * EMFILE is not) and hint, read off the error rather than by importing its class, which is a
+ * chunk of its own: the fallback loads nothing.
+ */
+function ownCodeOf(e: unknown): { code?: string; hint?: string } {
+  if (!(e instanceof Error)) return {};
+  const { code, hint } = e as { code?: unknown; hint?: unknown };
+  if (typeof code !== "string" || !/^[a-z][a-z0-9-]*$/.test(code)) return {};
+  return { code, ...(typeof hint === "string" && { hint }) };
+}
 
 // The reporter escapes the outside text in a message (a path, a vendor's string) with
 // src/text/safe-text.ts; this fallback must too, without loading anything: the C0 and C1 controls,

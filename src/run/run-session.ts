@@ -5,9 +5,10 @@
  * Heavy modules (koffi's lock, the executor) are imported only here, when needed; the view comes
  * from the CLI (src/run/run-view.ts), which decides how the run is shown.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { releaseServing } from "../detect/prestarted.js";
+import { fileError } from "../problems/file-errors.js";
 import type { PlannedPipeline } from "../schema-types/plan.js";
 import type { ExecuteResult } from "./executor/execute-options.js";
 import { listenForInterrupts } from "./interrupt-signals.js";
@@ -16,11 +17,22 @@ import type { SlotLock } from "./lock/types.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { makeRunId } from "./prepare/run-id.js";
 import { openEventFiles } from "./record/event-files.js";
-import { createOwnRunDir, type JournalStart, openJournal, openJournalFile } from "./record/journal.js";
+import {
+  createOwnRunDir,
+  type Journal,
+  type JournalStart,
+  openJournal,
+  openJournalFile,
+} from "./record/journal.js";
 import { attemptLogFiles } from "./record/log-names.js";
 import type { MemorySampler } from "./record/memory-snapshot.js";
-import { isJournalDeleted, type RecordFailure, recordFailures } from "./record/record-failures.js";
-import { takeRunLock } from "./record/run-lock.js";
+import {
+  isJournalDeleted,
+  type RecordFailure,
+  type RecordFailures,
+  recordFailures,
+} from "./record/record-failures.js";
+import { type RunLock, takeRunLock } from "./record/run-lock.js";
 import type { StreamSink } from "./record/stream-target.js";
 import type { OpenRunView } from "./run-view.js";
 import { bootIdEntry } from "./step/boot-id.js";
@@ -127,11 +139,8 @@ async function runPrepared(
     !prepared.resumed && !task
       ? await createOwnRunDir(prepared.runId, prepared.runDir, plan, prepared.planText, makeRunId)
       : { runId: prepared.runId, runDir: prepared.runDir, planSha256: undefined };
-  // Held until the run ends: a `--resume` of this run meanwhile is refused, naming this process.
-  // The tasks of a Slurm run share its folder and each writes only its own files: no lock.
-  const runLock = task ? null : (prepared.runLock ?? (await takeRunLock(runDir, runId)));
   const failures = recordFailures(options.onRecordFailure);
-  const journal = task ? await openJournalFile(task.journal, failures) : await openJournal(runDir, failures);
+  const { runLock, journal } = await openRunRecords(runDir, runId, prepared, task, failures);
   if (!prepared.resumed) {
     await journal.append({
       type: "run",
@@ -272,6 +281,39 @@ async function settledUnlessStopped(closing: Promise<void>, stop: AbortSignal): 
   } finally {
     clearTimeout(timer);
     if (onAbort) stop.removeEventListener("abort", onAbort);
+  }
+}
+
+/**
+ * The run folder's lock and journal. Held until the run ends, the lock refuses a `--resume` of
+ * this run meanwhile, naming this process; the tasks of a Slurm run share its folder and each
+ * writes only its own files: no lock. Where either cannot be opened (out of descriptors, a full
+ * disk), a new run's folder goes, as createRunDir's does when plan.json cannot be written: nothing
+ * ran in it, and a folder without its journal would be listed as damaged and refused by --resume.
+ */
+async function openRunRecords(
+  runDir: string,
+  runId: string,
+  prepared: PreparedRun,
+  task: { journal: string } | null,
+  failures: RecordFailures,
+): Promise<{ runLock: RunLock | null; journal: Journal }> {
+  let runLock: RunLock | null = null;
+  try {
+    runLock = task ? null : (prepared.runLock ?? (await takeRunLock(runDir, runId)));
+    const path = task?.journal ?? join(runDir, "journal.jsonl");
+    const journal = await (task ? openJournalFile(path, failures) : openJournal(runDir, failures)).catch(
+      (e: unknown) => {
+        throw fileError(e, path, "write", "the run's journal");
+      },
+    );
+    return { runLock, journal };
+  } catch (e) {
+    if (!prepared.resumed && !task) {
+      await runLock?.release().catch(() => undefined);
+      await rm(runDir, { recursive: true, force: true }).catch(() => undefined);
+    }
+    throw e;
   }
 }
 

@@ -3,9 +3,11 @@
 // the built modules in a node of its own whose descriptors are used up (/dev/null opened until
 // EMFILE) just before the call, and given back just after.
 import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../helpers/cli.js";
+import { hasCrashed, ROOT } from "../helpers/cli.js";
 
 /** Run `body` (an async function body, ESM) in a node with at most 64 descriptors; its JSON result. */
 function underFewDescriptors(
@@ -92,6 +94,24 @@ describe("out of file descriptors", () => {
     );
   });
 
+  it("a failure of gpuplan's own whose reporter cannot be loaded keeps its code and hint", () => {
+    const r = underFewDescriptors(
+      `import { reportFailure } from ${dist("cli/run-command.js")};
+       import { UsageError } from ${dist("problems/errors.js")};`,
+      `const e = new UsageError("cannot write the run's journal r/journal.jsonl: too many open files", "unwritable-file", "raise the limit (ulimit -n)");
+       const release = exhaust();
+       try {
+         return await reportFailure(e, "human");
+       } finally {
+         release();
+       }`,
+    );
+    expect(r.result).toBe(2);
+    expect(r.stderr).toMatch(
+      /^gpuplan: error: cannot write the run's journal r\/journal\.jsonl: too many open files {2}\[unwritable-file\]\n {2}hint: raise the limit \(ulimit -n\)\n {2}\(the failure could not be reported in full: .*EMFILE.*\)\n$/,
+    );
+  });
+
   it("the one line of a failure whose reporter cannot be loaded shows outside text escaped", () => {
     // A file name or a vendor's string in the message: a title-setting escape, a bidi override, a newline.
     const message = "cannot open run-\u001b]0;owned\u0007-\u202egnp.exe\nforged line: EMFILE";
@@ -111,5 +131,68 @@ describe("out of file descriptors", () => {
     );
     // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
     expect(r.stderr.replace(/\n/g, "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+  });
+
+  it("a new run whose journal cannot be opened: a located unwritable-file error, exit 2, no run folder left", () => {
+    // Which descriptor runs out first depends on how many Node and the CLI hold by then, so each
+    // limit from where the CLI loads to where the run starts is tried: at one of them the run
+    // folder and plan.json are made and journal.jsonl is the file that cannot be opened. That
+    // folder used to stay, without a journal: `gpuplan runs` listed it as damaged, --resume refused it.
+    const cwd = mkdtempSync(join(tmpdir(), "gpuplan-nofile-"));
+    try {
+      writeFileSync(
+        join(cwd, "p.yaml"),
+        'version: 1\npipelines:\n  - name: p\n    steps:\n      - id: a\n        run: ["true"]\n',
+      );
+      const missing = "/nonexistent/gpuplan-test-library.so";
+      const env = {
+        ...process.env,
+        GPUPLAN_NVML_LIBRARY: missing,
+        GPUPLAN_CUDA_LIBRARY: missing,
+        GPUPLAN_ROCM_SMI_LIBRARY: missing,
+        GPUPLAN_AMD_SMI_LIBRARY: missing,
+        GPUPLAN_HIP_LIBRARY: missing,
+        NO_COLOR: "1",
+        CI: "1",
+      };
+      let journalRefused = 0;
+      for (let limit = 16; limit <= 40; limit++) {
+        rmSync(join(cwd, ".gpuplan"), { recursive: true, force: true });
+        const r = spawnSync(
+          "sh",
+          [
+            "-c",
+            `ulimit -n ${limit} && exec "$0" "$@"`,
+            process.execPath,
+            join(ROOT, "bin/gpuplan.js"),
+            "run",
+            "p.yaml",
+            "--ui",
+            "plain",
+          ],
+          { cwd, env, encoding: "utf8", timeout: 20_000 },
+        );
+        const runs = join(cwd, ".gpuplan/runs");
+        for (const run of existsSync(runs) ? readdirSync(runs) : [])
+          expect(
+            existsSync(join(runs, run, "journal.jsonl")),
+            `ulimit -n ${limit}: ${run}\n${r.stderr}`,
+          ).toBe(true);
+        if (!/journal\.jsonl/.test(r.stderr)) continue;
+        journalRefused++;
+        expect(r.status, r.stderr).toBe(2);
+        expect(hasCrashed({ exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr }), r.stderr).toBe(
+          false,
+        );
+        expect(r.stderr).toMatch(
+          /^gpuplan: error: cannot write the run's journal \S+journal\.jsonl: too many open files {2}\[unwritable-file\]\n {2}hint: raise the limit \(ulimit -n\)/,
+        );
+      }
+      expect(journalRefused, "no limit made the journal the file that could not be opened").toBeGreaterThan(
+        0,
+      );
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });
