@@ -20,7 +20,10 @@ export const workerSteps: Rule = ({ pipeline, spec, file, report }) => {
         error({
           code: "worker-key-format",
           message: `worker key \`${worker.key}\` of step \`${step.id}\` has characters other than letters, digits and _ . : @ + -`,
-          hint: "use a model name such as `cellpose-cyto3`",
+          // A key is what every expansion's tasks share to reach one warm worker: never substituted.
+          hint: /[{}]/.test(worker.key)
+            ? "a worker key is not matrix-substituted: one key is shared by every expansion, and so is its warm worker; pass per-expansion values in the task (the step's `run` words, args.matrix)"
+            : "use a model name such as `cellpose-cyto3`",
           file,
           pointer: `${step.pointer}/${s.worker.key !== undefined ? "worker/key" : "id"}`,
         }),

@@ -56,6 +56,20 @@ describe("rule: worker steps", () => {
     expect(one(loaded.problems, "worker-ready-timeout-zero").severity).toBe("error");
   });
 
+  it("rejects a matrix placeholder in a key, saying keys are not substituted", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p-{plate}
+          matrix: { plate: [1, 2] }
+          steps:
+            - { id: a, memory: torch, vram: 1GiB, run: ["{plate}"], worker: { run: [w], key: "m{plate}" } }
+    `);
+    const problem = one(loaded.problems, "worker-key-format");
+    expect(problem.pointer).toBe("/pipelines/0/steps/0/worker/key");
+    expect(problem.hint).toContain("not matrix-substituted");
+  });
+
   it("rejects one key naming two commands", () => {
     const loaded = check(yaml`
       version: 1
