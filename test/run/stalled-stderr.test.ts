@@ -15,6 +15,7 @@ import {
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "../helpers/cli.js";
+import { until } from "../helpers/until.js";
 
 const MISSING = "/nonexistent/gpuplan-test-library.so";
 let cleanups: (() => void)[] = [];
@@ -22,14 +23,6 @@ afterEach(() => {
   for (const c of cleanups.reverse()) c();
   cleanups = [];
 });
-
-async function until(what: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("a stderr reader that stopped reading", () => {
   it.each(["SIGINT", "SIGTERM"] as const)(
@@ -91,12 +84,12 @@ pipelines:
       };
       const read = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
       // All of the step's output is in its log (and far more than the pipe holds waits for the reader).
-      await until(() => {
+      await until("the flood to fill the pipe", () => {
         const dir = runDir();
         return dir !== null && read(join(dir, "logs/l@a.out.log")).length >= 3_000_000;
       });
       child.kill(signal);
-      await until(() => /"type":"end"/.test(read(join(runDir()!, "journal.jsonl"))));
+      await until("the journal's end", () => /"type":"end"/.test(read(join(runDir()!, "journal.jsonl"))));
       const code = await Promise.race([
         exited,
         new Promise<string>((r) => setTimeout(() => r("still running 30 s after its run ended"), 30_000)),

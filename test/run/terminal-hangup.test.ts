@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "../helpers/cli.js";
+import { until } from "../helpers/until.js";
 
 const MISSING = "/nonexistent/gpuplan-test-library.so";
 const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
@@ -16,14 +17,6 @@ afterEach(() => {
   for (const c of cleanups.reverse()) c();
   cleanups = [];
 });
-
-async function until(what: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const read = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
 
@@ -93,10 +86,10 @@ describe.skipIf(!hasScript)("the terminal of a run goes away", () => {
         "wait $c; wait $c; echo $? > status",
       ].join("; "),
     );
-    await until(() => journalOf(cwd).includes('"type":"start"'));
+    await until("the run to start", () => journalOf(cwd).includes('"type":"start"'));
     // The terminal goes away: its pty master is closed, the shell gets SIGHUP.
     terminal.kill("SIGKILL");
-    await until(() => read(status).endsWith("\n"), 60_000);
+    await until("gpuplan's exit status", () => read(status).endsWith("\n"), 60_000);
     expect(read(status).trim()).toBe("129");
     expect(journalOf(cwd)).toMatch(/"type":"end"[^\n]*"interrupted":true/);
   }, 120_000);
@@ -112,9 +105,9 @@ describe.skipIf(!hasScript)("the terminal of a run goes away", () => {
       cwd,
       `ulimit -c 0; setsid sh -c "${gpuplanCommand.replaceAll('"', '\\"')}; echo \\$? > status" & sleep 30`,
     );
-    await until(() => journalOf(cwd).includes('"type":"start"'));
+    await until("the run to start", () => journalOf(cwd).includes('"type":"start"'));
     terminal.kill("SIGKILL");
-    await until(() => read(status).endsWith("\n"), 60_000);
+    await until("gpuplan's exit status", () => read(status).endsWith("\n"), 60_000);
     expect(read(status).trim()).toBe("0");
     expect(journalOf(cwd)).toMatch(/"type":"end"[^\n]*"interrupted":false/);
   }, 120_000);
