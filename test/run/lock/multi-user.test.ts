@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   chmodSync,
+  chownSync,
   copyFileSync,
   cpSync,
   lstatSync,
@@ -148,7 +149,7 @@ describe.skipIf(!built || !isRoot)("the lock against a second local user", () =>
     mkdirSync(closed, { mode: 0o750 });
     chmodSync(closed, 0o750);
     const gid = Number(spawnSync("id", ["-g", USER], { encoding: "utf8" }).stdout.trim());
-    spawnSync("chgrp", [String(gid), closed]);
+    chownSync(closed, 0, gid);
     const init = gpuplan(["locks", "init", "--dir", dir, "--gpu", "GPU-users", "--group", String(gid)]);
     expect(init.stderr).toBe("");
     expect(init.exitCode).toBe(0);
