@@ -96,15 +96,18 @@ const describeMax = (ms: number): string =>
 
 /**
  * A count option's parser: a whole number, at least `min`. Digits only, as a duration or size is
- * read: `" 3"` (a quoting slip in a script) is refused, not taken as 3.
+ * read: `" 3"` (a quoting slip in a script) is refused, not taken as 3. A negative whole number is
+ * one, so it is told the bound it is under, not that it is no number.
  */
 export function countArgument(bounds: { min?: number } = {}): (value: string, previous?: unknown) => number {
   const min = bounds.min ?? 0;
+  const tooSmall = `It must be ${min} or more.`;
   return (value) => {
+    if (/^-\d+$/.test(value)) invalid("invalid-option-value", tooSmall);
     if (!/^\d+$/.test(value)) invalid("invalid-option-value", "It is not a whole number.");
     const n = Number(value);
     if (!Number.isSafeInteger(n)) invalid("invalid-option-value", "It is too large.");
-    if (n < min) invalid("invalid-option-value", `It is less than ${min}.`);
+    if (n < min) invalid("invalid-option-value", tooSmall);
     return n;
   };
 }

@@ -362,6 +362,14 @@ describe("gpuplan runs (CLI)", () => {
       expect(hasCrashed(r), r.stderr).toBe(false);
       expect(r.exitCode, args.join(" ")).toBe(2);
     }
+    // A negative count is a whole number: the message says what is wrong with it.
+    for (const keep of ["-1", "-20"]) {
+      const negative = gpuplan(["runs", "--prune", "--keep", keep], { cwd, env: NO_GPU });
+      expect(negative.stderr).toContain(`argument '${keep}' is invalid. It must be 0 or more.`);
+      expect(negative.stderr).not.toContain("not a whole number");
+    }
+    const fraction = gpuplan(["runs", "--prune", "--keep", "1.5"], { cwd, env: NO_GPU });
+    expect(fraction.stderr).toContain("It is not a whole number.");
     const none = gpuplan(["runs"], { cwd, env: NO_GPU });
     expect(none.exitCode).toBe(0);
     expect(none.stdout).toBe("no runs in .gpuplan/runs\n");
