@@ -106,8 +106,15 @@ function describeEvent(event: RunEvent, paint: Paint): string | null {
     }
     case "gpu.lock.acquired": {
       const n = event.slots;
-      const which = n.length > 0 ? `slot${n.length > 1 ? "s" : ""} ${n.join(",")}` : "a slot";
       const waited = event.waitedMs > 0 ? ` after ${formatDuration(event.waitedMs)}` : "";
+      // An exclusive step's slots include the one its pipeline already got (a line of its own):
+      // naming them again read as a second slot taken. What is new is that the step has it all —
+      // on a one-slot GPU nothing more was taken.
+      if (event.exclusive && event.step !== null) {
+        const what = n.length > 1 ? `got all ${n.length} slots of` : "has all of";
+        return `${head} ${what} ${e(event.gpu)} (exclusive)${waited}`;
+      }
+      const which = n.length > 0 ? `slot${n.length > 1 ? "s" : ""} ${n.join(",")}` : "a slot";
       return `${head} got ${which} of ${e(event.gpu)}${waited}`;
     }
     case "gpu.step.start":

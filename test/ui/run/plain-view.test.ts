@@ -103,7 +103,7 @@ describe("the plain view", () => {
       [plate-3 cuda:0] waiting for a slot on cuda:0
       [train cuda:1] got slot 0 of cuda:1
       [train/fit cuda:1] waiting for all 2 slots of cuda:1 (exclusive)
-      [train/fit cuda:1] got slots 0,1 of cuda:1 after 10ms
+      [train/fit cuda:1] got all 2 slots of cuda:1 (exclusive) after 10ms
       [train/fit cuda:1] started
       [report/export cpu] started
       [report/export cpu] finished ok in 12.2s
@@ -142,6 +142,24 @@ describe("the plain view", () => {
     expect(coloured.err.replace(/\u001b\[[0-9;]*m/g, "")).not.toMatch(/\u001b/);
     expect(coloured.err).toContain("\u001b[31m");
     expect(plainText(coloured.err)).toBe(plain.err);
+  });
+
+  it("an exclusive step on a one-slot GPU says it has the GPU, not that it got its pipeline's slot again", async () => {
+    // What the executor sends for a one-step pipeline whose step is exclusive on a one-slot GPU:
+    // the pipeline's slot, then the step's upgrade to every slot — the same one.
+    const { view, err } = await uncolouredView();
+    const lock = { gpu: "cuda:0", slots: [0] };
+    view.onEvent(
+      ev(0, "gpu.lock.acquired", "seg", null, "cuda:0", { ...lock, waitedMs: 0, exclusive: false }),
+    );
+    view.onEvent(
+      ev(1, "gpu.lock.acquired", "seg", "fit", "cuda:0", { ...lock, waitedMs: 0, exclusive: true }),
+    );
+    view.onEvent(ev(2, "gpu.step.start", "seg", "fit", "cuda:0", { attempt: 1, logPath: "seg/fit.log" }));
+    await view.close(null);
+    expect(err.text()).toBe(
+      "[seg cuda:0] got slot 0 of cuda:0\n[seg/fit cuda:0] has all of cuda:0 (exclusive)\n[seg/fit cuda:0] started\n",
+    );
   });
 
   it("names a step that never started by its status alone, with no log line", async () => {
