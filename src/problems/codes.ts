@@ -698,8 +698,8 @@ export const CODES = {
   "not-a-slurm-run": failure(
     "user",
     "The run did not run on Slurm",
-    "`gpuplan status RUN` shows the runs of `gpuplan run --executor slurm`, whose run folder records the submitted job arrays (slurm/jobs.json); this run has none.",
-    "gpuplan runs lists every run; gpuplan report RUN shows a local one",
+    "`gpuplan status RUN` shows the runs of `gpuplan run --executor slurm`, whose run folder records the submitted job arrays (slurm/jobs.json); this run has none. The message says how it stands, as `gpuplan runs` lists it (ok, failed, interrupted, running…, with its step counts), and the hint names the `gpuplan report` command that shows it.",
+    "gpuplan report RUN shows a local run; gpuplan runs lists every run",
   ),
   "slurm-run-active": failure(
     "user",

@@ -346,6 +346,37 @@ describe("gpuplan runs (CLI)", () => {
     },
   );
 
+  it("status of a local run says how it stands, as runs lists it, and the command that shows it (exit 2)", async () => {
+    // It said only "did not run on Slurm", with a hint naming no run: the one who asked learnt nothing.
+    const cwd = temp();
+    const id = runCpuExample(cwd).split("/").at(-1)!;
+    const said = `run ${id} did not run on Slurm; it is ok: 9 ok, 0 failed, 0 skipped`;
+    const hint = `gpuplan report ${id} shows this one`;
+    const human = gpuplan(["status", id], { cwd, env: NO_GPU });
+    expect(human.exitCode).toBe(2);
+    expect(human.stdout).toBe("");
+    expect(human.stderr).toContain(`${said}  [not-a-slurm-run]`);
+    expect(human.stderr).toContain(hint);
+    const json = gpuplan(["status", id, "--json"], { cwd, env: NO_GPU });
+    expect(json.exitCode).toBe(2);
+    const doc = JSON.parse(json.stdout);
+    const { default: validate } = await import("../../src/generated/error-validator.js");
+    expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+    expect(doc.problems).toEqual([
+      expect.objectContaining({
+        code: "not-a-slurm-run",
+        message: said,
+        hint: expect.stringContaining(hint),
+      }),
+    ]);
+    // A path with a space is named as one shell word.
+    const spaced = join(cwd, "my runs");
+    mkdirSync(spaced);
+    execFileSync("cp", ["-r", join(cwd, ".gpuplan/runs", id), join(spaced, id)]);
+    const byPath = gpuplan(["status", `my runs/${id}`], { cwd, env: NO_GPU });
+    expect(byPath.stderr).toContain(`gpuplan report 'my runs/${id}' shows this one`);
+  });
+
   it("refuses --prune without --keep, --keep without --prune and a --keep that is not a count (exit 2)", () => {
     const cwd = temp();
     for (const args of [

@@ -3,7 +3,7 @@
  * — detached or followed, finished or not — per pipeline, from squeue and the run folder.
  */
 import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { UsageError } from "../../problems/errors.js";
 import { EXIT } from "../../problems/exit-codes.js";
 import { errnoOf, fileError } from "../../problems/file-errors.js";
@@ -18,6 +18,7 @@ import { describeSubmitFailure, submitFailureOf } from "../../slurm/follow/submi
 import { QUESTION_TIMEOUT_MS, slurmCommandRunner } from "../../slurm/run-slurm-command.js";
 import { jsonText } from "../../text/json-text.js";
 import { escapeText } from "../../text/safe-text.js";
+import { shellWord } from "../../text/shell-word.js";
 import { countStates, formatSlurmRunStatus } from "../../ui/slurm-run-status.js";
 import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
@@ -38,12 +39,7 @@ export default async function status(run: string, options: StatusOptions): Promi
   }
   // A file where slurm/ belongs is damaged-run (hasSlurmFolder throws it), not a local run. A
   // slurm/ without jobs.json is a Slurm run whose submission no record names (it failed).
-  if (!hasSlurmFolder(runDir))
-    throw new UsageError(
-      `run ${run} did not run on Slurm`,
-      "not-a-slurm-run",
-      "gpuplan status follows runs of gpuplan run --executor slurm; gpuplan runs and gpuplan report show local runs",
-    );
+  if (!hasSlurmFolder(runDir)) throw await notSlurmRun(run, runDir);
   const { header, entries } = await readJournal(runDir);
   if (!header) throw new UsageError(`${runDir} has no run header`, "unknown-run");
   // Its pipelines are not-submitted: why, beside the table or the JSON document. Only while no
@@ -84,6 +80,28 @@ export default async function status(run: string, options: StatusOptions): Promi
     writeOut(formatSlurmRunStatus(header.run, result, await paintFor("stdout")));
   }
   return EXIT.ok;
+}
+
+/**
+ * The refusal of a run that did not go to Slurm: `status` is Slurm's (its JSON is
+ * slurm-run-status), but whoever asked wants to know how the run stands. It says so, as
+ * `gpuplan runs` lists it, and names the command that shows this very run.
+ */
+async function notSlurmRun(run: string, runDir: string): Promise<UsageError> {
+  const [{ describeRun }, { isRunInUse }] = await Promise.all([
+    import("../../runs/list-runs.js"),
+    import("../../run/record/run-lock.js"),
+  ]);
+  const r = await describeRun(runDir, basename(runDir), isRunInUse);
+  const stands =
+    r.status === "damaged"
+      ? `damaged${r.problem ? ` (${r.problem})` : ""}`
+      : `${r.status}: ${r.ok} ok, ${r.failed} failed, ${r.skipped} skipped`;
+  return new UsageError(
+    `run ${run} did not run on Slurm; it is ${stands}`,
+    "not-a-slurm-run",
+    `gpuplan status follows runs of gpuplan run --executor slurm; gpuplan report ${shellWord(run)} shows this one`,
+  );
 }
 
 /**
