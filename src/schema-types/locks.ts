@@ -68,6 +68,10 @@ export interface LockGpu {
    */
   freeBytes: number | null;
   /**
+   * GPU memory a pipeline that does not hold the GPU could be admitted with now: 0 while an exclusive step holds it (its lock covers every slot; freeBytes counts only the step's own reservation, so it can be large while nothing is available), else freeBytes, 0 when that is below 0; null when the budget is unknown and no exclusive step holds it. A slot must be free as well: a GPU whose slots are all held admits nobody, whatever this says.
+   */
+  availableBytes: number | null;
+  /**
    * GPU memory held by processes gpuplan did not start, as the driver reports it now (the processes no gpuplan holding a slot started, else the used memory less the live holders' reservations); admission counts it as taken. Absent when the driver cannot be read.
    */
   otherProcessesBytes?: number;

@@ -72,10 +72,12 @@ export function formatLocks(
   const table = rows.length > 0 ? `${formatTable(SLOT_COLUMNS, rows, { paint }).join("\n")}\n\n` : "";
   const lines = active.map((g) => {
     const gpu = g.gpu === null ? short(g.uuid) : escapeText(g.gpu);
+    // While an exclusive step has the GPU, the budget its reservation leaves is no one else's.
+    const free = g.availableBytes === 0 ? "none free" : `${formatSize(Math.max(0, g.freeBytes ?? 0))} free`;
     const memory =
       g.budgetBytes === null
         ? `${formatSize(g.reservedBytes)} reserved`
-        : `${formatSize(g.reservedBytes)} of ${formatSize(g.budgetBytes)} reserved, ${formatSize(Math.max(0, g.freeBytes ?? 0))} free`;
+        : `${formatSize(g.reservedBytes)} of ${formatSize(g.budgetBytes)} reserved, ${free}`;
     const others =
       g.otherProcessesBytes === undefined ? "" : `, other processes: ${formatSize(g.otherProcessesBytes)}`;
     const exclusive = g.slots.some((s) => s.exclusive) ? " (* exclusive: the whole GPU)" : "";

@@ -87,7 +87,12 @@ describe.skipIf(!fakeLibsBuilt)("memory that processes gpuplan did not start hol
     const done = run(cwd, env);
     // While pipelines hold the GPU, `gpuplan locks` says what the others hold.
     let shown:
-      | { otherProcessesBytes?: number; freeBytes: number | null; budgetBytes: number | null }
+      | {
+          otherProcessesBytes?: number;
+          freeBytes: number | null;
+          availableBytes: number | null;
+          budgetBytes: number | null;
+        }
       | undefined;
     const deadline = Date.now() + 20_000;
     while (!shown && Date.now() < deadline) {
@@ -101,6 +106,7 @@ describe.skipIf(!fakeLibsBuilt)("memory that processes gpuplan did not start hol
     expect(r.code, r.stderr).toBe(0);
     expect(shown?.otherProcessesBytes).toBe(35 * GiB);
     expect(shown?.freeBytes).toBeLessThanOrEqual(shown!.budgetBytes! - 35 * GiB);
+    expect(shown?.availableBytes).toBe(Math.max(0, shown!.freeBytes!));
     const seen = records(cwd);
     expect(seen.filter((x) => x.what === "exit")).toHaveLength(4);
     expect(maxConcurrent(seen)).toBe(2);

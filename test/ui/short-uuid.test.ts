@@ -86,6 +86,7 @@ describe("tables and messages with look-alike GPUs", () => {
       reservedBytes: 0,
       budgetBytes: null,
       freeBytes: null,
+      availableBytes: null,
       slots: [
         { uuid, gpu: `cuda:${i}`, slot: 0, held: true, exclusive: false, reservedBytes: 0, holder: null },
       ],

@@ -13,7 +13,7 @@ import { writeErr, writeOut } from "../output.js";
 import { paintFor } from "../paint.js";
 
 export default async function locks(options: { json?: boolean; lockDir: string }): Promise<number> {
-  const { createSlotLock } = await import("../../run/lock/index.js");
+  const { countOtherProcesses, createSlotLock } = await import("../../run/lock/index.js");
   const lock = createSlotLock({ dir: options.lockDir });
   // Refuses (exit 2) a directory another user could tamper with; a missing one has no locks yet.
   const mode = lock.mode() ?? "private";
@@ -27,9 +27,7 @@ export default async function locks(options: { json?: boolean; lockDir: string }
     );
     for (const g of gpus) {
       const other = foreign.get(g.uuid);
-      if (other === undefined) continue;
-      g.otherProcessesBytes = other;
-      if (g.budgetBytes !== null) g.freeBytes = g.budgetBytes - g.reservedBytes - other;
+      if (other !== undefined) countOtherProcesses(g, other);
     }
   }
   const { readWarmWorkers } = await import("../../run/warm/worker-info.js");

@@ -40,6 +40,7 @@ import {
 } from "./types.js";
 import { SharedWaiter, UpgradeWaiter } from "./waiters.js";
 
+export { countOtherProcesses } from "./inspect.js";
 export * from "./types.js";
 
 /** The slot lock with what `gpuplan locks` shows beyond the held slots. */

@@ -40,11 +40,13 @@ function inspectGpu(ofd: OfdLocks, dir: string, uuid: string): GpuState | null {
     let reservedBytes = 0;
     let budgetBytes: number | null = null;
     let gpu: string | null = null;
+    let exclusiveHeld = false;
     for (const h of file.holders(fd)) {
       const record = h.record;
       reservedBytes += record?.reservedBytes ?? 0;
       budgetBytes = record?.budgetBytes ?? budgetBytes;
       gpu = record?.gpu ?? gpu;
+      exclusiveHeld ||= h.exclusive;
       const holder = record && provenHolder(record, id, slotByte(h.slot));
       const count = h.exclusive ? Math.max(1, Math.min(record?.maxPipelines ?? 1, 1024)) : 1;
       for (let i = 0; i < count; i++)
@@ -58,18 +60,41 @@ function inspectGpu(ofd: OfdLocks, dir: string, uuid: string): GpuState | null {
           holder,
         });
     }
+    const freeBytes = budgetBytes === null ? null : budgetBytes - reservedBytes;
     return {
       uuid,
       gpu,
       waiters: file.waiters(fd),
       reservedBytes,
       budgetBytes,
-      freeBytes: budgetBytes === null ? null : budgetBytes - reservedBytes,
+      freeBytes,
+      availableBytes: availableBytes(freeBytes, exclusiveHeld),
       slots,
     };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What a pipeline that does not hold the GPU could be admitted with: nothing while an exclusive
+ * step has it (its lock covers every slot), however much of the budget its reservation leaves
+ * unreserved; else the free budget.
+ */
+function availableBytes(freeBytes: number | null, exclusiveHeld: boolean): number | null {
+  if (exclusiveHeld) return 0;
+  return freeBytes === null ? null : Math.max(0, freeBytes);
+}
+
+/**
+ * The GPU's free budget less what processes gpuplan did not start hold there (`gpuplan locks`
+ * reads them after the slots). It only lowers what is available: a GPU an exclusive step has stays at 0.
+ */
+export function countOtherProcesses(g: GpuState, otherBytes: number): void {
+  g.otherProcessesBytes = otherBytes;
+  if (g.budgetBytes === null || g.freeBytes === null) return;
+  g.freeBytes = g.budgetBytes - g.reservedBytes - otherBytes;
+  if (g.availableBytes !== null) g.availableBytes = Math.min(g.availableBytes, Math.max(0, g.freeBytes));
 }
 
 /** The distinct holders of a GPU (an exclusive holder appears once), for busy and timeout errors. */

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSlotLock, type GpuState } from "../../../src/run/lock/index.js";
+import { countOtherProcesses, createSlotLock, type GpuState } from "../../../src/run/lock/index.js";
 import { formatLocks } from "../../../src/ui/locks-table.js";
 import { gpuplan, loadedModules } from "../../helpers/cli.js";
 import { built } from "./processes.js";
@@ -46,6 +46,7 @@ describe.skipIf(!built)("gpuplan locks", () => {
         reservedBytes: 4 * GiB,
         budgetBytes: 60 * GiB,
         freeBytes: 56 * GiB,
+        availableBytes: 56 * GiB,
         slots: [
           {
             uuid: UUID,
@@ -77,6 +78,40 @@ describe.skipIf(!built)("gpuplan locks", () => {
     held.release();
   });
 
+  it("a GPU an exclusive step holds has nothing free for anyone else, whatever its reservation leaves of the budget", async () => {
+    // It said "40 GiB free" (budget less the step's own reservation) while no pipeline could get in.
+    const lock = createSlotLock({ dir });
+    const holder = { pid: process.pid, run: "run-8", pipeline: "train", step: "fit", since: "" };
+    const lease = await lock.acquire({
+      uuid: UUID,
+      gpu: "cuda:2",
+      maxPipelines: 2,
+      holder,
+      wait: false,
+      reservationBytes: 20 * GiB,
+      budgetBytes: 60 * GiB,
+    });
+    await lease.upgrade({ wait: false });
+    try {
+      const r = gpuplan(["locks", "--json"], { env: { GPUPLAN_LOCK_DIR: dir } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout);
+      const { default: validate } = await import("../../../src/generated/locks-validator.js");
+      expect(validate(out), JSON.stringify(validate.errors)).toBe(true);
+      expect(out.gpus).toEqual([
+        expect.objectContaining({ reservedBytes: 20 * GiB, freeBytes: 40 * GiB, availableBytes: 0 }),
+      ]);
+      expect(out.gpus[0].slots.every((s: { exclusive: boolean }) => s.exclusive)).toBe(true);
+      const human = gpuplan(["locks"], { env: { GPUPLAN_LOCK_DIR: dir } });
+      expect(human.exitCode).toBe(0);
+      expect(human.stdout).toContain(
+        "cuda:2: 2 slots held (* exclusive: the whole GPU), 20 GiB of 60 GiB reserved, none free, 0 waiting\n",
+      );
+    } finally {
+      lease.release();
+    }
+  });
+
   it("loads koffi but neither ink nor react", () => {
     const { result, modules } = loadedModules(["locks", "--json"], "koffi|ink|react");
     expect(result.exitCode).toBe(0);
@@ -89,6 +124,33 @@ describe.skipIf(!built)("gpuplan locks", () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain(`Lock directory ${join(dir, "none")}: private to you;`);
     expect(r.stdout).toContain("No GPU slot is held.\n");
+  });
+});
+
+describe("what other processes hold", () => {
+  it("lowers the free budget and what is available, but a GPU an exclusive step has stays at none", () => {
+    const gpu = (availableBytes: number | null): GpuState => ({
+      uuid: UUID,
+      gpu: "cuda:0",
+      waiters: 0,
+      reservedBytes: 20 * GiB,
+      budgetBytes: 60 * GiB,
+      freeBytes: 40 * GiB,
+      availableBytes,
+      slots: [],
+    });
+    const shared = gpu(40 * GiB);
+    countOtherProcesses(shared, 30 * GiB);
+    expect(shared).toMatchObject({
+      otherProcessesBytes: 30 * GiB,
+      freeBytes: 10 * GiB,
+      availableBytes: 10 * GiB,
+    });
+    countOtherProcesses(shared, 50 * GiB);
+    expect(shared).toMatchObject({ freeBytes: -10 * GiB, availableBytes: 0 });
+    const exclusive = gpu(0);
+    countOtherProcesses(exclusive, 5 * GiB);
+    expect(exclusive).toMatchObject({ freeBytes: 35 * GiB, availableBytes: 0 });
   });
 });
 
@@ -121,6 +183,7 @@ describe("the locks table", () => {
         reservedBytes: 4 * GiB,
         budgetBytes: 10 * GiB,
         freeBytes: 6 * GiB,
+        availableBytes: 6 * GiB,
         slots: [
           slot(0, holder(100, "segment")),
           slot(1, holder(300, "train", { startedBy: 200 })),
@@ -135,6 +198,7 @@ describe("the locks table", () => {
         reservedBytes: 0,
         budgetBytes: null,
         freeBytes: null,
+        availableBytes: null,
         slots: [],
       },
     ];
