@@ -169,26 +169,34 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
           terminate("SIGTERM");
         }, options.timeoutMs)
       : undefined;
+  // Once the step's process has exited (and a stop signal that ended it had its moment, below),
+  // its ending is its own: an interrupt only hurries the end of its leftovers, and the attempt
+  // stays ok or failed — or --resume would run a step that succeeded again.
+  let exited = false;
+  const interruptCounts = () => !exited;
   const onAbort = () => {
-    interrupted = true;
+    if (interruptCounts()) interrupted = true;
     terminate(options.interruptSignal?.() ?? "SIGINT");
   };
   if (options.signal?.aborted) queueMicrotask(onAbort);
   else options.signal?.addEventListener("abort", onAbort, { once: true });
   const onKillNow = () => {
-    interrupted = true;
+    if (interruptCounts()) interrupted = true;
     kill();
   };
   if (options.killNow?.aborted) queueMicrotask(onKillNow);
   else options.killNow?.addEventListener("abort", onKillNow, { once: true });
 
   const { exitCode, signal } = await child.exit;
+  // An exited step does not time out while its leftovers are ended.
+  timeout?.clear();
   // A scheduler stops a whole job at once (Slurm's node failure, scancel, a time limit): the step
   // may be reaped before gpuplan's own handler for that signal has run, and would read as failed
   // (exit 143) where it was interrupted with the run. A step that a stop signal ended waits a
   // moment for the run's interrupt; onAbort marks it interrupted if it comes.
   if (!interrupted && !timedOut && options.signal && endedByStopSignal(exitCode, signal))
     await abortedWithin(options.signal, STOP_SIGNAL_GRACE_MS);
+  exited = true;
   // What the step left in its process group ends with it — SIGTERM, SIGKILL after the grace
   // period — as a cluster scheduler ends a job's processes at its end: nothing of it keeps the
   // GPU slot (the inherited lock descriptors) or writes to its log after it is reported.
@@ -201,7 +209,6 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
   // then SIGKILL (the kill timer), so nothing of it outlives the report.
   if (timedOut || interrupted || leftBehind)
     await sessionGone(child.pid, options.killGraceMs + 2000, () => killed && kill());
-  timeout?.clear();
   // Once the session is gone its id may be reused: no late SIGKILL for someone else's.
   if (killTimer && !isSessionAlive(child.pid)) killTimer.clear();
   options.signal?.removeEventListener("abort", onAbort);
