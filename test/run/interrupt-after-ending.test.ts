@@ -1,7 +1,8 @@
 // A step whose ending was already its own when the run was interrupted — it exited, or ran past its
 // timeout — and whose processes gpuplan was still ending (the kill grace): the interrupt hurries
 // that end, but does not make the attempt interrupted. Recorded so, a step that exited 0 ran again
-// on --resume (its GPU hours and side effects twice), and a timeout was not said to be one.
+// on --resume (its GPU hours and side effects twice), and a timeout was not said to be one (both
+// run again on --resume; only the failure's cause and its hint were lost).
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -100,5 +101,29 @@ describe("an interrupt during the kill grace of a step whose ending was already 
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(lines(join(cwd, "ran-a.txt"))).toHaveLength(1);
     expect(lines(join(cwd, "ran-b.txt"))).toHaveLength(1);
+  }, 90_000);
+
+  it("a step that ran past its timeout and was still being ended is timed out, not interrupted", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const cwd = t.dir;
+    writeFileSync(
+      join(cwd, "p.yaml"),
+      [
+        "version: 1",
+        "pipelines:",
+        "  - name: p",
+        "    steps:",
+        `      - { id: a, timeout: 1s, run: [sh, -c, "${STUBBORN}"] }`,
+        "",
+      ].join("\n"),
+    );
+    const { code, stderr, runDir } = await interruptDuringGrace(cwd);
+    expect(code, stderr).toBe(143);
+    expect(journalSteps(runDir).map((e) => [e.step, e.status])).toEqual([["a", "timeout"]]);
+    const events = lines(join(runDir, "events.jsonl")).map((l) => JSON.parse(l));
+    expect(events.filter((e) => e.event === "gpu.step.timeout")).toHaveLength(1);
+    expect(events.find((e) => e.event === "gpu.step.end")).toMatchObject({ status: "timeout" });
+    expect(events.at(-1)).toMatchObject({ event: "run.end", status: "interrupted" });
   }, 90_000);
 });

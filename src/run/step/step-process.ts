@@ -170,10 +170,11 @@ export async function runStepProcess(options: StepProcessOptions): Promise<StepP
         }, options.timeoutMs)
       : undefined;
   // Once the step's process has exited (and a stop signal that ended it had its moment, below),
-  // its ending is its own: an interrupt only hurries the end of its leftovers, and the attempt
-  // stays ok or failed — or --resume would run a step that succeeded again.
+  // or its timeout has fired, its ending is its own: an interrupt only hurries the end of what is
+  // left of it, and the attempt stays ok, failed or timed out — or --resume would run a step that
+  // succeeded again, and a timeout would not be said to be one.
   let exited = false;
-  const interruptCounts = () => !exited;
+  const interruptCounts = () => !exited && !timedOut;
   const onAbort = () => {
     if (interruptCounts()) interrupted = true;
     terminate(options.interruptSignal?.() ?? "SIGINT");
