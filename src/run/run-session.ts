@@ -16,7 +16,7 @@ import { noGpuLock } from "./lock/no-gpu-lock.js";
 import type { SlotLock } from "./lock/types.js";
 import type { PreparedRun } from "./prepare/prepare-run.js";
 import { makeRunId } from "./prepare/run-id.js";
-import { openEventFiles } from "./record/event-files.js";
+import { type EventFiles, openEventFiles } from "./record/event-files.js";
 import {
   createOwnRunDir,
   type Journal,
@@ -140,7 +140,17 @@ async function runPrepared(
       ? await createOwnRunDir(prepared.runId, prepared.runDir, plan, prepared.planText, makeRunId)
       : { runId: prepared.runId, runDir: prepared.runDir, planSha256: undefined };
   const failures = recordFailures(options.onRecordFailure);
-  const { runLock, journal } = await openRunRecords(runDir, runId, prepared, task, failures);
+  const eventPaths = [
+    task?.events ?? join(runDir, "events.jsonl"),
+    ...(options.eventsFile ? [options.eventsFile] : []),
+  ];
+  const { runLock, journal, events } = await openRunRecords(runDir, runId, prepared, task, failures, () =>
+    openEventFiles(eventPaths, failures, {
+      ...(options.eventsFile &&
+        options.eventsSink && { sinks: new Map([[options.eventsFile, options.eventsSink]]) }),
+      ...(options.viewEvents && { view: options.viewEvents.sink, viewName: options.viewEvents.name }),
+    }),
+  );
   if (!prepared.resumed) {
     await journal.append({
       type: "run",
@@ -154,15 +164,6 @@ async function runPrepared(
       ...bootIdEntry(),
     });
   }
-  const events = openEventFiles(
-    [task?.events ?? join(runDir, "events.jsonl"), ...(options.eventsFile ? [options.eventsFile] : [])],
-    failures,
-    {
-      ...(options.eventsFile &&
-        options.eventsSink && { sinks: new Map([[options.eventsFile, options.eventsSink]]) }),
-      ...(options.viewEvents && { view: options.viewEvents.sink, viewName: options.viewEvents.name }),
-    },
-  );
   // Before the view takes the terminal: what the run waits for is said on stderr as it is.
   const signals = listenForInterrupts();
   await waitForEarlierAttempts(
@@ -285,19 +286,21 @@ async function settledUnlessStopped(closing: Promise<void>, stop: AbortSignal): 
 }
 
 /**
- * The run folder's lock and journal. Held until the run ends, the lock refuses a `--resume` of
- * this run meanwhile, naming this process; the tasks of a Slurm run share its folder and each
- * writes only its own files: no lock. Where either cannot be opened (out of descriptors, a full
- * disk), a new run's folder goes, as createRunDir's does when plan.json cannot be written: nothing
- * ran in it, and a folder without its journal would be listed as damaged and refused by --resume.
+ * The run folder's lock, journal and event files (`openEvents`, given the events' paths, the run's
+ * own first). Held until the run ends, the lock refuses a `--resume` of this run meanwhile, naming
+ * this process; the tasks of a Slurm run share its folder and each writes only its own files: no
+ * lock. Where one cannot be opened (out of descriptors, a full disk), what was opened is closed and
+ * a new run's folder goes, as createRunDir's does when plan.json cannot be written: nothing ran in
+ * it, and a folder without its journal would be listed as damaged and refused by --resume.
  */
 async function openRunRecords(
   runDir: string,
   runId: string,
   prepared: PreparedRun,
-  task: { journal: string } | null,
+  task: { journal: string; events: string } | null,
   failures: RecordFailures,
-): Promise<{ runLock: RunLock | null; journal: Journal }> {
+  openEvents: () => EventFiles,
+): Promise<{ runLock: RunLock | null; journal: Journal; events: EventFiles }> {
   let runLock: RunLock | null = null;
   try {
     runLock = task ? null : (prepared.runLock ?? (await takeRunLock(runDir, runId)));
@@ -307,7 +310,16 @@ async function openRunRecords(
         throw fileError(e, path, "write", "the run's journal");
       },
     );
-    return { runLock, journal };
+    try {
+      return { runLock, journal, events: openEvents() };
+    } catch (e) {
+      await journal.close().catch(() => undefined);
+      // Node's own error (EMFILE, ENOSPC) names the file it could not open; ours are said already.
+      if (!(e instanceof Error) || !("syscall" in e)) throw e;
+      const own = task?.events ?? join(runDir, "events.jsonl");
+      const failed = "path" in e && typeof e.path === "string" ? e.path : own;
+      throw fileError(e, failed, "write", failed === own ? "the run's events" : "the events file");
+    }
   } catch (e) {
     if (!prepared.resumed && !task) {
       await runLock?.release().catch(() => undefined);

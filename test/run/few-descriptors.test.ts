@@ -133,11 +133,12 @@ describe("out of file descriptors", () => {
     expect(r.stderr.replace(/\n/g, "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
   });
 
-  it("a new run whose journal cannot be opened: a located unwritable-file error, exit 2, no run folder left", () => {
+  it("a new run whose journal or events.jsonl cannot be opened: a located unwritable-file error, exit 2, no run folder left", () => {
     // Which descriptor runs out first depends on how many Node and the CLI hold by then, so each
     // limit from where the CLI loads to where the run starts is tried: at one of them the run
-    // folder and plan.json are made and journal.jsonl is the file that cannot be opened. That
-    // folder used to stay, without a journal: `gpuplan runs` listed it as damaged, --resume refused it.
+    // folder and plan.json are made and journal.jsonl is the file that cannot be opened, at the
+    // next events.jsonl. That folder used to stay, without a journal: `gpuplan runs` listed it as
+    // damaged, --resume refused it; events.jsonl was Node's bare EMFILE, the journal left open.
     const cwd = mkdtempSync(join(tmpdir(), "gpuplan-nofile-"));
     try {
       writeFileSync(
@@ -155,7 +156,7 @@ describe("out of file descriptors", () => {
         NO_COLOR: "1",
         CI: "1",
       };
-      let journalRefused = 0;
+      const refused = { journal: 0, events: 0 };
       for (let limit = 16; limit <= 40; limit++) {
         rmSync(join(cwd, ".gpuplan"), { recursive: true, force: true });
         const r = spawnSync(
@@ -178,17 +179,28 @@ describe("out of file descriptors", () => {
             existsSync(join(runs, run, "journal.jsonl")),
             `ulimit -n ${limit}: ${run}\n${r.stderr}`,
           ).toBe(true);
-        if (!/journal\.jsonl/.test(r.stderr)) continue;
-        journalRefused++;
+        const file = /journal\.jsonl/.test(r.stderr)
+          ? "journal"
+          : /events\.jsonl/.test(r.stderr)
+            ? "events"
+            : null;
+        if (file === null) continue;
+        refused[file]++;
         expect(r.status, r.stderr).toBe(2);
         expect(hasCrashed({ exitCode: r.status ?? -1, stdout: r.stdout, stderr: r.stderr }), r.stderr).toBe(
           false,
         );
         expect(r.stderr).toMatch(
-          /^gpuplan: error: cannot write the run's journal \S+journal\.jsonl: too many open files {2}\[unwritable-file\]\n {2}hint: raise the limit \(ulimit -n\)/,
+          new RegExp(
+            `^gpuplan: error: cannot write the run's ${file} \\S+${file}\\.jsonl: too many open files {2}\\[unwritable-file\\]\n {2}hint: raise the limit \\(ulimit -n\\)`,
+          ),
         );
+        expect(existsSync(runs) ? readdirSync(runs) : [], `ulimit -n ${limit}`).toEqual([]);
       }
-      expect(journalRefused, "no limit made the journal the file that could not be opened").toBeGreaterThan(
+      expect(refused.journal, "no limit made the journal the file that could not be opened").toBeGreaterThan(
+        0,
+      );
+      expect(refused.events, "no limit made events.jsonl the file that could not be opened").toBeGreaterThan(
         0,
       );
     } finally {
