@@ -167,7 +167,7 @@ export function createProgram(format: ReportFormat, args?: readonly string[]) {
       .addOption(
         new Option(
           "--lock-timeout <duration>",
-          "give up waiting for a GPU slot after this long (e.g. 10m)",
+          "give up waiting for a GPU slot other processes hold after this long (e.g. 10m)",
         ).argParser(durationArgument()),
       )
       .option(

@@ -3,12 +3,13 @@
 // Real runs through the built CLI on a fake one-GPU machine (fake NVML), with steps that end ok,
 // fail, run out of memory and fall back to the CPU, time out, wait for slots (exclusive steps
 // too), use a warm worker, are skipped on --resume, and wait past --lock-timeout.
-import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import validateRunEvent from "../../src/generated/run-events-validator.js";
 import { fakeEnv, fakeLib, fakeLibsBuilt, SCENARIOS } from "../detect/fake-libs.js";
-import { gpuplan, tempDir } from "../helpers/cli.js";
+import { gpuplan, ROOT, tempDir } from "../helpers/cli.js";
 import { FIXTURES } from "./helpers/harness.js";
 
 let cleanups: (() => void)[] = [];
@@ -82,7 +83,7 @@ pipelines:
         keep_warm: { ttl: 5m }
 `;
 
-/** Two pipelines, one slot: the second waits past --lock-timeout. */
+/** Two pipelines, one slot that another gpuplan holds (HOLD): each waits past --lock-timeout. */
 const CONTENDED = `
 version: 1
 name: contended
@@ -101,6 +102,17 @@ pipelines:
         vram: 4GiB
 `;
 
+/** Holds the one slot for as long as a test needs it. */
+const HOLD = `
+version: 1
+name: hold
+registry: { max_pipelines_per_gpu: 1 }
+pipelines:
+  - name: hold
+    steps:
+      - { id: s, run: [node, record.mjs, hold, "60000"], memory: torch, vram: 4GiB }
+`;
+
 function machine() {
   const t = tempDir();
   cleanups.push(t.cleanup);
@@ -109,6 +121,7 @@ function machine() {
   copyFileSync(join(FIXTURES, "warm/worker.mjs"), join(cwd, "worker.mjs"));
   writeFileSync(join(cwd, "p.yaml"), PIPELINE);
   writeFileSync(join(cwd, "contended.yaml"), CONTENDED);
+  writeFileSync(join(cwd, "hold.yaml"), HOLD);
   writeFileSync(join(cwd, "warm.yaml"), WARM);
   // One H100 (a key given twice takes its last value).
   const scenario = join(cwd, "one.scenario");
@@ -146,7 +159,7 @@ const names = (events: readonly unknown[]) => new Set(events.map((e) => (e as { 
 const runDirOf = (events: readonly unknown[]) => (events[0] as { runDir: string }).runDir;
 
 describe.skipIf(!fakeLibsBuilt)("run events match schemas/run-events.schema.json", () => {
-  it("every line of events.jsonl, --events and --ui json of real runs: a fresh run, its resume, warm workers, a lock timeout", () => {
+  it("every line of events.jsonl, --events and --ui json of real runs: a fresh run, its resume, warm workers", () => {
     const { cwd, env } = machine();
 
     const first = gpuplan(["run", "p.yaml", "--ui", "json", "--events", "all.jsonl"], { cwd, env });
@@ -206,11 +219,34 @@ describe.skipIf(!fakeLibsBuilt)("run events match schemas/run-events.schema.json
     const appended = lines(readFileSync(join(cwd, "all.jsonl"), "utf8"));
     expect(appended).toHaveLength(events.length + again.length - 1);
     expectValid(appended, "--events");
+  }, 60_000);
 
+  it("every line of a run that waits past --lock-timeout for a slot another gpuplan holds", async () => {
+    const { cwd, env } = machine();
+    // Another gpuplan takes the GPU's one slot and keeps it until the end of the test.
+    const holder = spawn(
+      process.execPath,
+      [join(ROOT, "bin/gpuplan.js"), "run", "hold.yaml", "--ui", "plain"],
+      {
+        cwd,
+        env: { ...process.env, ...env, NO_COLOR: "1" },
+        stdio: "ignore",
+      },
+    );
+    const held = new Promise((resolve) => holder.on("exit", resolve));
+    cleanups.push(() => holder.kill("SIGKILL"));
+    const record = join(cwd, "record.jsonl");
+    const deadline = Date.now() + 30_000;
+    while (!(existsSync(record) && readFileSync(record, "utf8").includes('"hold"'))) {
+      if (Date.now() > deadline) throw new Error("the other gpuplan never took its slot");
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const contended = gpuplan(["run", "contended.yaml", "--ui", "json", "--lock-timeout", "300ms"], {
       cwd,
       env,
     });
+    holder.kill("SIGTERM");
+    await held;
     expect(contended.exitCode, contended.stderr).toBe(1);
     const waited = lines(contended.stdout);
     expectValid(waited, "--ui json (lock timeout)");

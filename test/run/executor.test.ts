@@ -153,7 +153,7 @@ pipelines:
     expect(h.lock.calls.filter((c) => c.call === "acquire")).toHaveLength(12);
   });
 
-  it("with --lock-timeout, a pipeline asks the lock at once, so its wait is timed from its first ask", async () => {
+  it("--lock-timeout 0: the run's own pipelines queue behind each other in its turns, as without it; the timeout is for others' slots", async () => {
     const plan = planFrom(
       `
 version: 1
@@ -166,9 +166,12 @@ pipelines:
 `,
       oneGpu(),
     );
-    h = await execute(plan, { lockTimeoutMs: 60_000 });
+    // A wait behind the run's own pipelines always ends (slot holders run): counted against the
+    // timeout, it failed every pipeline beyond the GPU's slots (all of them past the first here).
+    h = await execute(plan, { lockTimeoutMs: 0 });
     expect(h.summary).toMatchObject({ ok: 3, failed: 0 });
-    expect(h.lock.peakAsking.get(plan.registry[0]!.gpu)).toBe(3);
+    expect(maxConcurrent(records(h.dir))).toBe(1);
+    expect(h.lock.peakAsking.get(plan.registry[0]!.gpu)).toBe(1);
   });
 
   it("a GPU pipeline holds one slot of its GPU across consecutive GPU steps; never more holders than slots", async () => {
@@ -482,31 +485,50 @@ pipelines:
     expect(h.events.find((e) => e.event === "gpu.step.oom")).toMatchObject({ framework });
   });
 
-  it("--lock-timeout: a pipeline that cannot get a slot in time fails with a hint naming the holder; the other runs", async () => {
+  it("--lock-timeout: a pipeline that cannot get a slot another process holds in time fails with a hint naming the holder; the other runs", async () => {
     const plan = planFrom(
       `
 version: 1
 name: lock-timeout
 registry: { max_pipelines_per_gpu: 1, max_parallel_pipelines: 4 }
 pipelines:
-  - name: p-{p}
-    matrix: { p: [1, 2] }
+  - name: g
     steps:
       - id: s
-        run: [node, record.mjs, "{p}", "1500"]
+        run: [node, record.mjs, g, "10"]
         memory: torch
         vram: 4GiB
+  - name: c
+    steps:
+      - { id: s, run: [node, record.mjs, c, "10"] }
 `,
       oneGpu(),
     );
-    h = await execute(plan, { lockTimeoutMs: 300 });
+    const dir = mkdtempSync(join(tmpdir(), "gpuplan-run-"));
+    const lockDir = join(dir, "locks");
+    // Another holder: a lease of its own open file description, as another process's would be.
+    const theirs = await createSlotLock({ dir: lockDir }).acquire({
+      uuid: plan.registry[0]!.uuid,
+      gpu: "cuda:0",
+      maxPipelines: 1,
+      holder: { pid: 4242, run: "r", pipeline: "theirs", step: "fit", since: "" },
+      wait: false,
+    });
+    try {
+      h = await execute(plan, { dir, lock: createRecordingLock(lockDir), lockTimeoutMs: 300 });
+    } finally {
+      theirs.release();
+    }
     expect(h.summary).toMatchObject({ ok: 1, failed: 1 });
-    expect(h.summary.failures[0]).toMatchObject({ pipeline: "p-2", step: "s", status: "lock-timeout" });
-    expect(h.summary.failures[0]!.hint).toMatch(/waited \d+ ms for a slot of cuda:0 \(held by pid \d+ p-1/);
-    expect(h.names("gpu.lock.wait")).toEqual(["p-2/null"]);
+    expect(h.summary.failures[0]).toMatchObject({ pipeline: "g", step: "s", status: "lock-timeout" });
+    expect(h.summary.failures[0]!.hint).toMatch(
+      /waited \d+ ms for a slot of cuda:0 \(held by pid \d+ .*theirs/,
+    );
+    expect(h.names("gpu.lock.wait")).toEqual(["g/null"]);
     expect(h.events.find((e) => e.event === "gpu.lock.wait")!.holders).toEqual([
-      expect.objectContaining({ pid: process.pid, pipeline: "p-1" }),
+      expect.objectContaining({ pipeline: "theirs", step: "fit" }),
     ]);
+    expect(records(h.dir).map((r) => r.name)).toEqual(["c", "c"]);
   });
 
   it("--no-wait: a GPU another process holds stops the run before any step, naming the holder the kernel confirms", async () => {

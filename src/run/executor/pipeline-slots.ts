@@ -97,10 +97,11 @@ export class PipelineSlots {
     await ctx.foreign?.ready();
     for (const entry of registryEntries(ctx.plan, pipeline)) {
       const waitStart = performance.now();
-      // The lock queues this process's waiters first come, first served. `--lock-timeout` bounds
-      // any wait; `--no-wait` fails only when another process holds a slot in the way: the run's
-      // own pipelines queue behind each other as without it, or a plan with more pipelines than
-      // a GPU has slots could never run under --no-wait (exit 75 naming this very run).
+      // The lock queues this process's waiters first come, first served. `--lock-timeout` and
+      // `--no-wait` are about other processes' slots: the run's own pipelines queue behind each
+      // other (in its turns) as without them, or a plan with more pipelines than a GPU has slots
+      // could never run under --no-wait (exit 75 naming this very run) nor --lock-timeout 0, and
+      // under --lock-timeout 10m one whose queue is longer would fail its own later pipelines.
       const { lease, endTurn } = await announceWait(this.acquireInTurn(entry, step), async () => {
         // Who holds the slots, for the view; looked up only when there is a wait.
         const holders = await holdersOf(ctx.lock, entry.uuid);
@@ -131,21 +132,21 @@ export class PipelineSlots {
   }
 
   /**
-   * A slot of the entry's GPU, asked for in the run's turn (gpu-turns.ts). `--lock-timeout`
-   * judges a wait from the moment the pipeline asks, so that wait goes straight to the lock,
-   * which applies it. `--no-wait` takes turns too: it is about other processes, which the
-   * pipeline in turn finds in its way as soon as it asks; without turns every queued pipeline of
-   * the run polled the lock (1,000 one-step pipelines on a two-slot GPU: 84 s instead of ~8).
+   * A slot of the entry's GPU, asked for in the run's turn (gpu-turns.ts). Under `--no-wait` and
+   * `--lock-timeout` too: both are about other processes, which the pipeline in turn finds in its
+   * way as soon as it asks, so the lock times a wait from the turn, not from the wait behind the
+   * run's own pipelines; without turns every queued pipeline of the run polled the lock (1,000
+   * one-step pipelines on a two-slot GPU: 84 s instead of ~8).
    */
   private async acquireInTurn(
     entry: PlanRegistryEntry,
     step: string,
   ): Promise<{ lease: SlotLease; endTurn?: () => void }> {
     const { ctx, pipeline, holder } = this;
-    const endTurn = ctx.lockTimeoutMs === undefined ? await ctx.turns.take(entry, ctx.stop) : undefined;
+    const endTurn = await ctx.turns.take(entry, ctx.stop);
     try {
       const lease = await ctx.slots.acquire(slotRequest(ctx, pipeline, entry, holder(step), ctx.wait));
-      return { lease, ...(endTurn && { endTurn }) };
+      return { lease, endTurn };
     } catch (e) {
       endTurn?.();
       throw e;
