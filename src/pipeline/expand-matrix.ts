@@ -41,6 +41,14 @@ export function substitute(text: string, values: MatrixValues, unknown: Set<stri
   });
 }
 
+/** Placeholders in a text: each name, where it starts and the placeholder as written. */
+export function placeholderSpans(text: string): { name: string; index: number; text: string }[] {
+  const spans: { name: string; index: number; text: string }[] = [];
+  for (const m of text.matchAll(PLACEHOLDER))
+    if (m[1]) spans.push({ name: m[1], index: m.index, text: m[0] });
+  return spans;
+}
+
 /** Names used as placeholders in a text. */
 export function placeholders(text: string): string[] {
   const names: string[] = [];

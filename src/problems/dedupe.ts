@@ -41,10 +41,12 @@ export function dedupeProblems(problems: readonly Problem[]): Problem[] {
   });
 }
 
-/** The same code at the same place of the same file. */
+/** The same code at the same place of the same file (and of the same string). */
 const sameKind = (a: Problem, b: Problem): boolean =>
   a.severity === b.severity &&
   a.code === b.code &&
   (a.file ?? "") === (b.file ?? "") &&
   (a.pointer ?? "") === (b.pointer ?? "") &&
-  (a.offset ?? "") === (b.offset ?? "");
+  (a.offset ?? "") === (b.offset ?? "") &&
+  // Two placeholders in one string are two mistakes; one in a template repeated per expansion is one.
+  a.within?.index === b.within?.index;

@@ -20,6 +20,11 @@ export interface Problem {
   pointer?: string;
   /** Point at the key (unknown/missing properties) rather than the value. */
   at?: "key" | "value";
+  /**
+   * The part of a string value the problem is about (a `{placeholder}`): its index in the parsed
+   * string and its text. Located there when the source writes it out, else at the value's start.
+   */
+  within?: { index: number; text: string };
   /** Character offset: given for problems found before there is a document (syntax errors), kept by `locateProblems`. */
   offset?: number;
   /** Filled by `locateProblems` when the source is known. 1-based. */

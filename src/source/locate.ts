@@ -9,6 +9,7 @@ import { type DocumentIndex, documentOffset, indexDocument } from "./document-of
 import { linePositions } from "./line-positions.js";
 import { type OffsetRequest, scanOffsets, Unsupported } from "./scan-offsets.js";
 import type { SourceFile } from "./source-file.js";
+import { offsetInScalar } from "./within-scalar.js";
 
 const documents = new WeakMap<SourceFile, DocumentIndex>();
 
@@ -61,7 +62,12 @@ export function locateProblems(problems: Problem[], sources: readonly SourceFile
     });
     const found = offsetsOf(source, requests);
     asked.forEach((i, k) => {
-      offsets[i] = found.get(requests[k]!);
+      const offset = found.get(requests[k]!);
+      const within = problems[i]!.within;
+      offsets[i] =
+        offset === undefined || within === undefined
+          ? offset
+          : offsetInScalar(source.text, offset, within.index, within.text);
     });
   }
   const positions = new Map<SourceFile, Map<number, { line: number; column: number }>>();

@@ -1,6 +1,6 @@
 import { didYouMean } from "../../problems/did-you-mean.js";
 import { error } from "../../problems/problem.js";
-import { placeholders, varyingNotInName } from "../expand-matrix.js";
+import { placeholderSpans, varyingNotInName } from "../expand-matrix.js";
 import type { Rule } from "./rule.js";
 
 /** Every {var} must be a matrix variable, and the name must tell the expansions apart. */
@@ -9,7 +9,7 @@ export const matrixPlaceholders: Rule = ({ pipeline, spec, file, invalid, report
   if (invalid(`${pipeline.pointer}/matrix`)) return;
   const vars = Object.keys(spec.matrix ?? {});
   const check = (text: string, pointer: string) => {
-    for (const name of placeholders(text)) {
+    for (const { name, index, text: written } of placeholderSpans(text)) {
       if (vars.includes(name)) continue;
       const suggestion = didYouMean(name, vars);
       report(
@@ -23,6 +23,7 @@ export const matrixPlaceholders: Rule = ({ pipeline, spec, file, invalid, report
               : "this pipeline has no matrix; write {{ and }} for literal braces",
           file,
           pointer,
+          within: { index, text: written },
         }),
       );
     }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { codeFrame } from "../../../src/source/code-frame.js";
 import { check, one, pipelines, withCode, yaml } from "../../helpers/pipeline.js";
 
 describe("rule: matrix placeholders", () => {
@@ -18,7 +19,7 @@ describe("rule: matrix placeholders", () => {
     expect(p.message).toContain("pipeline `plate-{plate}`");
     expect(p.hint).toBe("did you mean `{plate}`?");
     expect(p.pointer).toBe("/pipelines/0/steps/0/run/1");
-    expect([p.line, p.column]).toEqual([7, 21]);
+    expect([p.line, p.column]).toEqual([7, 22]); // at `{plat}`, inside its quotes
   });
 
   it("checks env, cwd and the pipeline env too", () => {
@@ -37,6 +38,97 @@ describe("rule: matrix placeholders", () => {
       "/pipelines/0/steps/0/cwd",
       "/pipelines/0/steps/0/env/X",
     ]);
+  });
+
+  it("points at the placeholder itself, in block and flow, plain and quoted scalars", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p-{plate}-{nme}
+          matrix: { plate: [1, 2] }
+          env: { P: "a\\tb {pp}", Q: 'it''s {qq}' }
+          steps:
+            - id: s
+              run: ["segment --well {wel}"]
+              cwd: work/{cw}
+            - { id: t, run: [x, '{aa} {bb}'], env: { X: "\\U0001F600 {ee}" } }
+    `);
+    const at = (name: string) => {
+      const found = withCode(loaded.problems, "unknown-matrix-variable").filter((p) =>
+        p.message.startsWith(`\`{${name}}\``),
+      );
+      expect(found, name).toHaveLength(1);
+      return [found[0]!.line, found[0]!.column];
+    };
+    expect(at("nme")).toEqual([3, 21]);
+    expect(at("pp")).toEqual([5, 21]); // after the two characters of `\t`
+    expect(at("qq")).toEqual([5, 38]); // after the two characters of `''`
+    expect(at("wel")).toEqual([8, 31]);
+    expect(at("cw")).toEqual([9, 19]);
+    expect(at("aa")).toEqual([10, 28]);
+    expect(at("bb")).toEqual([10, 33]);
+    expect(at("ee")).toEqual([10, 63]); // after the ten characters of \U0001F600
+  });
+
+  it("puts the code frame's caret under the placeholder", () => {
+    const text = yaml`
+      version: 1
+      pipelines:
+        - name: p-{plate}
+          matrix: { plate: [1, 2] }
+          steps:
+            - { id: s, run: ["segment --well {wel}"] }
+    `;
+    const p = one(check(text).problems, "unknown-matrix-variable");
+    const frame = codeFrame(text, { line: p.line!, column: p.column!, offset: p.offset! }).split("\n");
+    const marked = frame.findIndex((l) => l.startsWith(">"));
+    const caret = frame[marked + 1]!.indexOf("^");
+    expect(frame[marked]!.slice(caret)).toMatch(/^\{wel\}/);
+  });
+
+  it("stays at the scalar's start where the placeholder is not written as it reads", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p-{plate}
+          matrix: { plate: [1, 2] }
+          steps:
+            - id: s
+              shell: true
+              run: >
+                segment
+                --well {wel}
+            - id: t
+              run: [x, "folded
+                and {aa}", "\\x7Bbb}", "a\\
+                {cc}"]
+    `);
+    const at = (name: string) => {
+      const found = withCode(loaded.problems, "unknown-matrix-variable").find((p) =>
+        p.message.startsWith(`\`{${name}}\``),
+      );
+      return [found?.line, found?.column];
+    };
+    expect(at("wel")).toEqual([8, 14]);
+    expect(at("aa")).toEqual([12, 18]);
+    expect(at("bb")).toEqual([13, 22]);
+    expect(at("cc")).toEqual([13, 33]);
+  });
+
+  it("points at the placeholder when the file is located through the YAML document too", () => {
+    // A directive makes the streaming scanner decline: the document answers instead.
+    const loaded = check(yaml`
+      %YAML 1.2
+      ---
+      version: 1
+      pipelines:
+        - name: p-{plate}
+          matrix: { plate: [1, 2] }
+          steps:
+            - { id: s, run: [x, "--well {wel}"] }
+    `);
+    const p = one(loaded.problems, "unknown-matrix-variable");
+    expect([p.line, p.column]).toEqual([8, 35]);
   });
 
   it("explains literal braces when there is no matrix", () => {
