@@ -264,6 +264,12 @@ export const CODES = {
     "Worker keys name warm model processes in lock files and events, so they are kept to a safe set of characters.",
     "use a model name such as `cellpose-cyto3`",
   ),
+  "worker-command-placeholder": problem(
+    "error",
+    "A matrix placeholder in a worker's own command, which is not substituted",
+    "A worker's `run` starts the one process that every pipeline of the matrix shares, so it is not matrix-substituted: a `{var}` naming a matrix variable there would reach the worker as those characters.",
+    "pass per-pipeline values in the task (the step's own `run` words arrive as args.argv, the matrix values as args.matrix)",
+  ),
   "worker-key-conflict": problem(
     "error",
     "One worker key names two different worker commands",

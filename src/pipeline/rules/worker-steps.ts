@@ -1,5 +1,6 @@
 import { error, warning } from "../../problems/problem.js";
 import { parseDuration } from "../../units/duration.js";
+import { placeholderSpans } from "../expand-matrix.js";
 import type { Rule } from "./rule.js";
 
 /** Keys name log and info files and appear in `gpuplan locks`: keep them to path-safe words. */
@@ -9,8 +10,10 @@ const KEY_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:@+-]*$/;
  * A worker needs a usable key and a ready timeout,
  * and one key names one process (two commands under one key would serve each other's tasks).
  */
-export const workerSteps: Rule = ({ pipeline, spec, file, report }) => {
+export const workerSteps: Rule = ({ pipeline, spec, file, invalid, report }) => {
   const argvByKey = new Map<string, { argv: string; step: string }>();
+  // A matrix the schema rejected is reported already; its variables are not known.
+  const vars = invalid(`${pipeline.pointer}/matrix`) ? [] : Object.keys(spec.matrix ?? {});
   spec.steps.forEach((s, j) => {
     const step = pipeline.steps[j]!;
     const worker = step.worker;
@@ -29,6 +32,23 @@ export const workerSteps: Rule = ({ pipeline, spec, file, report }) => {
         }),
       );
     }
+    // Like the key, the worker's command is one for every expansion: a matrix variable there
+    // would reach the worker as its braces and name. Other braces are the command's own text.
+    s.worker.run.forEach((word, k) => {
+      for (const { name, index, text } of placeholderSpans(String(word))) {
+        if (!vars.includes(name)) continue;
+        report(
+          error({
+            code: "worker-command-placeholder",
+            message: `\`{${name}}\` in the worker command of step \`${step.id}\` is not substituted: one worker serves every expansion of pipeline \`${pipeline.name}\``,
+            hint: "a worker's `run` is not matrix-substituted; pass per-expansion values in the task: the step's own `run` words (args.argv) and args.matrix",
+            file,
+            pointer: `${step.pointer}/worker/run/${k}`,
+            within: { index, text },
+          }),
+        );
+      }
+    });
     if (s.worker.ready_timeout !== undefined && parseDuration(s.worker.ready_timeout) === 0) {
       report(
         error({

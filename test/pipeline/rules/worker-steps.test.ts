@@ -70,6 +70,27 @@ describe("rule: worker steps", () => {
     expect(problem.hint).toContain("not matrix-substituted");
   });
 
+  it("rejects a matrix placeholder in the worker's own command, at the placeholder", () => {
+    const loaded = check(yaml`
+      version: 1
+      pipelines:
+        - name: p-{plate}
+          matrix: { plate: [1, 2] }
+          steps:
+            - id: a
+              memory: torch
+              vram: 1GiB
+              run: ["{plate}"]
+              worker: { run: [w, "--plate={plate}", "{other}", "{{plate}}"], key: m }
+    `);
+    const problem = one(loaded.problems, "worker-command-placeholder");
+    expect(problem.severity).toBe("error");
+    expect(problem.message).toContain("`{plate}`");
+    expect(problem.hint).toContain("not matrix-substituted");
+    expect(problem.pointer).toBe("/pipelines/0/steps/0/worker/run/1");
+    expect([problem.line, problem.column]).toEqual([10, 37]); // at `{plate}` in `--plate={plate}`
+  });
+
   it("rejects one key naming two commands", () => {
     const loaded = check(yaml`
       version: 1
