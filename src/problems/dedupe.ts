@@ -14,7 +14,10 @@ export function dedupeProblems(problems: readonly Problem[]): Problem[] {
   const nextAtPlace: number[] = [];
   const repeats = new Map<number, Problem[]>();
   for (const p of problems) {
-    const place = p.pointer ?? p.offset ?? "";
+    // A part of a string (a placeholder) is a place of its own: 40,000 placeholders in one
+    // string would otherwise make one chain of 40,000 groups at its pointer, walked per problem.
+    const place =
+      p.within === undefined ? (p.pointer ?? p.offset ?? "") : `${p.pointer ?? ""}\u0000${p.within.index}`;
     let g = atPlace.get(place);
     let last = -1;
     while (g !== undefined && g !== -1 && !sameKind(firsts[g]!, p)) {

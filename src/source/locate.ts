@@ -9,7 +9,7 @@ import { type DocumentIndex, documentOffset, indexDocument } from "./document-of
 import { linePositions } from "./line-positions.js";
 import { type OffsetRequest, scanOffsets, Unsupported } from "./scan-offsets.js";
 import type { SourceFile } from "./source-file.js";
-import { offsetInScalar } from "./within-scalar.js";
+import { offsetsInScalar } from "./within-scalar.js";
 
 const documents = new WeakMap<SourceFile, DocumentIndex>();
 
@@ -61,14 +61,26 @@ export function locateProblems(problems: Problem[], sources: readonly SourceFile
       }
     });
     const found = offsetsOf(source, requests);
+    // Problems about parts of one string value (its placeholders) are placed in one walk over it.
+    const partsAt = new Map<number, number[]>();
     asked.forEach((i, k) => {
       const offset = found.get(requests[k]!);
-      const within = problems[i]!.within;
-      offsets[i] =
-        offset === undefined || within === undefined
-          ? offset
-          : offsetInScalar(source.text, offset, within.index, within.text);
+      offsets[i] = offset;
+      if (offset === undefined || problems[i]!.within === undefined) return;
+      const group = partsAt.get(offset);
+      if (group) group.push(i);
+      else partsAt.set(offset, [i]);
     });
+    for (const [start, group] of partsAt) {
+      const placed = offsetsInScalar(
+        source.text,
+        start,
+        group.map((i) => problems[i]!.within!),
+      );
+      group.forEach((i, k) => {
+        offsets[i] = placed[k];
+      });
+    }
   }
   const positions = new Map<SourceFile, Map<number, { line: number; column: number }>>();
   for (const source of sources) {
