@@ -29,14 +29,22 @@ function editDistance(a: string, b: string, max = Number.POSITIVE_INFINITY): num
   return prev[b.length]!;
 }
 
+/**
+ * Longest name compared. The table costs the product of the two lengths, and the distance allowed
+ * grows with the input: a 1 MB step id in `needs` against a 1 MB one took hours. No one mistypes
+ * a name this long one letter off.
+ */
+const LONGEST = 256;
+
 /** The closest known name within a distance that still looks like a typo, or undefined. */
 export function didYouMean(input: string, known: readonly string[]): string | undefined {
+  if (input.length > LONGEST) return undefined;
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(input.length / 3)) + 1;
   const lower = input.toLowerCase();
   for (const name of known) {
     // The distance is at least the difference in length: most names need no table at all.
-    if (Math.abs(input.length - name.length) >= bestDistance) continue;
+    if (Math.abs(input.length - name.length) >= bestDistance || name.length > LONGEST) continue;
     const exact = editDistance(input, name, bestDistance);
     const nameLower = name.toLowerCase();
     // Case-insensitively equal text is the same distance, plus the half that ranks it behind.

@@ -41,3 +41,13 @@ it("suggests what the full Levenshtein table suggests", () => {
   expect(didYouMean("vrma", ["vram", "memory"])).toBe("vram");
   expect(didYouMean("Torch", ["torch", "jax"])).toBe("torch");
 });
+
+it("answers at once for names too long to be typos (a 60,000-character step id in needs)", () => {
+  const id = "j".repeat(60_000);
+  const started = performance.now();
+  const suggested = didYouMean(`${id}k`, [id]);
+  // The table of two such names took seconds (two 1 MB ones: hours).
+  expect(performance.now() - started).toBeLessThan(1000);
+  expect(suggested).toBeUndefined();
+  expect(didYouMean("prepar", [id, "prepare"])).toBe("prepare");
+});
