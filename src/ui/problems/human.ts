@@ -3,7 +3,7 @@
 import type { Problem } from "../../problems/problem.js";
 import { codeFrame, FrameText } from "../../source/code-frame.js";
 import type { SourceFile } from "../../source/source-file.js";
-import { escapeText } from "../../text/safe-text.js";
+import { displayCut, escapeText } from "../../text/safe-text.js";
 import { noPaint, type Paint } from "../paint.js";
 
 /** Problems shown in full; past this, one line counts the rest by code (a file can have thousands). */
@@ -34,7 +34,7 @@ export function formatHuman(
       : "";
     const sev = p.severity === "error" ? paint.red(paint.bold("error")) : paint.yellow(paint.bold("warning"));
     out.push(
-      `${where ? `${paint.bold(where)}  ` : ""}${sev}  ${escapeText(p.message)}  ${paint.dim(`[${p.code}]`)}`,
+      `${where ? `${paint.bold(where)}  ` : ""}${sev}  ${quotedCut(p.message)}  ${paint.dim(`[${p.code}]`)}`,
     );
     const source = sources.find((s) => s.file === p.file);
     if (source && p.line !== undefined && p.column !== undefined) {
@@ -47,11 +47,35 @@ export function formatHuman(
       const at = { line: p.line, column: p.column, ...(p.offset !== undefined && { offset: p.offset }) };
       out.push(indent(codeFrame(text, at, { dim: paint.dim, mark })));
     }
-    if (p.hint) out.push(`  ${paint.cyan("hint:")} ${escapeText(p.hint)}`);
+    if (p.hint) out.push(`  ${paint.cyan("hint:")} ${quotedCut(p.hint)}`);
     out.push("");
   }
   if (left.length > 0) out.push(paint.dim(leftOutLine(left, seeAll)), "");
   return out.join("\n");
+}
+
+/** A quoted piece of the input longer than this is shown cut, as long names are. */
+const LONG_QUOTE = 256;
+
+/**
+ * A message or hint escaped, each long `quoted` piece of the input cut as names are (its first
+ * 200 and last 40 characters): a 10 MB unknown key printed 10 MB of stderr. --format json keeps
+ * the text whole. Found by indexOf, not a regular expression (a 10 MB match overflows its stack).
+ */
+function quotedCut(text: string): string {
+  if (text.length <= LONG_QUOTE) return escapeText(text);
+  let out = "";
+  let from = 0;
+  for (let open = text.indexOf("`"); open !== -1; ) {
+    const close = text.indexOf("`", open + 1);
+    if (close === -1) break;
+    if (close - open - 1 > LONG_QUOTE) {
+      out += `${escapeText(text.slice(from, open))}\`${displayCut(text.slice(open + 1, close))}\``;
+      from = close + 1;
+    }
+    open = text.indexOf("`", close + 1);
+  }
+  return out + escapeText(text.slice(from));
 }
 
 /**

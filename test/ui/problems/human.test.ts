@@ -27,6 +27,26 @@ describe("formatHuman", () => {
   });
 });
 
+describe("long quotes of the input", () => {
+  it("a 10 MB unknown key is shown cut in the message and the hint, its start and end kept", () => {
+    const key = `a${"k".repeat(10_000_000)}z`;
+    const text = formatHuman(
+      [
+        error({
+          code: "schema-unknown-property",
+          message: `unknown property \`${key}\` in \`pipelines.0\``,
+          hint: `remove \`${key}\``,
+          file: "p.yaml",
+        }),
+      ],
+      [],
+    );
+    expect(text.length).toBeLessThan(1000);
+    expect(text).toContain(`unknown property \`a${"k".repeat(199)}…${"k".repeat(39)}z\` in \`pipelines.0\``);
+    expect(text).toContain(`hint: remove \`a${"k".repeat(199)}…`);
+  });
+});
+
 describe("code frames of huge files", () => {
   const at = (offset: number, line: number, column: number): Problem => ({
     ...error({ code: "syntax-error", message: "here", file: "big", offset }),
