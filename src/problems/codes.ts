@@ -559,7 +559,7 @@ export const CODES = {
   "gpu-busy": failure(
     "user",
     "A GPU slot is busy and `--no-wait` was given",
-    "Another gpuplan holds a slot this run needs. With `--no-wait` (or when `--lock-timeout` ran out) the run ends with exit 75 instead of waiting; `gpuplan locks` shows who holds what.",
+    "Another gpuplan holds a slot this run needs. With `--no-wait` the run ends with exit 75 instead of waiting; `gpuplan locks` shows who holds what. A `--lock-timeout` that runs out is not this: the waiting pipeline's step ends with status lock-timeout, a failure naming the holders, while the rest of the run goes on; the run then exits 1.",
     "wait, or run without --no-wait to queue",
     EXIT.busy,
   ),
