@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createView } from "../../../src/ui/run/index.js";
 import {
   ALL_PIPELINES,
@@ -8,7 +8,6 @@ import {
   makePlan,
   plainText,
   RUN,
-  T0,
 } from "./fixtures.js";
 
 describe("the live view through createView", () => {
@@ -81,39 +80,4 @@ describe("the live view on a terminal that reports no size (a forced --ui tui)",
       for (const line of text.split("\n")) expect([...line].length, line).toBeLessThanOrEqual(80);
     },
   );
-});
-
-describe("the live view's running clocks", () => {
-  it("go on being drawn after the wall clock is stepped back (NTP), not only once it catches up", async () => {
-    vi.useFakeTimers();
-    try {
-      const { createLiveView } = await import("../../../src/ui/run/tui/live-view.js");
-      const { noPaint } = await import("../../../src/ui/paint.js");
-      const err = captureStream(80);
-      let now = T0 + 3600_000;
-      const view = createLiveView(
-        {
-          plan: makePlan(),
-          pipelines: ALL_PIPELINES,
-          out: captureStream(80),
-          err,
-          colorLevel: 0,
-          columns: 80,
-        },
-        noPaint,
-        () => now,
-      );
-      for (const event of busyEvents()) view.onEvent(event);
-      vi.advanceTimersByTime(200);
-      const drawn = err.text().length;
-      now -= 1800_000; // still after the run started: the clocks on screen change
-      vi.advanceTimersByTime(2000);
-      // Nothing happened in the run: only the clock's tick can have drawn a frame.
-      expect(err.text().length).toBeGreaterThan(drawn);
-      vi.useRealTimers(); // close() waits for ink on real timers
-      await view.close(null);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
 });
